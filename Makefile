@@ -1,0 +1,109 @@
+# ebb: the only entry point a newcomer needs.
+#
+#   make demo    install what is missing, build, simulate the bundled snapshot
+#   make test    install what is missing, build, run every test suite
+#   make bench   the synthetic-cluster benchmarks (spec/bench)
+#
+# Builds: build/ebb (the binary), build/ebb_core.so (the engine as a Lua
+# module, for busted), build/asan/ (C unit tests under ASan+UBSan).
+
+CC      ?= gcc
+PKGS    := lua5.4 libcjson yaml-0.1 libuv libcurl
+DEBS    := liblua5.4-dev lua5.4 lua-busted libcurl4-openssl-dev libcjson-dev \
+           libyaml-dev libuv1-dev libcmocka-dev libhttp-parser-dev pkg-config
+LUA     := lua5.4
+BUSTED  := $(LUA) /usr/bin/busted
+
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lhttp_parser -lm
+
+WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
+CFLAGS  ?= -O2 -g
+ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -Iinclude -Iengine $(PKG_CFLAGS) $(CFLAGS)
+ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+B       := build
+LIB_SRC := $(filter-out engine/main.c engine/module.c,$(wildcard engine/*.c))
+LIB_OBJ := $(LIB_SRC:engine/%.c=$(B)/obj/%.o)
+PIC_OBJ := $(LIB_SRC:engine/%.c=$(B)/pic/%.o)
+ASAN_OBJ := $(LIB_SRC:engine/%.c=$(B)/asan/obj/%.o)
+TEST_SRC := $(wildcard engine/test/test_*.c)
+TEST_BIN := $(TEST_SRC:engine/test/%.c=$(B)/asan/%)
+
+.PHONY: all deps test test-c test-lua test-integration demo bench clean
+
+all: $(B)/ebb $(B)/ebb_core.so
+
+# Install the stack from Debian when something is missing: as root with
+# apt-get, otherwise print the exact command and stop.
+deps:
+	@missing=""; for p in $(DEBS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing:$$missing"; \
+	    apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing || exit 1; \
+	  else \
+	    echo "missing packages:$$missing"; \
+	    echo "run: sudo apt-get update && sudo apt-get install -y$$missing"; exit 1; \
+	  fi; \
+	fi
+
+HDRS := $(wildcard include/*.h include/ebb/*.h engine/*.h)
+# V=1 shows the full commands
+Q := $(if $(V),,@)
+
+$(B)/obj/%.o: engine/%.c $(HDRS) | $(B)/obj
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(B)/pic/%.o: engine/%.c $(HDRS) | $(B)/pic
+	@$(if $(Q),echo "  CC -fPIC $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -c $< -o $@
+
+$(B)/asan/obj/%.o: engine/%.c $(HDRS) | $(B)/asan/obj
+	@$(if $(Q),echo "  CC asan $<")
+	$(Q)$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -c $< -o $@
+
+$(B)/libebb.a: $(LIB_OBJ)
+	$(Q)ar rcs $@ $^
+
+$(B)/ebb: $(B)/obj/main.o $(B)/libebb.a
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -o $@ $^ $(PKG_LIBS)
+
+$(B)/ebb_core.so: $(B)/pic/module.o $(PIC_OBJ)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -shared -o $@ $^ $(filter-out -llua5.4,$(PKG_LIBS))
+
+$(B)/asan/test_%: engine/test/test_%.c engine/test/fixtures.h $(ASAN_OBJ) | $(B)/asan
+	@$(if $(Q),echo "  LD asan $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o $@ $< $(ASAN_OBJ) $(PKG_LIBS) -lcmocka
+
+$(B)/obj $(B)/pic $(B)/asan $(B)/asan/obj:
+	mkdir -p $@
+
+# Every suite prints TAP; spec/run_suites counts them and ends with
+# "N passed, M failed" (non-zero exit when anything failed).
+test: deps all $(TEST_BIN)
+	@sh spec/run_suites $(B)
+
+test-c: deps $(TEST_BIN)
+	@sh spec/run_suites $(B) c
+
+test-lua: deps all
+	@sh spec/run_suites $(B) lua
+
+test-integration: deps all
+	@sh spec/run_suites $(B) integration
+
+demo: deps all
+	./$(B)/ebb simulate --snapshot spec/fixtures/demo-cluster.json \
+	  --policy spec/fixtures/demo-policy.yaml --now 2026-11-22T12:00:00Z
+
+bench: deps all
+	@sh spec/bench/run $(B)
+
+clean:
+	rm -rf $(B)

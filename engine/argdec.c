@@ -1,0 +1,179 @@
+/* Strict args decoding over value trees; see argdec.h. */
+#include <stdio.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "argdec.h"
+#include "ebb/decode.h"
+#include "ebb/selector.h"
+
+const char *ebb__args_join(char *buf, size_t len, const char *path, const char *key)
+{
+    if (path == NULL || path[0] == '\0')
+        snprintf(buf, len, "%s", key);
+    else
+        snprintf(buf, len, "%s.%s", path, key);
+    return buf;
+}
+
+static int type_error(const struct ebb_val *v, const char *path, const char *key,
+                      const char *want, struct ebb_error *err)
+{
+    char f[256];
+    return ebb_error_set(err, EBB_ESCHEMA, NULL, v->line, ebb__args_join(f, sizeof(f), path, key),
+                         "expected %s, got %s", want, ebb_val_type_name(v->type));
+}
+
+static const struct ebb_val *lookup(const struct ebb_val *m, const char *key)
+{
+    const struct ebb_val *v = m ? ebb_val_get(m, key) : NULL;
+    return v && v->type != EBB_VAL_NULL ? v : NULL;
+}
+
+int ebb__args_keys(const struct ebb_val *m, const char *path, const char *const *known,
+                   struct ebb_error *err)
+{
+    if (m == NULL || m->type == EBB_VAL_NULL)
+        return 0;
+    if (m->type != EBB_VAL_MAP)
+        return ebb_error_set(err, EBB_ESCHEMA, NULL, m->line, path, "expected a map, got %s",
+                             ebb_val_type_name(m->type));
+    for (size_t i = 0; i < m->u.map.n; i++) {
+        bool ok = false;
+        for (size_t k = 0; known[k] && !ok; k++)
+            ok = strcmp(known[k], m->u.map.keys[i]) == 0;
+        if (!ok) {
+            char f[256];
+            return ebb_error_set(err, EBB_ESCHEMA, NULL, m->u.map.key_lines[i],
+                                 ebb__args_join(f, sizeof(f), path, m->u.map.keys[i]),
+                                 "unknown field \"%s\"", m->u.map.keys[i]);
+        }
+    }
+    return 0;
+}
+
+int ebb__args_bool(const struct ebb_val *m, const char *key, const char *path, bool *out,
+                   bool *present, struct ebb_error *err)
+{
+    const struct ebb_val *v = lookup(m, key);
+    if (present)
+        *present = v != NULL;
+    if (v == NULL)
+        return 0;
+    if (v->type != EBB_VAL_BOOL)
+        return type_error(v, path, key, "a boolean", err);
+    *out = v->u.b;
+    return 0;
+}
+
+int ebb__args_int(const struct ebb_val *m, const char *key, const char *path, int64_t min,
+                  int64_t max, int64_t *out, bool *present, struct ebb_error *err)
+{
+    const struct ebb_val *v = lookup(m, key);
+    int64_t i;
+    char f[256];
+
+    if (present)
+        *present = v != NULL;
+    if (v == NULL)
+        return 0;
+    if (v->type == EBB_VAL_INT)
+        i = v->u.i;
+    else if (v->type == EBB_VAL_FLOAT && v->u.f == (double)(int64_t)v->u.f)
+        i = (int64_t)v->u.f;   /* JSON numbers like 2.0 decode into Go integers */
+    else
+        return type_error(v, path, key, "an integer", err);
+    if (i < min || i > max)
+        return ebb_error_set(err, EBB_ESCHEMA, NULL, v->line, ebb__args_join(f, sizeof(f), path, key),
+                             "%lld is out of range [%lld, %lld]", (long long)i, (long long)min,
+                             (long long)max);
+    *out = i;
+    return 0;
+}
+
+int ebb__args_str(const struct ebb_val *m, const char *key, const char *path, const char **out,
+                  bool *present, struct ebb_error *err)
+{
+    const struct ebb_val *v = lookup(m, key);
+    if (present)
+        *present = v != NULL;
+    if (v == NULL)
+        return 0;
+    if (v->type != EBB_VAL_STRING)
+        return type_error(v, path, key, "a string", err);
+    *out = v->u.str.s;
+    return 0;
+}
+
+int ebb__args_strs(const struct ebb_val *m, const char *key, const char *path,
+                   const struct ebb_val **out, struct ebb_error *err)
+{
+    const struct ebb_val *v = lookup(m, key);
+    char f[256], g[300];
+
+    *out = NULL;
+    if (v == NULL)
+        return 0;
+    if (v->type != EBB_VAL_SEQ)
+        return type_error(v, path, key, "a list of strings", err);
+    for (size_t i = 0; i < v->u.seq.n; i++) {
+        const struct ebb_val *it = v->u.seq.items[i];
+        if (it->type != EBB_VAL_STRING) {
+            snprintf(g, sizeof(g), "%s[%zu]", ebb__args_join(f, sizeof(f), path, key), i);
+            return ebb_error_set(err, EBB_ESCHEMA, NULL, it->line, g, "expected a string, got %s",
+                                 ebb_val_type_name(it->type));
+        }
+    }
+    *out = v;
+    return 0;
+}
+
+int ebb__args_map(const struct ebb_val *m, const char *key, const char *path,
+                  const struct ebb_val **out, struct ebb_error *err)
+{
+    const struct ebb_val *v = lookup(m, key);
+    *out = NULL;
+    if (v == NULL)
+        return 0;
+    if (v->type != EBB_VAL_MAP)
+        return type_error(v, path, key, "a map", err);
+    *out = v;
+    return 0;
+}
+
+int ebb__args_label_selector(const struct ebb_val *m, const char *key, const char *path,
+                             struct ebb_selector **out, struct ebb_error *err)
+{
+    static const char *const known[] = { "matchLabels", "matchExpressions", NULL };
+    const struct ebb_val *v = lookup(m, key);
+    char f[256];
+    cJSON *j;
+    int rc;
+
+    *out = NULL;
+    if (v == NULL)
+        return 0;
+    ebb__args_join(f, sizeof(f), path, key);
+    if (v->type != EBB_VAL_MAP)
+        return type_error(v, path, key, "a label selector", err);
+    if ((rc = ebb__args_keys(v, f, known, err)) != 0)
+        return rc;
+    if ((j = ebb_val_to_cjson(v)) == NULL)
+        return ebb_error_set(err, EBB_ENOMEM, NULL, v->line, f, "out of memory");
+    rc = ebb_decode_label_selector(j, out, err);
+    cJSON_Delete(j);
+    if (rc != 0) {
+        char inner[256], full[600];
+        snprintf(inner, sizeof(inner), "%s", err->field);
+        snprintf(full, sizeof(full), "%s%s%s", f, inner[0] ? "." : "", inner);
+        memcpy(err->field, full, sizeof(err->field) - 1);
+        err->field[sizeof(err->field) - 1] = '\0';
+        err->line = v->line;
+        err->code = EBB_ESCHEMA;
+        return EBB_ESCHEMA;
+    }
+    if (*out == NULL)
+        *out = ebb_selector_everything();
+    return 0;
+}

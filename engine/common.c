@@ -1,0 +1,234 @@
+/* Errors, logging and RFC 3339 times shared by every unit. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "ebb/common.h"
+
+int ebb_log_level = EBB_LOG_INFO;
+
+const char *ebb_strerror(int rc)
+{
+    switch (rc) {
+    case EBB_OK: return "ok";
+    case EBB_EINVAL: return "invalid argument";
+    case EBB_ENOMEM: return "out of memory";
+    case EBB_EIO: return "input/output error";
+    case EBB_EPARSE: return "parse error";
+    case EBB_ESCHEMA: return "invalid value";
+    case EBB_EEXIST: return "already exists";
+    case EBB_ENOENT: return "not found";
+    case EBB_ESCRIPT: return "script error";
+    case EBB_ELIMIT: return "script limit exceeded";
+    case EBB_ESTATE: return "invalid state";
+    default: return "unknown error";
+    }
+}
+
+int ebb_error_set(struct ebb_error *err, int code, const char *file, int line,
+                  const char *field, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (err == NULL)
+        return code;
+    err->code = code;
+    err->line = line;
+    snprintf(err->file, sizeof(err->file), "%s", file ? file : "");
+    snprintf(err->field, sizeof(err->field), "%s", field ? field : "");
+    va_start(ap, fmt);
+    vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+void ebb_error_clear(struct ebb_error *err)
+{
+    if (err != NULL)
+        memset(err, 0, sizeof(*err));
+}
+
+static void append(char *buf, size_t len, size_t *off, const char *fmt, ...)
+{
+    va_list ap;
+    int k;
+
+    if (*off + 1 >= len)
+        return;
+    va_start(ap, fmt);
+    k = vsnprintf(buf + *off, len - *off, fmt, ap);
+    va_end(ap);
+    if (k > 0)
+        *off = (size_t)k >= len - *off ? len - 1 : *off + (size_t)k;
+}
+
+void ebb_error_format(const struct ebb_error *err, char *buf, size_t len)
+{
+    size_t off = 0;
+
+    if (len == 0)
+        return;
+    buf[0] = '\0';
+    if (err->file[0] != '\0') {
+        append(buf, len, &off, "%s", err->file);
+        if (err->line > 0)
+            append(buf, len, &off, ":%d", err->line);
+        append(buf, len, &off, "%s", ": ");
+    }
+    if (err->field[0] != '\0')
+        append(buf, len, &off, "%s: ", err->field);
+    append(buf, len, &off, "%s", err->msg[0] ? err->msg : ebb_strerror(err->code));
+}
+
+void ebb_log(int level, const char *fmt, ...)
+{
+    static const char *names[] = { "error", "warning", "info", "debug" };
+    va_list ap;
+
+    if (level > ebb_log_level)
+        return;
+    fprintf(stderr, "ebb: %s: ", names[level < 0 ? 0 : level > 3 ? 3 : level]);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+static int digits(const char **p, int n, int *out)
+{
+    int v = 0;
+    for (int i = 0; i < n; i++) {
+        char c = (*p)[i];
+        if (c < '0' || c > '9')
+            return -1;
+        v = v * 10 + (c - '0');
+    }
+    *p += n;
+    *out = v;
+    return 0;
+}
+
+/* Days from 1970-01-01 to y-m-d in the proleptic Gregorian calendar. */
+static int64_t days_from_civil(int64_t y, int m, int d)
+{
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+int ebb_time_parse(const char *s, int64_t *out)
+{
+    const char *p = s;
+    int Y, M, D, h, m, sec, oh = 0, om = 0, sign = 0;
+    static const int mdays[] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+
+    if (s == NULL)
+        return EBB_EPARSE;
+    if (digits(&p, 4, &Y) || *p++ != '-' || digits(&p, 2, &M) || *p++ != '-' ||
+        digits(&p, 2, &D) || (*p != 'T' && *p != 't' && *p != ' '))
+        return EBB_EPARSE;
+    p++;
+    if (digits(&p, 2, &h) || *p++ != ':' || digits(&p, 2, &m) || *p++ != ':' ||
+        digits(&p, 2, &sec))
+        return EBB_EPARSE;
+    if (*p == '.') {
+        p++;
+        if (*p < '0' || *p > '9')
+            return EBB_EPARSE;
+        while (*p >= '0' && *p <= '9')
+            p++;   /* sub-second precision is dropped, as metav1.Time does */
+    }
+    if (*p == 'Z' || *p == 'z') {
+        p++;
+    } else if (*p == '+' || *p == '-') {
+        sign = *p++ == '-' ? -1 : 1;
+        if (digits(&p, 2, &oh) || *p++ != ':' || digits(&p, 2, &om))
+            return EBB_EPARSE;
+    } else {
+        return EBB_EPARSE;
+    }
+    if (*p != '\0')
+        return EBB_EPARSE;
+    if (M < 1 || M > 12 || D < 1 || D > mdays[M - 1] || h > 23 || m > 59 || sec > 60 ||
+        oh > 23 || om > 59)
+        return EBB_EPARSE;
+    if (M == 2 && D == 29 && !((Y % 4 == 0 && Y % 100 != 0) || Y % 400 == 0))
+        return EBB_EPARSE;
+    *out = days_from_civil(Y, M, D) * 86400 + h * 3600 + m * 60 + sec -
+           sign * (oh * 3600 + om * 60);
+    return 0;
+}
+
+void ebb_time_format(int64_t t, char *buf, size_t len)
+{
+    struct tm tm;
+    time_t tt = (time_t)t;
+
+    if (t == EBB_TIME_NONE || gmtime_r(&tt, &tm) == NULL) {
+        snprintf(buf, len, "-");
+        return;
+    }
+    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+int ebb_duration_parse(const char *s, int64_t *ns)
+{
+    static const struct { const char *unit; int64_t ns; } units[] = {
+        { "ns", 1 }, { "us", 1000 }, { "\xc2\xb5s", 1000 }, { "\xce\xbcs", 1000 },
+        { "ms", 1000000 }, { "s", 1000000000 }, { "m", 60000000000 }, { "h", 3600000000000 },
+    };
+    double total = 0;
+    int neg = 0;
+
+    if (s == NULL || *s == '\0')
+        return EBB_EPARSE;
+    if (*s == '+' || *s == '-')
+        neg = *s++ == '-';
+    if (strcmp(s, "0") == 0) {
+        *ns = 0;
+        return 0;
+    }
+    if (*s == '\0')
+        return EBB_EPARSE;
+    while (*s) {
+        double v = 0, scale = 1;
+        int digits_seen = 0;
+        size_t k, best = 0;
+        int found = -1;
+
+        while (*s >= '0' && *s <= '9') {
+            v = v * 10 + (*s++ - '0');
+            digits_seen = 1;
+        }
+        if (*s == '.') {
+            s++;
+            while (*s >= '0' && *s <= '9') {
+                scale /= 10;
+                v += (*s++ - '0') * scale;
+                digits_seen = 1;
+            }
+        }
+        if (!digits_seen)
+            return EBB_EPARSE;
+        for (k = 0; k < sizeof(units) / sizeof(units[0]); k++) {
+            size_t ul = strlen(units[k].unit);
+            if (strncmp(s, units[k].unit, ul) == 0 && ul > best) {
+                /* "m" must not swallow the "m" of "ms" */
+                best = ul;
+                found = (int)k;
+            }
+        }
+        if (found < 0)
+            return EBB_EPARSE;
+        s += best;
+        total += v * (double)units[found].ns;
+        if (total > 9.2e18)
+            return EBB_EPARSE;
+    }
+    *ns = (int64_t)(neg ? -total : total);
+    return 0;
+}

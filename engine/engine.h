@@ -1,0 +1,202 @@
+/* engine/engine.h: the structures shared inside the engine by framework.c,
+ * vm.c, the lua_*.c bindings, evict.c and default_evictor.c. Not public. */
+#ifndef EBB_ENGINE_H
+#define EBB_ENGINE_H
+
+#include <lua.h>
+
+#include "ebb.h"
+#include "map.h"
+
+/* ---- vm.c: one sandboxed lua_State ------------------------------------- */
+
+struct ebb_vm {
+    lua_State *L;
+    struct ebb_engine *engine;
+    struct ebb_plugin_inst *inst;   /* NULL for scratch states */
+    char *name;                     /* for messages: plugin name or file */
+    size_t mem_used, mem_limit, mem_peak;
+    bool limit_on;                  /* the cap applies while a script runs only:
+                                       C code pushing outside a call never fails */
+    uint64_t budget_ns;
+    volatile int expired;           /* set by the watchdog */
+    int depth;                      /* nested calls into this vm */
+    struct ebb_ctx *ctx;            /* the call running, set by framework.c */
+    char *const *policy_dirs;       /* require() roots after home/lua */
+    char *home;
+};
+
+struct ebb_vm_opts {
+    struct ebb_engine *engine;
+    const char *name;
+    size_t mem_limit;
+    uint64_t budget_ns;
+    const char *home;                /* lua/ lives here */
+    char *const *policy_dirs;        /* extra require() roots; NULL-terminated */
+};
+
+int ebb__vm_create(const struct ebb_vm_opts *opts, struct ebb_vm **out);
+void ebb__vm_destroy(struct ebb_vm *vm);
+struct ebb_vm *ebb__vm_of(lua_State *L);
+
+/* Load a text chunk and run it; leaves its first result on the stack.
+ * On failure fills err (file, line from the Lua message) and returns
+ * EBB_ESCRIPT or EBB_ELIMIT with the stack unchanged. */
+int ebb__vm_dochunk(struct ebb_vm *vm, const char *src, size_t len, const char *chunkname,
+                    struct ebb_error *err);
+
+/* The single path from C into Lua: [fn, args...] on the stack -> nres
+ * results. Runs in a fresh coroutine under the time budget; a script's own
+ * pcall cannot swallow an expired budget. On error the message (with a
+ * traceback) is in `err` and nothing is left on the stack. */
+int ebb__vm_call(struct ebb_vm *vm, int nargs, int nres, struct ebb_error *err);
+
+/* Long native helpers check this inside their loops. */
+static inline bool ebb__vm_expired(const struct ebb_vm *vm)
+{
+    return vm != NULL && vm->expired;
+}
+
+/* ---- the registry and instances ---------------------------------------- */
+
+enum { EBB_PLUGIN_NATIVE = 1, EBB_PLUGIN_LUA = 2 };
+
+struct ebb_plugin_def {
+    char *name;
+    int type;
+    unsigned exts;                  /* bit (1 << EBB_EXT_*) */
+    struct ebb_native_plugin native;
+    char *path;                     /* Lua: the file */
+    char *source;
+    size_t source_len;
+};
+
+struct ebb_profile_inst;
+
+struct ebb_plugin_inst {
+    struct ebb_plugin_def *def;
+    struct ebb_profile_inst *profile;
+    struct ebb_vm *vm;              /* Lua */
+    int table_ref;                  /* Lua: the plugin table */
+    int ctx_ref;                    /* Lua: the ctx table handed to every call */
+    void *state;                    /* native */
+    int failures;                   /* consecutive failed calls */
+    int reported_cycle;             /* last cycle a failing filter was reported */
+};
+
+struct ebb_profile_inst {
+    char *name;
+    size_t ninsts;
+    struct ebb_plugin_inst **insts;           /* one per distinct plugin */
+    size_t nset[EBB_EXT_MAX];
+    struct ebb_plugin_inst **set[EBB_EXT_MAX];
+};
+
+/* The context of one call into a plugin. */
+struct ebb_ctx {
+    struct ebb_engine *engine;
+    struct ebb_profile_inst *profile;
+    struct ebb_plugin_inst *plugin;
+};
+
+/* ---- evict.c ------------------------------------------------------------ */
+
+struct ebb_evictor {
+    int64_t max_per_node, max_per_namespace, max_total;   /* EBB_UNLIMITED: none */
+    uint32_t total;
+    struct ebb_map per_node;        /* (node, -) -> count */
+    struct ebb_map per_ns;          /* (ns, -) -> count */
+    struct ebb_map pdb_state;       /* (ns, name) -> struct ebb_pdb_state */
+};
+
+/* What simulation tracks of a PDB as pods it selects are evicted. */
+struct ebb_pdb_state {
+    int32_t allowed;                /* status.disruptionsAllowed, decremented */
+    int32_t healthy;                /* status.currentHealthy, decremented */
+};
+
+void ebb__evictor_init(struct ebb_evictor *ev);
+void ebb__evictor_free(struct ebb_evictor *ev);
+void ebb__evictor_reset(struct ebb_evictor *ev);            /* per cycle counters */
+void ebb__evictor_forget_pdbs(struct ebb_evictor *ev);      /* new cache */
+int ebb__evict(struct ebb_ctx *ctx, struct ebb_pod *pod, const char *reason, char *detail,
+               size_t detail_len);
+uint32_t ebb__evictor_node_count(const struct ebb_evictor *ev, ebb_str node);
+
+/* framework.c: ask one filter plugin about a pod (a failing script says no) */
+bool ebb__plugin_pod_check(struct ebb_plugin_inst *inst, int ext, struct ebb_ctx *ctx,
+                           const struct ebb_pod *pod);
+
+/* pdb.c: the API server's answer to an eviction request, PDB-wise. */
+enum { EBB_PDB_ALLOW = 0, EBB_PDB_ALLOW_DECREMENT, EBB_PDB_REFUSE, EBB_PDB_ERROR };
+int ebb__pdb_decide(const struct ebb_cache *c, const struct ebb_pod *pod,
+                    struct ebb_map *state, const struct ebb_pdb **which, char *msg,
+                    size_t msglen);
+void ebb__pdb_commit(struct ebb_map *state, const struct ebb_pdb *pdb, const struct ebb_pod *pod);
+void ebb__pdb_state_free(struct ebb_map *state);
+
+/* ---- the engine ---------------------------------------------------------- */
+
+struct ebb_engine {
+    char *home;
+    int mode;
+    int64_t fixed_now;              /* EBB_TIME_NONE: wall clock */
+    size_t mem_limit;
+    uint64_t budget_ns;
+    size_t ndefs;
+    struct ebb_plugin_def **defs;
+    char **policy_dirs;             /* NULL-terminated, for require() */
+    size_t npolicy_dirs;
+    struct ebb_policy *policy;
+    size_t nprofiles;
+    struct ebb_profile_inst **profiles;
+    struct ebb_cache *cache;
+    struct ebb_evictor evictor;
+    struct ebb_plan plan;
+    int cycle;                      /* number of the cycle running / last run */
+    struct ebb_node **cycle_nodes;  /* the nodes of the running cycle */
+    size_t ncycle_nodes;
+};
+
+int64_t ebb__engine_now(const struct ebb_engine *e);
+struct ebb_plugin_def *ebb__engine_find(const struct ebb_engine *e, const char *name);
+
+/* default_evictor.c */
+extern const struct ebb_native_plugin ebb__default_evictor;
+
+/* ---- Lua bindings (lua_*.c) ----------------------------------------------- */
+
+int luaopen_ebb_native(lua_State *L);     /* require("ebb.native") */
+void ebb__lua_push_pod(lua_State *L, const struct ebb_pod *p);
+void ebb__lua_push_node(lua_State *L, const struct ebb_node *n);
+/* The pod / node of a view at `idx`; raises on a wrong type or a view of
+ * an object that no longer exists. */
+struct ebb_pod *ebb__lua_check_pod(lua_State *L, int idx);
+struct ebb_node *ebb__lua_check_node(lua_State *L, int idx);
+struct ebb_pod *ebb__lua_to_pod(lua_State *L, int idx);          /* NULL if not a pod */
+/* A NodeList / PodList userdata from a C array (copied). */
+void ebb__lua_push_nodelist(lua_State *L, struct ebb_node *const *nodes, size_t n);
+void ebb__lua_push_podlist(lua_State *L, struct ebb_pod *const *pods, size_t n);
+/* Selector userdata (the selector is owned by the userdata). */
+void ebb__lua_push_selector(lua_State *L, struct ebb_selector *s);
+const struct ebb_selector *ebb__lua_opt_selector(lua_State *L, int idx);
+/* A value tree as a Lua table (NULL -> nil). */
+void ebb__lua_push_val(lua_State *L, const struct ebb_val *v);
+/* A cJSON tree as a Lua table. */
+struct cJSON;
+void ebb__lua_push_json(lua_State *L, const struct cJSON *j);
+/* The evictor object for ctx tables. */
+void ebb__lua_push_evictor(lua_State *L);
+
+void ebb__lua_register_pod(lua_State *L);
+const struct ebb_taint *ebb__lua_check_taintset(lua_State *L, int idx, size_t *n);
+int ebb__lua_taint_set(lua_State *L);
+void ebb__lua_register_node(lua_State *L);
+void ebb__lua_new_podlist(lua_State *L);
+void ebb__lua_podlist_append(lua_State *L, int idx, struct ebb_pod *p);
+int ebb__pod_cmp_priority(const struct ebb_pod *a, const struct ebb_pod *b, void *ud);
+
+/* The ebb_ctx of the call running in L (set by framework.c). */
+struct ebb_ctx *ebb__lua_ctx(lua_State *L);
+
+#endif

@@ -1,0 +1,168 @@
+/* The evictor: the core's last word on every eviction a plugin asks for.
+ * It re-checks the profile's filters, the per-cycle limits (total, then
+ * node, then namespace, as upstream) and, when simulating, the pod's
+ * PodDisruptionBudget as the API server would; then it records the eviction
+ * in the plan and hides the pod for the rest of the cycle. */
+#include <stdio.h>
+#include <string.h>
+
+#include "engine.h"
+
+const char *ebb_why_name(int why)
+{
+    static const char *const names[] = {
+        "ok", "filtered", "node-limit", "namespace-limit", "total-limit", "pdb", "api-error",
+        "not-found",
+    };
+    return why >= 0 && why < EBB_WHY_MAX ? names[why] : "unknown";
+}
+
+void ebb__evictor_init(struct ebb_evictor *ev)
+{
+    memset(ev, 0, sizeof(*ev));
+    ev->max_per_node = ev->max_per_namespace = ev->max_total = EBB_UNLIMITED;
+}
+
+static void free_counts(struct ebb_map *m)
+{
+    for (size_t i = 0; i < m->cap; i++)
+        if (ebb__map_live(m, i))
+            ebb_str_release(m->s[i].a);
+    ebb__map_free(m);
+}
+
+void ebb__evictor_reset(struct ebb_evictor *ev)
+{
+    ev->total = 0;
+    free_counts(&ev->per_node);
+    free_counts(&ev->per_ns);
+}
+
+void ebb__evictor_forget_pdbs(struct ebb_evictor *ev)
+{
+    ebb__pdb_state_free(&ev->pdb_state);
+}
+
+void ebb__evictor_free(struct ebb_evictor *ev)
+{
+    ebb__evictor_reset(ev);
+    ebb__evictor_forget_pdbs(ev);
+}
+
+static uint32_t count_of(const struct ebb_map *m, ebb_str k)
+{
+    return k ? (uint32_t)(uintptr_t)ebb__map_get(m, k, NULL) : 0;
+}
+
+static void count_up(struct ebb_map *m, ebb_str k)
+{
+    uintptr_t n = count_of(m, k);
+    void *old;
+
+    if (k == NULL)
+        return;
+    if (ebb__map_put(m, k, NULL, (void *)(n + 1), &old) == 0 && n == 0)
+        ebb_str_ref(k);
+}
+
+uint32_t ebb__evictor_node_count(const struct ebb_evictor *ev, ebb_str node)
+{
+    return count_of(&ev->per_node, node);
+}
+
+bool ebb_ctx_filter(struct ebb_ctx *ctx, const struct ebb_pod *pod)
+{
+    struct ebb_profile_inst *pr = ctx->profile;
+
+    for (size_t i = 0; i < pr->nset[EBB_EXT_FILTER]; i++)
+        if (!ebb__plugin_pod_check(pr->set[EBB_EXT_FILTER][i], EBB_EXT_FILTER, ctx, pod))
+            return false;
+    return true;
+}
+
+bool ebb_ctx_pre_eviction_filter(struct ebb_ctx *ctx, const struct ebb_pod *pod)
+{
+    struct ebb_profile_inst *pr = ctx->profile;
+
+    for (size_t i = 0; i < pr->nset[EBB_EXT_PREEVICTIONFILTER]; i++)
+        if (!ebb__plugin_pod_check(pr->set[EBB_EXT_PREEVICTIONFILTER][i],
+                                   EBB_EXT_PREEVICTIONFILTER, ctx, pod))
+            return false;
+    return true;
+}
+
+struct ebb_cache *ebb_ctx_cache(struct ebb_ctx *ctx)
+{
+    return ctx->engine->cache;
+}
+
+int64_t ebb_ctx_now(const struct ebb_ctx *ctx)
+{
+    return ebb__engine_now(ctx->engine);
+}
+
+const char *ebb_ctx_profile(const struct ebb_ctx *ctx)
+{
+    return ctx->profile ? ctx->profile->name : NULL;
+}
+
+int ebb_ctx_evict(struct ebb_ctx *ctx, struct ebb_pod *pod, const char *reason)
+{
+    return ebb__evict(ctx, pod, reason, NULL, 0);
+}
+
+static int refuse(struct ebb_ctx *ctx, const struct ebb_pod *pod, int why, const char *detail)
+{
+    char key[512];
+    ebb_plan_add_refusal(&ctx->engine->plan, ebb_pod_key(pod, key, sizeof(key)), pod->node,
+                         ctx->plugin ? ctx->plugin->def->name : NULL, ctx->profile->name,
+                         ebb_why_name(why), detail);
+    return why;
+}
+
+int ebb__evict(struct ebb_ctx *ctx, struct ebb_pod *pod, const char *reason, char *detail,
+               size_t detail_len)
+{
+    struct ebb_engine *e = ctx->engine;
+    struct ebb_evictor *ev = &e->evictor;
+    const struct ebb_pdb *pdb = NULL;
+    char msg[512], key[512];
+    int d;
+
+    if (detail_len)
+        detail[0] = '\0';
+    if (pod->flags & EBB_POD_GONE)
+        return refuse(ctx, pod, EBB_WHY_NOT_FOUND, "already evicted in this cycle");
+    if (!ebb_ctx_filter(ctx, pod) || !ebb_ctx_pre_eviction_filter(ctx, pod))
+        return refuse(ctx, pod, EBB_WHY_FILTERED, NULL);
+    if (ev->max_total != EBB_UNLIMITED && ev->total >= (uint64_t)ev->max_total)
+        return refuse(ctx, pod, EBB_WHY_TOTAL_LIMIT, NULL);
+    if (pod->node && ev->max_per_node != EBB_UNLIMITED &&
+        count_of(&ev->per_node, pod->node) >= (uint64_t)ev->max_per_node)
+        return refuse(ctx, pod, EBB_WHY_NODE_LIMIT, NULL);
+    if (ev->max_per_namespace != EBB_UNLIMITED &&
+        count_of(&ev->per_ns, pod->ns) >= (uint64_t)ev->max_per_namespace)
+        return refuse(ctx, pod, EBB_WHY_NAMESPACE_LIMIT, NULL);
+
+    if (e->mode != EBB_MODE_LIVE) {
+        d = ebb__pdb_decide(e->cache, pod, &ev->pdb_state, &pdb, msg, sizeof(msg));
+        if (d == EBB_PDB_REFUSE || d == EBB_PDB_ERROR) {
+            char who[1100];
+            snprintf(who, sizeof(who), "%s/%s: %s", pod->ns, pdb ? pdb->name : "-", msg);
+            if (detail_len)
+                snprintf(detail, detail_len, "%s", pdb ? pdb->name : msg);
+            return refuse(ctx, pod, d == EBB_PDB_REFUSE ? EBB_WHY_PDB : EBB_WHY_API_ERROR, who);
+        }
+        if (d == EBB_PDB_ALLOW_DECREMENT)
+            ebb__pdb_commit(&ev->pdb_state, pdb, pod);
+    }
+
+    ev->total++;
+    count_up(&ev->per_node, pod->node);
+    count_up(&ev->per_ns, pod->ns);
+    ebb_plan_add_eviction(&e->plan, ebb_pod_key(pod, key, sizeof(key)), pod->node,
+                          ctx->plugin ? ctx->plugin->def->name : NULL, ctx->profile->name,
+                          reason);
+    ebb_cache_hide_pod(e->cache, pod);
+    return EBB_WHY_OK;
+}

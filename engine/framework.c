@@ -1,0 +1,883 @@
+/* The framework: the plugin registry, profiles built from a policy, and the
+ * descheduling cycle (upstream pkg/descheduler/descheduler.go and
+ * pkg/framework/profile/profile.go):
+ *
+ *   nodes = ready nodes matching the policy's nodeSelector (>= 2 or skip)
+ *   for each profile: its deschedule plugins, in `enabled` order
+ *   for each profile: its balance plugins
+ *
+ * A plugin that fails is reported in the plan and the cycle goes on.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <lauxlib.h>
+
+#include "ebb/selector.h"
+#include "engine.h"
+
+/* ---- engine ------------------------------------------------------------- */
+
+static bool is_dir(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static bool looks_like_home(const char *dir)
+{
+    char a[PATH_MAX], b[PATH_MAX];
+    snprintf(a, sizeof(a), "%s/policies", dir);
+    snprintf(b, sizeof(b), "%s/lua/ebb", dir);
+    return is_dir(a) && is_dir(b);
+}
+
+/* $EBB_HOME, then next to the executable: <exe>/.. (a build tree) and
+ * <exe>/../share/ebb (an installed layout). */
+static char *find_home(const char *given)
+{
+    char exe[PATH_MAX], cand[PATH_MAX + 32];
+    const char *env = getenv("EBB_HOME");
+    ssize_t n;
+    char *slash;
+
+    if (given != NULL)
+        return strdup(given);
+    if (env != NULL && env[0] != '\0')
+        return strdup(env);
+    if ((n = readlink("/proc/self/exe", exe, sizeof(exe) - 1)) > 0) {
+        exe[n] = '\0';
+        if ((slash = strrchr(exe, '/')) != NULL) {
+            *slash = '\0';
+            snprintf(cand, sizeof(cand), "%s/..", exe);
+            if (looks_like_home(cand))
+                return realpath(cand, NULL);
+            snprintf(cand, sizeof(cand), "%s/../share/ebb", exe);
+            if (looks_like_home(cand))
+                return realpath(cand, NULL);
+        }
+    }
+    if (looks_like_home("."))
+        return realpath(".", NULL);
+    return NULL;
+}
+
+int ebb_engine_create(const struct ebb_engine_opts *opts, struct ebb_engine **out,
+                      struct ebb_error *err)
+{
+    struct ebb_engine *e;
+
+    if (out == NULL)
+        return EBB_EINVAL;
+    if ((e = calloc(1, sizeof(*e))) == NULL)
+        return EBB_ENOMEM;
+    e->mode = opts ? opts->mode : EBB_MODE_SIMULATE;
+    e->fixed_now = opts ? opts->now : EBB_TIME_NONE;
+    e->mem_limit = opts && opts->mem_limit ? opts->mem_limit : (size_t)64 << 20;
+    e->budget_ns = (opts && opts->time_budget_ms ? opts->time_budget_ms : 10000) * 1000000ull;
+    e->home = find_home(opts ? opts->home : NULL);
+    if ((e->policy_dirs = calloc(1, sizeof(char *))) == NULL) {
+        ebb_engine_destroy(e);
+        return EBB_ENOMEM;
+    }
+    ebb__evictor_init(&e->evictor);
+    ebb_plan_init(&e->plan);
+    if (e->home == NULL) {
+        ebb_engine_destroy(e);
+        return ebb_error_set(err, EBB_ENOENT, NULL, 0, NULL,
+                             "cannot find the directory with lua/ and policies/ "
+                             "(set EBB_HOME)");
+    }
+    *out = e;
+    return 0;
+}
+
+static void inst_destroy(struct ebb_plugin_inst *inst)
+{
+    if (inst == NULL)
+        return;
+    if (inst->def && inst->def->type == EBB_PLUGIN_NATIVE && inst->def->native.destroy && inst->state)
+        inst->def->native.destroy(inst->state);
+    ebb__vm_destroy(inst->vm);
+    free(inst);
+}
+
+static void profile_destroy(struct ebb_profile_inst *p)
+{
+    if (p == NULL)
+        return;
+    for (size_t i = 0; i < p->ninsts; i++)
+        inst_destroy(p->insts[i]);
+    free(p->insts);
+    for (int x = 0; x < EBB_EXT_MAX; x++)
+        free(p->set[x]);
+    free(p->name);
+    free(p);
+}
+
+static void def_destroy(struct ebb_plugin_def *d)
+{
+    if (d == NULL)
+        return;
+    free(d->name);
+    free(d->path);
+    free(d->source);
+    free(d);
+}
+
+void ebb_engine_destroy(struct ebb_engine *e)
+{
+    if (e == NULL)
+        return;
+    for (size_t i = 0; i < e->nprofiles; i++)
+        profile_destroy(e->profiles[i]);
+    free(e->profiles);
+    ebb_policy_free(e->policy);
+    for (size_t i = 0; i < e->ndefs; i++)
+        def_destroy(e->defs[i]);
+    free(e->defs);
+    for (size_t i = 0; i < e->npolicy_dirs; i++)
+        free(e->policy_dirs[i]);
+    free(e->policy_dirs);
+    ebb__evictor_free(&e->evictor);
+    ebb_plan_clear(&e->plan);
+    free(e->cycle_nodes);
+    ebb_cache_destroy(e->cache);
+    free(e->home);
+    free(e);
+}
+
+int64_t ebb__engine_now(const struct ebb_engine *e)
+{
+    if (e->fixed_now != EBB_TIME_NONE)
+        return e->fixed_now;
+    return (int64_t)time(NULL);
+}
+
+void ebb_engine_set_now(struct ebb_engine *e, int64_t now)
+{
+    e->fixed_now = now;
+}
+
+void ebb_engine_set_cache(struct ebb_engine *e, struct ebb_cache *c)
+{
+    if (e->cache != c)
+        ebb_cache_destroy(e->cache);
+    e->cache = c;
+    e->ncycle_nodes = 0;
+    ebb__evictor_forget_pdbs(&e->evictor);
+}
+
+struct ebb_cache *ebb_engine_cache(struct ebb_engine *e)
+{
+    return e->cache;
+}
+
+struct ebb_plan *ebb_engine_plan(struct ebb_engine *e)
+{
+    return &e->plan;
+}
+
+/* ---- registry ----------------------------------------------------------- */
+
+struct ebb_plugin_def *ebb__engine_find(const struct ebb_engine *e, const char *name)
+{
+    for (size_t i = 0; i < e->ndefs; i++)
+        if (strcmp(e->defs[i]->name, name) == 0)
+            return e->defs[i];
+    return NULL;
+}
+
+bool ebb_engine_has_plugin(const struct ebb_engine *e, const char *name)
+{
+    return ebb__engine_find(e, name) != NULL;
+}
+
+static int add_def(struct ebb_engine *e, struct ebb_plugin_def *d, struct ebb_error *err)
+{
+    struct ebb_plugin_def **v, *old = ebb__engine_find(e, d->name);
+
+    if (old != NULL) {
+        return ebb_error_set(err, EBB_EEXIST, d->path, 0, NULL,
+                             "plugin \"%s\" is already registered%s%s", d->name,
+                             old->path ? " by " : " (built in)", old->path ? old->path : "");
+    }
+    if ((v = realloc(e->defs, (e->ndefs + 1) * sizeof(*v))) == NULL)
+        return EBB_ENOMEM;
+    e->defs = v;
+    v[e->ndefs++] = d;
+    return 0;
+}
+
+int ebb_engine_register_native(struct ebb_engine *e, const struct ebb_native_plugin *p,
+                               struct ebb_error *err)
+{
+    struct ebb_plugin_def *d;
+    int rc;
+
+    if (e == NULL || p == NULL || p->name == NULL || p->create == NULL)
+        return ebb_error_set(err, EBB_EINVAL, NULL, 0, NULL, "a native plugin needs a name and create");
+    if ((d = calloc(1, sizeof(*d))) == NULL || (d->name = strdup(p->name)) == NULL) {
+        def_destroy(d);
+        return EBB_ENOMEM;
+    }
+    d->type = EBB_PLUGIN_NATIVE;
+    d->native = *p;
+    d->native.name = d->name;
+    if (p->deschedule)
+        d->exts |= 1u << EBB_EXT_DESCHEDULE;
+    if (p->balance)
+        d->exts |= 1u << EBB_EXT_BALANCE;
+    if (p->filter)
+        d->exts |= 1u << EBB_EXT_FILTER;
+    if (p->pre_eviction_filter)
+        d->exts |= 1u << EBB_EXT_PREEVICTIONFILTER;
+    if ((rc = add_def(e, d, err)) != 0)
+        def_destroy(d);
+    return rc;
+}
+
+static char *read_all(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    size_t cap = 0, n = 0, k;
+
+    if (f == NULL)
+        return NULL;
+    do {
+        if (n + 4096 > cap) {
+            char *nb = realloc(buf, cap = cap ? cap * 2 : 16384);
+            if (nb == NULL) {
+                free(buf);
+                fclose(f);
+                return NULL;
+            }
+            buf = nb;
+        }
+        k = fread(buf + n, 1, cap - n - 1, f);
+        n += k;
+    } while (k > 0);
+    fclose(f);
+    buf[n] = '\0';
+    *len = n;
+    return buf;
+}
+
+static const char *const ext_funcs[EBB_EXT_MAX] = {
+    "deschedule", "balance", "filter", "preevictionfilter",
+};
+
+static bool valid_plugin_name(const char *s)
+{
+    if (*s == '\0' || strlen(s) > 128)
+        return false;
+    for (; *s; s++)
+        if (!(*s == '_' || *s == '-' || *s == '.' || (*s >= 'a' && *s <= 'z') ||
+              (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9')))
+            return false;
+    return true;
+}
+
+static struct ebb_vm *new_vm(struct ebb_engine *e, const char *name)
+{
+    struct ebb_vm_opts o = {
+        .engine = e,
+        .name = name,
+        .mem_limit = e->mem_limit,
+        .budget_ns = e->budget_ns,
+        .home = e->home,
+        .policy_dirs = e->policy_dirs,
+    };
+    struct ebb_vm *vm = NULL;
+    return ebb__vm_create(&o, &vm) == 0 ? vm : NULL;
+}
+
+/* Check the table a plugin chunk returned (on top of the stack): fill the
+ * name and the extension points. */
+static int check_plugin_table(lua_State *L, const char *path, char **name, unsigned *exts,
+                              struct ebb_error *err)
+{
+    const char *s;
+
+    if (!lua_istable(L, -1))
+        return ebb_error_set(err, EBB_ESCRIPT, path, 0, NULL,
+                             "a plugin file must return a table (got %s)", luaL_typename(L, -1));
+    if (lua_getfield(L, -1, "name") != LUA_TSTRING || !valid_plugin_name(s = lua_tostring(L, -1))) {
+        lua_pop(L, 1);
+        return ebb_error_set(err, EBB_ESCRIPT, path, 0, "name",
+                             "the plugin table needs a `name`: a string of letters, digits, "
+                             "'-', '_' or '.'");
+    }
+    if (name != NULL && (*name = strdup(s)) == NULL) {
+        lua_pop(L, 1);
+        return EBB_ENOMEM;
+    }
+    lua_pop(L, 1);
+    *exts = 0;
+    for (int x = 0; x < EBB_EXT_MAX; x++) {
+        int t = lua_getfield(L, -1, ext_funcs[x]);
+        lua_pop(L, 1);
+        if (t == LUA_TFUNCTION)
+            *exts |= 1u << x;
+        else if (t != LUA_TNIL)
+            return ebb_error_set(err, EBB_ESCRIPT, path, 0, ext_funcs[x],
+                                 "`%s` must be a function", ext_funcs[x]);
+    }
+    if (*exts == 0)
+        return ebb_error_set(err, EBB_ESCRIPT, path, 0, NULL,
+                             "the plugin table has none of deschedule, balance, filter, "
+                             "preevictionfilter");
+    if (lua_getfield(L, -1, "args") != LUA_TNIL && !lua_istable(L, -1)) {
+        lua_pop(L, 1);
+        return ebb_error_set(err, EBB_ESCRIPT, path, 0, "args",
+                             "`args` must be a table of field types (see ebb.args)");
+    }
+    lua_pop(L, 1);
+    if (lua_getfield(L, -1, "validate") != LUA_TNIL && !lua_isfunction(L, -1)) {
+        lua_pop(L, 1);
+        return ebb_error_set(err, EBB_ESCRIPT, path, 0, "validate", "`validate` must be a function");
+    }
+    lua_pop(L, 1);
+    return 0;
+}
+
+int ebb_engine_register_lua_file(struct ebb_engine *e, const char *path, struct ebb_error *err)
+{
+    struct ebb_plugin_def *d = NULL;
+    struct ebb_vm *vm = NULL;
+    char chunk[PATH_MAX + 2];
+    int rc;
+
+    if ((d = calloc(1, sizeof(*d))) == NULL)
+        return EBB_ENOMEM;
+    d->type = EBB_PLUGIN_LUA;
+    if ((d->path = strdup(path)) == NULL) {
+        rc = EBB_ENOMEM;
+        goto fail;
+    }
+    if ((d->source = read_all(path, &d->source_len)) == NULL) {
+        rc = ebb_error_set(err, EBB_EIO, path, 0, NULL, "cannot read: %s", strerror(errno));
+        goto fail;
+    }
+    if ((vm = new_vm(e, path)) == NULL) {
+        rc = EBB_ENOMEM;
+        goto fail;
+    }
+    snprintf(chunk, sizeof(chunk), "@%s", path);
+    if ((rc = ebb__vm_dochunk(vm, d->source, d->source_len, chunk, err)) != 0)
+        goto fail;
+    if ((rc = check_plugin_table(vm->L, path, &d->name, &d->exts, err)) != 0)
+        goto fail;
+    ebb__vm_destroy(vm);
+    vm = NULL;
+    if ((rc = add_def(e, d, err)) != 0)
+        goto fail;
+    return 0;
+fail:
+    ebb__vm_destroy(vm);
+    def_destroy(d);
+    return rc;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int ebb_engine_register_lua_dir(struct ebb_engine *e, const char *dir, struct ebb_error *err)
+{
+    DIR *dp;
+    struct dirent *de;
+    char **names = NULL, path[PATH_MAX], **dirs;
+    size_t n = 0, cap = 0;
+    int rc = 0;
+
+    if ((dp = opendir(dir)) == NULL)
+        return ebb_error_set(err, EBB_EIO, dir, 0, NULL, "cannot open directory: %s", strerror(errno));
+    while ((de = readdir(dp)) != NULL) {
+        size_t len = strlen(de->d_name);
+        if (de->d_name[0] == '.' || de->d_name[0] == '_' || len < 5 ||
+            strcmp(de->d_name + len - 4, ".lua") != 0)
+            continue;
+        if (n == cap) {
+            char **nv = realloc(names, (cap = cap ? cap * 2 : 16) * sizeof(*nv));
+            if (nv == NULL) {
+                rc = EBB_ENOMEM;
+                break;
+            }
+            names = nv;
+        }
+        if ((names[n] = strdup(de->d_name)) == NULL) {
+            rc = EBB_ENOMEM;
+            break;
+        }
+        n++;
+    }
+    closedir(dp);
+    if (rc == 0) {
+        /* modules a plugin requires resolve against its directory too */
+        if ((dirs = realloc(e->policy_dirs, (e->npolicy_dirs + 2) * sizeof(*dirs))) == NULL) {
+            rc = EBB_ENOMEM;
+        } else {
+            e->policy_dirs = dirs;
+            if ((dirs[e->npolicy_dirs] = strdup(dir)) == NULL)
+                rc = EBB_ENOMEM;
+            else
+                dirs[++e->npolicy_dirs] = NULL;
+        }
+    }
+    if (n > 1)
+        qsort(names, n, sizeof(*names), cmp_str);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+        rc = ebb_engine_register_lua_file(e, path, err);
+    }
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    return rc;
+}
+
+int ebb_engine_load_builtins(struct ebb_engine *e, struct ebb_error *err)
+{
+    char dir[PATH_MAX];
+    int rc;
+
+    if ((rc = ebb_engine_register_native(e, &ebb__default_evictor, err)) != 0)
+        return rc;
+    snprintf(dir, sizeof(dir), "%s/policies", e->home);
+    return ebb_engine_register_lua_dir(e, dir, err);
+}
+
+/* ---- plugin instances --------------------------------------------------- */
+
+static int lua_error_to_policy(struct ebb_engine *e, const struct ebb_policy *pol,
+                               const struct ebb_plugin_config *pc, const char *path,
+                               const char *msg, struct ebb_error *err)
+{
+    char field[512];
+
+    if (path != NULL && path[0] != '\0')
+        snprintf(field, sizeof(field), "%s.args%s%s", pc->path, path[0] == '[' ? "" : ".", path);
+    else
+        snprintf(field, sizeof(field), "%s.args", pc->path);
+    (void)e;
+    return ebb_error_set(err, EBB_ESCHEMA, pol->file,
+                         ebb_val_line_for(pol->root, field) ? ebb_val_line_for(pol->root, field) : pc->line,
+                         field, "%s: %s", pc->name, msg);
+}
+
+/* Create an instance of plugin `d` for `profile` with the args of `pc`. */
+static int inst_create(struct ebb_engine *e, const struct ebb_policy *pol,
+                       struct ebb_profile_inst *profile, struct ebb_plugin_def *d,
+                       const struct ebb_plugin_config *pc, struct ebb_plugin_inst **out,
+                       struct ebb_error *err)
+{
+    struct ebb_plugin_inst *inst = calloc(1, sizeof(*inst));
+    struct ebb_error e2 = { 0 };
+    char chunk[PATH_MAX + 2];
+    unsigned exts;
+    lua_State *L;
+    int rc;
+
+    if (inst == NULL)
+        return EBB_ENOMEM;
+    inst->def = d;
+    inst->profile = profile;
+    inst->table_ref = inst->ctx_ref = LUA_NOREF;
+    if (d->type == EBB_PLUGIN_NATIVE) {
+        if ((rc = d->native.create(pc ? pc->args : NULL, &inst->state, &e2)) != 0) {
+            char field[600];
+            if (e2.field[0])
+                snprintf(field, sizeof(field), "%s.args.%s", pc ? pc->path : "", e2.field);
+            else
+                snprintf(field, sizeof(field), "%s.args", pc ? pc->path : "");
+            ebb_error_set(err, rc, pol->file, e2.line ? e2.line : (pc ? pc->line : 0), field,
+                          "%s: %s", d->name, e2.msg);
+            goto fail;
+        }
+        *out = inst;
+        return 0;
+    }
+
+    if ((inst->vm = new_vm(e, d->name)) == NULL) {
+        rc = EBB_ENOMEM;
+        goto fail;
+    }
+    inst->vm->inst = inst;
+    L = inst->vm->L;
+    snprintf(chunk, sizeof(chunk), "@%s", d->path);
+    if ((rc = ebb__vm_dochunk(inst->vm, d->source, d->source_len, chunk, err)) != 0)
+        goto fail;
+    if ((rc = check_plugin_table(L, d->path, NULL, &exts, err)) != 0) {
+        lua_pop(L, 1);
+        goto fail;
+    }
+    inst->table_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+
+    /* args = ebb.args.decode(plugin.args, raw) */
+    lua_getglobal(L, "require");
+    lua_pushliteral(L, "ebb.args");
+    if ((rc = ebb__vm_call(inst->vm, 1, 1, err)) != 0)
+        goto fail;
+    lua_getfield(L, -1, "decode");
+    lua_remove(L, -2);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, inst->table_ref);
+    lua_getfield(L, -1, "args");
+    lua_remove(L, -2);
+    ebb__lua_push_val(L, pc ? pc->args : NULL);
+    if ((rc = ebb__vm_call(inst->vm, 2, 3, err)) != 0)
+        goto fail;
+    if (lua_isnil(L, -3)) {
+        rc = lua_error_to_policy(e, pol, pc, lua_tostring(L, -2), lua_tostring(L, -1), err);
+        lua_pop(L, 3);
+        goto fail;
+    }
+    lua_pop(L, 2);   /* decoded args on top */
+
+    /* validate(args) -> true | nil|false, message [, field] */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, inst->table_ref);
+    if (lua_getfield(L, -1, "validate") == LUA_TFUNCTION) {
+        lua_remove(L, -2);
+        lua_pushvalue(L, -2);
+        if ((rc = ebb__vm_call(inst->vm, 1, 3, &e2)) != 0) {
+            char msg[900];
+            snprintf(msg, sizeof(msg), "validate failed: %s", e2.msg);
+            rc = lua_error_to_policy(e, pol, pc, NULL, msg, err);
+            lua_pop(L, 1);
+            goto fail;
+        }
+        if (!lua_toboolean(L, -3) && !lua_isnil(L, -2)) {
+            rc = lua_error_to_policy(e, pol, pc, lua_tostring(L, -1),
+                                     lua_tostring(L, -2) ? lua_tostring(L, -2) : "invalid args", err);
+            lua_pop(L, 4);
+            goto fail;
+        }
+        lua_pop(L, 3);
+    } else {
+        lua_pop(L, 2);
+    }
+
+    /* ctx = {args, plugin, profile, evictor, state} */
+    lua_createtable(L, 0, 6);
+    lua_insert(L, -2);
+    lua_setfield(L, -2, "args");
+    lua_pushstring(L, d->name);
+    lua_setfield(L, -2, "plugin");
+    lua_pushstring(L, profile->name);
+    lua_setfield(L, -2, "profile");
+    lua_getglobal(L, "require");
+    lua_pushliteral(L, "ebb.native");
+    if ((rc = ebb__vm_call(inst->vm, 1, 1, err)) != 0) {
+        lua_pop(L, 1);
+        goto fail;
+    }
+    lua_pop(L, 1);   /* loading ebb.native registers the metatables */
+    ebb__lua_push_evictor(L);
+    lua_setfield(L, -2, "evictor");
+    lua_createtable(L, 0, 0);
+    lua_setfield(L, -2, "state");
+    inst->ctx_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    *out = inst;
+    return 0;
+fail:
+    inst_destroy(inst);
+    return rc;
+}
+
+/* ---- calls into plugins ------------------------------------------------- */
+
+static void report(struct ebb_engine *e, struct ebb_plugin_inst *inst, const char *what,
+                   const struct ebb_error *err)
+{
+    char msg[1200];
+
+    snprintf(msg, sizeof(msg), "%s%s%s", what ? what : "", what ? ": " : "", err->msg);
+    ebb_plan_add_error(&e->plan, inst->def->name, inst->profile->name, msg);
+    ebb_log(EBB_LOG_ERROR, "plugin %s (profile %s) failed: %s", inst->def->name,
+            inst->profile->name, msg);
+}
+
+bool ebb__plugin_pod_check(struct ebb_plugin_inst *inst, int ext, struct ebb_ctx *ctx,
+                           const struct ebb_pod *pod)
+{
+    struct ebb_ctx sub = { ctx->engine, ctx->profile, inst };
+    struct ebb_error err = { 0 };
+    struct ebb_ctx *prev;
+    lua_State *L;
+    bool ok;
+
+    if (inst->def->type == EBB_PLUGIN_NATIVE) {
+        if (ext == EBB_EXT_FILTER)
+            return inst->def->native.filter(inst->state, &sub, pod);
+        return inst->def->native.pre_eviction_filter(inst->state, &sub, pod);
+    }
+    L = inst->vm->L;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, inst->table_ref);
+    lua_getfield(L, -1, ext_funcs[ext]);
+    lua_remove(L, -2);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, inst->ctx_ref);
+    ebb__lua_push_pod(L, pod);
+    prev = inst->vm->ctx;
+    inst->vm->ctx = &sub;
+    if (ebb__vm_call(inst->vm, 2, 1, &err) != 0) {
+        inst->vm->ctx = prev;
+        /* a broken filter protects every pod: report once per cycle */
+        if (inst->reported_cycle != ctx->engine->cycle) {
+            inst->reported_cycle = ctx->engine->cycle;
+            report(ctx->engine, inst, ext_funcs[ext], &err);
+        }
+        return false;
+    }
+    inst->vm->ctx = prev;
+    ok = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    return ok;
+}
+
+static void run_plugin(struct ebb_engine *e, struct ebb_profile_inst *profile,
+                       struct ebb_plugin_inst *inst, int ext)
+{
+    struct ebb_ctx ctx = { e, profile, inst };
+    struct ebb_error err = { 0 };
+    lua_State *L;
+    int rc;
+
+    if (inst->def->type == EBB_PLUGIN_NATIVE) {
+        int (*fn)(void *, struct ebb_ctx *, struct ebb_node *const *, size_t, struct ebb_error *) =
+            ext == EBB_EXT_DESCHEDULE ? inst->def->native.deschedule : inst->def->native.balance;
+        if ((rc = fn(inst->state, &ctx, e->cycle_nodes, e->ncycle_nodes, &err)) != 0)
+            report(e, inst, NULL, &err);
+        return;
+    }
+    L = inst->vm->L;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, inst->table_ref);
+    lua_getfield(L, -1, ext_funcs[ext]);
+    lua_remove(L, -2);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, inst->ctx_ref);
+    ebb__lua_push_nodelist(L, e->cycle_nodes, e->ncycle_nodes);
+    inst->vm->ctx = &ctx;
+    rc = ebb__vm_call(inst->vm, 2, 2, &err);
+    inst->vm->ctx = NULL;
+    if (rc != 0) {
+        report(e, inst, NULL, &err);
+        return;
+    }
+    /* a plugin may also report failure: return false|nil, "message" */
+    if (!lua_toboolean(L, -2) && lua_type(L, -1) == LUA_TSTRING) {
+        ebb_error_set(&err, EBB_ESCRIPT, NULL, 0, NULL, "%s", lua_tostring(L, -1));
+        report(e, inst, NULL, &err);
+    }
+    lua_pop(L, 2);
+}
+
+/* ---- policy ------------------------------------------------------------- */
+
+static int add_inst(struct ebb_profile_inst *p, struct ebb_plugin_inst *inst)
+{
+    struct ebb_plugin_inst **v = realloc(p->insts, (p->ninsts + 1) * sizeof(*v));
+    if (v == NULL)
+        return EBB_ENOMEM;
+    p->insts = v;
+    v[p->ninsts++] = inst;
+    return 0;
+}
+
+static struct ebb_plugin_inst *find_inst(struct ebb_profile_inst *p, const char *name)
+{
+    for (size_t i = 0; i < p->ninsts; i++)
+        if (strcmp(p->insts[i]->def->name, name) == 0)
+            return p->insts[i];
+    return NULL;
+}
+
+static int build_profile(struct ebb_engine *e, const struct ebb_policy *pol,
+                         const struct ebb_profile *pr, struct ebb_profile_inst **out,
+                         struct ebb_error *err)
+{
+    struct ebb_profile_inst *p = calloc(1, sizeof(*p));
+    int rc = 0;
+
+    if (p == NULL || (p->name = strdup(pr->name)) == NULL) {
+        profile_destroy(p);
+        return EBB_ENOMEM;
+    }
+    /* Every plugin named in an extension point must exist and implement it. */
+    for (int x = 0; x < EBB_EXT_MAX; x++) {
+        const struct ebb_plugin_set *set = &pr->sets[x];
+        for (size_t i = 0; i < set->n; i++) {
+            struct ebb_plugin_def *d = ebb__engine_find(e, set->v[i].name);
+            char field[160];
+            snprintf(field, sizeof(field), "%s.plugins.%s.enabled[%zu]", pr->path, ebb_ext_name(x), i);
+            if (d == NULL || !(d->exts & (1u << x))) {
+                rc = ebb_error_set(err, EBB_ENOENT, pol->file, set->v[i].line, field,
+                                   d == NULL ? "profile \"%s\" configures %s extension point of "
+                                               "non-existing plugins: [%s] (no built-in plugin or "
+                                               "Lua file in the policy directories has that name)"
+                                             : "profile \"%s\" configures %s extension point of "
+                                               "non-existing plugins: [%s] (the plugin does not "
+                                               "implement %s)",
+                                   pr->name, ebb_ext_name(x), set->v[i].name, ebb_ext_name(x));
+                goto fail;
+            }
+        }
+    }
+    /* One instance per distinct plugin, in first-seen order. */
+    for (int x = 0; x < EBB_EXT_MAX; x++) {
+        const struct ebb_plugin_set *set = &pr->sets[x];
+        if (set->n && (p->set[x] = calloc(set->n, sizeof(*p->set[x]))) == NULL) {
+            rc = EBB_ENOMEM;
+            goto fail;
+        }
+        for (size_t i = 0; i < set->n; i++) {
+            struct ebb_plugin_inst *inst = find_inst(p, set->v[i].name);
+            if (inst == NULL) {
+                struct ebb_plugin_def *d = ebb__engine_find(e, set->v[i].name);
+                const struct ebb_plugin_config *pc = ebb_profile_config(pr, d->name);
+                if (pc == NULL) {
+                    rc = ebb_error_set(err, EBB_ESCHEMA, pol->file, set->v[i].line, pr->path,
+                                       "unable to find \"%s\" plugin config", d->name);
+                    goto fail;
+                }
+                if ((rc = inst_create(e, pol, p, d, pc, &inst, err)) != 0)
+                    goto fail;
+                if ((rc = add_inst(p, inst)) != 0) {
+                    inst_destroy(inst);
+                    goto fail;
+                }
+            }
+            p->set[x][p->nset[x]++] = inst;
+        }
+    }
+    /* pluginConfig entries for plugins no extension point enables are still
+     * checked, as upstream validates every entry. */
+    for (size_t i = 0; i < pr->nconfigs; i++) {
+        const struct ebb_plugin_config *pc = &pr->configs[i];
+        struct ebb_plugin_def *d;
+        struct ebb_plugin_inst *tmp = NULL;
+        if (find_inst(p, pc->name))
+            continue;
+        if ((d = ebb__engine_find(e, pc->name)) == NULL) {
+            rc = ebb_error_set(err, EBB_ENOENT, pol->file, pc->line, pc->path,
+                               "unknown plugin \"%s\" in pluginConfig", pc->name);
+            goto fail;
+        }
+        if ((rc = inst_create(e, pol, p, d, pc, &tmp, err)) != 0)
+            goto fail;
+        inst_destroy(tmp);
+    }
+    *out = p;
+    return 0;
+fail:
+    profile_destroy(p);
+    return rc;
+}
+
+int ebb_engine_set_policy(struct ebb_engine *e, struct ebb_policy *policy, struct ebb_error *err)
+{
+    struct ebb_profile_inst **profiles;
+    int rc = 0;
+    size_t n = 0;
+
+    if (e == NULL || policy == NULL)
+        return EBB_EINVAL;
+    if ((profiles = calloc(policy->nprofiles + 1, sizeof(*profiles))) == NULL)
+        return EBB_ENOMEM;
+    for (; n < policy->nprofiles; n++)
+        if ((rc = build_profile(e, policy, &policy->profiles[n], &profiles[n], err)) != 0)
+            break;
+    if (rc != 0) {
+        for (size_t i = 0; i < n; i++)
+            profile_destroy(profiles[i]);
+        free(profiles);
+        return rc;
+    }
+    for (size_t i = 0; i < e->nprofiles; i++)
+        profile_destroy(e->profiles[i]);
+    free(e->profiles);
+    ebb_policy_free(e->policy);
+    e->profiles = profiles;
+    e->nprofiles = n;
+    e->policy = policy;
+    e->evictor.max_per_node = policy->max_per_node;
+    e->evictor.max_per_namespace = policy->max_per_namespace;
+    e->evictor.max_total = policy->max_total;
+    return 0;
+}
+
+/* ---- the cycle ---------------------------------------------------------- */
+
+static int select_nodes(struct ebb_engine *e)
+{
+    struct ebb_selector *sel = NULL;
+    struct ebb_node *const *all;
+    struct ebb_node **v;
+    uint32_t n;
+
+    if (e->policy->node_selector && e->policy->node_selector[0] &&
+        ebb_selector_parse(e->policy->node_selector, &sel, NULL) != 0)
+        return EBB_ESCHEMA;   /* checked when the policy was loaded */
+    all = ebb_cache_nodes_sorted(e->cache, &n);
+    if ((v = realloc(e->cycle_nodes, (n + 1) * sizeof(*v))) == NULL) {
+        ebb_selector_free(sel);
+        return EBB_ENOMEM;
+    }
+    e->cycle_nodes = v;
+    e->ncycle_nodes = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (all[i]->ready && ebb_selector_matches(sel, &all[i]->labels))
+            v[e->ncycle_nodes++] = all[i];
+    ebb_selector_free(sel);
+    return 0;
+}
+
+int ebb_engine_run_cycle(struct ebb_engine *e)
+{
+    int rc;
+
+    if (e == NULL || e->policy == NULL || e->cache == NULL)
+        return EBB_ESTATE;
+    e->cycle++;
+    e->plan.cycles = e->cycle;
+    ebb__evictor_reset(&e->evictor);
+    if ((rc = select_nodes(e)) != 0)
+        return rc;
+    if (e->cycle == 1 || e->plan.nnodes == 0)
+        ebb_plan_snapshot_nodes(&e->plan, e->cache, true);
+    if (e->ncycle_nodes < 2) {
+        char why[128];
+        snprintf(why, sizeof(why), "requires >=2 nodes: %zu ready node%s match%s the policy",
+                 e->ncycle_nodes, e->ncycle_nodes == 1 ? "" : "s", e->ncycle_nodes == 1 ? "es" : "");
+        ebb_plan_add_skip(&e->plan, why);
+        ebb_log(EBB_LOG_INFO, "skipping descheduling cycle: %s", why);
+        ebb_plan_snapshot_nodes(&e->plan, e->cache, false);
+        return 0;
+    }
+    for (size_t p = 0; p < e->nprofiles; p++) {
+        struct ebb_profile_inst *pr = e->profiles[p];
+        for (size_t i = 0; i < pr->ninsts; i++) {
+            struct ebb_plugin_inst *inst = pr->insts[i];
+            struct ebb_ctx ctx = { e, pr, inst };
+            struct ebb_error err = { 0 };
+            if (inst->def->type == EBB_PLUGIN_NATIVE && inst->def->native.cycle_begin &&
+                inst->def->native.cycle_begin(inst->state, &ctx, &err) != 0)
+                report(e, inst, NULL, &err);
+        }
+    }
+    for (int x = EBB_EXT_DESCHEDULE; x <= EBB_EXT_BALANCE; x++)
+        for (size_t p = 0; p < e->nprofiles; p++)
+            for (size_t i = 0; i < e->profiles[p]->nset[x]; i++)
+                run_plugin(e, e->profiles[p], e->profiles[p]->set[x][i], x);
+    ebb_plan_snapshot_nodes(&e->plan, e->cache, false);
+    if (e->mode == EBB_MODE_SIMULATE)
+        ebb_cache_purge_hidden(e->cache);
+    return 0;
+}

@@ -1,0 +1,220 @@
+/* ebb: the command line.
+ *
+ *   ebb simulate --snapshot FILE --policy FILE [--policy-dir DIR]... [--now TIME]
+ *                [--cycles N] [--output table|json]
+ *   ebb check    --policy FILE [--policy-dir DIR]...
+ *   ebb version
+ *
+ * Exit status: 0 done, 2 the input is wrong (flags, policy, snapshot,
+ * scripts; the message names the file, line and field), 1 anything else.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ebb.h"
+#include "ebb/simulate.h"
+
+#define EXIT_INPUT 2
+
+struct opts {
+    const char *snapshot;
+    const char *policy;
+    const char *dirs[64];   /* argv strings */
+    int ndirs;
+    int64_t now;
+    long cycles;
+    bool json;
+};
+
+static void usage(FILE *f)
+{
+    fputs("usage:\n"
+          "  ebb simulate --snapshot FILE --policy FILE [--policy-dir DIR]... [--now TIME]\n"
+          "               [--cycles N] [--output table|json]\n"
+          "  ebb check    --policy FILE [--policy-dir DIR]...\n"
+          "  ebb version\n"
+          "\n"
+          "  --snapshot FILE    a cluster recorded as `kubectl get ... -o json` (or YAML)\n"
+          "  --policy FILE      a descheduler/v1alpha2 DeschedulerPolicy\n"
+          "  --policy-dir DIR   a directory of Lua strategies (repeatable)\n"
+          "  --now TIME         the clock for ages, RFC 3339 (default: now)\n"
+          "  --cycles N         run N cycles on the snapshot; evicted pods stay gone (default 1)\n"
+          "  --output FORMAT    table (default) or json\n"
+          "  -v, --verbose      log more; -q, --quiet: errors only\n",
+          f);
+}
+
+static int fail_input(const struct ebb_error *err)
+{
+    char buf[2048];
+    ebb_error_format(err, buf, sizeof(buf));
+    fprintf(stderr, "ebb: error: %s\n", buf);
+    return EXIT_INPUT;
+}
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+    static const struct option longopts[] = {
+        { "snapshot", required_argument, NULL, 's' },
+        { "policy", required_argument, NULL, 'p' },
+        { "policy-dir", required_argument, NULL, 'd' },
+        { "now", required_argument, NULL, 'n' },
+        { "cycles", required_argument, NULL, 'c' },
+        { "output", required_argument, NULL, 'o' },
+        { "verbose", no_argument, NULL, 'v' },
+        { "quiet", no_argument, NULL, 'q' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    int c;
+
+    memset(o, 0, sizeof(*o));
+    o->now = EBB_TIME_NONE;
+    o->cycles = 1;
+    opterr = 0;
+    optind = 2;
+    while ((c = getopt_long(argc, argv, ":vqho:", longopts, NULL)) != -1) {
+        char *end;
+        switch (c) {
+        case 's': o->snapshot = optarg; break;
+        case 'p': o->policy = optarg; break;
+        case 'd':
+            if (o->ndirs == (int)EBB_ARRAY_LEN(o->dirs)) {
+                fprintf(stderr, "ebb: error: --policy-dir: at most %d directories\n", o->ndirs);
+                return EXIT_INPUT;
+            }
+            o->dirs[o->ndirs++] = optarg;
+            break;
+        case 'n':
+            if (ebb_time_parse(optarg, &o->now) != 0) {
+                fprintf(stderr, "ebb: error: --now: \"%s\" is not an RFC 3339 time "
+                                "(e.g. 2026-01-02T03:04:05Z)\n", optarg);
+                return EXIT_INPUT;
+            }
+            break;
+        case 'c':
+            o->cycles = strtol(optarg, &end, 10);
+            if (*optarg == '\0' || *end != '\0' || o->cycles < 1 || o->cycles > 100000) {
+                fprintf(stderr, "ebb: error: --cycles: \"%s\" is not a number from 1 to 100000\n", optarg);
+                return EXIT_INPUT;
+            }
+            break;
+        case 'o':
+            if (strcmp(optarg, "json") == 0) {
+                o->json = true;
+            } else if (strcmp(optarg, "table") != 0) {
+                fprintf(stderr, "ebb: error: --output: \"%s\" is not table or json\n", optarg);
+                return EXIT_INPUT;
+            }
+            break;
+        case 'v': ebb_log_level = EBB_LOG_DEBUG; break;
+        case 'q': ebb_log_level = EBB_LOG_ERROR; break;
+        case 'h': usage(stdout); exit(0);
+        case ':':
+            fprintf(stderr, "ebb: error: %s needs a value\n", argv[optind - 1]);
+            return EXIT_INPUT;
+        default:
+            fprintf(stderr, "ebb: error: unknown flag %s\n", argv[optind - 1]);
+            usage(stderr);
+            return EXIT_INPUT;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "ebb: error: unexpected argument \"%s\"\n", argv[optind]);
+        return EXIT_INPUT;
+    }
+    return 0;
+}
+
+static int run(const struct opts *o, bool check)
+{
+    struct ebb_snapshot_stats stats = { 0 };
+    struct ebb_sim_opts so = {
+        .snapshot = check ? NULL : o->snapshot,
+        .policy = o->policy,
+        .dirs = o->dirs,
+        .ndirs = o->ndirs,
+        .now = o->now,
+        .cycles = (int)o->cycles,
+        .stats = &stats,
+    };
+    struct ebb_engine *e = NULL;
+    struct ebb_error err = { 0 };
+
+    if (ebb_simulate(&so, &e, &err) != 0)
+        return fail_input(&err);
+    if (check) {
+        printf("%s: ok\n", o->policy);
+    } else {
+        ebb_log(EBB_LOG_INFO, "%s: %zu nodes, %zu pods, %zu items skipped, %.1f MB in %.2f s",
+                o->snapshot, stats.kinds[EBB_KIND_NODE], stats.kinds[EBB_KIND_POD], stats.skipped,
+                (double)stats.bytes / 1e6, stats.seconds);
+        if (o->json) {
+            char *s = ebb_plan_to_json(ebb_engine_plan(e), true);
+            if (s == NULL) {
+                ebb_engine_destroy(e);
+                return 1;
+            }
+            puts(s);
+            free(s);
+        } else {
+            ebb_plan_print_table(ebb_engine_plan(e), stdout);
+        }
+    }
+    ebb_engine_destroy(e);
+    return 0;
+}
+
+static int cmd_simulate(int argc, char **argv)
+{
+    struct opts o;
+    int rc;
+
+    if ((rc = parse(argc, argv, &o)) != 0)
+        return rc;
+    if (o.snapshot == NULL || o.policy == NULL) {
+        fprintf(stderr, "ebb: error: simulate needs --snapshot and --policy\n");
+        return EXIT_INPUT;
+    }
+    return run(&o, false);
+}
+
+static int cmd_check(int argc, char **argv)
+{
+    struct opts o;
+    int rc;
+
+    if ((rc = parse(argc, argv, &o)) != 0)
+        return rc;
+    if (o.policy == NULL) {
+        fprintf(stderr, "ebb: error: check needs --policy\n");
+        return EXIT_INPUT;
+    }
+    if (o.snapshot != NULL) {
+        fprintf(stderr, "ebb: error: check takes no --snapshot (use simulate)\n");
+        return EXIT_INPUT;
+    }
+    return run(&o, true);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 ||
+        strcmp(argv[1], "-h") == 0) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? EXIT_INPUT : 0;
+    }
+    if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) {
+        printf("ebb %s\n", EBB_VERSION);
+        return 0;
+    }
+    if (strcmp(argv[1], "simulate") == 0)
+        return cmd_simulate(argc, argv);
+    if (strcmp(argv[1], "check") == 0)
+        return cmd_check(argc, argv);
+    fprintf(stderr, "ebb: error: unknown command \"%s\"\n", argv[1]);
+    usage(stderr);
+    return EXIT_INPUT;
+}

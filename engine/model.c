@@ -1,0 +1,437 @@
+/* The resource-name registry, sparse resource lists, label maps and the
+ * destructors of every cached object (see ebb/model.h).
+ *
+ * Destructors that take a pointer to a heap object (pod, node, selector,
+ * affinity...) free the object itself; the ones for embedded values
+ * (ebb_res, ebb_labels, ebb_req, terms) release what the value holds and
+ * leave it empty, so a second call is harmless. */
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+
+#include "ebb/model.h"
+
+/* ---- resources --------------------------------------------------------- */
+
+/* Process-wide and never shrinking: ids are baked into every ebb_res and
+ * into requested_mask bits, so a name keeps its id for the process's life.
+ * The copies stay reachable from this table until exit. */
+static const char *fixed_names[EBB_RES_FIXED] = {
+    "cpu", "memory", "pods", "ephemeral-storage",
+};
+static char *extra_names[EBB_RES_MAX];
+static int nresources = EBB_RES_FIXED;
+
+const char *ebb_resource_name(int id)
+{
+    if (id < 0 || id >= nresources)
+        return NULL;
+    return id < EBB_RES_FIXED ? fixed_names[id] : extra_names[id];
+}
+
+int ebb_resource_find(const char *name)
+{
+    if (name == NULL)
+        return -1;
+    for (int id = 0; id < nresources; id++)
+        if (strcmp(ebb_resource_name(id), name) == 0)
+            return id;
+    return -1;
+}
+
+int ebb_resource_id(const char *name)
+{
+    int id = ebb_resource_find(name);
+    char *copy;
+
+    if (id >= 0 || name == NULL)
+        return id;
+    if (nresources >= EBB_RES_MAX || (copy = strdup(name)) == NULL)
+        return -1;
+    extra_names[nresources] = copy;
+    return nresources++;
+}
+
+int ebb_resource_count(void)
+{
+    return nresources;
+}
+
+/* Index of `id` in r->q, or of the slot where it would be inserted. */
+static uint16_t res_slot(const struct ebb_res *r, int id)
+{
+    uint16_t lo = 0, hi = r->n;
+
+    while (lo < hi) {
+        uint16_t mid = (uint16_t)((lo + hi) / 2);
+        if (r->q[mid].id < id)
+            lo = (uint16_t)(mid + 1);
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int64_t ebb_res_get(const struct ebb_res *r, int id)
+{
+    uint16_t i;
+
+    if (r == NULL || r->n == 0)
+        return 0;
+    i = res_slot(r, id);
+    return i < r->n && r->q[i].id == id ? r->q[i].v : 0;
+}
+
+bool ebb_res_has(const struct ebb_res *r, int id)
+{
+    uint16_t i;
+
+    if (r == NULL || r->n == 0)
+        return false;
+    i = res_slot(r, id);
+    return i < r->n && r->q[i].id == id;
+}
+
+int ebb_res_set(struct ebb_res *r, int id, int64_t v)
+{
+    struct ebb_rq *q;
+    uint16_t i;
+
+    if (r == NULL || id < 0 || id >= EBB_RES_MAX)
+        return EBB_EINVAL;
+    i = res_slot(r, id);
+    if (i < r->n && r->q[i].id == id) {
+        r->q[i].v = v;
+        return 0;
+    }
+    /* Lists are short (a handful of resources): grow one at a time. */
+    if ((q = realloc(r->q, ((size_t)r->n + 1) * sizeof(*q))) == NULL)
+        return EBB_ENOMEM;
+    memmove(q + i + 1, q + i, (size_t)(r->n - i) * sizeof(*q));
+    q[i].id = (uint16_t)id;
+    q[i].v = v;
+    r->q = q;
+    r->n++;
+    return 0;
+}
+
+void ebb_res_free(struct ebb_res *r)
+{
+    if (r == NULL)
+        return;
+    free(r->q);
+    r->q = NULL;
+    r->n = 0;
+}
+
+/* ---- labels ------------------------------------------------------------ */
+
+ebb_str ebb_labels_get(const struct ebb_labels *l, ebb_str key)
+{
+    if (l == NULL || key == NULL)
+        return NULL;
+    /* Interned: the same text is the same pointer, so no strcmp. Label
+     * maps are small enough that a scan beats a binary search by text. */
+    for (uint32_t i = 0; i < l->n; i++)
+        if (l->kv[i].key == key)
+            return l->kv[i].value;
+    return NULL;
+}
+
+ebb_str ebb_labels_getc(const struct ebb_labels *l, const char *key)
+{
+    if (key == NULL)
+        return NULL;
+    return ebb_labels_get(l, ebb_str_find(key, strlen(key)));
+}
+
+void ebb_labels_free(struct ebb_labels *l)
+{
+    if (l == NULL)
+        return;
+    for (uint32_t i = 0; i < l->n; i++) {
+        ebb_str_release(l->kv[i].key);
+        ebb_str_release(l->kv[i].value);
+    }
+    free(l->kv);
+    l->kv = NULL;
+    l->n = 0;
+}
+
+/* ---- selectors and requirements ---------------------------------------- */
+
+static void release_strs(ebb_str *v, size_t n)
+{
+    if (v == NULL)
+        return;
+    for (size_t i = 0; i < n; i++)
+        ebb_str_release(v[i]);
+    free(v);
+}
+
+void ebb_req_free(struct ebb_req *r)
+{
+    if (r == NULL)
+        return;
+    ebb_str_release(r->key);
+    release_strs(r->values, r->nvalues);
+    memset(r, 0, sizeof(*r));
+}
+
+static void free_reqs(struct ebb_req *reqs, size_t n)
+{
+    if (reqs == NULL)
+        return;
+    for (size_t i = 0; i < n; i++)
+        ebb_req_free(&reqs[i]);
+    free(reqs);
+}
+
+void ebb_selector_free(struct ebb_selector *s)
+{
+    if (s == NULL)
+        return;
+    free_reqs(s->reqs, s->nreqs);
+    free(s);
+}
+
+/* ---- affinity ---------------------------------------------------------- */
+
+void ebb_node_term_clear(struct ebb_node_term *t)
+{
+    if (t == NULL)
+        return;
+    free_reqs(t->exprs, t->nexprs);
+    free_reqs(t->fields, t->nfields);
+    memset(t, 0, sizeof(*t));
+}
+
+void ebb_pod_term_clear(struct ebb_pod_term *t)
+{
+    if (t == NULL)
+        return;
+    ebb_selector_free(t->selector);
+    release_strs(t->namespaces, t->nnamespaces);
+    ebb_selector_free(t->ns_selector);
+    ebb_str_release(t->topology_key);
+    release_strs(t->match_keys, t->nmatch_keys);
+    release_strs(t->mismatch_keys, t->nmismatch_keys);
+    memset(t, 0, sizeof(*t));
+}
+
+static void free_pod_terms(struct ebb_pod_term *t, size_t n)
+{
+    if (t == NULL)
+        return;
+    for (size_t i = 0; i < n; i++)
+        ebb_pod_term_clear(&t[i]);
+    free(t);
+}
+
+static void free_weighted_terms(struct ebb_weighted_pod_term *t, size_t n)
+{
+    if (t == NULL)
+        return;
+    for (size_t i = 0; i < n; i++)
+        ebb_pod_term_clear(&t[i].term);
+    free(t);
+}
+
+void ebb_affinity_free(struct ebb_affinity *a)
+{
+    if (a == NULL)
+        return;
+    if (a->required != NULL) {
+        for (uint16_t i = 0; i < a->nrequired; i++)
+            ebb_node_term_clear(&a->required[i]);
+        free(a->required);
+    }
+    if (a->preferred != NULL) {
+        for (uint16_t i = 0; i < a->npreferred; i++)
+            ebb_node_term_clear(&a->preferred[i].term);
+        free(a->preferred);
+    }
+    free_pod_terms(a->aff_required, a->naff_required);
+    free_weighted_terms(a->aff_preferred, a->naff_preferred);
+    free_pod_terms(a->anti_required, a->nanti_required);
+    free_weighted_terms(a->anti_preferred, a->nanti_preferred);
+    free(a);
+}
+
+/* ---- pods and nodes ---------------------------------------------------- */
+
+static void tsc_clear(struct ebb_tsc *t)
+{
+    ebb_str_release(t->topology_key);
+    ebb_selector_free(t->selector);
+    release_strs(t->match_keys, t->nmatch_keys);
+}
+
+void ebb_pod_free(struct ebb_pod *p)
+{
+    if (p == NULL)
+        return;
+    ebb_str_release(p->ns);
+    ebb_str_release(p->name);
+    ebb_str_release(p->uid);
+    ebb_str_release(p->node);
+    ebb_str_release(p->priority_class);
+    ebb_str_release(p->reason);
+    ebb_str_release(p->scheduler);
+    ebb_labels_free(&p->labels);
+    ebb_labels_free(&p->annotations);
+    ebb_labels_free(&p->node_selector);
+    if (p->owners != NULL) {
+        for (uint16_t i = 0; i < p->nowners; i++) {
+            ebb_str_release(p->owners[i].kind);
+            ebb_str_release(p->owners[i].name);
+            ebb_str_release(p->owners[i].uid);
+        }
+        free(p->owners);
+    }
+    if (p->tolerations != NULL) {
+        for (uint16_t i = 0; i < p->ntolerations; i++) {
+            ebb_str_release(p->tolerations[i].key);
+            ebb_str_release(p->tolerations[i].value);
+        }
+        free(p->tolerations);
+    }
+    if (p->cstatus != NULL) {
+        for (uint16_t i = 0; i < p->ncstatus; i++) {
+            ebb_str_release(p->cstatus[i].name);
+            ebb_str_release(p->cstatus[i].reason);
+            ebb_str_release(p->cstatus[i].last_reason);
+        }
+        free(p->cstatus);
+    }
+    if (p->conditions != NULL) {
+        for (uint16_t i = 0; i < p->nconditions; i++) {
+            ebb_str_release(p->conditions[i].type);
+            ebb_str_release(p->conditions[i].status);
+            ebb_str_release(p->conditions[i].reason);
+        }
+        free(p->conditions);
+    }
+    release_strs(p->images, p->nimages);
+    release_strs(p->pvcs, p->npvcs);
+    if (p->tsc != NULL) {
+        for (uint16_t i = 0; i < p->ntsc; i++)
+            tsc_clear(&p->tsc[i]);
+        free(p->tsc);
+    }
+    ebb_affinity_free(p->affinity);
+    ebb_res_free(&p->requests);
+    free(p);
+}
+
+void ebb_node_free(struct ebb_node *n)
+{
+    if (n == NULL)
+        return;
+    ebb_str_release(n->name);
+    ebb_str_release(n->uid);
+    if (n->taints != NULL) {
+        for (uint16_t i = 0; i < n->ntaints; i++) {
+            ebb_str_release(n->taints[i].key);
+            ebb_str_release(n->taints[i].value);
+        }
+        free(n->taints);
+    }
+    ebb_labels_free(&n->labels);
+    ebb_labels_free(&n->annotations);
+    ebb_res_free(&n->allocatable);
+    ebb_res_free(&n->capacity);
+    free(n);
+}
+
+/* ---- other kinds ------------------------------------------------------- */
+
+void ebb_namespace_free(struct ebb_namespace *ns)
+{
+    if (ns == NULL)
+        return;
+    ebb_str_release(ns->name);
+    ebb_labels_free(&ns->labels);
+    free(ns);
+}
+
+void ebb_priority_class_free(struct ebb_priority_class *pc)
+{
+    if (pc == NULL)
+        return;
+    ebb_str_release(pc->name);
+    free(pc);
+}
+
+void ebb_pvc_free(struct ebb_pvc *pvc)
+{
+    if (pvc == NULL)
+        return;
+    ebb_str_release(pvc->ns);
+    ebb_str_release(pvc->name);
+    ebb_str_release(pvc->storage_class);
+    free(pvc);
+}
+
+void ebb_pdb_free(struct ebb_pdb *pdb)
+{
+    if (pdb == NULL)
+        return;
+    ebb_str_release(pdb->ns);
+    ebb_str_release(pdb->name);
+    ebb_selector_free(pdb->selector);
+    ebb_str_release(pdb->unhealthy_policy);
+    ebb_str_release(pdb->min_available);
+    ebb_str_release(pdb->max_unavailable);
+    free(pdb);
+}
+
+void ebb_node_metrics_free(struct ebb_node_metrics *m)
+{
+    if (m == NULL)
+        return;
+    ebb_str_release(m->node);
+    ebb_res_free(&m->usage);
+    free(m);
+}
+
+void ebb_pod_metrics_free(struct ebb_pod_metrics *m)
+{
+    if (m == NULL)
+        return;
+    ebb_str_release(m->ns);
+    ebb_str_release(m->name);
+    ebb_res_free(&m->usage);
+    free(m);
+}
+
+void ebb_koord_node_metric_free(struct ebb_koord_node_metric *m)
+{
+    if (m == NULL)
+        return;
+    ebb_str_release(m->node);
+    ebb_res_free(&m->node_usage);
+    ebb_res_free(&m->system_usage);
+    if (m->pods != NULL) {
+        for (uint32_t i = 0; i < m->npods; i++) {
+            ebb_str_release(m->pods[i].ns);
+            ebb_str_release(m->pods[i].name);
+            ebb_str_release(m->pods[i].priority);
+            ebb_res_free(&m->pods[i].usage);
+        }
+        free(m->pods);
+    }
+    free(m);
+}
+
+const char *ebb_pod_key(const struct ebb_pod *p, char *buf, size_t len)
+{
+    if (buf == NULL || len == 0)
+        return buf;
+    if (p == NULL) {
+        buf[0] = '\0';
+        return buf;
+    }
+    snprintf(buf, len, "%s/%s", p->ns ? p->ns : "", p->name ? p->name : "");
+    return buf;
+}

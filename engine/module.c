@@ -1,0 +1,207 @@
+/* require("ebb_core"): the engine as a Lua module, so busted specs run
+ * policies through the real C sandbox. The host state that loads this
+ * module is the test runner's, not a sandbox; every plugin still runs in
+ * its own sandboxed state inside the engine.
+ *
+ *   local core = require("ebb_core")
+ *   local plan, msg, err = core.simulate{
+ *     snapshot = "spec/fixtures/x.json" | snapshot_text = "...",
+ *     policy = "p.yaml" | policy_text = "...",
+ *     policy_dirs = { "dir" }, now = "2026-01-02T03:04:05Z", cycles = 1,
+ *   }
+ *   local ok, msg, err = core.check{ policy = ..., policy_dirs = ... }
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+#include <cjson/cJSON.h>
+
+#include "ebb/simulate.h"
+
+static void setstr(lua_State *L, const char *k, const char *v)
+{
+    if (v != NULL) {
+        lua_pushstring(L, v);
+        lua_setfield(L, -2, k);
+    }
+}
+
+static void push_util(lua_State *L, const double *u)
+{
+    lua_createtable(L, 0, 3);
+    lua_pushnumber(L, u[0]);
+    lua_setfield(L, -2, "cpu");
+    lua_pushnumber(L, u[1]);
+    lua_setfield(L, -2, "memory");
+    lua_pushnumber(L, u[2]);
+    lua_setfield(L, -2, "pods");
+}
+
+static void push_plan(lua_State *L, const struct ebb_plan *p)
+{
+    lua_createtable(L, 0, 6);
+    lua_pushinteger(L, p->cycles);
+    lua_setfield(L, -2, "cycles");
+    lua_createtable(L, (int)p->nevictions, 0);
+    for (size_t i = 0; i < p->nevictions; i++) {
+        const struct ebb_plan_eviction *e = &p->evictions[i];
+        lua_createtable(L, 0, 6);
+        setstr(L, "pod", e->pod);
+        setstr(L, "node", e->node);
+        setstr(L, "plugin", e->plugin);
+        setstr(L, "profile", e->profile);
+        setstr(L, "reason", e->reason ? e->reason : "");
+        lua_pushinteger(L, e->cycle);
+        lua_setfield(L, -2, "cycle");
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    lua_setfield(L, -2, "evictions");
+    lua_createtable(L, (int)p->nrefusals, 0);
+    for (size_t i = 0; i < p->nrefusals; i++) {
+        const struct ebb_plan_refusal *r = &p->refusals[i];
+        lua_createtable(L, 0, 7);
+        setstr(L, "pod", r->pod);
+        setstr(L, "node", r->node);
+        setstr(L, "plugin", r->plugin);
+        setstr(L, "profile", r->profile);
+        setstr(L, "why", r->why);
+        setstr(L, "detail", r->detail);
+        lua_pushinteger(L, r->cycle);
+        lua_setfield(L, -2, "cycle");
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    lua_setfield(L, -2, "refusals");
+    lua_createtable(L, (int)p->nerrors, 0);
+    for (size_t i = 0; i < p->nerrors; i++) {
+        lua_createtable(L, 0, 4);
+        setstr(L, "plugin", p->errors[i].plugin);
+        setstr(L, "profile", p->errors[i].profile);
+        setstr(L, "message", p->errors[i].message);
+        lua_pushinteger(L, p->errors[i].cycle);
+        lua_setfield(L, -2, "cycle");
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    lua_setfield(L, -2, "errors");
+    lua_createtable(L, (int)p->nskips, 0);
+    for (size_t i = 0; i < p->nskips; i++) {
+        lua_createtable(L, 0, 2);
+        setstr(L, "reason", p->skips[i].reason);
+        lua_pushinteger(L, p->skips[i].cycle);
+        lua_setfield(L, -2, "cycle");
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    lua_setfield(L, -2, "skipped");
+    lua_createtable(L, (int)p->nnodes, 0);
+    for (size_t i = 0; i < p->nnodes; i++) {
+        lua_createtable(L, 0, 3);
+        setstr(L, "name", p->nodes[i].name);
+        push_util(L, p->nodes[i].before);
+        lua_setfield(L, -2, "before");
+        push_util(L, p->nodes[i].after);
+        lua_setfield(L, -2, "after");
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    lua_setfield(L, -2, "nodes");
+}
+
+static int push_error(lua_State *L, const struct ebb_error *err)
+{
+    char buf[2048];
+
+    ebb_error_format(err, buf, sizeof(buf));
+    lua_pushnil(L);
+    lua_pushstring(L, buf);
+    lua_createtable(L, 0, 5);
+    setstr(L, "file", err->file);
+    lua_pushinteger(L, err->line);
+    lua_setfield(L, -2, "line");
+    setstr(L, "field", err->field);
+    setstr(L, "msg", err->msg);
+    setstr(L, "code", ebb_strerror(err->code));
+    return 3;
+}
+
+/* Read the common options of simulate/check from the table at 1. The
+ * strings stay valid while the table is on the stack. */
+static int read_opts(lua_State *L, struct ebb_sim_opts *o, const char **dirs, int maxdirs)
+{
+    memset(o, 0, sizeof(*o));
+    o->now = EBB_TIME_NONE;
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_getfield(L, 1, "snapshot");
+    o->snapshot = lua_tostring(L, -1);
+    lua_getfield(L, 1, "snapshot_text");
+    o->snapshot_buf = lua_tolstring(L, -1, &o->snapshot_len);
+    lua_getfield(L, 1, "policy");
+    o->policy = lua_tostring(L, -1);
+    lua_getfield(L, 1, "policy_text");
+    o->policy_buf = lua_tolstring(L, -1, &o->policy_len);
+    lua_getfield(L, 1, "home");
+    o->home = lua_tostring(L, -1);
+    lua_getfield(L, 1, "cycles");
+    o->cycles = (int)luaL_optinteger(L, -1, 1);
+    lua_getfield(L, 1, "now");
+    if (lua_isstring(L, -1) && ebb_time_parse(lua_tostring(L, -1), &o->now) != 0)
+        return luaL_error(L, "now: \"%s\" is not an RFC 3339 time", lua_tostring(L, -1));
+    if (lua_getfield(L, 1, "policy_dirs") == LUA_TTABLE) {
+        for (int i = 1; i <= maxdirs && lua_rawgeti(L, -1, i) == LUA_TSTRING; i++) {
+            dirs[o->ndirs++] = lua_tostring(L, -1);
+            lua_pop(L, 1);
+        }
+        lua_pop(L, 1);
+    }
+    o->dirs = dirs;
+    if (o->policy == NULL && o->policy_buf == NULL)
+        return luaL_error(L, "policy or policy_text is required");
+    return 0;
+}
+
+/* core.simulate(opts) -> plan | nil, message, error */
+static int l_simulate(lua_State *L)
+{
+    struct ebb_sim_opts o;
+    const char *dirs[16];
+    struct ebb_engine *e = NULL;
+    struct ebb_error err = { 0 };
+
+    read_opts(L, &o, dirs, 16);
+    if (o.snapshot == NULL && o.snapshot_buf == NULL)
+        return luaL_error(L, "snapshot or snapshot_text is required");
+    if (ebb_simulate(&o, &e, &err) != 0)
+        return push_error(L, &err);
+    push_plan(L, ebb_engine_plan(e));
+    ebb_engine_destroy(e);
+    return 1;
+}
+
+/* core.check(opts) -> true | nil, message, error */
+static int l_check(lua_State *L)
+{
+    struct ebb_sim_opts o;
+    const char *dirs[16];
+    struct ebb_engine *e = NULL;
+    struct ebb_error err = { 0 };
+
+    read_opts(L, &o, dirs, 16);
+    o.snapshot = NULL;
+    o.snapshot_buf = NULL;
+    if (ebb_simulate(&o, &e, &err) != 0)
+        return push_error(L, &err);
+    ebb_engine_destroy(e);
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+int luaopen_ebb_core(lua_State *L)
+{
+    static const luaL_Reg funcs[] = {
+        { "simulate", l_simulate },
+        { "check", l_check },
+        { NULL, NULL },
+    };
+    luaL_newlib(L, funcs);
+    lua_pushliteral(L, EBB_VERSION);
+    lua_setfield(L, -2, "version");
+    return 1;
+}

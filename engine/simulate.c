@@ -1,0 +1,60 @@
+/* One call for `ebb simulate` and `ebb check`; see ebb/simulate.h. */
+#include <string.h>
+
+#include "ebb/simulate.h"
+
+int ebb_simulate(const struct ebb_sim_opts *o, struct ebb_engine **out, struct ebb_error *err)
+{
+    struct ebb_engine_opts eo = { .now = o->now, .mode = EBB_MODE_SIMULATE, .home = o->home };
+    struct ebb_engine *e = NULL;
+    struct ebb_policy *policy = NULL;
+    struct ebb_cache *cache = NULL;
+    int rc;
+
+    if ((rc = ebb_engine_create(&eo, &e, err)) != 0)
+        return rc;
+    if ((rc = ebb_engine_load_builtins(e, err)) != 0)
+        goto fail;
+    for (int i = 0; i < o->ndirs; i++)
+        if ((rc = ebb_engine_register_lua_dir(e, o->dirs[i], err)) != 0)
+            goto fail;
+    if (o->policy_buf != NULL)
+        rc = ebb_policy_parse(o->policy_buf, o->policy_len, o->policy ? o->policy : "policy",
+                              &policy, err);
+    else
+        rc = ebb_policy_load(o->policy, &policy, err);
+    if (rc != 0)
+        goto fail;
+    for (size_t i = 0; i < policy->nwarnings; i++)
+        ebb_log(EBB_LOG_WARN, "%s", policy->warnings[i]);
+    if (o->snapshot != NULL || o->snapshot_buf != NULL) {
+        if ((rc = ebb_cache_create(&cache)) != 0)
+            goto fail;
+        if (o->snapshot_buf != NULL)
+            rc = ebb_snapshot_load_buf(cache, o->snapshot_buf, o->snapshot_len,
+                                       o->snapshot ? o->snapshot : "snapshot", o->stats, err);
+        else
+            rc = ebb_snapshot_load(cache, o->snapshot, o->stats, err);
+        if (rc != 0)
+            goto fail;
+        ebb_engine_set_cache(e, cache);
+        cache = NULL;
+    }
+    if ((rc = ebb_engine_set_policy(e, policy, err)) != 0)
+        goto fail;
+    policy = NULL;
+    if (ebb_engine_cache(e) != NULL) {
+        for (int i = 0; i < (o->cycles > 0 ? o->cycles : 1); i++)
+            if ((rc = ebb_engine_run_cycle(e)) != 0) {
+                ebb_error_set(err, rc, NULL, 0, NULL, "cycle %d: %s", i + 1, ebb_strerror(rc));
+                goto fail;
+            }
+    }
+    *out = e;
+    return 0;
+fail:
+    ebb_cache_destroy(cache);
+    ebb_policy_free(policy);
+    ebb_engine_destroy(e);
+    return rc;
+}

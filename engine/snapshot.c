@@ -1,0 +1,812 @@
+/* Snapshot loading: kubectl List JSON (streamed item by item) or YAML.
+ *
+ * JSON is read through a window that holds at least one item: a small
+ * scanner finds each item's byte extent (strings and escapes respected,
+ * lines counted), the item alone goes to cJSON, is decoded into the cache
+ * and its tree dropped. cJSON mallocs every node and string; while an item
+ * is parsed its allocations come from a bump arena that is reset, not
+ * freed node by node, when the item is done. The JSON file stays open in
+ * the cache so a pod's or node's full object can be read back (pod.object).
+ *
+ * YAML needs the whole document in memory anyway (libyaml via val.c); each
+ * pod and node is re-printed as JSON into an anonymous temporary file that
+ * serves as its source. */
+#include <errno.h>
+#include <stdalign.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "ebb/cache.h"
+#include "ebb/snapshot.h"
+#include "ebb/val.h"
+
+/* The read window; it grows only when one item does not fit. Tests lower
+ * it to exercise items that straddle refills. */
+size_t ebb__snapshot_window = 1u << 20;
+
+/* ---- a bump arena for cJSON ------------------------------------------------ */
+
+struct chunk {
+    struct chunk *next;
+    size_t cap, used;
+    max_align_t data[];
+};
+
+struct arena {
+    struct chunk *head, *cur;
+    bool oom;
+};
+
+static struct arena *the_arena;   /* the one being used by the cJSON hooks */
+
+static void *arena_malloc(size_t n)
+{
+    struct arena *a = the_arena;
+    struct chunk *c = a->cur;
+
+    n = (n + alignof(max_align_t) - 1) & ~(alignof(max_align_t) - 1);
+    while (c != NULL && c->cap - c->used < n)
+        c = a->cur = c->next;
+    if (c == NULL) {
+        size_t cap = 256u << 10;
+        if (cap < n)
+            cap = n;
+        if ((c = malloc(sizeof(*c) + cap)) == NULL) {
+            a->oom = true;
+            return NULL;
+        }
+        c->cap = cap;
+        c->used = 0;
+        /* new chunks go to the front so the next reset starts with them */
+        c->next = a->head;
+        a->head = a->cur = c;
+    }
+    void *p = (char *)c->data + c->used;
+    c->used += n;
+    return p;
+}
+
+static void arena_free(void *p)
+{
+    (void)p;   /* everything goes at once in arena_reset */
+}
+
+static void arena_reset(struct arena *a)
+{
+    for (struct chunk *c = a->head; c != NULL; c = c->next)
+        c->used = 0;
+    a->cur = a->head;
+    a->oom = false;
+}
+
+static void arena_destroy(struct arena *a)
+{
+    struct chunk *c, *next;
+
+    for (c = a->head; c != NULL; c = next) {
+        next = c->next;
+        free(c);
+    }
+    a->head = a->cur = NULL;
+}
+
+/* Parse with the arena's hooks installed, then put cJSON back on malloc. */
+static cJSON *arena_parse(struct arena *a, const char *text, size_t len, const char **endp)
+{
+    cJSON_Hooks h = { arena_malloc, arena_free };
+    cJSON *j;
+
+    the_arena = a;
+    cJSON_InitHooks(&h);
+    j = cJSON_ParseWithLengthOpts(text, len, endp, false);
+    cJSON_InitHooks(NULL);
+    the_arena = NULL;
+    return j;
+}
+
+/* ---- the loader -------------------------------------------------------------- */
+
+struct loader {
+    struct ebb_cache *cache;
+    struct ebb_snapshot_stats *stats;
+    struct ebb_error *err;
+    const char *name;
+    FILE *f;
+    char *buf;
+    size_t cap, len, pos;       /* buf[0] is the file's byte `base` */
+    uint64_t base;
+    bool eof;
+    int io_rc;                  /* set when next_nonws returns ERR */
+    int line;                   /* line of buf[pos] */
+    uint16_t src;
+    bool has_src;
+    struct arena arena;
+};
+
+enum { END = -1, ERR = -2 };   /* next_nonws: end of file, read error */
+
+static int lfail(struct loader *l, int code, int line, const char *prefix, int idx,
+                 const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
+
+static int lfail(struct loader *l, int code, int line, const char *prefix, int idx,
+                 const char *field, const char *fmt, ...)
+{
+    char path[256];
+    va_list ap;
+
+    if (l->err == NULL)
+        return code;
+    path[0] = '\0';
+    if (prefix != NULL && idx >= 0)
+        snprintf(path, sizeof(path), "%s[%d]", prefix, idx);
+    if (field != NULL && field[0] != '\0') {
+        size_t n = strlen(path);
+        snprintf(path + n, sizeof(path) - n, "%s%s", n && field[0] != '[' ? "." : "", field);
+    }
+    ebb_error_set(l->err, code, l->name, line, path, "%s", "");
+    va_start(ap, fmt);
+    vsnprintf(l->err->msg, sizeof(l->err->msg), fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+/* Keep buf[keep..len), read more after it. Returns the bytes read, 0 at the
+ * end of the file, or a negative error. */
+static long refill(struct loader *l, size_t keep)
+{
+    size_t k;
+
+    if (l->eof)
+        return 0;
+    if (keep > 0) {
+        memmove(l->buf, l->buf + keep, l->len - keep);
+        l->len -= keep;
+        l->pos -= keep;
+        l->base += keep;
+    }
+    if (l->len == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : ebb__snapshot_window;
+        char *b = realloc(l->buf, cap);
+        if (b == NULL)
+            return EBB_ENOMEM;
+        l->buf = b;
+        l->cap = cap;
+    }
+    k = fread(l->buf + l->len, 1, l->cap - l->len, l->f);
+    if (k == 0) {
+        if (ferror(l->f))
+            return EBB_EIO;
+        l->eof = true;
+    }
+    l->len += k;
+    if (l->stats)
+        l->stats->bytes += k;
+    return (long)k;
+}
+
+/* The next byte that is not JSON whitespace (not consumed), END, or ERR
+ * with l->io_rc set. */
+static int next_nonws(struct loader *l)
+{
+    for (;;) {
+        while (l->pos < l->len) {
+            char c = l->buf[l->pos];
+            if (c == '\n')
+                l->line++;
+            else if (c != ' ' && c != '\t' && c != '\r')
+                return (unsigned char)c;
+            l->pos++;
+        }
+        long k = refill(l, l->pos);
+        if (k < 0) {
+            l->io_rc = (int)k;
+            return ERR;
+        }
+        if (k == 0)
+            return END;
+    }
+}
+
+/* The error for byte `c` where `what` was expected. */
+static int unexpected(struct loader *l, int c, const char *prefix, int idx, const char *what)
+{
+    if (c == ERR)
+        return lfail(l, l->io_rc, l->line, prefix, idx, NULL, "read failed: %s",
+                     l->io_rc == EBB_EIO ? strerror(errno) : ebb_strerror(l->io_rc));
+    if (c == END)
+        return lfail(l, EBB_EPARSE, l->line, prefix, idx, NULL,
+                     "unexpected end of file: expected %s", what);
+    return lfail(l, EBB_EPARSE, l->line, prefix, idx, NULL, "expected %s, found '%c'", what, c);
+}
+
+/* Byte classes for the extent scanner. */
+static unsigned char cls[256], cls_str[256];
+
+static void scanner_init(void)
+{
+    if (cls['"'])
+        return;
+    cls['"'] = cls['{'] = cls['['] = cls['}'] = cls[']'] = cls['\n'] = 1;
+    cls_str['"'] = cls_str['\\'] = cls_str['\n'] = 1;
+}
+
+/* The extent of the JSON object or array at p (p[0] is '{' or '['):
+ * returns its length, 0 when [p, end) ends inside it, or -1 when brackets do
+ * not balance. *nl gets the newlines inside it. The brackets are only
+ * counted; cJSON checks the rest. */
+static long scan_container(const char *p, const char *end, int *nl)
+{
+    const char *q = p;
+    int depth = 0, lines = 0;
+
+    while (q < end) {
+        while (q < end && !cls[(unsigned char)*q])
+            q++;
+        if (q >= end)
+            break;
+        switch (*q) {
+        case '"':
+            for (q++;;) {
+                while (q < end && !cls_str[(unsigned char)*q])
+                    q++;
+                if (q >= end)
+                    return 0;
+                if (*q == '"')
+                    break;
+                if (*q == '\n')
+                    lines++;
+                q += *q == '\\' ? 2 : 1;
+            }
+            break;
+        case '{':
+        case '[':
+            depth++;
+            break;
+        case '}':
+        case ']':
+            if (--depth == 0) {
+                *nl = lines;
+                return q + 1 - p;
+            }
+            break;
+        case '\n':
+            lines++;
+            break;
+        }
+        q++;
+    }
+    return depth < 0 ? -1 : 0;
+}
+
+/* The extent of a scalar (string, number, literal) at p; 0 if more input
+ * may continue it. */
+static long scan_scalar(const char *p, const char *end, bool at_eof)
+{
+    const char *q = p;
+
+    if (*q == '"') {
+        for (q++; q < end; q++) {
+            if (*q == '\\')
+                q++;
+            else if (*q == '"')
+                return q + 1 - p;
+        }
+        return 0;
+    }
+    while (q < end && !strchr(" \t\r\n,]}", *q))
+        q++;
+    return q < end || at_eof ? q - p : 0;
+}
+
+/* Bring the whole value starting at buf[pos] into the window. Returns its
+ * length (> 0) or a negative error; *nl gets the newlines inside it. */
+static long window_value(struct loader *l, int line, const char *prefix, int idx, int *nl)
+{
+    long n;
+
+    scanner_init();
+    for (;;) {
+        const char *p = l->buf + l->pos, *end = l->buf + l->len;
+        *nl = 0;
+        if (*p == '{' || *p == '[')
+            n = scan_container(p, end, nl);
+        else
+            n = scan_scalar(p, end, l->eof);
+        if (n < 0)
+            return lfail(l, EBB_EPARSE, line, prefix, idx, NULL, "brackets do not balance");
+        if (n > 0)
+            return n;
+        if (l->eof)
+            return lfail(l, EBB_EPARSE, line, prefix, idx, NULL,
+                         "unexpected end of file: the value starting here is not closed");
+        long k = refill(l, l->pos);
+        if (k < 0)
+            return lfail(l, (int)k, line, prefix, idx, NULL, "read failed: %s", strerror(errno));
+    }
+}
+
+static int count_lines(const char *p, const char *end)
+{
+    int n = 0;
+
+    while (p < end && (p = memchr(p, '\n', (size_t)(end - p))) != NULL) {
+        n++;
+        p++;
+    }
+    return n;
+}
+
+static void count_skipped(struct loader *l, const char *kind)
+{
+    struct ebb_snapshot_stats *s = l->stats;
+    size_t i;
+
+    if (s == NULL)
+        return;
+    s->skipped++;
+    for (i = 0; i < s->nskipped_kinds; i++) {
+        if (strncmp(s->skipped_kinds[i].kind, kind, sizeof(s->skipped_kinds[i].kind) - 1) == 0) {
+            s->skipped_kinds[i].n++;
+            return;
+        }
+    }
+    if (i < EBB_ARRAY_LEN(s->skipped_kinds)) {
+        snprintf(s->skipped_kinds[i].kind, sizeof(s->skipped_kinds[i].kind), "%s", kind);
+        s->skipped_kinds[i].n = 1;
+        s->nskipped_kinds++;
+    }
+}
+
+/* Where an item came from, for errors and for pod.object. */
+struct origin {
+    const char *prefix;          /* "items", "" (bare array) or NULL (single object) */
+    int idx;
+    int line;
+    const struct ebb_val *val;   /* YAML: the item's tree, for exact lines */
+    struct ebb_src src;
+};
+
+/* Decode one parsed item into the cache. */
+static int take(struct loader *l, const cJSON *j, const struct origin *o)
+{
+    struct ebb_object obj;
+    struct ebb_error e;
+    int kind, rc, line;
+
+    if (l->stats)
+        l->stats->items++;
+    if (!cJSON_IsObject(j))
+        return lfail(l, EBB_ESCHEMA, o->line, o->prefix, o->idx, NULL, "expected an object");
+    if ((kind = ebb_decode_kind(j)) == EBB_KIND_UNKNOWN) {
+        const cJSON *k = cJSON_GetObjectItemCaseSensitive(j, "kind");
+        if (!cJSON_IsString(k) || k->valuestring[0] == '\0')
+            return lfail(l, EBB_ESCHEMA, o->line, o->prefix, o->idx, "kind",
+                         "required: every item names its kind");
+        count_skipped(l, k->valuestring);
+        return 0;
+    }
+    ebb_error_clear(&e);
+    if ((rc = ebb_decode_object(j, &obj, &e)) != 0) {
+        line = o->line;
+        if (o->val != NULL && e.field[0] != '\0') {
+            int at = ebb_val_line_for(o->val, e.field);
+            if (at > 0)
+                line = at;
+        }
+        return lfail(l, rc, line, o->prefix, o->idx, e.field, "%s", e.msg);
+    }
+    if (kind == EBB_KIND_POD)
+        obj.u.pod->src = o->src;
+    else if (kind == EBB_KIND_NODE)
+        obj.u.node->src = o->src;
+    if ((rc = ebb_cache_put(l->cache, &obj)) != 0) {
+        ebb_object_free(&obj);
+        return lfail(l, rc, o->line, o->prefix, o->idx, NULL, "cannot store the %s: %s",
+                     ebb_kind_name(kind), ebb_strerror(rc));
+    }
+    if (l->stats)
+        l->stats->kinds[kind]++;
+    return 0;
+}
+
+/* Parse and take the JSON text [p, p+n) that starts at file offset `off`. */
+static int take_text(struct loader *l, const char *p, size_t n, uint64_t off, struct origin *o)
+{
+    const char *endp = NULL;
+    cJSON *j;
+    int rc;
+
+    j = arena_parse(&l->arena, p, n, &endp);
+    if (j == NULL) {
+        bool oom = l->arena.oom;
+        arena_reset(&l->arena);
+        if (oom)
+            return lfail(l, EBB_ENOMEM, o->line, o->prefix, o->idx, NULL, "out of memory");
+        if (endp == NULL || endp < p || endp > p + n)
+            endp = p;
+        return lfail(l, EBB_EPARSE, o->line + count_lines(p, endp), o->prefix, o->idx, NULL,
+                     "invalid JSON near \"%.24s\"", endp);
+    }
+    o->src.off = off;
+    o->src.len = l->has_src ? (uint32_t)n : 0;
+    o->src.file = l->src;
+    rc = take(l, j, o);
+    arena_reset(&l->arena);
+    return rc;
+}
+
+static const char *scalar_type(int c)
+{
+    switch (c) {
+    case '"': return "a string";
+    case '[': return "an array";
+    case 't':
+    case 'f': return "a boolean";
+    case 'n': return "null";
+    default: return "a number";
+    }
+}
+
+/* The elements of an array, buf[pos] == '['. */
+static int stream_array(struct loader *l, const char *prefix)
+{
+    struct origin o = { .prefix = prefix };
+    int c, nl, rc;
+    long n;
+
+    l->pos++;
+    if ((c = next_nonws(l)) == ']') {
+        l->pos++;
+        return 0;
+    }
+    for (o.idx = 0;; o.idx++) {
+        c = next_nonws(l);
+        o.line = l->line;
+        if (c != '{') {
+            if (c < 0 || c == ']' || c == ',')
+                return unexpected(l, c, prefix, o.idx, "an object");
+            return lfail(l, EBB_ESCHEMA, o.line, prefix, o.idx, NULL,
+                         "expected an object, got %s", scalar_type(c));
+        }
+        if ((n = window_value(l, o.line, prefix, o.idx, &nl)) < 0)
+            return (int)n;
+        if ((rc = take_text(l, l->buf + l->pos, (size_t)n, l->base + l->pos, &o)) != 0)
+            return rc;
+        l->pos += (size_t)n;
+        l->line += nl;
+        if ((c = next_nonws(l)) == ',') {
+            l->pos++;
+            continue;
+        }
+        if (c == ']') {
+            l->pos++;
+            return 0;
+        }
+        return unexpected(l, c, prefix, o.idx, "',' or ']' after this item");
+    }
+}
+
+/* Read [off, off+n) of the file again (a top-level object that turned out
+ * not to be a List). */
+static int take_object_at(struct loader *l, uint64_t off, size_t n, int line)
+{
+    struct origin o = { .prefix = NULL, .idx = -1, .line = line };
+    char *p;
+    size_t got = 0;
+    int rc;
+
+    if ((p = malloc(n)) == NULL)
+        return lfail(l, EBB_ENOMEM, line, NULL, -1, NULL, "out of memory");
+    while (got < n) {
+        ssize_t k = pread(fileno(l->f), p + got, n - got, (off_t)(off + got));
+        if (k <= 0) {
+            free(p);
+            return lfail(l, EBB_EIO, line, NULL, -1, NULL, "read failed: %s",
+                         k < 0 ? strerror(errno) : "the file shrank");
+        }
+        got += (size_t)k;
+    }
+    rc = take_text(l, p, n, off, &o);
+    free(p);
+    return rc;
+}
+
+/* A top-level object: a List streams its "items"; any other object is one
+ * item. */
+static int top_object(struct loader *l)
+{
+    uint64_t start = l->base + l->pos;
+    int line = l->line, c, nl, rc;
+    bool items = false, is_items;
+    long n;
+
+    l->pos++;
+    for (int nkeys = 0;; nkeys++) {
+        if ((c = next_nonws(l)) == '}' && nkeys == 0)
+            break;
+        if (c != '"')
+            return unexpected(l, c, NULL, -1, "a key in the top-level object");
+        if ((n = window_value(l, l->line, NULL, -1, &nl)) < 0)
+            return (int)n;
+        is_items = n == 7 && memcmp(l->buf + l->pos, "\"items\"", 7) == 0;
+        l->pos += (size_t)n;
+        if ((c = next_nonws(l)) != ':')
+            return unexpected(l, c, NULL, -1, "':' after a key");
+        l->pos++;
+        if ((c = next_nonws(l)) < 0)
+            return unexpected(l, c, NULL, -1, "a value");
+        if (is_items && c == '[') {
+            if ((rc = stream_array(l, "items")) != 0)
+                return rc;
+            items = true;
+        } else {
+            int vline = l->line;
+            if ((n = window_value(l, vline, NULL, -1, &nl)) < 0)
+                return (int)n;
+            if (is_items) {
+                if (n != 4 || memcmp(l->buf + l->pos, "null", 4) != 0)
+                    return lfail(l, EBB_ESCHEMA, vline, NULL, -1, "items",
+                                 "expected an array");
+                items = true;
+            }
+            l->pos += (size_t)n;
+            l->line += nl;
+        }
+        if ((c = next_nonws(l)) == ',') {
+            l->pos++;
+            continue;
+        }
+        if (c == '}')
+            break;
+        return unexpected(l, c, NULL, -1, "',' or '}' in the top-level object");
+    }
+    l->pos++;
+    if (items)
+        return 0;
+    return take_object_at(l, start, (size_t)(l->base + l->pos - start), line);
+}
+
+static int load_json(struct loader *l)
+{
+    int c, rc;
+
+    if ((c = next_nonws(l)) == '{')
+        rc = top_object(l);
+    else
+        rc = stream_array(l, "");
+    if (rc != 0)
+        return rc;
+    if ((c = next_nonws(l)) != END)
+        return c == ERR ? unexpected(l, c, NULL, -1, "")
+                        : lfail(l, EBB_EPARSE, l->line, NULL, -1, NULL,
+                                "unexpected data after the top-level JSON value");
+    return 0;
+}
+
+/* ---- YAML ---------------------------------------------------------------------- */
+
+static int take_val(struct loader *l, FILE *tmp, const struct ebb_val *v, const char *prefix,
+                    int idx)
+{
+    struct origin o = { .prefix = prefix, .idx = idx, .line = v->line, .val = v };
+    cJSON *j;
+    int rc, kind;
+
+    if (v->type != EBB_VAL_MAP) {
+        if (l->stats)
+            l->stats->items++;
+        return lfail(l, EBB_ESCHEMA, v->line, prefix, idx, NULL, "expected an object, got %s",
+                     ebb_val_type_name(v->type));
+    }
+    if ((j = ebb_val_to_cjson(v)) == NULL)
+        return lfail(l, EBB_ENOMEM, v->line, prefix, idx, NULL, "out of memory");
+    kind = ebb_decode_kind(j);
+    if (tmp != NULL && (kind == EBB_KIND_POD || kind == EBB_KIND_NODE)) {
+        char *text = cJSON_PrintUnformatted(j);
+        long off = ftell(tmp);
+        size_t n = text ? strlen(text) : 0;
+
+        if (text == NULL || off < 0 || fwrite(text, 1, n, tmp) != n) {
+            free(text);
+            cJSON_Delete(j);
+            return lfail(l, text ? EBB_EIO : EBB_ENOMEM, v->line, prefix, idx, NULL,
+                         "cannot keep the object for pod.object");
+        }
+        free(text);
+        o.src.off = (uint64_t)off;
+        o.src.len = (uint32_t)n;
+        o.src.file = l->src;
+    }
+    rc = take(l, j, &o);
+    cJSON_Delete(j);
+    return rc;
+}
+
+static int load_yaml(struct loader *l, const char *buf, size_t len)
+{
+    struct ebb_val **docs = NULL;
+    FILE *tmp = NULL;
+    size_t ndocs = 0, i, k;
+    int rc;
+
+    if ((rc = ebb_val_parse_all(buf, len, l->name, &docs, &ndocs, l->err)) != 0)
+        return rc;
+    if ((tmp = tmpfile()) != NULL) {
+        if (ebb_cache_add_source(l->cache, tmp, &l->src) == 0) {
+            l->has_src = true;
+        } else {
+            fclose(tmp);
+            tmp = NULL;
+        }
+    }
+    if (tmp == NULL)
+        ebb_log(EBB_LOG_WARN, "%s: no temporary file: pod.object will be empty", l->name);
+    for (i = 0, rc = 0; rc == 0 && i < ndocs; i++) {
+        const struct ebb_val *d = docs[i], *items;
+
+        if (d == NULL || d->type == EBB_VAL_NULL)
+            continue;
+        if (d->type == EBB_VAL_SEQ) {
+            for (k = 0; rc == 0 && k < d->u.seq.n; k++)
+                rc = take_val(l, tmp, d->u.seq.items[k], "", (int)k);
+        } else if ((items = ebb_val_get(d, "items")) != NULL &&
+                   (items->type == EBB_VAL_SEQ || items->type == EBB_VAL_NULL)) {
+            for (k = 0; rc == 0 && items->type == EBB_VAL_SEQ && k < items->u.seq.n; k++)
+                rc = take_val(l, tmp, items->u.seq.items[k], "items", (int)k);
+        } else {
+            rc = take_val(l, tmp, d, NULL, -1);
+        }
+    }
+    for (i = 0; i < ndocs; i++)
+        ebb_val_free(docs[i]);
+    free(docs);
+    if (rc == 0 && tmp != NULL && fflush(tmp) != 0)
+        rc = lfail(l, EBB_EIO, 0, NULL, -1, NULL, "cannot write the temporary file");
+    return rc;
+}
+
+/* ---- entry points ---------------------------------------------------------------- */
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Skip a UTF-8 byte order mark and whitespace: the first byte that says
+ * what the file is, END or ERR. */
+static int sniff(struct loader *l)
+{
+    long k;
+
+    while (l->len < 3 && (k = refill(l, 0)) != 0) {
+        if (k < 0) {
+            l->io_rc = (int)k;
+            return ERR;
+        }
+    }
+    if (l->len >= 3 && memcmp(l->buf, "\xef\xbb\xbf", 3) == 0)
+        l->pos = 3;
+    return next_nonws(l);
+}
+
+/* JSON from l->f (owned: it goes to the cache or is closed). */
+static int load_stream(struct loader *l)
+{
+    int c, rc;
+
+    if ((c = sniff(l)) == ERR || c == END) {
+        fclose(l->f);
+        l->f = NULL;
+        if (c == END)
+            return lfail(l, EBB_EPARSE, 0, NULL, -1, NULL, "the snapshot is empty");
+        return unexpected(l, c, NULL, -1, "");
+    }
+    if (c != '{' && c != '[') {
+        /* YAML: read the rest, then parse it whole */
+        long k;
+        while ((k = refill(l, 0)) > 0)
+            ;
+        fclose(l->f);
+        l->f = NULL;
+        if (k < 0) {
+            l->io_rc = (int)k;
+            return unexpected(l, ERR, NULL, -1, "");
+        }
+        return load_yaml(l, l->buf, l->len);
+    }
+    if ((rc = ebb_cache_add_source(l->cache, l->f, &l->src)) != 0) {
+        fclose(l->f);
+        l->f = NULL;
+        return lfail(l, rc, 0, NULL, -1, NULL, "cannot keep the file open: %s",
+                     ebb_strerror(rc));
+    }
+    l->has_src = true;
+    return load_json(l);
+}
+
+static void loader_init(struct loader *l, struct ebb_cache *cache, const char *name,
+                        struct ebb_snapshot_stats *stats, struct ebb_error *err)
+{
+    memset(l, 0, sizeof(*l));
+    l->cache = cache;
+    l->name = name;
+    l->stats = stats;
+    l->err = err;
+    l->line = 1;
+    if (stats != NULL)
+        memset(stats, 0, sizeof(*stats));
+}
+
+static void loader_done(struct loader *l, double t0)
+{
+    free(l->buf);
+    arena_destroy(&l->arena);
+    if (l->stats != NULL)
+        l->stats->seconds = now_seconds() - t0;
+}
+
+int ebb_snapshot_load(struct ebb_cache *cache, const char *path, struct ebb_snapshot_stats *stats,
+                      struct ebb_error *err)
+{
+    struct loader l;
+    double t0 = now_seconds();
+    int rc;
+
+    if (cache == NULL || path == NULL)
+        return EBB_EINVAL;
+    loader_init(&l, cache, path, stats, err);
+    if ((l.f = fopen(path, "rb")) == NULL)
+        return ebb_error_set(err, EBB_EIO, path, 0, NULL, "cannot open: %s", strerror(errno));
+    rc = load_stream(&l);
+    loader_done(&l, t0);
+    return rc;
+}
+
+int ebb_snapshot_load_buf(struct ebb_cache *cache, const char *buf, size_t len, const char *name,
+                          struct ebb_snapshot_stats *stats, struct ebb_error *err)
+{
+    struct loader l;
+    double t0 = now_seconds();
+    size_t i = 0;
+    int rc;
+
+    if (cache == NULL || (buf == NULL && len > 0))
+        return EBB_EINVAL;
+    if (name == NULL)
+        name = "<buffer>";
+    loader_init(&l, cache, name, stats, err);
+    if (len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0)
+        i = 3;
+    while (i < len && strchr(" \t\r\n", buf[i]) != NULL && buf[i] != '\0')
+        i++;
+    if (i < len && buf[i] != '{' && buf[i] != '[') {
+        if (stats != NULL)
+            stats->bytes = len;
+        rc = load_yaml(&l, buf, len);
+    } else {
+        /* JSON goes through a temporary file: the same streaming path as a
+         * real file, and it backs pod.object */
+        if ((l.f = tmpfile()) == NULL || fwrite(buf, 1, len, l.f) != len || fflush(l.f) != 0 ||
+            fseek(l.f, 0, SEEK_SET) != 0) {
+            if (l.f != NULL)
+                fclose(l.f);
+            loader_done(&l, t0);
+            return ebb_error_set(err, EBB_EIO, name, 0, NULL, "cannot use a temporary file: %s",
+                                 strerror(errno));
+        }
+        rc = load_stream(&l);
+    }
+    loader_done(&l, t0);
+    return rc;
+}

@@ -1,0 +1,186 @@
+/* Interned strings: an open-addressing table of pointers to blocks that
+ * carry a header (count, hash, length) in front of the characters. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ebb/str.h"
+
+struct strhdr {
+    uint32_t refs;
+    uint32_t hash;
+    uint32_t len;
+    char s[];
+};
+
+#define HDR(p) ((struct strhdr *)((char *)(p) - offsetof(struct strhdr, s)))
+#define TOMB ((struct strhdr *)1)
+
+static struct strhdr **slots;
+static size_t nslots, nused, nlive, nbytes;   /* nused counts tombstones */
+
+static uint32_t fnv1a(const char *s, size_t len)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < len; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 16777619u;
+    }
+    return h;
+}
+
+static int grow(void)
+{
+    size_t n = nslots ? nslots * 2 : 4096;
+    struct strhdr **ns;
+
+    /* Rehash at the same size when most used slots are tombstones. */
+    if (nslots && nlive * 4 < nslots)
+        n = nslots;
+    if ((ns = calloc(n, sizeof(*ns))) == NULL)
+        return EBB_ENOMEM;
+    for (size_t i = 0; i < nslots; i++) {
+        struct strhdr *h = slots[i];
+        if (h == NULL || h == TOMB)
+            continue;
+        size_t j = h->hash & (n - 1);
+        while (ns[j] != NULL)
+            j = (j + 1) & (n - 1);
+        ns[j] = h;
+    }
+    free(slots);
+    nbytes -= nslots * sizeof(*slots);
+    slots = ns;
+    nslots = n;
+    nused = nlive;
+    nbytes += n * sizeof(*slots);
+    return 0;
+}
+
+static struct strhdr *lookup(const char *s, size_t len, uint32_t hash, size_t *free_slot)
+{
+    size_t mask = nslots - 1, i = hash & mask, tomb = (size_t)-1;
+
+    if (nslots == 0) {
+        *free_slot = (size_t)-1;
+        return NULL;
+    }
+    for (;;) {
+        struct strhdr *h = slots[i];
+        if (h == NULL) {
+            *free_slot = tomb != (size_t)-1 ? tomb : i;
+            return NULL;
+        }
+        if (h == TOMB) {
+            if (tomb == (size_t)-1)
+                tomb = i;
+        } else if (h->hash == hash && h->len == len && memcmp(h->s, s, len) == 0) {
+            return h;
+        }
+        i = (i + 1) & mask;
+    }
+}
+
+ebb_str ebb_str_intern(const char *s, size_t len)
+{
+    uint32_t hash;
+    size_t at;
+    struct strhdr *h;
+
+    if (s == NULL || len > UINT32_MAX - 1)
+        return NULL;
+    if ((nused + 1) * 4 >= nslots * 3 && grow() != 0)
+        return NULL;
+    hash = fnv1a(s, len);
+    if ((h = lookup(s, len, hash, &at)) != NULL) {
+        h->refs++;
+        return h->s;
+    }
+    if ((h = malloc(sizeof(*h) + len + 1)) == NULL)
+        return NULL;
+    h->refs = 1;
+    h->hash = hash;
+    h->len = (uint32_t)len;
+    memcpy(h->s, s, len);
+    h->s[len] = '\0';
+    if (slots[at] == NULL)
+        nused++;
+    slots[at] = h;
+    nlive++;
+    nbytes += sizeof(*h) + len + 1;
+    return h->s;
+}
+
+ebb_str ebb_str_cstr(const char *s)
+{
+    return s ? ebb_str_intern(s, strlen(s)) : NULL;
+}
+
+ebb_str ebb_str_find(const char *s, size_t len)
+{
+    size_t at;
+    struct strhdr *h;
+
+    if (s == NULL || nslots == 0)
+        return NULL;
+    h = lookup(s, len, fnv1a(s, len), &at);
+    return h ? h->s : NULL;
+}
+
+ebb_str ebb_str_ref(ebb_str s)
+{
+    if (s != NULL)
+        HDR(s)->refs++;
+    return s;
+}
+
+void ebb_str_release(ebb_str s)
+{
+    struct strhdr *h;
+    size_t i;
+
+    if (s == NULL)
+        return;
+    h = HDR(s);
+    if (--h->refs > 0)
+        return;
+    for (i = h->hash & (nslots - 1); slots[i] != h; i = (i + 1) & (nslots - 1))
+        ;
+    /* A slot followed by an empty one can be emptied outright. */
+    slots[i] = slots[(i + 1) & (nslots - 1)] == NULL ? NULL : TOMB;
+    if (slots[i] == NULL)
+        nused--;
+    nlive--;
+    nbytes -= sizeof(*h) + h->len + 1;
+    free(h);
+}
+
+size_t ebb_str_len(ebb_str s)
+{
+    return s ? HDR(s)->len : 0;
+}
+
+uint32_t ebb_str_hash(ebb_str s)
+{
+    return s ? HDR(s)->hash : 0;
+}
+
+size_t ebb_str_count(void)
+{
+    return nlive;
+}
+
+size_t ebb_str_bytes(void)
+{
+    return nbytes;
+}
+
+int ebb_str_cmp(ebb_str a, ebb_str b)
+{
+    if (a == b)
+        return 0;
+    if (a == NULL)
+        return -1;
+    if (b == NULL)
+        return 1;
+    return strcmp(a, b);
+}

@@ -1,0 +1,95 @@
+/* Taints and tolerations (see ebb/taints.h). */
+#include <string.h>
+
+#include "ebb/taints.h"
+
+/* Interned strings: equal text is the same pointer, except that an absent
+ * string (NULL) and the empty one mean the same thing to the API. */
+static bool str_eq(ebb_str a, ebb_str b)
+{
+    return a == b || (ebb_str_len(a) == 0 && ebb_str_len(b) == 0);
+}
+
+bool ebb_toleration_tolerates(const struct ebb_toleration *t, const struct ebb_taint *taint)
+{
+    if (t == NULL || taint == NULL)
+        return false;
+    if (t->effect != EBB_EFFECT_ALL && t->effect != taint->effect)
+        return false;
+    /* An empty key matches every key whatever the operator; the API only
+     * allows it with Exists, but an Equal one still compares values. */
+    if (ebb_str_len(t->key) > 0 && !str_eq(t->key, taint->key))
+        return false;
+    switch (t->op) {
+    case EBB_TOL_EQUAL:
+        return str_eq(t->value, taint->value);
+    case EBB_TOL_EXISTS:
+        return true;
+    default:
+        return false;   /* an operator the API does not define tolerates nothing */
+    }
+}
+
+bool ebb_tolerations_tolerate(const struct ebb_toleration *tols, size_t n,
+                              const struct ebb_taint *taint)
+{
+    if (tols == NULL)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (ebb_toleration_tolerates(&tols[i], taint))
+            return true;
+    return false;
+}
+
+bool ebb_pod_tolerates_node_taints(const struct ebb_pod *pod, const struct ebb_node *node,
+                                   unsigned effects)
+{
+    if (pod == NULL || node == NULL)
+        return false;
+    for (uint16_t i = 0; i < node->ntaints; i++) {
+        const struct ebb_taint *taint = &node->taints[i];
+        if ((taint->effect & effects) == 0)
+            continue;
+        if (!ebb_tolerations_tolerate(pod->tolerations, pod->ntolerations, taint))
+            return false;
+    }
+    return true;
+}
+
+bool ebb_pod_tolerates_all_taints_strict(const struct ebb_pod *pod, const struct ebb_node *node)
+{
+    if (pod == NULL || node == NULL)
+        return false;
+    /* The descheduler counts first: one wildcard toleration is not enough
+     * for a node with two taints. */
+    if (pod->ntolerations < node->ntaints)
+        return false;
+    for (uint16_t i = 0; i < node->ntaints; i++)
+        if (!ebb_tolerations_tolerate(pod->tolerations, pod->ntolerations, &node->taints[i]))
+            return false;
+    return true;
+}
+
+unsigned ebb_effect_parse(const char *s)
+{
+    if (s == NULL || s[0] == '\0')
+        return EBB_EFFECT_ALL;
+    if (strcmp(s, "NoSchedule") == 0)
+        return EBB_EFFECT_NO_SCHEDULE;
+    if (strcmp(s, "PreferNoSchedule") == 0)
+        return EBB_EFFECT_PREFER_NO_SCHEDULE;
+    if (strcmp(s, "NoExecute") == 0)
+        return EBB_EFFECT_NO_EXECUTE;
+    return EBB_EFFECT_OTHER;
+}
+
+const char *ebb_effect_name(unsigned effect)
+{
+    switch (effect) {
+    case EBB_EFFECT_ALL: return "";
+    case EBB_EFFECT_NO_SCHEDULE: return "NoSchedule";
+    case EBB_EFFECT_PREFER_NO_SCHEDULE: return "PreferNoSchedule";
+    case EBB_EFFECT_NO_EXECUTE: return "NoExecute";
+    default: return "Unknown";
+    }
+}

@@ -1,0 +1,620 @@
+/* snapshot.c: kubectl List JSON (streamed) and YAML into the cache. */
+#include "fixtures.h"
+
+#include <cjson/cJSON.h>
+#include <unistd.h>
+
+#include "ebb/cache.h"
+#include "ebb/snapshot.h"
+
+#define JSON_FIXTURE "spec/fixtures/kubectl-list.json"
+#define YAML_FIXTURE "spec/fixtures/kubectl-list.yaml"
+#define MI (1024LL * 1024)
+
+extern size_t ebb__snapshot_window;
+
+static size_t str_base;
+
+static int setup(void **state)
+{
+    (void)state;
+    str_base = ebb_str_count();
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    ebb__snapshot_window = 1u << 20;
+    assert_int_equal(ebb_str_count(), str_base);
+    return 0;
+}
+
+static struct ebb_cache *load_file(const char *path, struct ebb_snapshot_stats *st)
+{
+    struct ebb_cache *c = NULL;
+    struct ebb_error err;
+    char msg[1024];
+
+    assert_int_equal(ebb_cache_create(&c), 0);
+    ebb_error_clear(&err);
+    if (ebb_snapshot_load(c, path, st, &err) != 0) {
+        ebb_error_format(&err, msg, sizeof(msg));
+        fail_msg("%s", msg);
+    }
+    return c;
+}
+
+static struct ebb_cache *load_text(const char *text, struct ebb_snapshot_stats *st)
+{
+    struct ebb_cache *c = NULL;
+    struct ebb_error err;
+    char msg[1024];
+
+    assert_int_equal(ebb_cache_create(&c), 0);
+    if (ebb_snapshot_load_buf(c, text, strlen(text), "t", st, &err) != 0) {
+        ebb_error_format(&err, msg, sizeof(msg));
+        fail_msg("%s", msg);
+    }
+    return c;
+}
+
+/* Load `text` that must fail; returns the formatted error. */
+static struct ebb_error load_error(const char *name, const char *text, char *msg, size_t len)
+{
+    struct ebb_cache *c = NULL;
+    struct ebb_error err;
+
+    assert_int_equal(ebb_cache_create(&c), 0);
+    ebb_error_clear(&err);
+    assert_int_not_equal(ebb_snapshot_load_buf(c, text, strlen(text), name, NULL, &err), 0);
+    ebb_error_format(&err, msg, len);
+    ebb_cache_destroy(c);
+    return err;
+}
+
+static struct ebb_pod *pod(const struct ebb_cache *c, const char *ns, const char *name)
+{
+    struct ebb_pod *p = ebb_cache_pod(c, ebb_str_find(ns, strlen(ns)),
+                                      ebb_str_find(name, strlen(name)));
+    if (p == NULL)
+        fail_msg("no pod %s/%s", ns, name);
+    return p;
+}
+
+static struct ebb_node *node(const struct ebb_cache *c, const char *name)
+{
+    struct ebb_node *n = ebb_cache_node(c, ebb_str_find(name, strlen(name)));
+    if (n == NULL)
+        fail_msg("no node %s", name);
+    return n;
+}
+
+/* The source bytes are a JSON object whose metadata.name is `name`. */
+static void check_source(const struct ebb_cache *c, const struct ebb_src *src, const char *name)
+{
+    char *text = NULL;
+    size_t len = 0;
+    cJSON *j, *m;
+
+    assert_true(src->len > 0);
+    assert_int_equal(ebb_cache_read_source(c, src, &text, &len), 0);
+    assert_int_equal(len, src->len);
+    assert_int_equal(text[0], '{');
+    assert_int_equal(text[len - 1], '}');
+    assert_non_null(j = cJSON_ParseWithLength(text, len));
+    m = cJSON_GetObjectItemCaseSensitive(j, "metadata");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(m, "name")->valuestring, name);
+    cJSON_Delete(j);
+    free(text);
+}
+
+static void check_counts(const struct ebb_snapshot_stats *st)
+{
+    assert_int_equal(st->items, 25);
+    assert_int_equal(st->kinds[EBB_KIND_POD], 10);
+    assert_int_equal(st->kinds[EBB_KIND_NODE], 3);
+    assert_int_equal(st->kinds[EBB_KIND_PDB], 2);
+    assert_int_equal(st->kinds[EBB_KIND_NAMESPACE], 3);
+    assert_int_equal(st->kinds[EBB_KIND_PRIORITY_CLASS], 2);
+    assert_int_equal(st->kinds[EBB_KIND_PVC], 1);
+    assert_int_equal(st->kinds[EBB_KIND_NODE_METRICS], 2);
+    assert_int_equal(st->kinds[EBB_KIND_POD_METRICS], 1);
+    assert_int_equal(st->skipped, 1);
+    assert_int_equal(st->nskipped_kinds, 1);
+    assert_string_equal(st->skipped_kinds[0].kind, "Deployment");
+    assert_int_equal(st->skipped_kinds[0].n, 1);
+}
+
+static void test_json_fixture(void **state)
+{
+    (void)state;
+    struct ebb_snapshot_stats st;
+    struct ebb_cache *c = load_file(JSON_FIXTURE, &st);
+    size_t flen;
+    char *file = fixture_read(JSON_FIXTURE, &flen);
+    struct ebb_pod *p;
+    struct ebb_node *n;
+
+    assert_non_null(file);
+    check_counts(&st);
+    assert_int_equal(st.bytes, flen);
+    assert_int_equal(ebb_cache_count(c, EBB_KIND_POD), 10);
+
+    p = pod(c, "prod", "mesh-app-66b7-tt5vb");
+    assert_int_equal(ebb_res_get(&p->requests, EBB_RES_CPU), 2350);
+    assert_int_equal(ebb_res_get(&p->requests, EBB_RES_MEMORY), 1272 * MI);
+    assert_int_equal(p->flags, EBB_POD_PREFER_NO_EVICTION | EBB_POD_TERMINATING |
+                                   EBB_POD_RESOURCE_CLAIMS | EBB_POD_HAS_PRIORITY | EBB_POD_READY);
+    assert_int_equal(p->init_restarts, 3);
+    assert_int_equal(p->qos, EBB_QOS_BURSTABLE);
+
+    p = pod(c, "kube-system", "kube-apiserver-node-a");
+    assert_int_equal(p->flags, EBB_POD_MIRROR | EBB_POD_STATIC | EBB_POD_LOCAL_STORAGE |
+                                   EBB_POD_HAS_PRIORITY | EBB_POD_READY);
+    assert_int_equal(p->priority, 2000001000);
+    assert_string_equal(p->owners[0].kind, "Node");
+
+    p = pod(c, "default", "debug-shell");
+    assert_int_equal(p->flags, EBB_POD_EVICT_ANNOTATION | EBB_POD_LOCAL_STORAGE |
+                                   EBB_POD_HAS_PRIORITY | EBB_POD_READY);
+    assert_int_equal(p->qos, EBB_QOS_BEST_EFFORT);
+    assert_int_equal(p->nowners, 0);
+    assert_int_equal(p->requests.n, 0);
+
+    p = pod(c, "default", "report-28841-7kq2d");
+    assert_int_equal(p->phase, EBB_PHASE_FAILED);
+    assert_int_equal(p->cstatus[0].state, EBB_CSTATE_TERMINATED);
+    assert_int_equal(p->cstatus[0].exit_code, 2);
+    assert_false(p->flags & EBB_POD_READY);
+
+    p = pod(c, "prod", "worker-5f6d8-hh7rt");
+    assert_int_equal(p->restarts, 12);
+    assert_string_equal(p->cstatus[0].reason, "CrashLoopBackOff");
+    assert_string_equal(p->cstatus[0].last_reason, "OOMKilled");
+    assert_int_equal(p->cstatus[0].last_exit_code, 137);
+
+    p = pod(c, "prod", "web-7d4b9c-pend1");
+    assert_null(p->node);
+    assert_int_equal(p->phase, EBB_PHASE_PENDING);
+
+    p = pod(c, "prod", "db-0");
+    assert_int_equal(p->npvcs, 1);
+    assert_string_equal(p->pvcs[0], "data-db-0");
+    assert_int_equal(p->affinity->nrequired, 2);
+    assert_int_equal(p->qos, EBB_QOS_GUARANTEED);
+    assert_true(p->flags & EBB_POD_NODE_SELECTOR);
+    assert_int_equal(ebb_res_get(&p->requests, EBB_RES_CPU), 1000);
+
+    p = pod(c, "kube-system", "fluentd-7x2lq");
+    assert_string_equal(p->owners[0].kind, "DaemonSet");
+    assert_int_equal(p->affinity->required[0].nfields, 1);
+
+    n = node(c, "node-c");
+    assert_true(n->unschedulable);
+    assert_false(n->ready);
+    assert_int_equal(ebb_res_get(&n->allocatable, EBB_RES_MEMORY), 4096 * MI);
+    n = node(c, "node-a");
+    assert_true(n->ready);
+    assert_int_equal(n->annotations.n, 3);
+    assert_int_equal(ebb_res_get(&n->allocatable, EBB_RES_CPU), 3920);
+    n = node(c, "node-b");
+    assert_int_equal(ebb_res_get(&n->allocatable, ebb_resource_find("nvidia.com/gpu")), 2);
+
+    assert_non_null(ebb_cache_node_metrics(c, ebb_str_find("node-b", 6)));
+    assert_non_null(ebb_cache_pvc(c, ebb_str_find("prod", 4), ebb_str_find("data-db-0", 9)));
+    assert_int_equal(ebb_cache_priority_class(c, ebb_str_find("high-priority", 13))->value, 1000000);
+
+    /* Every pod and node can be read back, byte for byte. */
+    for (uint32_t i = 0; i < ebb_cache_pod_slots(c); i++) {
+        if ((p = ebb_cache_pod_at(c, i)) == NULL)
+            continue;
+        check_source(c, &p->src, p->name);
+        assert_true(p->src.off + p->src.len <= flen);
+        char *text = NULL;
+        assert_int_equal(ebb_cache_read_source(c, &p->src, &text, NULL), 0);
+        assert_memory_equal(text, file + p->src.off, p->src.len);
+        free(text);
+    }
+    for (uint32_t i = 0; i < ebb_cache_node_slots(c); i++)
+        if ((n = ebb_cache_node_at(c, i)) != NULL)
+            check_source(c, &n->src, n->name);
+    free(file);
+    ebb_cache_destroy(c);
+}
+
+static void same_res(const struct ebb_res *a, const struct ebb_res *b)
+{
+    assert_int_equal(a->n, b->n);
+    for (uint16_t i = 0; i < a->n; i++) {
+        assert_int_equal(a->q[i].id, b->q[i].id);
+        assert_int_equal(a->q[i].v, b->q[i].v);
+    }
+}
+
+/* The YAML stream says what the JSON List says. */
+static void test_yaml_fixture(void **state)
+{
+    (void)state;
+    struct ebb_snapshot_stats st;
+    struct ebb_cache *cj = load_file(JSON_FIXTURE, NULL);
+    struct ebb_cache *cy = load_file(YAML_FIXTURE, &st);
+    struct ebb_pod *a, *b;
+    struct ebb_node *na, *nb;
+    size_t seen = 0;
+
+    check_counts(&st);
+    for (uint32_t i = 0; i < ebb_cache_pod_slots(cj); i++) {
+        if ((a = ebb_cache_pod_at(cj, i)) == NULL)
+            continue;
+        b = pod(cy, a->ns, a->name);
+        seen++;
+        assert_ptr_equal(a->node, b->node);
+        assert_ptr_equal(a->uid, b->uid);
+        assert_int_equal(a->phase, b->phase);
+        assert_int_equal(a->qos, b->qos);
+        assert_int_equal(a->flags, b->flags);
+        assert_int_equal(a->priority, b->priority);
+        assert_int_equal(a->created, b->created);
+        assert_int_equal(a->started, b->started);
+        assert_int_equal(a->restarts, b->restarts);
+        assert_int_equal(a->init_restarts, b->init_restarts);
+        assert_int_equal(a->requested_mask, b->requested_mask);
+        same_res(&a->requests, &b->requests);
+        assert_int_equal(a->labels.n, b->labels.n);
+        for (uint32_t k = 0; k < a->labels.n; k++) {
+            assert_ptr_equal(a->labels.kv[k].key, b->labels.kv[k].key);
+            assert_ptr_equal(a->labels.kv[k].value, b->labels.kv[k].value);
+        }
+        assert_int_equal(a->annotations.n, b->annotations.n);
+        assert_int_equal(a->nimages, b->nimages);
+        for (uint16_t k = 0; k < a->nimages; k++)
+            assert_ptr_equal(a->images[k], b->images[k]);
+        assert_int_equal(a->nowners, b->nowners);
+        assert_int_equal(a->ntolerations, b->ntolerations);
+        assert_int_equal(a->ncstatus, b->ncstatus);
+        assert_int_equal(a->nconditions, b->nconditions);
+        assert_int_equal(a->ntsc, b->ntsc);
+        assert_int_equal(a->affinity == NULL, b->affinity == NULL);
+        check_source(cy, &b->src, b->name);
+    }
+    assert_int_equal(seen, 10);
+    for (uint32_t i = 0; i < ebb_cache_node_slots(cj); i++) {
+        if ((na = ebb_cache_node_at(cj, i)) == NULL)
+            continue;
+        nb = node(cy, na->name);
+        same_res(&na->allocatable, &nb->allocatable);
+        same_res(&na->capacity, &nb->capacity);
+        assert_int_equal(na->ntaints, nb->ntaints);
+        assert_int_equal(na->ready, nb->ready);
+        assert_int_equal(na->labels.n, nb->labels.n);
+        assert_int_equal(na->annotations.n, nb->annotations.n);
+        check_source(cy, &nb->src, nb->name);
+    }
+    ebb_cache_destroy(cj);
+    ebb_cache_destroy(cy);
+}
+
+#define NS_ITEM(name) "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"" name "\"}}"
+#define POD_ITEM(name) "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"" name "\",\"namespace\":\"x\"}}"
+
+static void test_shapes(void **state)
+{
+    (void)state;
+    struct ebb_snapshot_stats st;
+    struct ebb_cache *c;
+
+    /* one object, not a List (keys before and after anything list-like) */
+    c = load_text("\xef\xbb\xbf \n" POD_ITEM("solo") "\n", &st);
+    assert_int_equal(st.items, 1);
+    assert_int_equal(st.kinds[EBB_KIND_POD], 1);
+    assert_int_equal(pod(c, "x", "solo")->src.off, 5);
+    check_source(c, &pod(c, "x", "solo")->src, "solo");
+    ebb_cache_destroy(c);
+
+    /* a bare array */
+    c = load_text("[" POD_ITEM("a") ",\n " NS_ITEM("b") "]", &st);
+    assert_int_equal(st.items, 2);
+    assert_int_equal(st.kinds[EBB_KIND_NAMESPACE], 1);
+    check_source(c, &pod(c, "x", "a")->src, "a");
+    ebb_cache_destroy(c);
+
+    /* empty and null item lists; the List's own fields are skipped */
+    c = load_text("{\"kind\":\"List\",\"metadata\":{\"resourceVersion\":\"\"},\"items\":[]}", &st);
+    assert_int_equal(st.items, 0);
+    ebb_cache_destroy(c);
+    c = load_text("{\"items\":null,\"apiVersion\":\"v1\",\"kind\":\"List\"}", &st);
+    assert_int_equal(st.items, 0);
+    ebb_cache_destroy(c);
+    c = load_text("[]", &st);
+    assert_int_equal(st.items, 0);
+    ebb_cache_destroy(c);
+
+    /* strings with brackets, quotes and escapes do not confuse the scanner */
+    c = load_text("{\"items\":[{\"kind\":\"Pod\",\"metadata\":{\"name\":\"q\",\"namespace\":\"x\","
+                  "\"annotations\":{\"a\":\"}]\\\"{[\\\\\",\"b\":\"\\\\\"}}}]}",
+                  &st);
+    assert_string_equal(ebb_labels_getc(&pod(c, "x", "q")->annotations, "a"), "}]\"{[\\");
+    ebb_cache_destroy(c);
+
+    /* YAML: a List document, a bare sequence and plain objects */
+    c = load_text("apiVersion: v1\nkind: List\nitems:\n- kind: Pod\n  metadata: {name: y1, namespace: x}\n"
+                  "---\n- kind: Namespace\n  metadata: {name: y2}\n"
+                  "---\n# a comment\nkind: Pod\napiVersion: v1\nmetadata:\n  name: y3\n  namespace: x\n"
+                  "---\n",
+                  &st);
+    assert_int_equal(st.items, 3);
+    assert_int_equal(st.kinds[EBB_KIND_POD], 2);
+    check_source(c, &pod(c, "x", "y1")->src, "y1");
+    check_source(c, &pod(c, "x", "y3")->src, "y3");
+    ebb_cache_destroy(c);
+
+    /* unknown kinds are counted by name */
+    c = load_text("[{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\"}},"
+                  "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"s\"}},"
+                  "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"e\"}},"
+                  "{\"apiVersion\":\"example.com/v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"f\"}}]",
+                  &st);
+    assert_int_equal(st.items, 4);
+    assert_int_equal(st.skipped, 4);
+    assert_int_equal(st.nskipped_kinds, 3);
+    assert_string_equal(st.skipped_kinds[0].kind, "Deployment");
+    assert_int_equal(st.skipped_kinds[0].n, 2);
+    assert_string_equal(st.skipped_kinds[2].kind, "Pod");
+    assert_int_equal(ebb_cache_count(c, EBB_KIND_POD), 0);
+    ebb_cache_destroy(c);
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    char msg[1024];
+    struct ebb_error e;
+
+    e = load_error("trunc.json",
+                   "{\n"
+                   "    \"apiVersion\": \"v1\",\n"
+                   "    \"items\": [\n"
+                   "        {\n"
+                   "            \"apiVersion\": \"v1\",\n"
+                   "            \"kind\": \"Namespace\",\n"
+                   "            \"metadata\": {\"name\": \"a\"}\n"
+                   "        },\n"
+                   "        {\n"                              /* line 9 */
+                   "            \"apiVersion\": \"v1\",\n"
+                   "            \"kind\": \"Namespace\",\n"
+                   "            \"metadata\": {\n",
+                   msg, sizeof(msg));
+    assert_int_equal(e.code, EBB_EPARSE);
+    assert_string_equal(msg, "trunc.json:9: items[1]: unexpected end of file: "
+                             "the value starting here is not closed");
+
+    e = load_error("obj.json",
+                   "{\"kind\": \"List\", \"items\": [\n"
+                   "  " NS_ITEM("a") ",\n"
+                   "  " NS_ITEM("b") ",\n"
+                   "  \"oops\"\n"                             /* line 4 */
+                   "]}\n",
+                   msg, sizeof(msg));
+    assert_int_equal(e.code, EBB_ESCHEMA);
+    assert_string_equal(msg, "obj.json:4: items[2]: expected an object, got a string");
+
+    e = load_error("qty.json",
+                   "{\n"
+                   "  \"kind\": \"List\",\n"
+                   "  \"items\": [\n"
+                   "    " NS_ITEM("a") ",\n"
+                   "    " POD_ITEM("ok") ",\n"
+                   "    {\n"                                    /* line 6 */
+                   "      \"kind\": \"Pod\",\n"
+                   "      \"metadata\": {\"name\": \"p\"},\n"
+                   "      \"spec\": {\"containers\": [{\"name\": \"c\", \"resources\": {\n"
+                   "        \"requests\": {\"cpu\": \"12x\"}}}]}\n"
+                   "    }\n"
+                   "  ]\n"
+                   "}\n",
+                   msg, sizeof(msg));
+    assert_int_equal(e.code, EBB_ESCHEMA);
+    assert_int_equal(e.line, 6);
+    assert_string_equal(e.file, "qty.json");
+    assert_string_equal(e.field, "items[2].spec.containers[0].resources.requests.cpu");
+    assert_string_equal(msg, "qty.json:6: items[2].spec.containers[0].resources.requests.cpu: "
+                             "\"12x\" is not a quantity");
+
+    e = load_error("pdb.json",
+                   "{\"items\": [\n"
+                   "{\"apiVersion\": \"policy/v1\", \"kind\": \"PodDisruptionBudget\",\n"
+                   " \"metadata\": {\"name\": \"p\", \"namespace\": \"x\"},\n"
+                   " \"spec\": {\"selector\": {\"matchExpressions\": [\n"
+                   "   {\"key\": \"app\", \"operator\": \"Equals\", \"values\": [\"web\"]}]}}}]}\n",
+                   msg, sizeof(msg));
+    assert_string_equal(msg, "pdb.json:2: items[0].spec.selector.matchExpressions[0].operator: "
+                             "\"Equals\" is not a valid operator (In, NotIn, Exists, DoesNotExist)");
+
+    e = load_error("nokind.json", "[" NS_ITEM("a") ",\n{\"metadata\": {\"name\": \"b\"}}]",
+                   msg, sizeof(msg));
+    assert_string_equal(msg, "nokind.json:2: [1].kind: required: every item names its kind");
+
+    /* a syntax error inside an item names its own line */
+    e = load_error("syntax.json",
+                   "{\"items\": [\n"
+                   "  {\"kind\": \"Namespace\",\n"
+                   "   \"metadata\": {\"name\": \"a\"}\n"
+                   "   \"spec\": {}}\n"                           /* line 4: missing comma */
+                   "]}",
+                   msg, sizeof(msg));
+    assert_int_equal(e.code, EBB_EPARSE);
+    assert_int_equal(e.line, 4);
+    assert_string_equal(e.field, "items[0]");
+
+    e = load_error("trail.json", "[" NS_ITEM("a") "]\n\n{}", msg, sizeof(msg));
+    assert_string_equal(msg, "trail.json:3: unexpected data after the top-level JSON value");
+
+    e = load_error("comma.json", "[" NS_ITEM("a") "\n" NS_ITEM("b") "]", msg, sizeof(msg));
+    assert_string_equal(msg, "comma.json:2: [0]: expected ',' or ']' after this item, found '{'");
+
+    e = load_error("empty.json", " \n\t\n", msg, sizeof(msg));
+    assert_string_equal(msg, "empty.json: the snapshot is empty");
+
+    /* YAML errors name the line of the field itself */
+    e = load_error("bad.yaml",
+                   "apiVersion: v1\n"
+                   "kind: List\n"
+                   "items:\n"
+                   "- kind: Pod\n"
+                   "  metadata:\n"
+                   "    name: p\n"
+                   "  spec:\n"
+                   "    containers:\n"
+                   "    - name: c\n"
+                   "      resources:\n"
+                   "        requests:\n"
+                   "          memory: 1Gi\n"
+                   "          cpu: 1.5x\n"                            /* line 13 */
+                   "---\n",
+                   msg, sizeof(msg));
+    assert_string_equal(msg, "bad.yaml:13: items[0].spec.containers[0].resources.requests.cpu: "
+                             "\"1.5x\" is not a quantity");
+
+    struct ebb_cache *c = NULL;
+    assert_int_equal(ebb_cache_create(&c), 0);
+    assert_int_equal(ebb_snapshot_load(c, "spec/fixtures/does-not-exist.json", NULL, &e), EBB_EIO);
+    assert_string_equal(e.file, "spec/fixtures/does-not-exist.json");
+    ebb_cache_destroy(c);
+}
+
+/* ---- streaming ---------------------------------------------------------------- */
+
+struct gen {
+    FILE *f;
+    uint64_t off;
+    int line;
+};
+
+static void put(struct gen *g, const char *s)
+{
+    size_t n = strlen(s);
+
+    assert_int_equal(fwrite(s, 1, n, g->f), n);
+    g->off += n;
+    for (const char *p = s; (p = strchr(p, '\n')) != NULL; p++)
+        g->line++;
+}
+
+/* A kubectl-like pod object, with managedFields; `cpu` may be bad. */
+static void pod_text(char *buf, size_t len, int i, const char *cpu, size_t pad)
+{
+    char *fill = malloc(pad + 1);
+
+    assert_non_null(fill);
+    memset(fill, 'x', pad);
+    fill[pad] = '\0';
+    snprintf(buf, len,
+             "{\n"
+             "            \"apiVersion\": \"v1\",\n"
+             "            \"kind\": \"Pod\",\n"
+             "            \"metadata\": {\n"
+             "                \"annotations\": {\"note\": \"%s\", \"q\": \"a \\\"}{\\\" b\"},\n"
+             "                \"labels\": {\"app\": \"gen\", \"i\": \"%d\"},\n"
+             "                \"managedFields\": [{\"apiVersion\": \"v1\", \"fieldsType\": \"FieldsV1\",\n"
+             "                    \"fieldsV1\": {\"f:metadata\": {\"f:labels\": {\".\": {}, \"f:app\": {}}},\n"
+             "                    \"f:spec\": {\"f:containers\": {\"k:{\\\"name\\\":\\\"c\\\"}\": {\".\": {}}}}},\n"
+             "                    \"manager\": \"kube-controller-manager\", \"operation\": \"Update\"}],\n"
+             "                \"name\": \"p-%05d\",\n"
+             "                \"namespace\": \"gen\",\n"
+             "                \"uid\": \"uid-%05d\"\n"
+             "            },\n"
+             "            \"spec\": {\"nodeName\": \"n-%d\", \"containers\": [{\"name\": \"c\", \"image\": \"img:%d\",\n"
+             "                \"resources\": {\"requests\": {\"cpu\": \"%s\", \"memory\": \"%dMi\"}}}]},\n"
+             "            \"status\": {\"phase\": \"Running\"}\n"
+             "        }",
+             fill, i, i, i, i % 7, i % 3, cpu, 64 + i % 5);
+    free(fill);
+}
+
+static void test_streaming(void **state)
+{
+    (void)state;
+    enum { N = 2500, BIG = 1234 };
+    char path[] = "/tmp/ebb-test-snapshot-XXXXXX";
+    static uint64_t offs[N];
+    static uint32_t lens[N];
+    struct ebb_snapshot_stats st;
+    struct ebb_cache *c;
+    struct ebb_error err;
+    struct gen g = { .line = 1 };
+    char *item = malloc(64 * 1024);
+    int fd = mkstemp(path), bad_line = 0;
+
+    assert_true(fd >= 0);
+    assert_non_null(item);
+    assert_non_null(g.f = fdopen(fd, "w"));
+    ebb__snapshot_window = 4096;   /* far smaller than the file and than item BIG */
+
+    put(&g, "{\n    \"apiVersion\": \"v1\",\n    \"items\": [\n        ");
+    for (int i = 0; i < N; i++) {
+        pod_text(item, 64 * 1024, i, "250m", i == BIG ? 20000 : (size_t)(i % 50));
+        offs[i] = g.off;
+        lens[i] = (uint32_t)strlen(item);
+        put(&g, item);
+        put(&g, i + 1 < N ? ",\n        " : "\n");
+    }
+    put(&g, "    ],\n    \"kind\": \"List\",\n    \"metadata\": {\"resourceVersion\": \"\"}\n}\n");
+    assert_int_equal(fclose(g.f), 0);
+
+    c = load_file(path, &st);
+    assert_int_equal(st.items, N);
+    assert_int_equal(st.bytes, g.off);
+    assert_int_equal(ebb_cache_count(c, EBB_KIND_POD), N);
+    for (int i = 0; i < N; i += (i < BIG - 3 || i > BIG + 3) ? 97 : 1) {
+        char name[16];
+        snprintf(name, sizeof(name), "p-%05d", i);
+        struct ebb_pod *p = pod(c, "gen", name);
+        assert_int_equal(p->src.off, offs[i]);
+        assert_int_equal(p->src.len, lens[i]);
+        assert_int_equal(ebb_res_get(&p->requests, EBB_RES_CPU), 250);
+        assert_int_equal(ebb_res_get(&p->requests, EBB_RES_MEMORY), (64 + i % 5) * MI);
+        check_source(c, &p->src, name);
+    }
+    assert_int_equal(strlen(ebb_labels_getc(&pod(c, "gen", "p-01234")->annotations, "note")), 20000);
+    ebb_cache_destroy(c);
+
+    /* The same file with a bad quantity near the end: the error names the
+     * line where that item starts, counted across every refill. */
+    assert_non_null(g.f = fopen(path, "w"));
+    g.off = 0;
+    g.line = 1;
+    put(&g, "{\n    \"apiVersion\": \"v1\",\n    \"items\": [\n        ");
+    for (int i = 0; i < N; i++) {
+        pod_text(item, 64 * 1024, i, i == N - 2 ? "fast" : "1", i == BIG ? 20000 : 0);
+        if (i == N - 2)
+            bad_line = g.line;
+        put(&g, item);
+        put(&g, i + 1 < N ? ",\n        " : "\n");
+    }
+    put(&g, "    ],\n    \"kind\": \"List\"\n}\n");
+    assert_int_equal(fclose(g.f), 0);
+
+    assert_int_equal(ebb_cache_create(&c), 0);
+    assert_int_equal(ebb_snapshot_load(c, path, NULL, &err), EBB_ESCHEMA);
+    assert_int_equal(err.line, bad_line);
+    assert_true(bad_line > 40000);
+    assert_string_equal(err.field, "items[2498].spec.containers[0].resources.requests.cpu");
+    ebb_cache_destroy(c);
+
+    free(item);
+    unlink(path);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_json_fixture, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_yaml_fixture, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_shapes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_streaming, setup, teardown),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,533 @@
+/* The Lua sandbox: one lua_State per plugin instance.
+ *
+ * - A capped allocator: a state never holds more than mem_limit bytes.
+ * - Only base, string, table, math and utf8 are opened; dofile, loadfile
+ *   and collectgarbage are removed; load is text-only; require resolves
+ *   home/lua/ and the policy directories only; print goes to the log;
+ *   reading or writing an undeclared global raises.
+ * - A time budget per call that costs nothing until it expires: a watchdog
+ *   thread sleeps until the earliest deadline of the calls in flight and
+ *   only then installs a count hook on the running coroutine. The hook
+ *   fires on every instruction from then on, so a script's own pcall cannot
+ *   swallow the kill; native helpers poll vm->expired in their loops.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <lauxlib.h>
+#include <lualib.h>
+
+#include "engine.h"
+
+#define WD_MAX 32
+
+/* ---- watchdog ----------------------------------------------------------- */
+
+struct wd_entry {
+    struct ebb_vm *vm;
+    lua_State *L;
+    uint64_t deadline;
+    bool fired;
+};
+
+static pthread_mutex_t wd_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wd_cv;
+static struct wd_entry wd_stack[WD_MAX];
+static int wd_n;
+static bool wd_started;
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void budget_hook(lua_State *L, lua_Debug *ar)
+{
+    struct ebb_vm *vm = ebb__vm_of(L);
+    (void)ar;
+    if (vm != NULL && vm->expired)
+        luaL_error(L, "time budget of %d ms exceeded",
+                   (int)(vm->budget_ns / 1000000u));
+}
+
+static void *wd_main(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&wd_mu);
+    for (;;) {
+        uint64_t next = UINT64_MAX, now;
+        for (int i = 0; i < wd_n; i++)
+            if (!wd_stack[i].fired && wd_stack[i].deadline < next)
+                next = wd_stack[i].deadline;
+        if (next == UINT64_MAX) {
+            pthread_cond_wait(&wd_cv, &wd_mu);
+            continue;
+        }
+        struct timespec ts = { .tv_sec = (time_t)(next / 1000000000u),
+                               .tv_nsec = (long)(next % 1000000000u) };
+        pthread_cond_timedwait(&wd_cv, &wd_mu, &ts);
+        now = mono_ns();
+        for (int i = 0; i < wd_n; i++) {
+            struct wd_entry *e = &wd_stack[i];
+            if (!e->fired && e->deadline <= now) {
+                e->fired = true;
+                e->vm->expired = 1;
+                /* lua_sethook is safe to call asynchronously (lua.c does it
+                 * from a signal handler); the entry is popped under this
+                 * lock, so L is alive here. */
+                lua_sethook(e->L, budget_hook, LUA_MASKCOUNT, 1);
+            }
+        }
+    }
+    return NULL;
+}
+
+static int wd_start(void)
+{
+    pthread_condattr_t ca;
+    pthread_t t;
+
+    if (wd_started)
+        return 0;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&wd_cv, &ca);
+    pthread_condattr_destroy(&ca);
+    if (pthread_create(&t, NULL, wd_main, NULL) != 0)
+        return EBB_ENOMEM;
+    pthread_detach(t);
+    wd_started = true;
+    return 0;
+}
+
+static int wd_arm(struct ebb_vm *vm, lua_State *L)
+{
+    int rc = 0;
+
+    pthread_mutex_lock(&wd_mu);
+    if (wd_n == WD_MAX) {
+        rc = EBB_ELIMIT;
+    } else {
+        wd_stack[wd_n++] = (struct wd_entry){ vm, L, mono_ns() + vm->budget_ns, false };
+        pthread_cond_signal(&wd_cv);
+    }
+    pthread_mutex_unlock(&wd_mu);
+    return rc;
+}
+
+static void wd_disarm(void)
+{
+    pthread_mutex_lock(&wd_mu);
+    wd_n--;
+    pthread_mutex_unlock(&wd_mu);
+}
+
+/* ---- allocator ---------------------------------------------------------- */
+
+static void *vm_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+    struct ebb_vm *vm = ud;
+    size_t old = ptr ? osize : 0;
+    void *p;
+
+    if (nsize == 0) {
+        free(ptr);
+        vm->mem_used -= old;
+        return NULL;
+    }
+    if (nsize > old && vm->limit_on && vm->mem_used - old + nsize > vm->mem_limit)
+        return NULL;
+    if ((p = realloc(ptr, nsize)) == NULL)
+        return NULL;
+    vm->mem_used = vm->mem_used - old + nsize;
+    if (vm->mem_used > vm->mem_peak)
+        vm->mem_peak = vm->mem_used;
+    return p;
+}
+
+struct ebb_vm *ebb__vm_of(lua_State *L)
+{
+    return *(struct ebb_vm **)lua_getextraspace(L);
+}
+
+/* ---- sandboxed globals -------------------------------------------------- */
+
+static int l_strict_index(lua_State *L)
+{
+    return luaL_error(L, "undeclared global '%s'", luaL_optstring(L, 2, "?"));
+}
+
+static int l_strict_newindex(lua_State *L)
+{
+    return luaL_error(L, "assignment to undeclared global '%s' (plugins keep state in "
+                         "locals or their plugin table)", luaL_optstring(L, 2, "?"));
+}
+
+static int l_print(lua_State *L)
+{
+    struct ebb_vm *vm = ebb__vm_of(L);
+    luaL_Buffer b;
+    int n = lua_gettop(L);
+
+    luaL_buffinit(L, &b);
+    for (int i = 1; i <= n; i++) {
+        if (i > 1)
+            luaL_addchar(&b, '\t');
+        luaL_tolstring(L, i, NULL);
+        luaL_addvalue(&b);
+    }
+    luaL_pushresult(&b);
+    ebb_log(EBB_LOG_INFO, "[%s] %s", vm && vm->name ? vm->name : "lua", lua_tostring(L, -1));
+    return 0;
+}
+
+/* load(chunk [, chunkname [, mode [, env]]]) with mode forced to "t". */
+static int l_load(lua_State *L)
+{
+    int n = lua_gettop(L);
+
+    lua_pushvalue(L, lua_upvalueindex(1));   /* the original load */
+    lua_pushvalue(L, 1);
+    if (n >= 2)
+        lua_pushvalue(L, 2);
+    else
+        lua_pushnil(L);
+    lua_pushliteral(L, "t");
+    if (n >= 4)
+        lua_pushvalue(L, 4);
+    lua_call(L, n >= 4 ? 4 : 3, LUA_MULTRET);
+    return lua_gettop(L) - n;
+}
+
+static bool valid_module_name(const char *s)
+{
+    if (*s == '\0' || *s == '.')
+        return false;
+    for (const char *p = s; *p; p++) {
+        if (!(*p == '_' || *p == '.' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+              (*p >= '0' && *p <= '9')))
+            return false;
+        if (p[0] == '.' && p[1] == '.')
+            return false;
+    }
+    return true;
+}
+
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    size_t cap = 0, n = 0;
+
+    if (f == NULL)
+        return NULL;
+    for (;;) {
+        if (n + 4096 > cap) {
+            char *nb = realloc(buf, cap = cap ? cap * 2 : 16384);
+            if (nb == NULL) {
+                free(buf);
+                fclose(f);
+                return NULL;
+            }
+            buf = nb;
+        }
+        size_t k = fread(buf + n, 1, cap - n - 1, f);
+        n += k;
+        if (k == 0)
+            break;
+    }
+    fclose(f);
+    buf[n] = '\0';
+    *len = n;
+    return buf;
+}
+
+/* Look for name (dots as slashes) under root: root/a/b.lua, root/a/b/init.lua */
+static char *find_module(const char *root, const char *name, char *path, size_t plen)
+{
+    char rel[256];
+    size_t i;
+    FILE *f;
+
+    for (i = 0; name[i] && i < sizeof(rel) - 1; i++)
+        rel[i] = name[i] == '.' ? '/' : name[i];
+    rel[i] = '\0';
+    snprintf(path, plen, "%s/%s.lua", root, rel);
+    if ((f = fopen(path, "rb")) != NULL) {
+        fclose(f);
+        return path;
+    }
+    snprintf(path, plen, "%s/%s/init.lua", root, rel);
+    if ((f = fopen(path, "rb")) != NULL) {
+        fclose(f);
+        return path;
+    }
+    return NULL;
+}
+
+static int l_require(lua_State *L)
+{
+    struct ebb_vm *vm = ebb__vm_of(L);
+    const char *name = luaL_checkstring(L, 1);
+    char path[1024], lib[1024], chunk[1100];
+    char *src;
+    size_t len;
+    const char *found = NULL;
+
+    lua_settop(L, 1);
+    luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);   /* 2 */
+    if (lua_getfield(L, 2, name) != LUA_TNIL)
+        return 1;
+    lua_pop(L, 1);
+    luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);  /* 3 */
+    if (lua_getfield(L, 3, name) != LUA_TNIL) {                 /* 4 */
+        lua_pushstring(L, name);
+        lua_call(L, 1, 1);
+    } else {
+        lua_pop(L, 1);
+        if (!valid_module_name(name))
+            return luaL_error(L, "module name '%s' is not allowed", name);
+        if (vm->home) {
+            snprintf(lib, sizeof(lib), "%s/lua", vm->home);
+            found = find_module(lib, name, path, sizeof(path));
+        }
+        for (size_t i = 0; found == NULL && vm->policy_dirs && vm->policy_dirs[i]; i++)
+            found = find_module(vm->policy_dirs[i], name, path, sizeof(path));
+        if (found == NULL)
+            return luaL_error(L, "module '%s' not found (searched lua/ and the policy "
+                                 "directories)", name);
+        if ((src = read_file(path, &len)) == NULL)
+            return luaL_error(L, "cannot read module '%s' from %s", name, path);
+        snprintf(chunk, sizeof(chunk), "@%s", path);
+        int st = luaL_loadbufferx(L, src, len, chunk, "t");
+        free(src);
+        if (st != LUA_OK)
+            return lua_error(L);
+        lua_pushstring(L, name);
+        lua_call(L, 1, 1);
+    }
+    if (lua_isnil(L, -1)) {
+        lua_pop(L, 1);
+        lua_pushboolean(L, 1);
+    }
+    lua_pushvalue(L, -1);
+    lua_setfield(L, 2, name);
+    return 1;
+}
+
+static int open_sandbox(lua_State *L)
+{
+    static const char *const removed[] = { "dofile", "loadfile", "collectgarbage", NULL };
+
+    luaL_requiref(L, LUA_GNAME, luaopen_base, 1);
+    luaL_requiref(L, LUA_STRLIBNAME, luaopen_string, 1);
+    luaL_requiref(L, LUA_TABLIBNAME, luaopen_table, 1);
+    luaL_requiref(L, LUA_MATHLIBNAME, luaopen_math, 1);
+    luaL_requiref(L, LUA_UTF8LIBNAME, luaopen_utf8, 1);
+    lua_settop(L, 0);
+
+    /* deterministic random numbers: simulations must repeat */
+    lua_getglobal(L, "math");
+    lua_getfield(L, -1, "randomseed");
+    lua_pushinteger(L, 1);
+    lua_call(L, 1, 0);
+    lua_pop(L, 1);
+
+    lua_pushglobaltable(L);
+    for (int i = 0; removed[i]; i++) {
+        lua_pushnil(L);
+        lua_setfield(L, -2, removed[i]);
+    }
+    lua_getfield(L, -1, "load");
+    lua_pushcclosure(L, l_load, 1);
+    lua_setfield(L, -2, "load");
+    lua_pushcfunction(L, l_print);
+    lua_setfield(L, -2, "print");
+    lua_pushcfunction(L, l_require);
+    lua_setfield(L, -2, "require");
+
+    luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+    lua_pushcfunction(L, luaopen_ebb_native);
+    lua_setfield(L, -2, "ebb.native");
+    lua_pop(L, 1);
+
+    lua_createtable(L, 0, 2);
+    lua_pushcfunction(L, l_strict_index);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, l_strict_newindex);
+    lua_setfield(L, -2, "__newindex");
+    lua_setmetatable(L, -2);
+    lua_pop(L, 1);
+    return 0;
+}
+
+static void warnf(void *ud, const char *msg, int tocont)
+{
+    (void)ud;
+    (void)tocont;
+    ebb_log(EBB_LOG_WARN, "lua: %s", msg);
+}
+
+int ebb__vm_create(const struct ebb_vm_opts *opts, struct ebb_vm **out)
+{
+    struct ebb_vm *vm;
+    int rc = EBB_ENOMEM;
+
+    if (opts == NULL || out == NULL)
+        return EBB_EINVAL;
+    if ((rc = wd_start()) != 0)
+        return rc;
+    rc = EBB_ENOMEM;
+    if ((vm = calloc(1, sizeof(*vm))) == NULL)
+        return EBB_ENOMEM;
+    vm->engine = opts->engine;
+    vm->mem_limit = opts->mem_limit ? opts->mem_limit : (size_t)64 << 20;
+    vm->budget_ns = opts->budget_ns ? opts->budget_ns : 10000000000ull;
+    vm->policy_dirs = opts->policy_dirs;
+    if ((vm->name = strdup(opts->name ? opts->name : "lua")) == NULL)
+        goto fail;
+    if (opts->home && (vm->home = strdup(opts->home)) == NULL)
+        goto fail;
+    if ((vm->L = lua_newstate(vm_alloc, vm)) == NULL)
+        goto fail;
+    *(struct ebb_vm **)lua_getextraspace(vm->L) = vm;
+    lua_setwarnf(vm->L, warnf, vm);
+    lua_pushcfunction(vm->L, open_sandbox);
+    if (lua_pcall(vm->L, 0, 0, 0) != LUA_OK)
+        goto fail;
+    *out = vm;
+    return 0;
+fail:
+    ebb__vm_destroy(vm);
+    return rc;
+}
+
+void ebb__vm_destroy(struct ebb_vm *vm)
+{
+    if (vm == NULL)
+        return;
+    if (vm->L)
+        lua_close(vm->L);
+    free(vm->name);
+    free(vm->home);
+    free(vm);
+}
+
+/* "[string "x"]:12: msg" / "/path/file.lua:12: msg" -> file and line. */
+static void split_location(const char *msg, struct ebb_error *err, const char *fallback_file)
+{
+    const char *p = msg, *colon;
+
+    snprintf(err->file, sizeof(err->file), "%s", fallback_file ? fallback_file : "");
+    err->line = 0;
+    while ((colon = strchr(p, ':')) != NULL) {
+        char *end;
+        long line = strtol(colon + 1, &end, 10);
+        if (end != colon + 1 && *end == ':' && line > 0) {
+            size_t flen = (size_t)(colon - msg);
+            if (flen < sizeof(err->file)) {
+                memcpy(err->file, msg, flen);
+                err->file[flen] = '\0';
+            }
+            err->line = (int)line;
+            return;
+        }
+        p = colon + 1;
+    }
+}
+
+static int fail_from_lua(struct ebb_vm *vm, lua_State *from, int st, struct ebb_error *err,
+                         const char *file)
+{
+    const char *msg = lua_tostring(from, -1);
+    int code = EBB_ESCRIPT;
+
+    if (st == LUA_ERRMEM) {
+        msg = "memory limit exceeded";
+        code = EBB_ELIMIT;
+        ebb_error_set(err, code, file, 0, NULL, "memory limit of %zu MiB exceeded",
+                      vm->mem_limit >> 20);
+        return code;
+    }
+    if (vm->expired)
+        code = EBB_ELIMIT;
+    if (msg == NULL)
+        msg = lua_isnil(from, -1) ? "error with no message" : luaL_typename(from, -1);
+    if (err != NULL) {
+        ebb_error_set(err, code, NULL, 0, NULL, "%s", msg);
+        split_location(msg, err, file);
+    }
+    return code;
+}
+
+int ebb__vm_dochunk(struct ebb_vm *vm, const char *src, size_t len, const char *chunkname,
+                    struct ebb_error *err)
+{
+    lua_State *L = vm->L;
+    int top = lua_gettop(L), st;
+
+    st = luaL_loadbufferx(L, src, len, chunkname, "t");
+    if (st != LUA_OK) {
+        int rc = fail_from_lua(vm, L, st, err, chunkname[0] == '@' ? chunkname + 1 : chunkname);
+        lua_settop(L, top);
+        return rc;
+    }
+    return ebb__vm_call(vm, 0, 1, err);
+}
+
+int ebb__vm_call(struct ebb_vm *vm, int nargs, int nres, struct ebb_error *err)
+{
+    lua_State *L = vm->L, *co;
+    int base = lua_gettop(L) - nargs, st, got = 0, rc;
+
+    /* Run in a fresh coroutine: the budget hook goes on exactly the thread
+     * that runs the script, and a future eviction can suspend it. */
+    co = lua_newthread(L);
+    lua_insert(L, base);                    /* [co, fn, args...] */
+    lua_xmove(L, co, nargs + 1);
+    if (vm->depth == 0)
+        vm->expired = 0;
+    if ((rc = wd_arm(vm, co)) != 0) {
+        lua_settop(L, base - 1);
+        return ebb_error_set(err, rc, NULL, 0, NULL, "calls nested too deeply");
+    }
+    vm->depth++;
+    bool was_on = vm->limit_on;
+    vm->limit_on = true;
+    st = lua_resume(co, L, nargs, &got);
+    vm->limit_on = was_on;
+    vm->depth--;
+    wd_disarm();
+    lua_sethook(co, NULL, 0, 0);
+    if (st == LUA_YIELD) {
+        lua_settop(L, base - 1);
+        return ebb_error_set(err, EBB_ESCRIPT, vm->name, 0, NULL,
+                             "a plugin may not yield outside an eviction");
+    }
+    if (st != LUA_OK) {
+        if (st != LUA_ERRMEM && lua_type(co, -1) == LUA_TSTRING) {
+            luaL_traceback(co, co, lua_tostring(co, -1), 0);
+            lua_remove(co, -2);
+        }
+        rc = fail_from_lua(vm, co, st, err, vm->name);
+        if (vm->depth == 0)
+            vm->expired = 0;
+        lua_settop(L, base - 1);
+        return rc;
+    }
+    if (nres != LUA_MULTRET) {
+        if (got > nres)
+            lua_pop(co, got - nres);
+        for (; got < nres; got++)
+            lua_pushnil(co);
+    }
+    lua_xmove(co, L, got);
+    lua_remove(L, base);                     /* the coroutine */
+    return 0;
+}

@@ -1,0 +1,139 @@
+/* ebb.h: embed the ebb engine and register plugins.
+ *
+ * An engine holds a plugin registry, a policy bound to it (profiles with
+ * plugin instances), a cache of the cluster, the evictor and the plan of
+ * what it did. Everything runs on the caller's thread; the only other
+ * thread is the watchdog that stops runaway scripts (vm.c).
+ *
+ *     struct ebb_engine *e;
+ *     ebb_engine_create(&opts, &e, &err);
+ *     ebb_engine_load_builtins(e, &err);             // policies/ + DefaultEvictor
+ *     ebb_engine_register_lua_dir(e, "my-strategies", &err);
+ *     ebb_engine_set_cache(e, cache);                // from ebb_snapshot_load or a watch
+ *     ebb_engine_set_policy(e, policy, &err);        // builds profiles, checks args
+ *     ebb_engine_run_cycle(e);
+ *     ebb_plan_to_json(ebb_engine_plan(e), ...);
+ *     ebb_engine_destroy(e);
+ */
+#ifndef EBB_H
+#define EBB_H
+
+#include "ebb/common.h"
+#include "ebb/model.h"
+#include "ebb/cache.h"
+#include "ebb/config.h"
+#include "ebb/plan.h"
+
+struct ebb_engine;
+struct ebb_ctx;   /* what a native plugin is handed during a call */
+
+struct ebb_engine_opts {
+    const char *home;           /* directory with lua/ and policies/; NULL: $EBB_HOME,
+                                   then next to the executable */
+    int64_t now;                /* fixed clock in seconds; EBB_TIME_NONE: wall clock */
+    size_t mem_limit;           /* bytes per Lua plugin instance; 0: 64 MiB */
+    uint64_t time_budget_ms;    /* per call into a plugin; 0: 10 s */
+    int mode;                   /* EBB_MODE_* */
+};
+
+enum {
+    EBB_MODE_SIMULATE = 0,      /* evictions go to the plan; PDBs from the cache */
+    EBB_MODE_DRY_RUN = 1,       /* like simulate, against a live cache */
+    EBB_MODE_LIVE = 2,          /* evictions go to the API */
+};
+
+/* Eviction outcomes, as `ctx.evictor:evict` reports them to Lua. */
+enum ebb_why {
+    EBB_WHY_OK = 0,
+    EBB_WHY_FILTERED,           /* a filter/preEvictionFilter plugin said no */
+    EBB_WHY_NODE_LIMIT,
+    EBB_WHY_NAMESPACE_LIMIT,
+    EBB_WHY_TOTAL_LIMIT,
+    EBB_WHY_PDB,                /* a PodDisruptionBudget allows no disruption */
+    EBB_WHY_API_ERROR,
+    EBB_WHY_NOT_FOUND,          /* already evicted or gone */
+    EBB_WHY_MAX,
+};
+const char *ebb_why_name(int why);   /* "filtered", "node-limit", ... */
+
+int ebb_engine_create(const struct ebb_engine_opts *opts, struct ebb_engine **out,
+                      struct ebb_error *err);
+void ebb_engine_destroy(struct ebb_engine *e);   /* NULL-safe */
+
+/* ---- plugins ----------------------------------------------------------- */
+
+/* A plugin written in C. Every callback is optional except create; the
+ * extension points a plugin implements are the callbacks it sets. */
+struct ebb_native_plugin {
+    const char *name;
+    /* Decode and validate `args` (NULL: all defaults). On a bad field, fill
+     * err->field with its path relative to args ("thresholds.cpu") and
+     * err->msg, and return EBB_ESCHEMA. *state is owned by the engine and
+     * handed back to every callback and to destroy. */
+    int (*create)(const struct ebb_val *args, void **state, struct ebb_error *err);
+    void (*destroy)(void *state);
+    /* Once per cycle, before any plugin runs (resolve names, reset). */
+    int (*cycle_begin)(void *state, struct ebb_ctx *ctx, struct ebb_error *err);
+    int (*deschedule)(void *state, struct ebb_ctx *ctx, struct ebb_node *const *nodes,
+                      size_t n, struct ebb_error *err);
+    int (*balance)(void *state, struct ebb_ctx *ctx, struct ebb_node *const *nodes, size_t n,
+                   struct ebb_error *err);
+    bool (*filter)(void *state, struct ebb_ctx *ctx, const struct ebb_pod *pod);
+    bool (*pre_eviction_filter)(void *state, struct ebb_ctx *ctx, const struct ebb_pod *pod);
+};
+
+/* Register a native plugin; the struct is copied. EBB_EEXIST if the name is
+ * taken (by a native or a Lua plugin). */
+int ebb_engine_register_native(struct ebb_engine *e, const struct ebb_native_plugin *p,
+                               struct ebb_error *err);
+
+/* Register the Lua plugin in `path` (its returned table's `name`). The file
+ * is checked in a scratch sandbox: it must compile as text, return a table
+ * with a string `name` and at least one of deschedule, balance, filter,
+ * preevictionfilter, an `args` schema table if any and a `validate`
+ * function if any. EBB_ESCRIPT/EBB_EEXIST with the file and line. */
+int ebb_engine_register_lua_file(struct ebb_engine *e, const char *path, struct ebb_error *err);
+/* Every *.lua file of `dir` (not recursive; sorted by name; files whose
+ * names start with '.' or '_' are skipped, so ConfigMap's ..data links and
+ * helper modules are not taken for plugins). */
+int ebb_engine_register_lua_dir(struct ebb_engine *e, const char *dir, struct ebb_error *err);
+/* The built-in plugins: DefaultEvictor (native) and every file of home/policies. */
+int ebb_engine_load_builtins(struct ebb_engine *e, struct ebb_error *err);
+
+bool ebb_engine_has_plugin(const struct ebb_engine *e, const char *name);
+
+/* ---- policy, cache, cycles --------------------------------------------- */
+
+/* Give the engine a cluster view (ownership moves to the engine; a previous
+ * cache is destroyed). */
+void ebb_engine_set_cache(struct ebb_engine *e, struct ebb_cache *c);
+struct ebb_cache *ebb_engine_cache(struct ebb_engine *e);
+
+/* Bind a policy: check every plugin name and extension point, create every
+ * plugin instance (one sandbox per Lua plugin per profile), decode and
+ * validate its args. All or nothing: on error the engine keeps its previous
+ * policy and `policy` still belongs to the caller; on success the engine
+ * owns it. Errors name the policy file, line and field. */
+int ebb_engine_set_policy(struct ebb_engine *e, struct ebb_policy *policy, struct ebb_error *err);
+
+void ebb_engine_set_now(struct ebb_engine *e, int64_t now);
+
+/* Run one descheduling cycle on the current cache and append what happened
+ * to the plan. A plugin that fails is reported in the plan; the others run.
+ * Returns 0, or EBB_ESTATE without a policy or cache. */
+int ebb_engine_run_cycle(struct ebb_engine *e);
+
+struct ebb_plan *ebb_engine_plan(struct ebb_engine *e);
+
+/* ---- for native plugins, during a call ---------------------------------- */
+
+struct ebb_cache *ebb_ctx_cache(struct ebb_ctx *ctx);
+int64_t ebb_ctx_now(const struct ebb_ctx *ctx);
+const char *ebb_ctx_profile(const struct ebb_ctx *ctx);
+/* The profile's Filter / PreEvictionFilter (AND of its filter plugins). */
+bool ebb_ctx_filter(struct ebb_ctx *ctx, const struct ebb_pod *pod);
+bool ebb_ctx_pre_eviction_filter(struct ebb_ctx *ctx, const struct ebb_pod *pod);
+/* Ask the evictor to evict; returns an enum ebb_why. */
+int ebb_ctx_evict(struct ebb_ctx *ctx, struct ebb_pod *pod, const char *reason);
+
+#endif

@@ -1,0 +1,102 @@
+/* ebb/cache.h: the store of decoded objects and its indexes.
+ *
+ * Filled by the snapshot loader or the watch cache; read by the cycle.
+ * Pods live in slots (stable while the pod exists; a reused slot gets a new
+ * serial, so a Lua view of a deleted pod is detected). Indexes: pods by
+ * ns/name, by node (sorted by namespace/name on demand), by owner uid;
+ * nodes, namespaces, priority classes, PVCs, metrics by name; PDBs by
+ * namespace. Engine thread only.
+ *
+ * Lookups take interned strings (ebb_str): a name that was never interned
+ * (ebb_str_find returns NULL) is in no cache, so callers with raw text do
+ * `ebb_cache_pod(c, ebb_str_find(ns, n1), ebb_str_find(name, n2))`.
+ */
+#ifndef EBB_CACHE_H
+#define EBB_CACHE_H
+
+#include <stdio.h>
+
+#include "decode.h"
+
+struct ebb_cache;
+
+struct ebb_podvec {
+    uint32_t n, cap;
+    struct ebb_pod **v;
+    bool sorted;                 /* by namespace, then name */
+    /* Kept up to date on every put/delete/hide: the summed requests and the
+     * count of the pods that occupy the node (not Succeeded/Failed, not
+     * hidden), as the scheduler and NodeFit count them. Indexed by
+     * resource id; req[EBB_RES_PODS] is unused (see nactive). */
+    uint32_t nactive;
+    int64_t req[EBB_RES_MAX];
+};
+
+int ebb_cache_create(struct ebb_cache **out);
+void ebb_cache_destroy(struct ebb_cache *c);   /* NULL-safe */
+
+/* Insert or replace (same namespace/name) an object; takes ownership of
+ * obj->u on success, and frees the object it replaces. EBB_EINVAL for
+ * an unknown kind. */
+int ebb_cache_put(struct ebb_cache *c, struct ebb_object *obj);
+/* Remove and free; 0 or EBB_ENOENT. `ns` is ignored for cluster-scoped kinds. */
+int ebb_cache_delete(struct ebb_cache *c, int kind, ebb_str ns, ebb_str name);
+
+struct ebb_pod *ebb_cache_pod(const struct ebb_cache *c, ebb_str ns, ebb_str name);
+struct ebb_node *ebb_cache_node(const struct ebb_cache *c, ebb_str name);
+struct ebb_namespace *ebb_cache_namespace(const struct ebb_cache *c, ebb_str name);
+struct ebb_priority_class *ebb_cache_priority_class(const struct ebb_cache *c, ebb_str name);
+struct ebb_pvc *ebb_cache_pvc(const struct ebb_cache *c, ebb_str ns, ebb_str name);
+struct ebb_node_metrics *ebb_cache_node_metrics(const struct ebb_cache *c, ebb_str node);
+struct ebb_pod_metrics *ebb_cache_pod_metrics(const struct ebb_cache *c, ebb_str ns, ebb_str name);
+struct ebb_koord_node_metric *ebb_cache_koord_metric(const struct ebb_cache *c, ebb_str node);
+
+/* Slot iteration: for (i = 0; i < ebb_cache_pod_slots(c); i++) if ((p = ebb_cache_pod_at(c, i))) */
+uint32_t ebb_cache_pod_slots(const struct ebb_cache *c);
+struct ebb_pod *ebb_cache_pod_at(const struct ebb_cache *c, uint32_t slot);
+uint32_t ebb_cache_node_slots(const struct ebb_cache *c);
+struct ebb_node *ebb_cache_node_at(const struct ebb_cache *c, uint32_t slot);
+
+/* Nodes sorted by name (a stable order for cycles and output). The array
+ * is owned by the cache and valid until the next change. */
+struct ebb_node *const *ebb_cache_nodes_sorted(struct ebb_cache *c, uint32_t *n);
+
+/* Pods bound to `node` (spec.nodeName), sorted by namespace/name, including
+ * pods marked EBB_POD_GONE (callers skip them). Never NULL. */
+const struct ebb_podvec *ebb_cache_pods_on_node(struct ebb_cache *c, ebb_str node);
+
+/* A pod occupies its node's resources: bound, not Succeeded/Failed, not hidden. */
+bool ebb_pod_occupies(const struct ebb_pod *p);
+
+/* Pods (not gone) whose ownerReferences name `uid`. */
+uint32_t ebb_cache_count_owned(const struct ebb_cache *c, ebb_str owner_uid);
+
+/* PDBs of a namespace (NULL when none). */
+const struct ebb_pdb *const *ebb_cache_pdbs_in(const struct ebb_cache *c, ebb_str ns, uint32_t *n);
+
+/* Generic counts and iteration for the other kinds. */
+size_t ebb_cache_count(const struct ebb_cache *c, int kind);
+void ebb_cache_each(const struct ebb_cache *c, int kind, void (*fn)(void *obj, void *ud), void *ud);
+
+/* Hide a pod for the rest of the cycle (evicted); it stays in its slot. */
+void ebb_cache_hide_pod(struct ebb_cache *c, struct ebb_pod *p);
+/* Delete every hidden pod (between cycles in simulation). */
+void ebb_cache_purge_hidden(struct ebb_cache *c);
+
+/* Bumped by every change; lets readers know a cached derivation is stale. */
+uint64_t ebb_cache_version(const struct ebb_cache *c);
+/* Bumped only when an object is freed (delete, replace, purge): arrays of
+ * pointers made at one epoch are safe to read while it lasts. */
+uint64_t ebb_cache_epoch(const struct ebb_cache *c);
+
+/* Source files for pod.object: the cache keeps `f` open (owns it) and
+ * returns its index for ebb_src.file. */
+int ebb_cache_add_source(struct ebb_cache *c, FILE *f, uint16_t *index);
+/* Read the JSON bytes of `src` into a malloc'd NUL-terminated buffer. */
+int ebb_cache_read_source(const struct ebb_cache *c, const struct ebb_src *src, char **out,
+                          size_t *len);
+
+/* Approximate bytes held by cached objects (bench, metrics). */
+size_t ebb_cache_bytes(const struct ebb_cache *c);
+
+#endif

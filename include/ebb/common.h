@@ -1,0 +1,73 @@
+/* ebb/common.h: error codes, the error record, small shared helpers.
+ *
+ * Every unit includes this. Functions return 0 on success or a negative
+ * EBB_E* code; when the caller passes a struct ebb_error, the failing
+ * function fills it with the file, line and field the user has to fix.
+ */
+#ifndef EBB_COMMON_H
+#define EBB_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#define EBB_VERSION "0.1.0"
+
+enum {
+    EBB_OK = 0,
+    EBB_EINVAL = -1,   /* bad argument from the caller (a bug) */
+    EBB_ENOMEM = -2,
+    EBB_EIO = -3,      /* a file could not be read or written */
+    EBB_EPARSE = -4,   /* input is not well-formed JSON/YAML */
+    EBB_ESCHEMA = -5,  /* input is well-formed but says something wrong */
+    EBB_EEXIST = -6,   /* a name registered twice */
+    EBB_ENOENT = -7,   /* a name that is not registered / not found */
+    EBB_ESCRIPT = -8,  /* a Lua script failed to load or run */
+    EBB_ELIMIT = -9,   /* a script ran past its memory or time budget */
+    EBB_ESTATE = -10,  /* call not valid in the current state */
+};
+
+const char *ebb_strerror(int rc);
+
+/* Where a user's input went wrong. `file` is the path the user gave, `line`
+ * is 1-based (0 when unknown), `field` is a dotted path such as
+ * "profiles[0].pluginConfig[1].args.thresholds.cpu" (may be empty). */
+struct ebb_error {
+    int code;
+    int line;
+    char file[256];
+    char field[256];
+    char msg[768];
+};
+
+/* Fill `err` (may be NULL) and return `code`. `file`/`field` may be NULL. */
+int ebb_error_set(struct ebb_error *err, int code, const char *file, int line,
+                  const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+
+/* "file:line: field: msg" (parts that are empty are left out). */
+void ebb_error_format(const struct ebb_error *err, char *buf, size_t len);
+
+void ebb_error_clear(struct ebb_error *err);
+
+/* Logging: one line to stderr, prefixed with the level. */
+enum { EBB_LOG_ERROR, EBB_LOG_WARN, EBB_LOG_INFO, EBB_LOG_DEBUG };
+extern int ebb_log_level;
+void ebb_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#define EBB_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Time as seconds since the epoch. EBB_TIME_NONE: the field was absent. */
+#define EBB_TIME_NONE INT64_MIN
+/* RFC 3339 ("2026-01-02T03:04:05Z", fractional seconds and offsets
+ * accepted) -> seconds. Returns 0 or EBB_EPARSE. */
+int ebb_time_parse(const char *s, int64_t *out);
+/* seconds -> "2026-01-02T03:04:05Z" into buf (at least 21 bytes). */
+void ebb_time_format(int64_t t, char *buf, size_t len);
+
+/* A Go time.ParseDuration string ("90s", "1h30m", "1.5h", "300ms", "-2m")
+ * -> nanoseconds. Returns 0 or EBB_EPARSE (empty, no unit except "0",
+ * unknown unit, overflow). */
+int ebb_duration_parse(const char *s, int64_t *ns);
+
+#endif

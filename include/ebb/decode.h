@@ -1,0 +1,72 @@
+/* ebb/decode.h: cJSON -> the compact structs of model.h.
+ *
+ * Called by the snapshot loader (one item at a time) and by the watch cache
+ * (one event object at a time). Only what the engine needs is kept;
+ * managedFields, env, commands and the last-applied annotation are dropped;
+ * the full object stays readable through ebb_src.
+ *
+ * Errors name the field that is wrong, relative to the object
+ * ("spec.containers[1].resources.requests.cpu: \"12x\" is not a quantity");
+ * the caller prefixes the item and file.
+ */
+#ifndef EBB_DECODE_H
+#define EBB_DECODE_H
+
+#include "model.h"
+
+struct cJSON;
+
+enum ebb_kind {
+    EBB_KIND_UNKNOWN = 0,
+    EBB_KIND_POD,
+    EBB_KIND_NODE,
+    EBB_KIND_NAMESPACE,
+    EBB_KIND_PRIORITY_CLASS,
+    EBB_KIND_PVC,
+    EBB_KIND_PDB,
+    EBB_KIND_NODE_METRICS,        /* metrics.k8s.io NodeMetrics */
+    EBB_KIND_POD_METRICS,         /* metrics.k8s.io PodMetrics */
+    EBB_KIND_KOORD_NODE_METRIC,   /* slo.koordinator.sh NodeMetric */
+    EBB_KIND_MAX,
+};
+
+const char *ebb_kind_name(int kind);   /* "Pod", "Node", ... */
+
+/* Kind of an object from its "kind" and "apiVersion" (group checked: a
+ * "Pod" of another group is unknown). */
+int ebb_decode_kind(const struct cJSON *obj);
+
+struct ebb_object {
+    int kind;
+    union {
+        struct ebb_pod *pod;
+        struct ebb_node *node;
+        struct ebb_namespace *ns;
+        struct ebb_priority_class *pc;
+        struct ebb_pvc *pvc;
+        struct ebb_pdb *pdb;
+        struct ebb_node_metrics *node_metrics;
+        struct ebb_pod_metrics *pod_metrics;
+        struct ebb_koord_node_metric *koord;
+        void *any;
+    } u;
+};
+
+/* Decode `obj` of a known kind; out->u is owned by the caller (free with
+ * ebb_object_free). EBB_ESCHEMA with err->field/msg set on a bad field. */
+int ebb_decode_object(const struct cJSON *obj, struct ebb_object *out, struct ebb_error *err);
+void ebb_object_free(struct ebb_object *o);
+
+int ebb_decode_pod(const struct cJSON *obj, struct ebb_pod **out, struct ebb_error *err);
+int ebb_decode_node(const struct cJSON *obj, struct ebb_node **out, struct ebb_error *err);
+
+/* metav1.LabelSelector JSON ({matchLabels, matchExpressions}). A JSON null
+ * or absent selector gives *out = NULL; callers that need "nil matches
+ * nothing" substitute ebb_selector_nothing(). */
+int ebb_decode_label_selector(const struct cJSON *j, struct ebb_selector **out,
+                              struct ebb_error *err);
+
+/* A quantity that may be a JSON string or number. */
+int ebb_decode_quantity(const struct cJSON *j, const char *resource, int64_t *out);
+
+#endif

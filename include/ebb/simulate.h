@@ -1,0 +1,29 @@
+/* ebb/simulate.h: the whole `ebb simulate` / `ebb check` flow as one call,
+ * shared by the command line and the Lua module the specs use. */
+#ifndef EBB_SIMULATE_H
+#define EBB_SIMULATE_H
+
+#include "../ebb.h"
+#include "snapshot.h"
+
+struct ebb_sim_opts {
+    const char *snapshot;          /* a file, or */
+    const char *snapshot_buf;      /* its text (snapshot_len bytes), named `snapshot` in errors */
+    size_t snapshot_len;
+    const char *policy;            /* a file, or */
+    const char *policy_buf;        /* its text, named `policy` in errors */
+    size_t policy_len;
+    const char *const *dirs;       /* --policy-dir, ndirs of them */
+    int ndirs;
+    int64_t now;                   /* EBB_TIME_NONE: wall clock */
+    int cycles;                    /* 0: one; with no snapshot, none (check only) */
+    const char *home;              /* NULL: found as ebb_engine_create does */
+    struct ebb_snapshot_stats *stats;   /* may be NULL */
+};
+
+/* Build an engine (built-ins, the directories), load the snapshot if any,
+ * bind the policy and run the cycles. On success *out holds the engine with
+ * its plan; on a bad input the error names file, line and field. */
+int ebb_simulate(const struct ebb_sim_opts *o, struct ebb_engine **out, struct ebb_error *err);
+
+#endif

@@ -1,0 +1,39 @@
+/* ebb/snapshot.h: recorded clusters.
+ *
+ * A snapshot is what `kubectl get ... -o json` prints (a v1 List), or YAML
+ * (one List, or a multi-document stream of objects). JSON is read item by
+ * item from a fixed window: the whole file is never one cJSON tree, so
+ * memory follows the compact cache, not the file. Items of other kinds are
+ * counted and skipped.
+ */
+#ifndef EBB_SNAPSHOT_H
+#define EBB_SNAPSHOT_H
+
+#include "decode.h"
+
+struct ebb_cache;
+
+struct ebb_snapshot_stats {
+    uint64_t bytes;
+    size_t items;
+    size_t kinds[EBB_KIND_MAX];      /* items loaded per kind */
+    size_t skipped;                  /* items of kinds ebb does not keep */
+    size_t nskipped_kinds;
+    struct { char kind[64]; size_t n; } skipped_kinds[16];
+    double seconds;
+};
+
+/* Load `path` into `cache` (which should be empty). On error the cache may
+ * hold part of the file: the caller destroys it (nothing is ever run on a
+ * half-loaded snapshot). Errors name the file, the line where the bad item
+ * starts, and the field ("items[12].spec.containers[0]...").
+ * `stats` may be NULL. */
+int ebb_snapshot_load(struct ebb_cache *cache, const char *path,
+                      struct ebb_snapshot_stats *stats, struct ebb_error *err);
+
+/* Same, from memory (tests). `name` is used in errors. */
+int ebb_snapshot_load_buf(struct ebb_cache *cache, const char *buf, size_t len,
+                          const char *name, struct ebb_snapshot_stats *stats,
+                          struct ebb_error *err);
+
+#endif

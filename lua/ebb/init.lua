@@ -1,0 +1,23 @@
+-- require("ebb"): what a strategy needs, in one table.
+--
+-- The native helpers (ebb.pods, ebb.selector, ebb.node, ...) work on whole
+-- sets in C; this module adds the pieces written in Lua.
+local native = require("ebb.native")
+
+local M = {}
+for k, v in pairs(native) do
+  M[k] = v
+end
+
+M.args = require("ebb.args")
+
+-- ebb.set{ "a", "b" } -> { a = true, b = true }
+function M.set(list)
+  local s = {}
+  for _, v in ipairs(list or {}) do
+    s[v] = true
+  end
+  return s
+end
+
+return M

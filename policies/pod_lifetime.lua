@@ -1,0 +1,152 @@
+-- PodLifeTime (deschedule): evicts pods that match every category of
+-- criteria that is set (age, states, conditions, exit codes, owner kinds),
+-- oldest first across the cluster. Semantics of kubernetes-sigs/descheduler
+-- v0.36 pkg/framework/plugins/podlifetime.
+--
+-- Within a category the entries are ORed; categories are ANDed. Pods of
+-- every phase are considered. Order: the most relevant time, oldest first:
+-- the latest lastTransitionTime of a condition matched by a filter that sets
+-- minTimeSinceLastTransitionSeconds, else the creation time; ties keep the
+-- listing order (node by name, then namespace/name). A node that reached its
+-- eviction limit is skipped pod by pod; the total limit ends the plugin.
+local ebb = require("ebb")
+local A = ebb.args
+
+local ALLOWED_STATES = {
+  -- pod phases
+  "Running", "Pending", "Succeeded", "Failed", "Unknown",
+  -- pod status reasons
+  "NodeAffinity", "NodeLost", "Shutdown", "UnexpectedAdmissionError",
+  -- container waiting reasons
+  "PodInitializing", "ContainerCreating", "ImagePullBackOff", "CrashLoopBackOff",
+  "CreateContainerConfigError", "ErrImagePull", "CreateContainerError", "InvalidImageName",
+  -- container terminated reasons
+  "OOMKilled", "Error", "Completed", "DeadlineExceeded", "Evicted", "ContainerCannotRun",
+  "StartError",
+}
+
+local function owner_kinds()
+  local s = A.object({ include = A.list(A.string()), exclude = A.list(A.string()) })
+  s.check = function(v, path)
+    if v.include and #v.include > 0 and v.exclude and #v.exclude > 0 then
+      A.fail(path, "only one of Include/Exclude owner kinds can be set")
+    end
+  end
+  return s
+end
+
+local M = {
+  name = "PodLifeTime",
+  args = {
+    namespaces = A.namespaces(),
+    labelSelector = A.label_selector(),
+    ownerKinds = owner_kinds(),
+    maxPodLifeTimeSeconds = A.uint(),
+    states = A.list(A.string()),
+    conditions = A.list(A.object({
+      type = A.string(),
+      status = A.string(),
+      reason = A.string(),
+      minTimeSinceLastTransitionSeconds = A.uint(),
+    })),
+    exitCodes = A.list(A.int32()),
+    includingInitContainers = A.bool({ default = false }),
+    includingEphemeralContainers = A.bool({ default = false }),
+  },
+}
+
+function M.validate(a)
+  local allowed = ebb.set(ALLOWED_STATES)
+  for i, s in ipairs(a.states or {}) do
+    if not allowed[s] then
+      local names = {}
+      for _, n in ipairs(ALLOWED_STATES) do names[#names + 1] = n end
+      table.sort(names)
+      return nil, "states must be one of [" .. table.concat(names, " ") .. "]",
+        "states[" .. (i - 1) .. "]"
+    end
+  end
+  for i, c in ipairs(a.conditions or {}) do
+    if c.type == nil and c.status == nil and c.reason == nil
+        and c.minTimeSinceLastTransitionSeconds == nil then
+      return nil, string.format("conditions[%d]: at least one of type, status, reason, or "
+        .. "minTimeSinceLastTransitionSeconds must be set", i - 1), "conditions[" .. (i - 1) .. "]"
+    end
+  end
+  if a.maxPodLifeTimeSeconds == nil and #(a.states or {}) == 0 and #(a.conditions or {}) == 0
+      and #(a.exitCodes or {}) == 0 then
+    return nil, "at least one of maxPodLifeTimeSeconds, states, conditions, or exitCodes must be set"
+  end
+  return true
+end
+
+-- The query both PodLifeTime and RemoveFailedPods run.
+function M.query(a, extra)
+  local q = {
+    phase = "all",
+    evictable = true,
+    namespaces = a.namespaces,
+    selector = a.labelSelector,
+    owner_kinds = a.ownerKinds,
+    older_than = a.maxPodLifeTimeSeconds,
+    states = a.states,
+    conditions = a.conditions,
+    exit_codes = a.exitCodes,
+    including_init = a.includingInitContainers,
+    including_ephemeral = a.includingEphemeralContainers,
+  }
+  for k, v in pairs(extra or {}) do q[k] = v end
+  return q
+end
+
+local function relevant_time(pod, filters)
+  local latest
+  local conds = pod.conditions
+  for _, f in ipairs(filters) do
+    for _, c in ipairs(conds) do
+      if (f.type == nil or f.type == c.type) and (f.status == nil or f.status == c.status)
+          and (f.reason == nil or f.reason == c.reason) and c.last_transition ~= nil then
+        if latest == nil or c.last_transition > latest then latest = c.last_transition end
+      end
+    end
+  end
+  return latest or pod.created
+end
+
+function M.order(pods, a)
+  local timed = {}
+  for _, f in ipairs(a.conditions or {}) do
+    if f.minTimeSinceLastTransitionSeconds ~= nil then timed[#timed + 1] = f end
+  end
+  if #timed == 0 then
+    return pods:sort("age")
+  end
+  local t = {}
+  for _, pod in pods:iter() do t[pod] = relevant_time(pod, timed) end
+  return pods:sort(function(x, y) return t[x] < t[y] end)
+end
+
+function M.evict_all(ctx, pods, reason)
+  for _, pod in pods:iter() do
+    local ok, why = ctx.evictor:evict(pod, { reason = reason(pod) })
+    if not ok and why == "total-limit" then
+      return
+    end
+    -- node-limit: this pod is skipped, later pods of other nodes still go
+  end
+end
+
+function M.deschedule(ctx, nodes)
+  local a = ctx.args
+  local pods = M.order(ebb.pods(nodes, M.query(a)), a)
+  local now = ebb.now()
+  M.evict_all(ctx, pods, function(pod)
+    if a.maxPodLifeTimeSeconds then
+      return string.format("pod age %ds exceeds maxPodLifeTimeSeconds %d",
+        now - pod.created, a.maxPodLifeTimeSeconds)
+    end
+    return "pod matches the lifetime criteria"
+  end)
+end
+
+return M
