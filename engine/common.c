@@ -129,7 +129,7 @@ int ebb_time_parse(const char *s, int64_t *out)
     if (s == NULL)
         return EBB_EPARSE;
     if (digits(&p, 4, &Y) || *p++ != '-' || digits(&p, 2, &M) || *p++ != '-' ||
-        digits(&p, 2, &D) || (*p != 'T' && *p != 't' && *p != ' '))
+        digits(&p, 2, &D) || *p != 'T')
         return EBB_EPARSE;
     p++;
     if (digits(&p, 2, &h) || *p++ != ':' || digits(&p, 2, &m) || *p++ != ':' ||
@@ -142,7 +142,7 @@ int ebb_time_parse(const char *s, int64_t *out)
         while (*p >= '0' && *p <= '9')
             p++;   /* sub-second precision is dropped, as metav1.Time does */
     }
-    if (*p == 'Z' || *p == 'z') {
+    if (*p == 'Z') {
         p++;
     } else if (*p == '+' || *p == '-') {
         sign = *p++ == '-' ? -1 : 1;
@@ -153,7 +153,7 @@ int ebb_time_parse(const char *s, int64_t *out)
     }
     if (*p != '\0')
         return EBB_EPARSE;
-    if (M < 1 || M > 12 || D < 1 || D > mdays[M - 1] || h > 23 || m > 59 || sec > 60 ||
+    if (M < 1 || M > 12 || D < 1 || D > mdays[M - 1] || h > 23 || m > 59 || sec > 59 ||
         oh > 23 || om > 59)
         return EBB_EPARSE;
     if (M == 2 && D == 29 && !((Y % 4 == 0 && Y % 100 != 0) || Y % 400 == 0))

@@ -237,7 +237,7 @@ static int get_integer(struct ctx *c, const struct member *m, const char *want, 
 static int get_count(struct ctx *c, const struct ebb_val *map, const char *key, int64_t *out)
 {
     struct member m;
-    int64_t n;
+    int64_t n = 0;
     int rc;
 
     if (!member(map, key, "", &m))
@@ -319,7 +319,7 @@ static int parse_node_selector(struct ctx *c, const struct ebb_val *root)
 static int parse_grace_period(struct ctx *c, const struct ebb_val *root)
 {
     struct member m;
-    int64_t n;
+    int64_t n = 0;
     int rc;
 
     if (!member(root, "gracePeriodSeconds", "", &m))
@@ -343,9 +343,13 @@ static int parse_metrics_collector(struct ctx *c, const struct ebb_val *root)
         return 0;
     if (m.v->type != EBB_VAL_MAP)
         return type_error(c, m.line, m.path, "a map", m.v);
-    if ((rc = check_keys(c, m.v, m.path, keys)) < 0)
+    if ((rc = check_keys(c, m.v, m.path, keys)) < 0 ||
+        (rc = get_bool(c, m.v, "enabled", m.path, &c->p->metrics_collector_enabled)) < 0)
         return rc;
-    return get_bool(c, m.v, "enabled", m.path, &c->p->metrics_collector_enabled);
+    if (c->p->metrics_collector_enabled)
+        return warn(c, ebb_val_key_line(m.v, "enabled"), "metricsCollector.enabled",
+                    "deprecated: use metricsProviders with source \"KubernetesMetrics\"");
+    return 0;
 }
 
 /* What url.Parse and the Prometheus client need: an absolute http(s) URL

@@ -56,24 +56,31 @@ static void pop(struct dec *d)
     d->depth--;
 }
 
+static void append_seg(char *buf, size_t len, size_t *off, const char *key, int idx)
+{
+    int k;
+
+    if (*off + 1 >= len)
+        return;
+    if (key != NULL)
+        k = snprintf(buf + *off, len - *off, "%s%s", *off ? "." : "", key);
+    else
+        k = snprintf(buf + *off, len - *off, "[%d]", idx);
+    if (k > 0)
+        *off = (size_t)k >= len - *off ? len - 1 : *off + (size_t)k;
+}
+
+/* "spec.containers[1].resources" (+ "." last when last is not NULL). */
 static void format_path(const struct dec *d, const char *last, char *buf, size_t len)
 {
+    int n = d->depth < MAX_DEPTH ? d->depth : MAX_DEPTH;
     size_t off = 0;
-    int n = d->depth < MAX_DEPTH ? d->depth : MAX_DEPTH, k;
 
     buf[0] = '\0';
-    for (int i = 0; i <= n && off + 1 < len; i++) {
-        const char *key = i < n ? d->st[i].key : last;
-        if (i == n && last == NULL)
-            break;
-        if (key != NULL)
-            k = snprintf(buf + off, len - off, "%s%s", off ? "." : "", key);
-        else
-            k = snprintf(buf + off, len - off, "[%d]", d->st[i].idx);
-        if (k < 0)
-            break;
-        off = (size_t)k >= len - off ? len - 1 : off + (size_t)k;
-    }
+    for (int i = 0; i < n; i++)
+        append_seg(buf, len, &off, d->st[i].key, d->st[i].idx);
+    if (last != NULL)
+        append_seg(buf, len, &off, last, -1);
 }
 
 /* Fill d->err with the current path (plus `last`, may be NULL) and return

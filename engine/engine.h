@@ -82,6 +82,8 @@ struct ebb_plugin_inst {
     void *state;                    /* native */
     int failures;                   /* consecutive failed calls */
     int reported_cycle;             /* last cycle a failing filter was reported */
+    uint64_t last_ns;               /* duration of the last deschedule/balance call */
+    uint64_t total_ns;              /* all calls since the instance was made */
 };
 
 struct ebb_profile_inst {

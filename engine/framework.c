@@ -643,8 +643,15 @@ bool ebb__plugin_pod_check(struct ebb_plugin_inst *inst, int ext, struct ebb_ctx
     return ok;
 }
 
-static void run_plugin(struct ebb_engine *e, struct ebb_profile_inst *profile,
-                       struct ebb_plugin_inst *inst, int ext)
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void call_plugin(struct ebb_engine *e, struct ebb_profile_inst *profile,
+                        struct ebb_plugin_inst *inst, int ext)
 {
     struct ebb_ctx ctx = { e, profile, inst };
     struct ebb_error err = { 0 };
@@ -677,6 +684,34 @@ static void run_plugin(struct ebb_engine *e, struct ebb_profile_inst *profile,
         report(e, inst, NULL, &err);
     }
     lua_pop(L, 2);
+}
+
+static void run_plugin(struct ebb_engine *e, struct ebb_profile_inst *profile,
+                       struct ebb_plugin_inst *inst, int ext)
+{
+    uint64_t t0 = now_ns();
+    call_plugin(e, profile, inst, ext);
+    inst->last_ns = now_ns() - t0;
+    inst->total_ns += inst->last_ns;
+}
+
+size_t ebb_engine_plugin_times(const struct ebb_engine *e, struct ebb_plugin_time *out, size_t max)
+{
+    size_t k = 0;
+
+    for (size_t p = 0; p < e->nprofiles; p++) {
+        const struct ebb_profile_inst *pr = e->profiles[p];
+        for (size_t i = 0; i < pr->ninsts; i++) {
+            const struct ebb_plugin_inst *inst = pr->insts[i];
+            if (!(inst->def->exts & ((1u << EBB_EXT_DESCHEDULE) | (1u << EBB_EXT_BALANCE))))
+                continue;
+            if (k < max)
+                out[k] = (struct ebb_plugin_time){ pr->name, inst->def->name, inst->last_ns,
+                                                   inst->total_ns };
+            k++;
+        }
+    }
+    return k;
 }
 
 /* ---- policy ------------------------------------------------------------- */

@@ -26,6 +26,7 @@ struct opts {
     int64_t now;
     long cycles;
     bool json;
+    bool stats;
 };
 
 static void usage(FILE *f)
@@ -42,6 +43,7 @@ static void usage(FILE *f)
           "  --now TIME         the clock for ages, RFC 3339 (default: now)\n"
           "  --cycles N         run N cycles on the snapshot; evicted pods stay gone (default 1)\n"
           "  --output FORMAT    table (default) or json\n"
+          "  --stats            print load and cycle measurements to stderr\n"
           "  -v, --verbose      log more; -q, --quiet: errors only\n",
           f);
 }
@@ -63,6 +65,7 @@ static int parse(int argc, char **argv, struct opts *o)
         { "now", required_argument, NULL, 'n' },
         { "cycles", required_argument, NULL, 'c' },
         { "output", required_argument, NULL, 'o' },
+        { "stats", no_argument, NULL, 'S' },
         { "verbose", no_argument, NULL, 'v' },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
@@ -109,6 +112,7 @@ static int parse(int argc, char **argv, struct opts *o)
                 return EXIT_INPUT;
             }
             break;
+        case 'S': o->stats = true; break;
         case 'v': ebb_log_level = EBB_LOG_DEBUG; break;
         case 'q': ebb_log_level = EBB_LOG_ERROR; break;
         case 'h': usage(stdout); exit(0);
@@ -145,6 +149,22 @@ static int run(const struct opts *o, bool check)
 
     if (ebb_simulate(&so, &e, &err) != 0)
         return fail_input(&err);
+    if (o->stats && !check) {
+        struct ebb_plugin_time t[64];
+        size_t n = ebb_engine_plugin_times(e, t, 64);
+        double cyc = (double)so.cycle_ns[0] / 1e9;
+        fprintf(stderr, "stats: snapshot %.1f MB, %zu items (%zu nodes, %zu pods) in %.3f s: %.1f MB/s\n",
+                (double)stats.bytes / 1e6, stats.items, stats.kinds[EBB_KIND_NODE],
+                stats.kinds[EBB_KIND_POD], stats.seconds,
+                stats.seconds > 0 ? (double)stats.bytes / 1e6 / stats.seconds : 0.0);
+        fprintf(stderr, "stats: resident after load %.1f MB\n", (double)so.rss_after_load / 1048576.0);
+        for (int i = 0; i < 8 && i < o->cycles; i++)
+            fprintf(stderr, "stats: cycle %d: %.1f ms\n", i + 1, (double)so.cycle_ns[i] / 1e6);
+        for (size_t i = 0; i < n && i < 64; i++)
+            fprintf(stderr, "stats:   %-45s %8.1f ms  %5.1f%%\n", t[i].plugin,
+                    (double)t[i].last_ns / 1e6,
+                    cyc > 0 ? (double)t[i].last_ns / 1e9 / cyc * 100.0 : 0.0);
+    }
     if (check) {
         printf("%s: ok\n", o->policy);
     } else {

@@ -139,6 +139,10 @@ static int read_opts(lua_State *L, struct ebb_sim_opts *o, const char **dirs, in
     o->policy_buf = lua_tolstring(L, -1, &o->policy_len);
     lua_getfield(L, 1, "home");
     o->home = lua_tostring(L, -1);
+    lua_getfield(L, 1, "mem_limit");
+    o->mem_limit = (size_t)luaL_optinteger(L, -1, 0);
+    lua_getfield(L, 1, "time_budget_ms");
+    o->time_budget_ms = (uint64_t)luaL_optinteger(L, -1, 0);
     lua_getfield(L, 1, "cycles");
     o->cycles = (int)luaL_optinteger(L, -1, 1);
     lua_getfield(L, 1, "now");
@@ -193,11 +197,20 @@ static int l_check(lua_State *L)
     return 1;
 }
 
+/* core.log_level("off"|"error"|"warn"|"info"|"debug") */
+static int l_log_level(lua_State *L)
+{
+    static const char *const names[] = { "off", "error", "warn", "info", "debug", NULL };
+    ebb_log_level = luaL_checkoption(L, 1, NULL, names) - 1;
+    return 0;
+}
+
 int luaopen_ebb_core(lua_State *L)
 {
     static const luaL_Reg funcs[] = {
         { "simulate", l_simulate },
         { "check", l_check },
+        { "log_level", l_log_level },
         { NULL, NULL },
     };
     luaL_newlib(L, funcs);

@@ -130,7 +130,6 @@ int ebb_quantity_parse(const char *s, size_t len, bool milli, int64_t *out)
     int64_t e10, t;
     u128 q = 0, mag;
     int k = milli ? 3 : 0;
-    int rc = 0;
 
     if (s == NULL || out == NULL)
         return EBB_EINVAL;
@@ -270,7 +269,7 @@ int ebb_quantity_parse(const char *s, size_t len, bool milli, int64_t *out)
 done:
     if (d != stackbuf)
         free(d);
-    return rc;
+    return 0;
 }
 
 int ebb_quantity_parse_resource(const char *resource, const char *s, int64_t *out)

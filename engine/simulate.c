@@ -1,11 +1,40 @@
 /* One call for `ebb simulate` and `ebb check`; see ebb/simulate.h. */
+#include <stdio.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "ebb/simulate.h"
 
-int ebb_simulate(const struct ebb_sim_opts *o, struct ebb_engine **out, struct ebb_error *err)
+uint64_t ebb_rss_bytes(void)
 {
-    struct ebb_engine_opts eo = { .now = o->now, .mode = EBB_MODE_SIMULATE, .home = o->home };
+    unsigned long size, resident;
+    FILE *f = fopen("/proc/self/statm", "r");
+
+    if (f == NULL)
+        return 0;
+    if (fscanf(f, "%lu %lu", &size, &resident) != 2)
+        resident = 0;
+    fclose(f);
+    return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int ebb_simulate(struct ebb_sim_opts *o, struct ebb_engine **out, struct ebb_error *err)
+{
+    struct ebb_engine_opts eo = {
+        .now = o->now,
+        .mode = EBB_MODE_SIMULATE,
+        .home = o->home,
+        .mem_limit = o->mem_limit,
+        .time_budget_ms = o->time_budget_ms,
+    };
     struct ebb_engine *e = NULL;
     struct ebb_policy *policy = NULL;
     struct ebb_cache *cache = NULL;
@@ -37,6 +66,7 @@ int ebb_simulate(const struct ebb_sim_opts *o, struct ebb_engine **out, struct e
             rc = ebb_snapshot_load(cache, o->snapshot, o->stats, err);
         if (rc != 0)
             goto fail;
+        o->rss_after_load = ebb_rss_bytes();
         ebb_engine_set_cache(e, cache);
         cache = NULL;
     }
@@ -44,11 +74,15 @@ int ebb_simulate(const struct ebb_sim_opts *o, struct ebb_engine **out, struct e
         goto fail;
     policy = NULL;
     if (ebb_engine_cache(e) != NULL) {
-        for (int i = 0; i < (o->cycles > 0 ? o->cycles : 1); i++)
+        for (int i = 0; i < (o->cycles > 0 ? o->cycles : 1); i++) {
+            uint64_t t0 = mono_ns();
             if ((rc = ebb_engine_run_cycle(e)) != 0) {
                 ebb_error_set(err, rc, NULL, 0, NULL, "cycle %d: %s", i + 1, ebb_strerror(rc));
                 goto fail;
             }
+            if (i < 8)
+                o->cycle_ns[i] = mono_ns() - t0;
+        }
     }
     *out = e;
     return 0;

@@ -238,10 +238,9 @@ static void scanner_init(void)
     cls_str['"'] = cls_str['\\'] = cls_str['\n'] = 1;
 }
 
-/* The extent of the JSON object or array at p (p[0] is '{' or '['):
- * returns its length, 0 when [p, end) ends inside it, or -1 when brackets do
- * not balance. *nl gets the newlines inside it. The brackets are only
- * counted; cJSON checks the rest. */
+/* The extent of the JSON object or array at p (p[0] is '{' or '['): its
+ * length, or 0 when [p, end) ends inside it. *nl gets the newlines inside
+ * it. Brackets are only counted; cJSON checks the rest. */
 static long scan_container(const char *p, const char *end, int *nl)
 {
     const char *q = p;
@@ -283,7 +282,7 @@ static long scan_container(const char *p, const char *end, int *nl)
         }
         q++;
     }
-    return depth < 0 ? -1 : 0;
+    return 0;
 }
 
 /* The extent of a scalar (string, number, literal) at p; 0 if more input
@@ -320,8 +319,6 @@ static long window_value(struct loader *l, int line, const char *prefix, int idx
             n = scan_container(p, end, nl);
         else
             n = scan_scalar(p, end, l->eof);
-        if (n < 0)
-            return lfail(l, EBB_EPARSE, line, prefix, idx, NULL, "brackets do not balance");
         if (n > 0)
             return n;
         if (l->eof)
@@ -417,30 +414,71 @@ static int take(struct loader *l, const cJSON *j, const struct origin *o)
     return 0;
 }
 
-/* Parse and take the JSON text [p, p+n) that starts at file offset `off`. */
-static int take_text(struct loader *l, const char *p, size_t n, uint64_t off, struct origin *o)
+static int parse_error(struct loader *l, const struct origin *o, const char *p, size_t n,
+                       const char *endp)
 {
-    const char *endp = NULL;
-    cJSON *j;
+    char near[25];
+    size_t k;
+
+    if (l->arena.oom) {
+        arena_reset(&l->arena);
+        return lfail(l, EBB_ENOMEM, o->line, o->prefix, o->idx, NULL, "out of memory");
+    }
+    arena_reset(&l->arena);
+    if (endp == NULL || endp < p || endp > p + n)
+        endp = p;
+    for (k = 0; k + 1 < sizeof(near) && endp + k < p + n; k++)
+        near[k] = (unsigned char)endp[k] < ' ' ? ' ' : endp[k];
+    near[k] = '\0';
+    return lfail(l, EBB_EPARSE, o->line + count_lines(p, endp), o->prefix, o->idx, NULL,
+                 "invalid JSON near \"%s\"", near);
+}
+
+/* Decode a parsed item whose text is [off, off+n) of the file, then drop
+ * its tree. */
+static int take_parsed(struct loader *l, cJSON *j, size_t n, uint64_t off, struct origin *o)
+{
     int rc;
 
-    j = arena_parse(&l->arena, p, n, &endp);
-    if (j == NULL) {
-        bool oom = l->arena.oom;
-        arena_reset(&l->arena);
-        if (oom)
-            return lfail(l, EBB_ENOMEM, o->line, o->prefix, o->idx, NULL, "out of memory");
-        if (endp == NULL || endp < p || endp > p + n)
-            endp = p;
-        return lfail(l, EBB_EPARSE, o->line + count_lines(p, endp), o->prefix, o->idx, NULL,
-                     "invalid JSON near \"%.24s\"", endp);
-    }
     o->src.off = off;
     o->src.len = l->has_src ? (uint32_t)n : 0;
     o->src.file = l->src;
     rc = take(l, j, o);
     arena_reset(&l->arena);
     return rc;
+}
+
+/* Parse and take the JSON text [p, p+n) that starts at file offset `off`. */
+static int take_text(struct loader *l, const char *p, size_t n, uint64_t off, struct origin *o)
+{
+    const char *endp = NULL;
+    cJSON *j = arena_parse(&l->arena, p, n, &endp);
+
+    if (j == NULL)
+        return parse_error(l, o, p, n, endp);
+    return take_parsed(l, j, n, off, o);
+}
+
+/* The item at buf[pos] ('{'). Most items lie inside the window: cJSON
+ * parses straight from it and says where the item ends. When the window
+ * ends inside the item (or the item is bad), the scanner finds its extent,
+ * refilling as needed, and exactly that is parsed. *n gets the length. */
+static int take_item(struct loader *l, struct origin *o, long *n)
+{
+    const char *p = l->buf + l->pos, *endp = NULL;
+    cJSON *j = arena_parse(&l->arena, p, l->len - l->pos, &endp);
+    int nl;
+
+    if (j != NULL) {
+        *n = endp - p;
+        return take_parsed(l, j, (size_t)*n, l->base + l->pos, o);
+    }
+    if (l->arena.oom)
+        return parse_error(l, o, p, l->len - l->pos, endp);
+    arena_reset(&l->arena);
+    if ((*n = window_value(l, o->line, o->prefix, o->idx, &nl)) < 0)
+        return (int)*n;
+    return take_text(l, l->buf + l->pos, (size_t)*n, l->base + l->pos, o);
 }
 
 static const char *scalar_type(int c)
@@ -459,7 +497,7 @@ static const char *scalar_type(int c)
 static int stream_array(struct loader *l, const char *prefix)
 {
     struct origin o = { .prefix = prefix };
-    int c, nl, rc;
+    int c, rc;
     long n;
 
     l->pos++;
@@ -476,12 +514,10 @@ static int stream_array(struct loader *l, const char *prefix)
             return lfail(l, EBB_ESCHEMA, o.line, prefix, o.idx, NULL,
                          "expected an object, got %s", scalar_type(c));
         }
-        if ((n = window_value(l, o.line, prefix, o.idx, &nl)) < 0)
-            return (int)n;
-        if ((rc = take_text(l, l->buf + l->pos, (size_t)n, l->base + l->pos, &o)) != 0)
+        if ((rc = take_item(l, &o, &n)) != 0)
             return rc;
+        l->line += count_lines(l->buf + l->pos, l->buf + l->pos + n);
         l->pos += (size_t)n;
-        l->line += nl;
         if ((c = next_nonws(l)) == ',') {
             l->pos++;
             continue;

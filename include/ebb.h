@@ -125,6 +125,16 @@ int ebb_engine_run_cycle(struct ebb_engine *e);
 
 struct ebb_plan *ebb_engine_plan(struct ebb_engine *e);
 
+/* Time spent in each plugin's deschedule/balance calls (strategy duration
+ * metrics, benchmarks). Fills up to max entries, returns how many exist. */
+struct ebb_plugin_time {
+    const char *profile;
+    const char *plugin;
+    uint64_t last_ns;
+    uint64_t total_ns;
+};
+size_t ebb_engine_plugin_times(const struct ebb_engine *e, struct ebb_plugin_time *out, size_t max);
+
 /* ---- for native plugins, during a call ---------------------------------- */
 
 struct ebb_cache *ebb_ctx_cache(struct ebb_ctx *ctx);

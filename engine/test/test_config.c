@@ -280,6 +280,15 @@ static void test_parse_from_memory(void **state)
     ebb_policy_free(p);
     ebb_policy_free(NULL);
 
+    text = "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\n"
+           "metricsCollector:\n  enabled: true\n";
+    assert_int_equal(ebb_policy_parse(text, strlen(text), "mc.yaml", &p, &err), 0);
+    assert_true(p->metrics_collector_enabled);
+    assert_int_equal(p->nwarnings, 1);
+    assert_string_equal(p->warnings[0], "mc.yaml:4: metricsCollector.enabled: deprecated: use "
+                                        "metricsProviders with source \"KubernetesMetrics\"");
+    ebb_policy_free(p);
+
     assert_int_equal(ebb_policy_parse(NULL, 0, "x", &p, &err), EBB_EINVAL);
     assert_int_equal(ebb_policy_parse(text, strlen(text), "x", NULL, &err), EBB_EINVAL);
     assert_int_equal(ebb_policy_load(NULL, &p, &err), EBB_EINVAL);

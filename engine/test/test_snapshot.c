@@ -602,6 +602,22 @@ static void test_streaming(void **state)
     assert_string_equal(err.field, "items[2498].spec.containers[0].resources.requests.cpu");
     ebb_cache_destroy(c);
 
+    /* A single object (not a List) bigger than the window. */
+    assert_non_null(g.f = fopen(path, "w"));
+    pod_text(item, 64 * 1024, 7, "2", 30000);
+    put(&g, "\n\n  ");
+    put(&g, item);
+    put(&g, "\n");
+    assert_int_equal(fclose(g.f), 0);
+    c = load_file(path, &st);
+    assert_int_equal(st.items, 1);
+    struct ebb_pod *p = pod(c, "gen", "p-00007");
+    assert_int_equal(p->src.off, 4);
+    assert_int_equal(p->src.len, strlen(item));
+    assert_int_equal(ebb_res_get(&p->requests, EBB_RES_CPU), 2000);
+    check_source(c, &p->src, "p-00007");
+    ebb_cache_destroy(c);
+
     free(item);
     unlink(path);
 }

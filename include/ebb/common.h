@@ -51,7 +51,7 @@ void ebb_error_format(const struct ebb_error *err, char *buf, size_t len);
 void ebb_error_clear(struct ebb_error *err);
 
 /* Logging: one line to stderr, prefixed with the level. */
-enum { EBB_LOG_ERROR, EBB_LOG_WARN, EBB_LOG_INFO, EBB_LOG_DEBUG };
+enum { EBB_LOG_OFF = -1, EBB_LOG_ERROR, EBB_LOG_WARN, EBB_LOG_INFO, EBB_LOG_DEBUG };
 extern int ebb_log_level;
 void ebb_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -59,8 +59,9 @@ void ebb_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3
 
 /* Time as seconds since the epoch. EBB_TIME_NONE: the field was absent. */
 #define EBB_TIME_NONE INT64_MIN
-/* RFC 3339 ("2026-01-02T03:04:05Z", fractional seconds and offsets
- * accepted) -> seconds. Returns 0 or EBB_EPARSE. */
+/* RFC 3339 as Go's time.RFC3339 parses it (metav1.Time): "2026-01-02T03:04:05Z",
+ * fractional seconds and +hh:mm offsets accepted; upper-case T and Z only,
+ * seconds 0-59 -> seconds since the epoch. Returns 0 or EBB_EPARSE. */
 int ebb_time_parse(const char *s, int64_t *out);
 /* seconds -> "2026-01-02T03:04:05Z" into buf (at least 21 bytes). */
 void ebb_time_format(int64_t t, char *buf, size_t len);

@@ -18,12 +18,20 @@ struct ebb_sim_opts {
     int64_t now;                   /* EBB_TIME_NONE: wall clock */
     int cycles;                    /* 0: one; with no snapshot, none (check only) */
     const char *home;              /* NULL: found as ebb_engine_create does */
+    size_t mem_limit;              /* per Lua plugin; 0: the default */
+    uint64_t time_budget_ms;       /* per call; 0: the default */
     struct ebb_snapshot_stats *stats;   /* may be NULL */
+    /* out: measurements for --stats and the benchmarks */
+    uint64_t rss_after_load;       /* bytes resident once the snapshot is cached */
+    uint64_t cycle_ns[8];          /* duration of the first cycles */
 };
+
+/* Resident set size of this process in bytes (0 if unknown). */
+uint64_t ebb_rss_bytes(void);
 
 /* Build an engine (built-ins, the directories), load the snapshot if any,
  * bind the policy and run the cycles. On success *out holds the engine with
  * its plan; on a bad input the error names file, line and field. */
-int ebb_simulate(const struct ebb_sim_opts *o, struct ebb_engine **out, struct ebb_error *err);
+int ebb_simulate(struct ebb_sim_opts *o, struct ebb_engine **out, struct ebb_error *err);
 
 #endif
