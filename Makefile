@@ -31,6 +31,8 @@ TEST_SRC := $(wildcard engine/test/test_*.c)
 TEST_BIN := $(TEST_SRC:engine/test/%.c=$(B)/asan/%)
 
 .PHONY: all deps test test-c test-lua test-integration demo bench clean
+# the ASan objects are shared by every test binary: keep them
+.SECONDARY: $(ASAN_OBJ)
 
 all: $(B)/ebb $(B)/ebb_core.so
 

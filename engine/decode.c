@@ -1650,6 +1650,7 @@ int ebb_decode_node(const cJSON *obj, struct ebb_node **out, struct ebb_error *e
     if ((n = calloc(1, sizeof(*n))) == NULL)
         return nomem(&d);
     n->created = EBB_TIME_NONE;
+    n->ready = true;   /* upstream IsReady: only a Ready condition that is not True says no */
     if ((rc = meta_at(&d, obj, &meta, NULL, &n->name)) != 0)
         goto fail;
     push(&d, "metadata");

@@ -498,7 +498,7 @@ static int stream_array(struct loader *l, const char *prefix)
 {
     struct origin o = { .prefix = prefix };
     int c, rc;
-    long n;
+    long n = 0;
 
     l->pos++;
     if ((c = next_nonws(l)) == ']') {

@@ -671,6 +671,14 @@ static void test_node(void **state)
     ebb_node_free(n);
     cJSON_Delete(j);
 
+    /* no Ready condition at all: ready, as upstream's IsReady reads it */
+    j = J("{'metadata':{'name':'n'},'status':{'allocatable':{'cpu':'4'},"
+          "'conditions':[{'type':'MemoryPressure','status':'False'}]}}");
+    assert_int_equal(ebb_decode_node(j, &n, &err), 0);
+    assert_true(n->ready);
+    ebb_node_free(n);
+    cJSON_Delete(j);
+
     j = J("{'metadata':{'name':'n'},'status':{'capacity':{'memory':'lots'}}}");
     assert_int_equal(ebb_decode_node(j, &n, &err), EBB_ESCHEMA);
     assert_string_equal(err.field, "status.capacity.memory");

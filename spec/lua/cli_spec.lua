@@ -1,0 +1,216 @@
+-- The ebb command line: exit status and messages for good and bad input.
+describe("ebb (command line)", function()
+  local h = require("spec.helpers")
+  local EBB = (os.getenv("EBB_BUILD") or "build") .. "/ebb"
+  local SNAP = "spec/fixtures/kubectl-list.json"
+
+  local function tmpfile(text)
+    local path = os.tmpname()
+    local f = assert(io.open(path, "w"))
+    f:write(text)
+    f:close()
+    return path
+  end
+
+  -- run(args...) -> exit code, stdout, stderr
+  local function run(...)
+    local args = { ... }
+    local err = os.tmpname()
+    local cmd = EBB
+    for _, a in ipairs(args) do cmd = cmd .. " '" .. a .. "'" end
+    local p = assert(io.popen(cmd .. " 2>" .. err, "r"))
+    local out = p:read("a")
+    local _, _, code = p:close()
+    local f = assert(io.open(err))
+    local stderr = f:read("a")
+    f:close()
+    os.remove(err)
+    return code, out, stderr
+  end
+
+  local GOOD = h.policy{ plugins = { { name = "PodLifeTime", args = { maxPodLifeTimeSeconds = 60 } } } }
+
+  it("simulates and prints a table, exit 0", function()
+    local pol = tmpfile(GOOD)
+    local code, out = run("simulate", "--snapshot", SNAP, "--policy", pol, "--now", h.NOW)
+    os.remove(pol)
+    assert.equal(0, code)
+    assert.matches("EVICTIONS", out)
+    assert.matches("PodLifeTime%s+prod/web%-7d4b9c%-x2k9p", out)
+  end)
+
+  it("prints the plan as JSON with evictions, refusals and nodes", function()
+    local pol = tmpfile(GOOD)
+    local code, out = run("simulate", "--snapshot", SNAP, "--policy", pol, "--now", h.NOW,
+      "--output", "json")
+    os.remove(pol)
+    assert.equal(0, code)
+    assert.matches('"evictions":%s*%[', out)
+    assert.matches('"refusals":%s*%[', out)
+    assert.matches('"nodes":%s*%[', out)
+    assert.matches('"before":%s*{%s*"cpu":', out)
+  end)
+
+  it("checks a good policy", function()
+    local pol = tmpfile(GOOD)
+    local code, out = run("check", "--policy", pol)
+    os.remove(pol)
+    assert.equal(0, code)
+    assert.matches(": ok", out)
+  end)
+
+  it("exits 2 naming the line of an unknown plugin", function()
+    local pol = tmpfile([[
+apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+profiles:
+- name: p
+  pluginConfig:
+  - name: PodLifeTimes
+  plugins:
+    deschedule:
+      enabled:
+      - PodLifeTimes
+]])
+    local code, _, err = run("check", "--policy", pol)
+    assert.equal(2, code)
+    assert.matches(pol:gsub("%p", "%%%0") .. ":10: profiles%[0%]%.plugins%.deschedule%.enabled%[0%]: "
+      .. 'profile "p" configures deschedule extension point of non%-existing plugins: %[PodLifeTimes%]', err)
+    os.remove(pol)
+  end)
+
+  it("exits 2 naming the line and field of an unknown arg", function()
+    local pol = tmpfile([[
+apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+profiles:
+- name: p
+  pluginConfig:
+  - name: PodLifeTime
+    args:
+      maxPodLifeTimeSeconds: 60
+      maxPodLifetimeSecond: 10
+  plugins:
+    deschedule:
+      enabled: [PodLifeTime]
+]])
+    local code, _, err = run("check", "--policy", pol)
+    assert.equal(2, code)
+    assert.matches(":9: profiles%[0%]%.pluginConfig%[0%]%.args%.maxPodLifetimeSecond: "
+      .. 'PodLifeTime: unknown field "maxPodLifetimeSecond"', err)
+    os.remove(pol)
+  end)
+
+  it("exits 2 naming the line of an arg of the wrong type", function()
+    local pol = tmpfile([[
+apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+profiles:
+- name: p
+  pluginConfig:
+  - name: DefaultEvictor
+    args:
+      nodeFit: "yes please"
+  - name: PodLifeTime
+    args: {maxPodLifeTimeSeconds: 60}
+  plugins:
+    deschedule:
+      enabled: [PodLifeTime]
+]])
+    local code, _, err = run("check", "--policy", pol)
+    assert.equal(2, code)
+    assert.matches(":8: profiles%[0%]%.pluginConfig%[0%]%.args%.nodeFit: DefaultEvictor: expected a boolean, got string", err)
+    os.remove(pol)
+  end)
+
+  it("exits 2 on a validation error of a Lua plugin", function()
+    local pol = tmpfile([[
+apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+profiles:
+- name: p
+  pluginConfig:
+  - name: RemovePodsViolatingNodeTaints
+    args:
+      excludedTaints: [dedicated]
+      includedTaints: [gpu]
+  plugins:
+    deschedule:
+      enabled: [RemovePodsViolatingNodeTaints]
+]])
+    local code, _, err = run("check", "--policy", pol)
+    assert.equal(2, code)
+    assert.matches(":8: profiles%[0%]%.pluginConfig%[0%]%.args: RemovePodsViolatingNodeTaints: "
+      .. "either includedTaints or excludedTaints can be set, but not both", err)
+    os.remove(pol)
+  end)
+
+  it("exits 2 on a malformed snapshot and prints no plan", function()
+    local pol = tmpfile(GOOD)
+    local snap = tmpfile('{"apiVersion":"v1","kind":"List","items":[\n{"kind":"Pod","apiVersion":"v1",\n"metadata":{"name":"x"')
+    local code, out, err = run("simulate", "--snapshot", snap, "--policy", pol)
+    os.remove(pol)
+    os.remove(snap)
+    assert.equal(2, code)
+    assert.equal("", out)
+    assert.matches("ebb: error: " .. snap:gsub("%p", "%%%0") .. ":2:", err)
+  end)
+
+  it("exits 2 on a snapshot that does not exist", function()
+    local pol = tmpfile(GOOD)
+    local code, out, err = run("simulate", "--snapshot", "/nonexistent/cluster.json", "--policy", pol)
+    os.remove(pol)
+    assert.equal(2, code)
+    assert.equal("", out)
+    assert.matches("/nonexistent/cluster%.json", err)
+  end)
+
+  it("exits 2 on a policy that is not YAML", function()
+    local pol = tmpfile("apiVersion: descheduler/v1alpha2\nkind: [DeschedulerPolicy\n")
+    local code, _, err = run("check", "--policy", pol)
+    os.remove(pol)
+    assert.equal(2, code)
+    assert.matches(":%d+:", err)
+  end)
+
+  it("exits 2 on a bad flag value", function()
+    local code, _, err = run("simulate", "--snapshot", SNAP, "--policy", "x", "--now", "yesterday")
+    assert.equal(2, code)
+    assert.matches('%-%-now: "yesterday" is not an RFC 3339 time', err)
+    code, _, err = run("simulate", "--snapshot", SNAP, "--policy", "x", "--cycles", "0")
+    assert.equal(2, code)
+    assert.matches("%-%-cycles", err)
+    code, _, err = run("simulate", "--bogus")
+    assert.equal(2, code)
+    assert.matches("unknown flag %-%-bogus", err)
+  end)
+
+  it("exits 2 when a policy directory holds a broken strategy", function()
+    local pol = tmpfile(GOOD)
+    local dir = h.plugin_dir{ ["mine.lua"] = "return { name = 'Mine', deschedule = 42 }\n" }
+    local code, _, err = run("check", "--policy", pol, "--policy-dir", dir)
+    os.remove(pol)
+    h.rmdir(dir)
+    assert.equal(2, code)
+    assert.matches("mine%.lua: deschedule: `deschedule` must be a function", err)
+  end)
+
+  it("reports a failing strategy in the plan and still exits 0", function()
+    local dir = h.plugin_dir{ ["crash.lua"] = "return { name = 'Crash', deschedule = function() error('boom') end }\n" }
+    local pol = tmpfile(h.policy{ plugins = { { name = "Crash" },
+      { name = "PodLifeTime", args = { maxPodLifeTimeSeconds = 60 } } } })
+    local code, out = run("simulate", "--snapshot", SNAP, "--policy", pol, "--policy-dir", dir, "--now", h.NOW, "-q")
+    os.remove(pol)
+    h.rmdir(dir)
+    assert.equal(0, code)
+    assert.matches("PLUGIN ERRORS", out)
+    assert.matches("test/Crash: .*crash%.lua:1: boom", out)
+    assert.matches("PodLifeTime", out)
+  end)
+
+  it("prints its version", function()
+    local code, out = run("version")
+    assert.equal(0, code)
+    assert.matches("^ebb %d+%.%d+%.%d+", out)
+  end)
+end)
