@@ -587,6 +587,16 @@ const struct ebb_podvec *ebb_cache_pods_on_node(struct ebb_cache *c, ebb_str nod
     return pv;
 }
 
+void ebb_cache_build_indexes(struct ebb_cache *c)
+{
+    uint32_t n;
+
+    for (size_t i = 0; i < c->pods_by_node.cap; i++)
+        if (ebb__map_live(&c->pods_by_node, i))
+            ebb_cache_pods_on_node(c, c->pods_by_node.s[i].a);
+    ebb_cache_nodes_sorted(c, &n);
+}
+
 uint32_t ebb_cache_count_owned(const struct ebb_cache *c, ebb_str owner_uid)
 {
     return (uint32_t)(uintptr_t)ebb__map_get(&c->owned, owner_uid, NULL);

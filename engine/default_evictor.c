@@ -56,6 +56,7 @@ struct default_evictor {
     bool mandatory;                      /* noEvictionPolicy: Mandatory */
     size_t nprotected_sc;
     ebb_str *protected_sc;               /* PodsWithPVC protectedStorageClasses */
+    ebb_str daemonset;                   /* "DaemonSet", interned once */
     struct ebb_node **fit_nodes;         /* ready nodes matching node_selector, per cycle */
     size_t nfit_nodes;
     uint64_t fit_nodes_version;
@@ -76,6 +77,7 @@ static void de_destroy(void *state)
         ebb_str_release(d->protected_sc[i]);
     free(d->protected_sc);
     free(d->fit_nodes);
+    ebb_str_release(d->daemonset);
     free(d);
 }
 
@@ -195,6 +197,10 @@ static int de_create(const struct ebb_val *args, void **state, struct ebb_error 
 
     if (d == NULL)
         return EBB_ENOMEM;
+    if ((d->daemonset = ebb_str_cstr("DaemonSet")) == NULL) {
+        free(d);
+        return EBB_ENOMEM;
+    }
     d->threshold = SYSTEM_CRITICAL;
     d->protect = P_LOCAL_STORAGE | P_SYSTEM_CRITICAL | P_FAILED_BARE | P_DAEMONSET;
     if ((rc = ebb__args_keys(args, "", known, err)) != 0)
@@ -335,11 +341,10 @@ static int de_cycle_begin(void *state, struct ebb_ctx *ctx, struct ebb_error *er
     return 0;
 }
 
-static bool has_owner_kind(const struct ebb_pod *p, const char *kind)
+static bool has_owner_kind(const struct ebb_pod *p, ebb_str kind)
 {
-    ebb_str k = ebb_str_find(kind, strlen(kind));
-    for (uint16_t i = 0; k && i < p->nowners; i++)
-        if (p->owners[i].kind == k)
+    for (uint16_t i = 0; i < p->nowners; i++)
+        if (p->owners[i].kind == kind)
             return true;
     return false;
 }
@@ -396,7 +401,7 @@ static bool de_filter(void *state, struct ebb_ctx *ctx, const struct ebb_pod *p)
         return false;
     if ((d->protect & P_LOCAL_STORAGE) && (p->flags & EBB_POD_LOCAL_STORAGE))
         return false;
-    if ((d->protect & P_DAEMONSET) && has_owner_kind(p, "DaemonSet"))
+    if ((d->protect & P_DAEMONSET) && has_owner_kind(p, d->daemonset))
         return false;
     if ((d->protect & P_PVC) && protected_by_pvc(d, c, p))
         return false;

@@ -880,6 +880,10 @@ int ebb_engine_run_cycle(struct ebb_engine *e)
 
     if (e == NULL || e->policy == NULL || e->cache == NULL)
         return EBB_ESTATE;
+    /* What a simulated cycle evicted leaves the cache before the next one
+     * (a live cache loses pods through its watch instead). */
+    if (e->mode == EBB_MODE_SIMULATE)
+        ebb_cache_purge_hidden(e->cache);
     e->cycle++;
     e->plan.cycles = e->cycle;
     ebb__evictor_reset(&e->evictor);
@@ -912,7 +916,5 @@ int ebb_engine_run_cycle(struct ebb_engine *e)
             for (size_t i = 0; i < e->profiles[p]->nset[x]; i++)
                 run_plugin(e, e->profiles[p], e->profiles[p]->set[x][i], x);
     ebb_plan_snapshot_nodes(&e->plan, e->cache, false);
-    if (e->mode == EBB_MODE_SIMULATE)
-        ebb_cache_purge_hidden(e->cache);
     return 0;
 }

@@ -268,6 +268,7 @@ struct query {
     int phase;
     ebb_str *ns_in, *ns_out, *kinds_in, *kinds_out, *states;
     size_t nns_in, nns_out, nkinds_in, nkinds_out, nstates;
+    unsigned state_phases;       /* phases named in `states` (bit EBB_PHASE_*) */
     bool has_ns_in, has_kinds_in;
     const struct ebb_selector *sel;
     bool filter, pre;
@@ -392,6 +393,17 @@ static void parse_query(lua_State *L, int opts, struct query *q)
         q->has_kinds_in = q->has_kinds_in && q->nkinds_in > 0;
     }
     q->states = str_list(L, opts, "states", &q->nstates, NULL);
+    /* Phases are kept as an enum, not as interned text: match them by name. */
+    if (lua_getfield(L, opts, "states") == LUA_TTABLE) {
+        for (lua_Integer i = 1; lua_rawgeti(L, -1, i) == LUA_TSTRING; i++) {
+            int ph = parse_phase(lua_tostring(L, -1));
+            if (ph >= 0)
+                q->state_phases |= 1u << ph;
+            lua_pop(L, 1);
+        }
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
     lua_getfield(L, opts, "selector");
     q->sel = ebb__lua_opt_selector(L, -1);
     q->filter = opt_bool(L, opts, "filter") || opt_bool(L, opts, "evictable");
@@ -452,10 +464,7 @@ static bool cond_fields_match(const struct ebb_condition *c, const struct cond_f
 
 static bool match_states(const struct query *q, const struct ebb_pod *p)
 {
-    static const char *const phases[] = { "Unknown", "Pending", "Running", "Succeeded", "Failed" };
-    ebb_str ph = ebb_str_find(phases[p->phase], strlen(phases[p->phase]));
-
-    if (in_list(ph, q->states, q->nstates) || in_list(p->reason, q->states, q->nstates))
+    if ((q->state_phases & (1u << p->phase)) || in_list(p->reason, q->states, q->nstates))
         return true;
     for (uint16_t i = 0; i < p->ncstatus; i++) {
         const struct ebb_cstatus *c = &p->cstatus[i];

@@ -432,6 +432,17 @@ const char *ebb_pod_key(const struct ebb_pod *p, char *buf, size_t len)
         buf[0] = '\0';
         return buf;
     }
-    snprintf(buf, len, "%s/%s", p->ns ? p->ns : "", p->name ? p->name : "");
+    /* hot in the evictor: no printf */
+    size_t a = ebb_str_len(p->ns), b = ebb_str_len(p->name);
+    if (a + b + 2 > len) {
+        snprintf(buf, len, "%s/%s", p->ns ? p->ns : "", p->name ? p->name : "");
+        return buf;
+    }
+    if (a)
+        memcpy(buf, p->ns, a);
+    buf[a] = '/';
+    if (b)
+        memcpy(buf + a + 1, p->name, b);
+    buf[a + b + 1] = '\0';
     return buf;
 }

@@ -24,17 +24,17 @@ void ebb_plan_clear(struct ebb_plan *p)
     for (size_t i = 0; i < p->nevictions; i++) {
         struct ebb_plan_eviction *e = &p->evictions[i];
         free(e->pod);
-        free(e->node);
-        free(e->plugin);
-        free(e->profile);
-        free(e->reason);
+        ebb_str_release(e->node);
+        ebb_str_release(e->plugin);
+        ebb_str_release(e->profile);
+        ebb_str_release(e->reason);
     }
     for (size_t i = 0; i < p->nrefusals; i++) {
         struct ebb_plan_refusal *r = &p->refusals[i];
         free(r->pod);
-        free(r->node);
-        free(r->plugin);
-        free(r->profile);
+        ebb_str_release(r->node);
+        ebb_str_release(r->plugin);
+        ebb_str_release(r->profile);
         free(r->detail);
     }
     for (size_t i = 0; i < p->nerrors; i++) {
@@ -78,10 +78,10 @@ int ebb_plan_add_eviction(struct ebb_plan *p, const char *pod, const char *node,
         return EBB_ENOMEM;
     e = &p->evictions[p->nevictions++];
     e->pod = dup_or_null(pod);
-    e->node = dup_or_null(node);
-    e->plugin = dup_or_null(plugin);
-    e->profile = dup_or_null(profile);
-    e->reason = dup_or_null(reason);
+    e->node = ebb_str_cstr(node);
+    e->plugin = ebb_str_cstr(plugin);
+    e->profile = ebb_str_cstr(profile);
+    e->reason = ebb_str_cstr(reason);
     e->cycle = p->cycles;
     return 0;
 }
@@ -96,9 +96,9 @@ int ebb_plan_add_refusal(struct ebb_plan *p, const char *pod, const char *node,
         return EBB_ENOMEM;
     r = &p->refusals[p->nrefusals++];
     r->pod = dup_or_null(pod);
-    r->node = dup_or_null(node);
-    r->plugin = dup_or_null(plugin);
-    r->profile = dup_or_null(profile);
+    r->node = ebb_str_cstr(node);
+    r->plugin = ebb_str_cstr(plugin);
+    r->profile = ebb_str_cstr(profile);
     r->why = why;
     r->detail = dup_or_null(detail);
     r->cycle = p->cycles;

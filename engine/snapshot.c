@@ -788,6 +788,7 @@ static void loader_done(struct loader *l, double t0)
 {
     free(l->buf);
     arena_destroy(&l->arena);
+    ebb_cache_build_indexes(l->cache);
     if (l->stats != NULL)
         l->stats->seconds = now_seconds() - t0;
 }

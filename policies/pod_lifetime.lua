@@ -136,17 +136,27 @@ function M.evict_all(ctx, pods, reason)
   end
 end
 
+-- One reason for the run: what the pods have in common.
+function M.reason(a)
+  local parts = {}
+  if a.maxPodLifeTimeSeconds then
+    parts[#parts + 1] = string.format("older than %ds", a.maxPodLifeTimeSeconds)
+  end
+  if a.states and #a.states > 0 then
+    parts[#parts + 1] = "state in [" .. table.concat(a.states, ",") .. "]"
+  end
+  if a.conditions and #a.conditions > 0 then parts[#parts + 1] = "matching conditions" end
+  if a.exitCodes and #a.exitCodes > 0 then
+    parts[#parts + 1] = "exit code in [" .. table.concat(a.exitCodes, ",") .. "]"
+  end
+  return "pod " .. table.concat(parts, ", ")
+end
+
 function M.deschedule(ctx, nodes)
   local a = ctx.args
   local pods = M.order(ebb.pods(nodes, M.query(a)), a)
-  local now = ebb.now()
-  M.evict_all(ctx, pods, function(pod)
-    if a.maxPodLifeTimeSeconds then
-      return string.format("pod age %ds exceeds maxPodLifeTimeSeconds %d",
-        now - pod.created, a.maxPodLifeTimeSeconds)
-    end
-    return "pod matches the lifetime criteria"
-  end)
+  local reason = M.reason(a)
+  M.evict_all(ctx, pods, function() return reason end)
 end
 
 return M

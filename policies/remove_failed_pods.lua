@@ -36,10 +36,8 @@ function M.deschedule(ctx, nodes)
       and { exclude = a.excludeOwnerKinds } or nil,
   }, { phase = "Failed" })
   local pods = ebb.pods(nodes, q):sort("age")
-  lifetime.evict_all(ctx, pods, function(pod)
-    local why = pod.reason and (" (" .. pod.reason .. ")") or ""
-    return "pod failed" .. why
-  end)
+  local reason = string.format("pod failed over %ds ago", a.minPodLifetimeSeconds)
+  lifetime.evict_all(ctx, pods, function() return reason end)
 end
 
 return M

@@ -65,6 +65,10 @@ struct ebb_node *const *ebb_cache_nodes_sorted(struct ebb_cache *c, uint32_t *n)
  * pods marked EBB_POD_GONE (callers skip them). Never NULL. */
 const struct ebb_podvec *ebb_cache_pods_on_node(struct ebb_cache *c, ebb_str node);
 
+/* Sort every node's pod index and the node list now rather than on first
+ * use (the snapshot loader calls this when a file is in). */
+void ebb_cache_build_indexes(struct ebb_cache *c);
+
 /* A pod occupies its node's resources: bound, not Succeeded/Failed, not hidden. */
 bool ebb_pod_occupies(const struct ebb_pod *p);
 

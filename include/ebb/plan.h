@@ -16,21 +16,23 @@
 #include <stdio.h>
 
 #include "common.h"
+#include "str.h"
 
+/* node, plugin and profile repeat across entries: they are interned. */
 struct ebb_plan_eviction {
     char *pod;          /* "namespace/name" */
-    char *node;
-    char *plugin;
-    char *profile;
-    char *reason;
+    ebb_str node;
+    ebb_str plugin;
+    ebb_str profile;
+    ebb_str reason;     /* strategies reuse one reason for many pods */
     int cycle;
 };
 
 struct ebb_plan_refusal {
     char *pod;
-    char *node;
-    char *plugin;
-    char *profile;
+    ebb_str node;
+    ebb_str plugin;
+    ebb_str profile;
     const char *why;    /* static: ebb_why_name() */
     char *detail;       /* e.g. the PDB's name; may be NULL */
     int cycle;
