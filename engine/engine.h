@@ -198,6 +198,17 @@ void ebb__lua_new_podlist(lua_State *L);
 void ebb__lua_podlist_append(lua_State *L, int idx, struct ebb_pod *p);
 int ebb__pod_cmp_priority(const struct ebb_pod *a, const struct ebb_pod *b, void *ud);
 
+/* Each adds its functions to the module table on top of the stack. */
+void ebb__lua_open_usage(lua_State *L);
+void ebb__lua_open_topology(lua_State *L);
+void ebb__lua_open_groups(lua_State *L);
+void ebb__lua_open_loadaware(lua_State *L);
+/* The nodes of a NodeList at idx, or NULL with *n = 0 when it is not one. */
+struct ebb_node *const *ebb__lua_nodelist(lua_State *L, int idx, size_t *n);
+/* Nodes from a NodeList, a list of Nodes/names, or nil (the cycle's nodes).
+ * The array lives in a userdata pushed on the stack. */
+struct ebb_node *const *ebb__lua_check_nodes(lua_State *L, int idx, size_t *n);
+
 /* The ebb_ctx of the call running in L (set by framework.c). */
 struct ebb_ctx *ebb__lua_ctx(lua_State *L);
 

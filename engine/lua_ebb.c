@@ -12,13 +12,13 @@
 #include <lauxlib.h>
 
 #include "ebb/quantity.h"
+#include "ebb/fit.h"
 #include "ebb/selector.h"
 #include "engine.h"
 
 #define SELECTOR_MT "ebb.Selector"
 #define EVICTOR_MT "ebb.Evictor"
 
-struct ebb_node *const *ebb__lua_nodelist(lua_State *L, int idx, size_t *n);
 
 struct ebb_ctx *ebb__lua_ctx(lua_State *L)
 {
@@ -651,6 +651,90 @@ static int l_pods(lua_State *L)
     return 1;
 }
 
+struct ebb_node *const *ebb__lua_check_nodes(lua_State *L, int idx, size_t *n)
+{
+    struct ebb_engine *e = engine_of(L);
+    struct ebb_node *const *v;
+    struct ebb_node **out;
+    size_t len;
+
+    if (lua_isnoneornil(L, idx)) {
+        *n = e->ncycle_nodes;
+        return e->cycle_nodes;
+    }
+    if ((v = ebb__lua_nodelist(L, idx, n)) != NULL)
+        return v;
+    if (luaL_testudata(L, idx, "ebb.Node")) {
+        out = lua_newuserdatauv(L, sizeof(*out), 0);
+        out[0] = ebb__lua_check_node(L, idx);
+        *n = 1;
+        return out;
+    }
+    luaL_checktype(L, idx, LUA_TTABLE);
+    len = lua_rawlen(L, idx);
+    out = lua_newuserdatauv(L, (len + 1) * sizeof(*out), 0);
+    *n = 0;
+    for (size_t i = 1; i <= len; i++) {
+        struct ebb_node *nd;
+        if (lua_rawgeti(L, idx, (lua_Integer)i) == LUA_TSTRING) {
+            size_t sl;
+            const char *s = lua_tolstring(L, -1, &sl);
+            nd = ebb_cache_node(e->cache, ebb_str_find(s, sl));
+            if (nd == NULL)
+                luaL_error(L, "no node named \"%s\"", s);
+        } else {
+            nd = ebb__lua_check_node(L, -1);
+        }
+        lua_pop(L, 1);
+        out[(*n)++] = nd;
+    }
+    return out;
+}
+
+/* ebb.fits(pod, node) -> true | false, why                        [-0, +1|2, e]
+ * The descheduler's NodeFit: node selector and required affinity,
+ * NoSchedule/NoExecute taints, requests against what the node's pods
+ * request (when it is not the pod's node), a free pod slot, schedulable,
+ * the pod's own required anti-affinity against the node's pods. */
+static int l_fits(lua_State *L)
+{
+    struct ebb_engine *e = engine_of(L);
+    struct ebb_pod *p = ebb__lua_check_pod(L, 1);
+    struct ebb_node *n = ebb__lua_check_node(L, 2);
+    const char *why = NULL;
+
+    if (ebb_node_fit(e->cache, p, n, &why)) {
+        lua_pushboolean(L, 1);
+        return 1;
+    }
+    lua_pushboolean(L, 0);
+    lua_pushstring(L, why);
+    return 2;
+}
+
+/* ebb.fits_any_other(pod, nodes) -> boolean: PodFitsAnyOtherNode  [-0, +1, e]
+ * ebb.fits_any(pod, nodes) -> boolean: PodFitsAnyNode (its own included)
+ * nodes: a NodeList, a list of nodes or names, or nil for the cycle's. */
+static int l_fits_any_other(lua_State *L)
+{
+    struct ebb_engine *e = engine_of(L);
+    struct ebb_pod *p = ebb__lua_check_pod(L, 1);
+    size_t n;
+    struct ebb_node *const *nodes = ebb__lua_check_nodes(L, 2, &n);
+    lua_pushboolean(L, ebb_pod_fits_any_other_node(e->cache, p, nodes, n));
+    return 1;
+}
+
+static int l_fits_any(lua_State *L)
+{
+    struct ebb_engine *e = engine_of(L);
+    struct ebb_pod *p = ebb__lua_check_pod(L, 1);
+    size_t n;
+    struct ebb_node *const *nodes = ebb__lua_check_nodes(L, 2, &n);
+    lua_pushboolean(L, ebb_pod_fits_any_node(e->cache, p, nodes, n));
+    return 1;
+}
+
 /* ebb.pod(namespace, name) -> Pod | nil                          [-0, +1, e] */
 static int l_pod(lua_State *L)
 {
@@ -750,6 +834,23 @@ static int l_now(lua_State *L)
 {
     lua_pushinteger(L, ebb__engine_now(engine_of(L)));
     return 1;
+}
+
+/* ebb.note(message [, node]) records a note in the plan under the running
+ * plugin: a node skipped for lack of metrics, why a strategy stopped. */
+static int l_note(lua_State *L)
+{
+    struct ebb_ctx *ctx = need_ctx(L);
+    const char *msg = luaL_checkstring(L, 1);
+    const char *node = NULL;
+
+    if (lua_type(L, 2) == LUA_TSTRING)
+        node = lua_tostring(L, 2);
+    else if (!lua_isnoneornil(L, 2))
+        node = ebb__lua_check_node(L, 2)->name;
+    ebb_plan_add_note(&ctx->engine->plan, ctx->plugin ? ctx->plugin->def->name : NULL,
+                      ctx->profile->name, node, msg);
+    return 0;
 }
 
 /* ebb.log(level, message) with level "error"|"warn"|"info"|"debug" */
@@ -880,7 +981,11 @@ static const luaL_Reg funcs[] = {
     { "quantity", l_quantity },
     { "now", l_now },
     { "log", l_log },
+    { "note", l_note },
     { "taint_set", ebb__lua_taint_set },
+    { "fits", l_fits },
+    { "fits_any_other", l_fits_any_other },
+    { "fits_any", l_fits_any },
     { NULL, NULL },
 };
 
@@ -908,6 +1013,10 @@ int luaopen_ebb_native(lua_State *L)
     lua_pop(L, 1);
 
     luaL_newlib(L, funcs);
+    ebb__lua_open_usage(L);
+    ebb__lua_open_topology(L);
+    ebb__lua_open_groups(L);
+    ebb__lua_open_loadaware(L);
     lua_pushlightuserdata(L, NULL);
     lua_setfield(L, -2, "null");
     return 1;

@@ -92,6 +92,18 @@ static void push_plan(lua_State *L, const struct ebb_plan *p)
         lua_rawseti(L, -2, (lua_Integer)i + 1);
     }
     lua_setfield(L, -2, "skipped");
+    lua_createtable(L, (int)p->nnotes, 0);
+    for (size_t i = 0; i < p->nnotes; i++) {
+        lua_createtable(L, 0, 5);
+        setstr(L, "plugin", p->notes[i].plugin);
+        setstr(L, "profile", p->notes[i].profile);
+        setstr(L, "node", p->notes[i].node);
+        setstr(L, "message", p->notes[i].message);
+        lua_pushinteger(L, p->notes[i].cycle);
+        lua_setfield(L, -2, "cycle");
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    lua_setfield(L, -2, "notes");
     lua_createtable(L, (int)p->nnodes, 0);
     for (size_t i = 0; i < p->nnodes; i++) {
         lua_createtable(L, 0, 3);

@@ -44,6 +44,13 @@ void ebb_plan_clear(struct ebb_plan *p)
     }
     for (size_t i = 0; i < p->nskips; i++)
         free(p->skips[i].reason);
+    for (size_t i = 0; i < p->nnotes; i++) {
+        ebb_str_release(p->notes[i].plugin);
+        ebb_str_release(p->notes[i].profile);
+        ebb_str_release(p->notes[i].node);
+        free(p->notes[i].message);
+    }
+    free(p->notes);
     for (size_t i = 0; i < p->nnodes; i++)
         free(p->nodes[i].name);
     free(p->evictions);
@@ -127,6 +134,22 @@ int ebb_plan_add_skip(struct ebb_plan *p, const char *reason)
     p->skips[p->nskips].cycle = p->cycles;
     p->skips[p->nskips].reason = dup_or_null(reason);
     p->nskips++;
+    return 0;
+}
+
+int ebb_plan_add_note(struct ebb_plan *p, const char *plugin, const char *profile,
+                      const char *node, const char *message)
+{
+    struct ebb_plan_note *n;
+
+    if (grow((void **)&p->notes, &p->cap_notes, p->nnotes, sizeof(*n)) != 0)
+        return EBB_ENOMEM;
+    n = &p->notes[p->nnotes++];
+    n->plugin = ebb_str_cstr(plugin);
+    n->profile = ebb_str_cstr(profile);
+    n->node = ebb_str_cstr(node);
+    n->message = dup_or_null(message);
+    n->cycle = p->cycles;
     return 0;
 }
 
@@ -245,6 +268,16 @@ char *ebb_plan_to_json(const struct ebb_plan *p, bool pretty)
         add_str(o, "reason", p->skips[i].reason);
         cJSON_AddItemToArray(a, o);
     }
+    a = cJSON_AddArrayToObject(root, "notes");
+    for (size_t i = 0; i < p->nnotes; i++) {
+        cJSON *o = cJSON_CreateObject();
+        add_str(o, "plugin", p->notes[i].plugin);
+        add_str(o, "profile", p->notes[i].profile);
+        add_str(o, "node", p->notes[i].node);
+        add_str(o, "message", p->notes[i].message);
+        cJSON_AddNumberToObject(o, "cycle", p->notes[i].cycle);
+        cJSON_AddItemToArray(a, o);
+    }
     a = cJSON_AddArrayToObject(root, "nodes");
     for (size_t i = 0; i < p->nnodes; i++) {
         cJSON *o = cJSON_CreateObject();
@@ -300,6 +333,13 @@ void ebb_plan_print_table(const struct ebb_plan *p, FILE *out)
         for (size_t i = 0; i < p->nerrors; i++)
             fprintf(out, "cycle %d  %s/%s: %s\n", p->errors[i].cycle, p->errors[i].profile,
                     p->errors[i].plugin, p->errors[i].message);
+    }
+    if (p->nnotes) {
+        fprintf(out, "\nNOTES\n");
+        for (size_t i = 0; i < p->nnotes; i++)
+            fprintf(out, "cycle %d  %s/%s%s%s: %s\n", p->notes[i].cycle, p->notes[i].profile,
+                    p->notes[i].plugin, p->notes[i].node ? " " : "",
+                    p->notes[i].node ? p->notes[i].node : "", p->notes[i].message);
     }
     if (p->nskips) {
         fprintf(out, "\nSKIPPED\n");

@@ -8,6 +8,7 @@
  *    "refusals":[{"pod","node","plugin","profile","why","cycle"}],
  *    "errors":[{"plugin","profile","message","cycle"}],
  *    "skipped":[{"cycle","reason"}],
+ *    "notes":[{"plugin","profile","node","message","cycle"}],
  *    "nodes":[{"name","before":{"cpu","memory","pods"},"after":{...}}]}
  */
 #ifndef EBB_PLAN_H
@@ -45,6 +46,16 @@ struct ebb_plan_error {
     int cycle;
 };
 
+/* Something a plugin wants the reader to know that is neither an eviction
+ * nor a failure: a node skipped for lack of metrics, a stop condition. */
+struct ebb_plan_note {
+    ebb_str plugin;
+    ebb_str profile;
+    ebb_str node;       /* may be NULL */
+    char *message;
+    int cycle;
+};
+
 struct ebb_plan_skip {
     int cycle;
     char *reason;
@@ -61,8 +72,9 @@ struct ebb_plan_node {
 
 struct ebb_plan {
     int cycles;
-    size_t nevictions, nrefusals, nerrors, nskips, nnodes;
-    size_t cap_evictions, cap_refusals, cap_errors, cap_skips;
+    size_t nevictions, nrefusals, nerrors, nskips, nnodes, nnotes;
+    size_t cap_evictions, cap_refusals, cap_errors, cap_skips, cap_notes;
+    struct ebb_plan_note *notes;
     struct ebb_plan_eviction *evictions;
     struct ebb_plan_refusal *refusals;
     struct ebb_plan_error *errors;
@@ -81,6 +93,8 @@ int ebb_plan_add_refusal(struct ebb_plan *p, const char *pod, const char *node,
 int ebb_plan_add_error(struct ebb_plan *p, const char *plugin, const char *profile,
                        const char *message);
 int ebb_plan_add_skip(struct ebb_plan *p, const char *reason);
+int ebb_plan_add_note(struct ebb_plan *p, const char *plugin, const char *profile,
+                      const char *node, const char *message);
 
 /* Record utilization for every node of `cache` (sorted by name), as
  * `before` (first call) or `after` (every later call). */
