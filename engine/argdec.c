@@ -169,7 +169,8 @@ int ebb__args_label_selector(const struct ebb_val *m, const char *key, const cha
         snprintf(full, sizeof(full), "%s%s%s", f, inner[0] ? "." : "", inner);
         memcpy(err->field, full, sizeof(err->field) - 1);
         err->field[sizeof(err->field) - 1] = '\0';
-        err->line = v->line;
+        /* the line of the bad part of the selector, not of its first key */
+        err->line = inner[0] && ebb_val_line_for(v, inner) > 0 ? ebb_val_line_for(v, inner) : v->line;
         err->code = EBB_ESCHEMA;
         return EBB_ESCHEMA;
     }

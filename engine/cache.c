@@ -649,6 +649,20 @@ void ebb_cache_hide_pod(struct ebb_cache *c, struct ebb_pod *p)
     c->version++;
 }
 
+void ebb_cache_unhide_all(struct ebb_cache *c)
+{
+    for (uint32_t i = 0; i < c->pods.n; i++) {
+        struct ebb_pod *p = c->pods.v[i];
+        if (p && (p->flags & EBB_POD_GONE)) {
+            p->flags &= (uint16_t)~EBB_POD_GONE;
+            owned_add(c, p, +1);
+            if (p->node)
+                account(node_vec(c, p->node, false), p, +1);
+            c->version++;
+        }
+    }
+}
+
 void ebb_cache_purge_hidden(struct ebb_cache *c)
 {
     for (uint32_t i = 0; i < c->pods.n; i++) {

@@ -384,6 +384,10 @@ static bool de_filter(void *state, struct ebb_ctx *ctx, const struct ebb_pod *p)
     struct default_evictor *d = state;
     struct ebb_cache *c = ebb_ctx_cache(ctx);
 
+    /* a PriorityClass named by priorityThreshold is missing: upstream would
+     * not have started at all, so nothing is evictable, whatever it carries */
+    if (d->threshold_unresolved)
+        return false;
     if (p->flags & EBB_POD_EVICT_ANNOTATION)
         return true;
     if (d->mandatory && (p->flags & EBB_POD_PREFER_NO_EVICTION))
@@ -391,8 +395,6 @@ static bool de_filter(void *state, struct ebb_ctx *ctx, const struct ebb_pod *p)
     if (p->flags & (EBB_POD_MIRROR | EBB_POD_STATIC | EBB_POD_TERMINATING))
         return false;
     if (d->protect & P_SYSTEM_CRITICAL) {
-        if (d->threshold_unresolved)
-            return false;
         if ((p->flags & EBB_POD_HAS_PRIORITY) &&
             (p->priority >= SYSTEM_CRITICAL || p->priority >= d->threshold))
             return false;

@@ -22,6 +22,7 @@ struct ebb_vm {
     volatile int expired;           /* set by the watchdog */
     int depth;                      /* nested calls into this vm */
     struct ebb_ctx *ctx;            /* the call running, set by framework.c */
+    int co_ref;                     /* a suspended call's coroutine, or LUA_NOREF */
     char *const *policy_dirs;       /* require() roots after home/lua */
     char *home;
 };
@@ -50,6 +51,15 @@ int ebb__vm_dochunk(struct ebb_vm *vm, const char *src, size_t len, const char *
  * pcall cannot swallow an expired budget. On error the message (with a
  * traceback) is in `err` and nothing is left on the stack. */
 int ebb__vm_call(struct ebb_vm *vm, int nargs, int nres, struct ebb_error *err);
+
+/* The same, for a call that may suspend: a strategy's evict() waiting for
+ * the API answer yields. Returns 0 (finished, nres results on vm->L),
+ * EBB_VM_YIELDED (suspended: the coroutine is kept; resume with
+ * ebb__vm_resume once the answer is in), or an error as ebb__vm_call. */
+#define EBB_VM_YIELDED 1
+int ebb__vm_start(struct ebb_vm *vm, int nargs, int nres, struct ebb_error *err);
+int ebb__vm_resume(struct ebb_vm *vm, int nres, struct ebb_error *err);
+bool ebb__vm_waiting(const struct ebb_vm *vm);
 
 /* Long native helpers check this inside their loops. */
 static inline bool ebb__vm_expired(const struct ebb_vm *vm)
@@ -121,8 +131,11 @@ void ebb__evictor_init(struct ebb_evictor *ev);
 void ebb__evictor_free(struct ebb_evictor *ev);
 void ebb__evictor_reset(struct ebb_evictor *ev);            /* per cycle counters */
 void ebb__evictor_forget_pdbs(struct ebb_evictor *ev);      /* new cache */
+/* Returns an enum ebb_why, or EBB_WHY_PENDING in live mode when the request
+ * was sent; then *pending (may be NULL) gets the eviction. */
+#define EBB_WHY_PENDING (-1)
 int ebb__evict(struct ebb_ctx *ctx, struct ebb_pod *pod, const char *reason, char *detail,
-               size_t detail_len);
+               size_t detail_len, struct ebb_eviction **pending);
 uint32_t ebb__evictor_node_count(const struct ebb_evictor *ev, ebb_str node);
 
 /* framework.c: ask one filter plugin about a pod (a failing script says no) */
@@ -156,6 +169,21 @@ struct ebb_engine {
     struct ebb_evictor evictor;
     struct ebb_plan plan;
     int cycle;                      /* number of the cycle running / last run */
+    /* live mode */
+    ebb_evict_start_fn evict_start;
+    void *evict_ud;
+    bool evictions_allowed;
+    size_t inflight;
+    /* the resumable cycle */
+    bool cycle_active;
+    int cycle_ext;                  /* EBB_EXT_DESCHEDULE or EBB_EXT_BALANCE */
+    size_t cycle_profile, cycle_index;
+    struct ebb_plugin_inst *waiting;    /* whose coroutine waits for an answer */
+    struct ebb_ctx waiting_ctx;
+    uint64_t waiting_t0;
+    bool answer_ready;
+    int answer_why;
+    char answer_detail[512];
     struct ebb_node **cycle_nodes;  /* the nodes of the running cycle */
     size_t ncycle_nodes;
 };
@@ -196,6 +224,8 @@ int ebb__lua_taint_set(lua_State *L);
 void ebb__lua_register_node(lua_State *L);
 void ebb__lua_new_podlist(lua_State *L);
 void ebb__lua_podlist_append(lua_State *L, int idx, struct ebb_pod *p);
+/* The pods of a PodList at idx (raises when it is not one). */
+struct ebb_pod *const *ebb__lua_check_podlist(lua_State *L, int idx, size_t *n);
 int ebb__pod_cmp_priority(const struct ebb_pod *a, const struct ebb_pod *b, void *ud);
 
 /* Each adds its functions to the module table on top of the stack. */

@@ -4,9 +4,12 @@
  * PodDisruptionBudget as the API server would; then it records the eviction
  * in the plan and hides the pod for the rest of the cycle. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine.h"
+
+static int refuse(struct ebb_ctx *ctx, const struct ebb_pod *pod, int why, const char *detail);
 
 const char *ebb_why_name(int why)
 {
@@ -108,7 +111,125 @@ const char *ebb_ctx_profile(const struct ebb_ctx *ctx)
 
 int ebb_ctx_evict(struct ebb_ctx *ctx, struct ebb_pod *pod, const char *reason)
 {
-    return ebb__evict(ctx, pod, reason, NULL, 0);
+    int why = ebb__evict(ctx, pod, reason, NULL, 0, NULL);
+    return why == EBB_WHY_PENDING ? EBB_WHY_OK : why;
+}
+
+static void count_down(struct ebb_map *m, ebb_str k)
+{
+    uintptr_t n = count_of(m, k);
+    void *old;
+
+    if (k == NULL || n == 0)
+        return;
+    if (n == 1) {
+        ebb__map_del(m, k, NULL);
+        ebb_str_release(k);
+    } else {
+        ebb__map_put(m, k, NULL, (void *)(n - 1), &old);
+    }
+}
+
+void ebb_engine_set_evictor(struct ebb_engine *e, ebb_evict_start_fn start, void *ud)
+{
+    e->evict_start = start;
+    e->evict_ud = ud;
+}
+
+void ebb_engine_set_eviction_allowed(struct ebb_engine *e, bool allowed)
+{
+    e->evictions_allowed = allowed;
+}
+
+size_t ebb_engine_evictions_inflight(const struct ebb_engine *e)
+{
+    return e->inflight;
+}
+
+static void eviction_free(struct ebb_eviction *ev)
+{
+    ebb_str_release(ev->ns);
+    ebb_str_release(ev->name);
+    ebb_str_release(ev->uid);
+    ebb_str_release(ev->node);
+    ebb_str_release(ev->plugin);
+    ebb_str_release(ev->profile);
+    ebb_str_release(ev->reason);
+    free(ev);
+}
+
+/* Live: the limits were reserved when the request went out (so concurrent
+ * requests cannot overshoot them); a failure gives the reservation back. */
+void ebb_engine_eviction_done(struct ebb_engine *e, struct ebb_eviction *ev, int why,
+                              const char *detail)
+{
+    struct ebb_evictor *evr = &e->evictor;
+    char key[512];
+    struct ebb_pod *p;
+
+    if (e->inflight > 0)
+        e->inflight--;
+    snprintf(key, sizeof(key), "%s/%s", ev->ns, ev->name);
+    if (why == EBB_WHY_OK) {
+        ebb_plan_add_eviction(&e->plan, key, ev->node, ev->plugin, ev->profile, ev->reason);
+        p = e->cache ? ebb_cache_pod_at(e->cache, ev->pod_slot) : NULL;
+        if (p != NULL && p->serial == ev->pod_serial)
+            ebb_cache_hide_pod(e->cache, p);
+    } else {
+        if (evr->total > 0)
+            evr->total--;
+        count_down(&evr->per_node, ev->node);
+        count_down(&evr->per_ns, ev->ns);
+        ebb_plan_add_refusal(&e->plan, key, ev->node, ev->plugin, ev->profile, ebb_why_name(why),
+                             detail);
+    }
+    if (ev->lua_waiting) {
+        e->answer_ready = true;
+        e->answer_why = why;
+        snprintf(e->answer_detail, sizeof(e->answer_detail), "%s", detail ? detail : "");
+    }
+    eviction_free(ev);
+}
+
+static int send_live(struct ebb_ctx *ctx, struct ebb_pod *pod, const char *reason,
+                     struct ebb_eviction **pending)
+{
+    struct ebb_engine *e = ctx->engine;
+    struct ebb_eviction *ev;
+    int rc;
+
+    if (!e->evictions_allowed)
+        return refuse(ctx, pod, EBB_WHY_API_ERROR, "evictions are stopped (shutting down or "
+                                                   "not the leader)");
+    if (e->evict_start == NULL)
+        return refuse(ctx, pod, EBB_WHY_API_ERROR, "no API client");
+    if ((ev = calloc(1, sizeof(*ev))) == NULL)
+        return refuse(ctx, pod, EBB_WHY_API_ERROR, "out of memory");
+    ev->ns = ebb_str_ref(pod->ns);
+    ev->name = ebb_str_ref(pod->name);
+    ev->uid = ebb_str_ref(pod->uid);
+    ev->node = ebb_str_ref(pod->node);
+    ev->plugin = ebb_str_cstr(ctx->plugin ? ctx->plugin->def->name : NULL);
+    ev->profile = ebb_str_cstr(ctx->profile->name);
+    ev->reason = ebb_str_cstr(reason);
+    ev->grace_period = e->policy && e->policy->has_grace_period ? e->policy->grace_period_seconds : -1;
+    ev->pod_slot = pod->slot;
+    ev->pod_serial = pod->serial;
+    e->evictor.total++;
+    count_up(&e->evictor.per_node, pod->node);
+    count_up(&e->evictor.per_ns, pod->ns);
+    e->inflight++;
+    if ((rc = e->evict_start(e->evict_ud, ev)) != 0) {
+        e->inflight--;
+        e->evictor.total--;
+        count_down(&e->evictor.per_node, pod->node);
+        count_down(&e->evictor.per_ns, pod->ns);
+        eviction_free(ev);
+        return refuse(ctx, pod, rc, "the request could not be sent");
+    }
+    if (pending)
+        *pending = ev;
+    return EBB_WHY_PENDING;
 }
 
 static int refuse(struct ebb_ctx *ctx, const struct ebb_pod *pod, int why, const char *detail)
@@ -121,7 +242,7 @@ static int refuse(struct ebb_ctx *ctx, const struct ebb_pod *pod, int why, const
 }
 
 int ebb__evict(struct ebb_ctx *ctx, struct ebb_pod *pod, const char *reason, char *detail,
-               size_t detail_len)
+               size_t detail_len, struct ebb_eviction **pending)
 {
     struct ebb_engine *e = ctx->engine;
     struct ebb_evictor *ev = &e->evictor;
@@ -144,7 +265,9 @@ int ebb__evict(struct ebb_ctx *ctx, struct ebb_pod *pod, const char *reason, cha
         count_of(&ev->per_ns, pod->ns) >= (uint64_t)ev->max_per_namespace)
         return refuse(ctx, pod, EBB_WHY_NAMESPACE_LIMIT, NULL);
 
-    if (e->mode != EBB_MODE_LIVE) {
+    if (e->mode == EBB_MODE_LIVE)
+        return send_live(ctx, pod, reason, pending);
+    {
         d = ebb__pdb_decide(e->cache, pod, &ev->pdb_state, &pdb, msg, sizeof(msg));
         if (d == EBB_PDB_REFUSE || d == EBB_PDB_ERROR) {
             char who[1100];

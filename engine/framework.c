@@ -79,6 +79,7 @@ int ebb_engine_create(const struct ebb_engine_opts *opts, struct ebb_engine **ou
     if ((e = calloc(1, sizeof(*e))) == NULL)
         return EBB_ENOMEM;
     e->mode = opts ? opts->mode : EBB_MODE_SIMULATE;
+    e->evictions_allowed = true;
     e->fixed_now = opts ? opts->now : EBB_TIME_NONE;
     e->mem_limit = opts && opts->mem_limit ? opts->mem_limit : (size_t)64 << 20;
     e->budget_ns = (opts && opts->time_budget_ms ? opts->time_budget_ms : 10000) * 1000000ull;
@@ -650,20 +651,49 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void call_plugin(struct ebb_engine *e, struct ebb_profile_inst *profile,
+/* After a Lua deschedule/balance finished (rc from the vm): a plugin may
+ * also report failure by returning false|nil, "message". */
+static void finish_lua(struct ebb_engine *e, struct ebb_plugin_inst *inst, int rc,
+                       struct ebb_error *err)
+{
+    lua_State *L = inst->vm->L;
+
+    inst->vm->ctx = NULL;
+    if (rc != 0) {
+        report(e, inst, NULL, err);
+        return;
+    }
+    if (!lua_toboolean(L, -2) && lua_type(L, -1) == LUA_TSTRING) {
+        ebb_error_set(err, EBB_ESCRIPT, NULL, 0, NULL, "%s", lua_tostring(L, -1));
+        report(e, inst, NULL, err);
+    }
+    lua_pop(L, 2);
+}
+
+static void account_time(struct ebb_plugin_inst *inst, uint64_t t0)
+{
+    inst->last_ns = now_ns() - t0;
+    inst->total_ns += inst->last_ns;
+}
+
+/* Run one deschedule/balance plugin. Returns 0 when it is done, or
+ * EBB_CYCLE_WAITING when its coroutine waits for an eviction's answer. */
+static int start_plugin(struct ebb_engine *e, struct ebb_profile_inst *profile,
                         struct ebb_plugin_inst *inst, int ext)
 {
-    struct ebb_ctx ctx = { e, profile, inst };
     struct ebb_error err = { 0 };
+    uint64_t t0 = now_ns();
     lua_State *L;
     int rc;
 
     if (inst->def->type == EBB_PLUGIN_NATIVE) {
+        struct ebb_ctx ctx = { e, profile, inst };
         int (*fn)(void *, struct ebb_ctx *, struct ebb_node *const *, size_t, struct ebb_error *) =
             ext == EBB_EXT_DESCHEDULE ? inst->def->native.deschedule : inst->def->native.balance;
-        if ((rc = fn(inst->state, &ctx, e->cycle_nodes, e->ncycle_nodes, &err)) != 0)
+        if (fn(inst->state, &ctx, e->cycle_nodes, e->ncycle_nodes, &err) != 0)
             report(e, inst, NULL, &err);
-        return;
+        account_time(inst, t0);
+        return 0;
     }
     L = inst->vm->L;
     lua_rawgeti(L, LUA_REGISTRYINDEX, inst->table_ref);
@@ -671,28 +701,17 @@ static void call_plugin(struct ebb_engine *e, struct ebb_profile_inst *profile,
     lua_remove(L, -2);
     lua_rawgeti(L, LUA_REGISTRYINDEX, inst->ctx_ref);
     ebb__lua_push_nodelist(L, e->cycle_nodes, e->ncycle_nodes);
-    inst->vm->ctx = &ctx;
-    rc = ebb__vm_call(inst->vm, 2, 2, &err);
-    inst->vm->ctx = NULL;
-    if (rc != 0) {
-        report(e, inst, NULL, &err);
-        return;
+    e->waiting_ctx = (struct ebb_ctx){ e, profile, inst };
+    inst->vm->ctx = &e->waiting_ctx;
+    rc = ebb__vm_start(inst->vm, 2, 2, &err);
+    if (rc == EBB_VM_YIELDED) {
+        e->waiting = inst;
+        e->waiting_t0 = t0;
+        return EBB_CYCLE_WAITING;
     }
-    /* a plugin may also report failure: return false|nil, "message" */
-    if (!lua_toboolean(L, -2) && lua_type(L, -1) == LUA_TSTRING) {
-        ebb_error_set(&err, EBB_ESCRIPT, NULL, 0, NULL, "%s", lua_tostring(L, -1));
-        report(e, inst, NULL, &err);
-    }
-    lua_pop(L, 2);
-}
-
-static void run_plugin(struct ebb_engine *e, struct ebb_profile_inst *profile,
-                       struct ebb_plugin_inst *inst, int ext)
-{
-    uint64_t t0 = now_ns();
-    call_plugin(e, profile, inst, ext);
-    inst->last_ns = now_ns() - t0;
-    inst->total_ns += inst->last_ns;
+    finish_lua(e, inst, rc, &err);
+    account_time(inst, t0);
+    return 0;
 }
 
 size_t ebb_engine_plugin_times(const struct ebb_engine *e, struct ebb_plugin_time *out, size_t max)
@@ -874,11 +893,39 @@ static int select_nodes(struct ebb_engine *e)
     return 0;
 }
 
-int ebb_engine_run_cycle(struct ebb_engine *e)
+/* The plugins of the cycle, from where it stopped. */
+static void cycle_finish(struct ebb_engine *e)
+{
+    ebb_plan_snapshot_nodes(&e->plan, e->cache, false);
+    if (e->mode == EBB_MODE_DRY_RUN) {
+        /* nothing happened: the next cycle sees every pod again */
+        ebb_cache_unhide_all(e->cache);
+        ebb__evictor_forget_pdbs(&e->evictor);
+    }
+    e->cycle_active = false;
+}
+
+static int cycle_advance(struct ebb_engine *e)
+{
+    for (; e->cycle_ext <= EBB_EXT_BALANCE; e->cycle_ext++, e->cycle_profile = 0) {
+        for (; e->cycle_profile < e->nprofiles; e->cycle_profile++, e->cycle_index = 0) {
+            struct ebb_profile_inst *pr = e->profiles[e->cycle_profile];
+            for (; e->cycle_index < pr->nset[e->cycle_ext]; e->cycle_index++) {
+                if (start_plugin(e, pr, pr->set[e->cycle_ext][e->cycle_index], e->cycle_ext) ==
+                    EBB_CYCLE_WAITING)
+                    return EBB_CYCLE_WAITING;
+            }
+        }
+    }
+    cycle_finish(e);
+    return 0;
+}
+
+int ebb_engine_cycle_begin(struct ebb_engine *e)
 {
     int rc;
 
-    if (e == NULL || e->policy == NULL || e->cache == NULL)
+    if (e == NULL || e->policy == NULL || e->cache == NULL || e->cycle_active)
         return EBB_ESTATE;
     /* What a simulated cycle evicted leaves the cache before the next one
      * (a live cache loses pods through its watch instead). */
@@ -911,10 +958,55 @@ int ebb_engine_run_cycle(struct ebb_engine *e)
                 report(e, inst, NULL, &err);
         }
     }
-    for (int x = EBB_EXT_DESCHEDULE; x <= EBB_EXT_BALANCE; x++)
-        for (size_t p = 0; p < e->nprofiles; p++)
-            for (size_t i = 0; i < e->profiles[p]->nset[x]; i++)
-                run_plugin(e, e->profiles[p], e->profiles[p]->set[x][i], x);
-    ebb_plan_snapshot_nodes(&e->plan, e->cache, false);
-    return 0;
+    e->cycle_active = true;
+    e->cycle_ext = EBB_EXT_DESCHEDULE;
+    e->cycle_profile = e->cycle_index = 0;
+    e->waiting = NULL;
+    e->answer_ready = false;
+    return cycle_advance(e);
+}
+
+int ebb_engine_cycle_resume(struct ebb_engine *e)
+{
+    struct ebb_plugin_inst *inst = e->waiting;
+    struct ebb_error err = { 0 };
+    int rc;
+
+    if (!e->cycle_active)
+        return EBB_ESTATE;
+    if (inst == NULL)
+        return cycle_advance(e);
+    if (!e->answer_ready)
+        return EBB_CYCLE_WAITING;
+    inst->vm->ctx = &e->waiting_ctx;
+    rc = ebb__vm_resume(inst->vm, 2, &err);
+    if (rc == EBB_VM_YIELDED)
+        return EBB_CYCLE_WAITING;
+    e->waiting = NULL;
+    finish_lua(e, inst, rc, &err);
+    account_time(inst, e->waiting_t0);
+    e->cycle_index++;
+    return cycle_advance(e);
+}
+
+bool ebb_engine_cycle_active(const struct ebb_engine *e)
+{
+    return e->cycle_active;
+}
+
+bool ebb_engine_cycle_ready(const struct ebb_engine *e)
+{
+    return e->cycle_active && (e->waiting == NULL || e->answer_ready);
+}
+
+int ebb_engine_run_cycle(struct ebb_engine *e)
+{
+    int rc = ebb_engine_cycle_begin(e);
+
+    if (rc == EBB_CYCLE_WAITING) {
+        /* only live engines wait; they drive cycles with begin/resume */
+        ebb_log(EBB_LOG_ERROR, "a cycle waits for the API but nothing will answer");
+        return EBB_ESTATE;
+    }
+    return rc;
 }

@@ -426,6 +426,7 @@ static void parse_query(lua_State *L, int opts, struct query *q)
         size_t n = lua_rawlen(L, -1);
         int t = lua_gettop(L);
         q->conds = lua_newuserdatauv(L, (n + 1) * sizeof(*q->conds), 0);
+        memset(q->conds, 0, (n + 1) * sizeof(*q->conds));
         for (size_t i = 1; i <= n; i++) {
             struct cond_filter *c = &q->conds[i - 1];
             size_t sl;
@@ -869,10 +870,37 @@ static int l_log(lua_State *L)
  * opts.reason: text recorded with the eviction. why is one of "filtered",
  * "node-limit", "namespace-limit", "total-limit", "pdb", "api-error",
  * "not-found". */
+static int push_outcome(lua_State *L, int why, const char *detail)
+{
+    if (why == EBB_WHY_OK) {
+        lua_pushboolean(L, 1);
+        return 1;
+    }
+    lua_pushnil(L);
+    lua_pushstring(L, ebb_why_name(why));
+    if (detail && detail[0]) {
+        lua_pushstring(L, detail);
+        return 3;
+    }
+    return 2;
+}
+
+/* Resumed once the API answered the eviction this coroutine waited for. */
+static int evict_cont(lua_State *L, int status, lua_KContext k)
+{
+    struct ebb_ctx *ctx = need_ctx(L);
+    struct ebb_engine *e = ctx->engine;
+    (void)status;
+    (void)k;
+    e->answer_ready = false;
+    return push_outcome(L, e->answer_why, e->answer_detail);
+}
+
 static int l_evictor_evict(lua_State *L)
 {
     struct ebb_ctx *ctx = need_ctx(L);
     struct ebb_pod *p = ebb__lua_check_pod(L, 2);
+    struct ebb_eviction *pending = NULL;
     const char *reason = NULL;
     char detail[256] = "";
     int why;
@@ -880,10 +908,24 @@ static int l_evictor_evict(lua_State *L)
     if (lua_istable(L, 3)) {
         lua_getfield(L, 3, "reason");
         reason = lua_tostring(L, -1);
+    } else if (lua_type(L, 3) == LUA_TSTRING) {
+        reason = lua_tostring(L, 3);
     } else if (!lua_isnoneornil(L, 3)) {
         return luaL_argerror(L, 3, "expected a table of options");
     }
-    why = ebb__evict(ctx, p, reason, detail, sizeof(detail));
+    /* Live evictions wait for the API by suspending this coroutine; from a
+     * callback (a sort comparator, a `where` filter) nothing can wait. */
+    if (ctx->engine->mode == EBB_MODE_LIVE && !lua_isyieldable(L)) {
+        lua_pushnil(L);
+        lua_pushstring(L, ebb_why_name(EBB_WHY_API_ERROR));
+        lua_pushstring(L, "evict() cannot wait for the API from inside a callback");
+        return 3;
+    }
+    why = ebb__evict(ctx, p, reason, detail, sizeof(detail), &pending);
+    if (why == EBB_WHY_PENDING) {
+        pending->lua_waiting = true;
+        return lua_yieldk(L, 0, 0, evict_cont);
+    }
     if (why == EBB_WHY_OK) {
         lua_pushboolean(L, 1);
         return 1;

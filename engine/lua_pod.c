@@ -596,6 +596,15 @@ static void list_push(lua_State *L, struct podlist *pl, struct ebb_pod *p)
     pl->v[pl->n++] = p;
 }
 
+/* The pods of the PodList at idx, for the other binding files (raises when
+ * idx is not one, or was made before the cluster view changed). */
+struct ebb_pod *const *ebb__lua_check_podlist(lua_State *L, int idx, size_t *n)
+{
+    struct podlist *pl = check_list(L, idx);
+    *n = pl->n;
+    return pl->v;
+}
+
 /* Used by the query helpers in lua_ebb.c. */
 void ebb__lua_podlist_append(lua_State *L, int idx, struct ebb_pod *p)
 {

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "ebb.h"
+#include "ebb/serve.h"
 #include "ebb/simulate.h"
 
 #define EXIT_INPUT 2
@@ -234,6 +235,8 @@ int main(int argc, char **argv)
         return cmd_simulate(argc, argv);
     if (strcmp(argv[1], "check") == 0)
         return cmd_check(argc, argv);
+    if (strcmp(argv[1], "serve") == 0)
+        return ebb_serve_main(argc, argv);
     fprintf(stderr, "ebb: error: unknown command \"%s\"\n", argv[1]);
     usage(stderr);
     return EXIT_INPUT;

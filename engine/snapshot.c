@@ -128,6 +128,8 @@ struct loader {
     uint16_t src;
     bool has_src;
     struct arena arena;
+    ebb_snapshot_item_fn item_fn;   /* ebb_snapshot_load_each */
+    void *item_ud;
 };
 
 enum { END = -1, ERR = -2 };   /* next_nonws: end of file, read error */
@@ -371,6 +373,17 @@ struct origin {
     struct ebb_src src;
 };
 
+/* Hand an item to the caller of ebb_snapshot_load_each. */
+static int give(struct loader *l, const cJSON *j, int kind, const struct origin *o)
+{
+    int rc;
+
+    if (l->item_fn == NULL || (rc = l->item_fn(j, kind, l->item_ud)) == 0)
+        return 0;
+    return lfail(l, rc, o->line, o->prefix, o->idx, NULL, "cannot keep the item: %s",
+                 ebb_strerror(rc));
+}
+
 /* Decode one parsed item into the cache. */
 static int take(struct loader *l, const cJSON *j, const struct origin *o)
 {
@@ -388,7 +401,7 @@ static int take(struct loader *l, const cJSON *j, const struct origin *o)
             return lfail(l, EBB_ESCHEMA, o->line, o->prefix, o->idx, "kind",
                          "required: every item names its kind");
         count_skipped(l, k->valuestring);
-        return 0;
+        return give(l, j, EBB_KIND_UNKNOWN, o);
     }
     ebb_error_clear(&e);
     if ((rc = ebb_decode_object(j, &obj, &e)) != 0) {
@@ -411,7 +424,7 @@ static int take(struct loader *l, const cJSON *j, const struct origin *o)
     }
     if (l->stats)
         l->stats->kinds[kind]++;
-    return 0;
+    return give(l, j, kind, o);
 }
 
 static int parse_error(struct loader *l, const struct origin *o, const char *p, size_t n,
@@ -796,6 +809,12 @@ static void loader_done(struct loader *l, double t0)
 int ebb_snapshot_load(struct ebb_cache *cache, const char *path, struct ebb_snapshot_stats *stats,
                       struct ebb_error *err)
 {
+    return ebb_snapshot_load_each(cache, path, NULL, NULL, stats, err);
+}
+
+int ebb_snapshot_load_each(struct ebb_cache *cache, const char *path, ebb_snapshot_item_fn fn,
+                           void *ud, struct ebb_snapshot_stats *stats, struct ebb_error *err)
+{
     struct loader l;
     double t0 = now_seconds();
     int rc;
@@ -803,6 +822,8 @@ int ebb_snapshot_load(struct ebb_cache *cache, const char *path, struct ebb_snap
     if (cache == NULL || path == NULL)
         return EBB_EINVAL;
     loader_init(&l, cache, path, stats, err);
+    l.item_fn = fn;
+    l.item_ud = ud;
     if ((l.f = fopen(path, "rb")) == NULL)
         return ebb_error_set(err, EBB_EIO, path, 0, NULL, "cannot open: %s", strerror(errno));
     rc = load_stream(&l);

@@ -390,6 +390,7 @@ int ebb__vm_create(const struct ebb_vm_opts *opts, struct ebb_vm **out)
     vm->mem_limit = opts->mem_limit ? opts->mem_limit : (size_t)64 << 20;
     vm->budget_ns = opts->budget_ns ? opts->budget_ns : 10000000000ull;
     vm->policy_dirs = opts->policy_dirs;
+    vm->co_ref = LUA_NOREF;
     if ((vm->name = strdup(opts->name ? opts->name : "lua")) == NULL)
         goto fail;
     if (opts->home && (vm->home = strdup(opts->home)) == NULL)
@@ -481,24 +482,22 @@ int ebb__vm_dochunk(struct ebb_vm *vm, const char *src, size_t len, const char *
     return ebb__vm_call(vm, 0, 1, err);
 }
 
-int ebb__vm_call(struct ebb_vm *vm, int nargs, int nres, struct ebb_error *err)
+/* Run (or continue) coroutine `co` under the budget. On LUA_OK the results
+ * are moved to vm->L; on a yield, `allow_yield` decides whether that is an
+ * error or a suspension (the caller keeps the coroutine). */
+static int run_co(struct ebb_vm *vm, lua_State *co, int nargs, int nres, bool allow_yield,
+                  struct ebb_error *err)
 {
-    lua_State *L = vm->L, *co;
-    int base = lua_gettop(L) - nargs, st, got = 0, rc;
+    lua_State *L = vm->L;
+    int st, got = 0, rc;
+    bool was_on;
 
-    /* Run in a fresh coroutine: the budget hook goes on exactly the thread
-     * that runs the script, and a future eviction can suspend it. */
-    co = lua_newthread(L);
-    lua_insert(L, base);                    /* [co, fn, args...] */
-    lua_xmove(L, co, nargs + 1);
     if (vm->depth == 0)
         vm->expired = 0;
-    if ((rc = wd_arm(vm, co)) != 0) {
-        lua_settop(L, base - 1);
+    if ((rc = wd_arm(vm, co)) != 0)
         return ebb_error_set(err, rc, NULL, 0, NULL, "calls nested too deeply");
-    }
     vm->depth++;
-    bool was_on = vm->limit_on;
+    was_on = vm->limit_on;
     vm->limit_on = true;
     st = lua_resume(co, L, nargs, &got);
     vm->limit_on = was_on;
@@ -506,9 +505,12 @@ int ebb__vm_call(struct ebb_vm *vm, int nargs, int nres, struct ebb_error *err)
     wd_disarm();
     lua_sethook(co, NULL, 0, 0);
     if (st == LUA_YIELD) {
-        lua_settop(L, base - 1);
+        lua_pop(co, got);
+        if (allow_yield)
+            return EBB_VM_YIELDED;
         return ebb_error_set(err, EBB_ESCRIPT, vm->name, 0, NULL,
-                             "a plugin may not yield outside an eviction");
+                             "evictions cannot wait here (called from a filter, a sort or "
+                             "another callback)");
     }
     if (st != LUA_OK) {
         if (st != LUA_ERRMEM && lua_type(co, -1) == LUA_TSTRING) {
@@ -518,7 +520,6 @@ int ebb__vm_call(struct ebb_vm *vm, int nargs, int nres, struct ebb_error *err)
         rc = fail_from_lua(vm, co, st, err, vm->name);
         if (vm->depth == 0)
             vm->expired = 0;
-        lua_settop(L, base - 1);
         return rc;
     }
     if (nres != LUA_MULTRET) {
@@ -528,6 +529,72 @@ int ebb__vm_call(struct ebb_vm *vm, int nargs, int nres, struct ebb_error *err)
             lua_pushnil(co);
     }
     lua_xmove(co, L, got);
+    return 0;
+}
+
+int ebb__vm_call(struct ebb_vm *vm, int nargs, int nres, struct ebb_error *err)
+{
+    lua_State *L = vm->L, *co;
+    int base = lua_gettop(L) - nargs, rc;
+
+    /* A fresh coroutine: the budget hook goes on exactly the thread that
+     * runs the script. */
+    co = lua_newthread(L);
+    lua_insert(L, base);                    /* [co, fn, args...] */
+    lua_xmove(L, co, nargs + 1);
+    rc = run_co(vm, co, nargs, nres, false, err);
+    if (rc != 0) {
+        lua_settop(L, base - 1);
+        return rc;
+    }
     lua_remove(L, base);                     /* the coroutine */
     return 0;
+}
+
+int ebb__vm_start(struct ebb_vm *vm, int nargs, int nres, struct ebb_error *err)
+{
+    lua_State *L = vm->L, *co;
+    int base = lua_gettop(L) - nargs, rc;
+
+    if (vm->co_ref != LUA_NOREF && vm->co_ref != 0)
+        return ebb_error_set(err, EBB_ESTATE, vm->name, 0, NULL, "a call is already waiting");
+    co = lua_newthread(L);
+    lua_insert(L, base);
+    lua_xmove(L, co, nargs + 1);
+    rc = run_co(vm, co, nargs, nres, true, err);
+    if (rc == EBB_VM_YIELDED) {
+        lua_pushvalue(L, base);
+        vm->co_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+        lua_settop(L, base - 1);
+        return rc;
+    }
+    if (rc != 0) {
+        lua_settop(L, base - 1);
+        return rc;
+    }
+    lua_remove(L, base);
+    return 0;
+}
+
+int ebb__vm_resume(struct ebb_vm *vm, int nres, struct ebb_error *err)
+{
+    lua_State *L = vm->L, *co;
+    int rc;
+
+    if (vm->co_ref == LUA_NOREF || vm->co_ref == 0)
+        return ebb_error_set(err, EBB_ESTATE, vm->name, 0, NULL, "no call is waiting");
+    lua_rawgeti(L, LUA_REGISTRYINDEX, vm->co_ref);
+    co = lua_tothread(L, -1);
+    lua_pop(L, 1);                           /* still anchored by the ref */
+    rc = run_co(vm, co, 0, nres, true, err);
+    if (rc == EBB_VM_YIELDED)
+        return rc;
+    luaL_unref(L, LUA_REGISTRYINDEX, vm->co_ref);
+    vm->co_ref = LUA_NOREF;
+    return rc;
+}
+
+bool ebb__vm_waiting(const struct ebb_vm *vm)
+{
+    return vm->co_ref != LUA_NOREF && vm->co_ref != 0;
 }

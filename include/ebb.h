@@ -135,6 +135,44 @@ struct ebb_plugin_time {
 };
 size_t ebb_engine_plugin_times(const struct ebb_engine *e, struct ebb_plugin_time *out, size_t max);
 
+/* ---- live mode ------------------------------------------------------------ */
+
+/* An eviction the engine has decided on and the API must now carry out. */
+struct ebb_eviction {
+    ebb_str ns, name, uid, node;     /* references held until done */
+    ebb_str plugin, profile, reason; /* reason may be NULL */
+    int64_t grace_period;            /* -1: the pod's default */
+    bool lua_waiting;                /* a strategy's coroutine waits for the answer */
+    uint32_t pod_slot, pod_serial;
+};
+
+/* In EBB_MODE_LIVE, an eviction that passed every local check is handed to
+ * `start`, which sends it (POST pods/eviction) and returns 0, or returns an
+ * enum ebb_why to refuse at once. The answer comes back through
+ * ebb_engine_eviction_done (from an I/O callback is fine: it runs no Lua). */
+typedef int (*ebb_evict_start_fn)(void *ud, struct ebb_eviction *ev);
+void ebb_engine_set_evictor(struct ebb_engine *e, ebb_evict_start_fn start, void *ud);
+/* why: EBB_WHY_OK, EBB_WHY_PDB (429), EBB_WHY_NOT_FOUND (404) or
+ * EBB_WHY_API_ERROR; detail (may be NULL) says what the API said. Frees ev. */
+void ebb_engine_eviction_done(struct ebb_engine *e, struct ebb_eviction *ev, int why,
+                              const char *detail);
+
+/* A cycle that can wait for the API: begin, then resume every time an
+ * eviction a strategy waits for is done. Each returns 0 when the cycle has
+ * finished, EBB_CYCLE_WAITING while a strategy waits, or an error.
+ * ebb_engine_run_cycle is begin for engines that never wait (simulation). */
+#define EBB_CYCLE_WAITING 1
+int ebb_engine_cycle_begin(struct ebb_engine *e);
+int ebb_engine_cycle_resume(struct ebb_engine *e);
+bool ebb_engine_cycle_active(const struct ebb_engine *e);
+/* Ready to resume: the eviction a strategy waits for has its answer. */
+bool ebb_engine_cycle_ready(const struct ebb_engine *e);
+/* Evictions sent and not answered yet. */
+size_t ebb_engine_evictions_inflight(const struct ebb_engine *e);
+/* Stop: no new evictions in this or later cycles (SIGTERM, leadership lost);
+ * strategies that try get "api-error". */
+void ebb_engine_set_eviction_allowed(struct ebb_engine *e, bool allowed);
+
 /* ---- for native plugins, during a call ---------------------------------- */
 
 struct ebb_cache *ebb_ctx_cache(struct ebb_ctx *ctx);
@@ -143,7 +181,9 @@ const char *ebb_ctx_profile(const struct ebb_ctx *ctx);
 /* The profile's Filter / PreEvictionFilter (AND of its filter plugins). */
 bool ebb_ctx_filter(struct ebb_ctx *ctx, const struct ebb_pod *pod);
 bool ebb_ctx_pre_eviction_filter(struct ebb_ctx *ctx, const struct ebb_pod *pod);
-/* Ask the evictor to evict; returns an enum ebb_why. */
+/* Ask the evictor to evict; returns an enum ebb_why. In live mode a native
+ * plugin cannot wait: the request is sent and EBB_WHY_OK returned; the real
+ * outcome is recorded in the plan and metrics when the API answers. */
 int ebb_ctx_evict(struct ebb_ctx *ctx, struct ebb_pod *pod, const char *reason);
 
 #endif

@@ -66,8 +66,9 @@ function M.validate(a)
         "states[" .. (i - 1) .. "]"
     end
   end
+  local function unset(v) return v == nil or v == "" end
   for i, c in ipairs(a.conditions or {}) do
-    if c.type == nil and c.status == nil and c.reason == nil
+    if unset(c.type) and unset(c.status) and unset(c.reason)
         and c.minTimeSinceLastTransitionSeconds == nil then
       return nil, string.format("conditions[%d]: at least one of type, status, reason, or "
         .. "minTimeSinceLastTransitionSeconds must be set", i - 1), "conditions[" .. (i - 1) .. "]"
@@ -99,13 +100,18 @@ function M.query(a, extra)
   return q
 end
 
+-- A filter field that is unset or "" is not checked (as upstream's Go code).
+local function field_matches(want, have)
+  return want == nil or want == "" or want == have
+end
+
 local function relevant_time(pod, filters)
   local latest
   local conds = pod.conditions
   for _, f in ipairs(filters) do
     for _, c in ipairs(conds) do
-      if (f.type == nil or f.type == c.type) and (f.status == nil or f.status == c.status)
-          and (f.reason == nil or f.reason == c.reason) and c.last_transition ~= nil then
+      if field_matches(f.type, c.type) and field_matches(f.status, c.status)
+          and field_matches(f.reason, c.reason) and c.last_transition ~= nil then
         if latest == nil or c.last_transition > latest then latest = c.last_transition end
       end
     end

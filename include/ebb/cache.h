@@ -84,6 +84,8 @@ void ebb_cache_each(const struct ebb_cache *c, int kind, void (*fn)(void *obj, v
 
 /* Hide a pod for the rest of the cycle (evicted); it stays in its slot. */
 void ebb_cache_hide_pod(struct ebb_cache *c, struct ebb_pod *p);
+/* Show every hidden pod again (after a dry-run cycle). */
+void ebb_cache_unhide_all(struct ebb_cache *c);
 /* Delete every hidden pod (between cycles in simulation). */
 void ebb_cache_purge_hidden(struct ebb_cache *c);
 

@@ -31,6 +31,17 @@ struct ebb_snapshot_stats {
 int ebb_snapshot_load(struct ebb_cache *cache, const char *path,
                       struct ebb_snapshot_stats *stats, struct ebb_error *err);
 
+/* Called for every item as it is read: after an item of a kind ebb keeps
+ * went into the cache, and for items of other kinds with EBB_KIND_UNKNOWN.
+ * `item` is borrowed for the call (copy what you keep). A non-zero return
+ * stops the load with that code. `ebb serve` keeps the full objects so. */
+struct cJSON;
+typedef int (*ebb_snapshot_item_fn)(const struct cJSON *item, int kind, void *ud);
+
+/* ebb_snapshot_load, calling `fn` (may be NULL) for every item. */
+int ebb_snapshot_load_each(struct ebb_cache *cache, const char *path, ebb_snapshot_item_fn fn,
+                           void *ud, struct ebb_snapshot_stats *stats, struct ebb_error *err);
+
 /* Same, from memory (tests). `name` is used in errors. */
 int ebb_snapshot_load_buf(struct ebb_cache *cache, const char *buf, size_t len,
                           const char *name, struct ebb_snapshot_stats *stats,

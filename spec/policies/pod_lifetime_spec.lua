@@ -155,9 +155,10 @@ describe("PodLifeTime", function()
     end
 
     it("ANDs states with maxPodLifeTimeSeconds", function()
-      -- Pending pods older than 16500 s: img-pull (5 h) and creating (4 h 40)
-      local plan = run{ states = { "Pending" }, maxPodLifeTimeSeconds = 16500,
-                        namespaces = only("states") }
+      -- waiting pods older than 16500 s: img-pull (5 h) and creating (4 h
+      -- 40); init-cfg and init-oom (PodInitializing) are younger
+      local plan = run{ states = { "ImagePullBackOff", "ContainerCreating", "PodInitializing" },
+                        maxPodLifeTimeSeconds = 16500, namespaces = only("states") }
       assert.same({ IMG_PULL, CREATING }, plan:pods())
     end)
   end)
@@ -178,8 +179,7 @@ describe("PodLifeTime", function()
     it("requires the transition to be old enough and orders by it", function()
       -- export-29145900 completed 1 min ago (< 300 s); the others are
       -- ordered by when they completed (2 h, 30 min ago), not by creation
-      local plan = run{ states = { "Succeeded" },
-                        conditions = { { reason = "PodCompleted", status = "True",
+      local plan = run{ conditions = { { reason = "PodCompleted", status = "True",
                                          minTimeSinceLastTransitionSeconds = 300 } },
                         namespaces = only("conds") }
       assert.same({ STALE_DONE, OLD_DONE }, plan:pods())
@@ -207,27 +207,40 @@ describe("PodLifeTime", function()
     end)
 
     it("with only minTimeSinceLastTransitionSeconds matches any old enough condition", function()
-      -- report-29144200 was scheduled a day ago; export-29145300 3 h ago
-      local plan = run{ states = { "Succeeded" },
-                        conditions = { { minTimeSinceLastTransitionSeconds = 4 * 3600 } },
+      -- some condition at least 4 h old: legacy (7 h), migrate (exactly
+      -- 4 h: old enough), report-29144200 (scheduled 1 d ago), gated (6 h);
+      -- not export-29145300 (3 h), export-29145900, nor warmup (none).
+      -- Order: the latest transition of any condition: legacy 7 h,
+      -- migrate 4 h, report 30 min, gated 5 min
+      local plan = run{ conditions = { { minTimeSinceLastTransitionSeconds = 4 * 3600 } },
                         namespaces = only("conds") }
-      assert.same({ OLD_DONE }, plan:pods())
-    end)
-
-    it("never matches a pod without conditions when a transition threshold is set", function()
-      local plan = run{ states = { "Pending" },
-                        conditions = { { minTimeSinceLastTransitionSeconds = 300 } },
-                        namespaces = only("conds") }
-      assert.same({ MIGRATE }, plan:pods())
+      assert.same({ LEGACY, MIGRATE, OLD_DONE, GATED }, plan:pods())
     end)
 
     it("treats an empty field of a condition filter as unset, for the order too", function()
-      -- upstream checks `filter.Type != ""`: type "" is not compared
-      local plan = run{ states = { "Succeeded" },
-                        conditions = { { type = "", reason = "PodCompleted", status = "True",
+      -- upstream checks `filter.Type != ""`: type "" is not compared, so
+      -- this orders by completion like the filter without `type`
+      local plan = run{ conditions = { { type = "", reason = "PodCompleted", status = "True",
                                          minTimeSinceLastTransitionSeconds = 300 } },
                         namespaces = only("conds") }
       assert.same({ STALE_DONE, OLD_DONE }, plan:pods())
+    end)
+
+    it("ANDs conditions with states", function()
+      -- Succeeded and PodCompleted for 5 min (upstream's user scenario)
+      assert.same({ STALE_DONE, OLD_DONE },
+        run{ states = { "Succeeded" },
+             conditions = { { reason = "PodCompleted", status = "True",
+                              minTimeSinceLastTransitionSeconds = 300 } },
+             namespaces = only("conds") }:pods())
+      -- Succeeded with a condition at least 4 h old: only report-29144200
+      assert.same({ OLD_DONE },
+        run{ states = { "Succeeded" }, conditions = { { minTimeSinceLastTransitionSeconds = 4 * 3600 } },
+             namespaces = only("conds") }:pods())
+      -- Pending: warmup has no conditions, so no transition is old enough
+      assert.same({ MIGRATE },
+        run{ states = { "Pending" }, conditions = { { minTimeSinceLastTransitionSeconds = 300 } },
+             namespaces = only("conds") }:pods())
     end)
   end)
 
@@ -247,25 +260,32 @@ describe("PodLifeTime", function()
     end)
 
     it("excludes owner kinds; a bare pod is still protected by the evictor", function()
-      local plan = run{ states = { "Failed" }, ownerKinds = { exclude = { "Job" } }, namespaces = E }
-      assert.same({ WORKER_1, WORKER_INIT3 }, plan:pods())
+      local plan = run{ maxPodLifeTimeSeconds = 0, ownerKinds = { exclude = { "Job" } }, namespaces = E }
+      assert.same({ LEDGER, WORKER_1, WORKER_INIT3 }, plan:pods())
     end)
 
     it("includes owner kinds", function()
+      assert.same({ IMPORT_1, IMPORT_2, CLEANUP },
+        run{ maxPodLifeTimeSeconds = 0, ownerKinds = { include = { "Job" } }, namespaces = E }:pods())
+      assert.same({ LEDGER },
+        run{ maxPodLifeTimeSeconds = 0, ownerKinds = { include = { "StatefulSet", "DaemonSet" } },
+             namespaces = E }:pods())
+    end)
+
+    it("combines owner kinds with states as upstream's tests do", function()
+      assert.same({ WORKER_1, WORKER_INIT3 },
+        run{ states = { "Failed" }, ownerKinds = { exclude = { "Job" } }, namespaces = E }:pods())
       assert.same({ IMPORT_1, IMPORT_2 },
         run{ states = { "Failed" }, ownerKinds = { include = { "Job" } }, namespaces = E }:pods())
-      assert.same({ LEDGER },
-        run{ maxPodLifeTimeSeconds = 0, ownerKinds = { include = { "StatefulSet" } },
-             namespaces = E }:pods())
+      -- the failed-pod removal recipe: Failed, any age, not a Job
+      assert.same({ WORKER_1, WORKER_INIT3 },
+        run{ states = { "Failed" }, maxPodLifeTimeSeconds = 0,
+             ownerKinds = { exclude = { "Job" } }, namespaces = E }:pods())
     end)
 
     it("ANDs exit codes with owner kinds and age", function()
       assert.same({ IMPORT_1, IMPORT_2 },
         run{ exitCodes = { 1, 2 }, ownerKinds = { include = { "Job" } }, namespaces = E }:pods())
-      -- the failed-pod removal recipe: Failed, any age, not a Job
-      assert.same({ WORKER_1, WORKER_INIT3 },
-        run{ states = { "Failed" }, maxPodLifeTimeSeconds = 0,
-             ownerKinds = { exclude = { "Job" } }, namespaces = E }:pods())
       assert.same({ IMPORT_1 },
         run{ exitCodes = { 1, 2 }, maxPodLifeTimeSeconds = 5 * 3600 + 30, namespaces = E }:pods())
     end)
@@ -355,6 +375,16 @@ describe("PodLifeTime", function()
       assert.same({ CAT_K, CART_PEND, CART_601 }, plan:pods())
     end)
 
+    it("with nodeFit only counts Ready nodes as somewhere to go", function()
+      -- candidates worker-a-1 and the NotReady worker-d-1: pods on a-1 have
+      -- nowhere to go; catalog-z8r2t could go, but the PDB is used up
+      local plan = run({ maxPodLifeTimeSeconds = 600, namespaces = only("shop") },
+                       { evictor = { nodeFit = true,
+                                     nodeSelector = "kubernetes.io/hostname in (worker-a-1,worker-d-1)" } })
+      assert.same({ SEARCH0, CAT_K, CART_PEND }, plan:pods())
+      assert.same({ CAT_Z }, plan:refused("pdb"))
+    end)
+
     it("evicts a bare pod and local storage once those protections are off", function()
       local plan = run({ maxPodLifeTimeSeconds = 5 * 86400, namespaces = only("default") },
                        { evictor = { podProtections = { defaultDisabled = {
@@ -411,13 +441,14 @@ describe("PodLifeTime", function()
     end)
 
     it("rejects both include and exclude namespaces", function()
+      -- the line of the value (its first key), as for every map
       fails("      maxPodLifeTimeSeconds: 60\n      namespaces:\n        include: [a]\n        exclude: [b]",
-            9, ".namespaces", "only one of Include/Exclude namespaces")
+            10, ".namespaces", "only one of Include/Exclude namespaces")
     end)
 
     it("rejects both include and exclude owner kinds", function()
       fails("      states: [Failed]\n      ownerKinds:\n        include: [Job]\n        exclude: [ReplicaSet]",
-            9, ".ownerKinds", "only one of Include/Exclude")
+            10, ".ownerKinds", "only one of Include/Exclude")
     end)
 
     it("rejects a negative or fractional maxPodLifeTimeSeconds", function()
@@ -433,7 +464,7 @@ describe("PodLifeTime", function()
       fails("      maxPodLifeTimeSeconds: 60\n      maxPodLifetimeSeconds: 60", 9,
             ".maxPodLifetimeSeconds", "unknown field")
       fails("      maxPodLifeTimeSeconds: 60\n      labelSelector:\n        matchExpressions:\n"
-            .. "        - {key: app, operator: In}", 11, ".labelSelector", "")
+            .. "        - {key: app, operator: In}", 10, ".labelSelector", "matchExpressions[0].values")
     end)
   end)
 end)

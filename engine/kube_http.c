@@ -1,0 +1,887 @@
+/* The API client: a libcurl multi handle driven by the libuv loop (one
+ * uv_poll per socket curl asks about, one uv_timer for curl's timeouts, as
+ * in curl's multi-uv.c), plus one "wake" timer of our own that starts
+ * queued requests, refills the write token bucket, fires retries and
+ * delivers cancellations. Everything runs on the loop thread.
+ *
+ * libcurl forbids curl_multi_add_handle/remove_handle from inside its own
+ * callbacks (on_data runs inside one), so starting, cancelling and closing
+ * never touch the multi handle directly: they queue and arm the wake timer,
+ * which runs outside any curl callback. on_done is therefore never called
+ * from inside ebb_kube_request/cancel/close, always from the loop.
+ */
+#include <curl/curl.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "ebb/kube.h"
+
+#define BACKOFF_BASE_MS 100
+#define BACKOFF_CAP_MS 30000
+#define RETRY_AFTER_MAX_S 600       /* a Retry-After beyond this is taken as this */
+#define STREAM_IDLE_MS 300000       /* a stream silent this long is dead */
+#define CONNECT_TIMEOUT_MS 10000
+
+/* ---- an intrusive circular list ------------------------------------------- */
+
+struct qnode {
+    struct qnode *prev, *next;
+};
+
+static void q_init(struct qnode *h) { h->prev = h->next = h; }
+static bool q_empty(const struct qnode *h) { return h->next == h; }
+
+static void q_push(struct qnode *h, struct qnode *n)
+{
+    n->prev = h->prev;
+    n->next = h;
+    h->prev->next = n;
+    h->prev = n;
+}
+
+/* Safe on a node that is in no list (self-linked). */
+static void q_remove(struct qnode *n)
+{
+    n->prev->next = n->next;
+    n->next->prev = n->prev;
+    n->prev = n->next = n;
+}
+
+#define q_data(p, type, field) ((type *)(void *)((char *)(p) - offsetof(type, field)))
+
+/* ---- types ---------------------------------------------------------------- */
+
+enum req_state {
+    RS_READY,     /* in k->readyq: start at the next wake */
+    RS_RATE,      /* in k->rateq: a write waiting for a token */
+    RS_RETRY,     /* in k->retryq: waiting for its backoff */
+    RS_ACTIVE,    /* added to the multi handle */
+    RS_CANCEL,    /* in k->cancelq: on_done(EBB_ESTATE) at the next wake */
+    RS_DONE,      /* inside on_done */
+};
+
+struct ebb_kube_req {
+    struct ebb_kube *k;
+    struct qnode all;            /* k->reqs */
+    struct qnode q;              /* the queue of its state */
+    enum req_state state;
+    bool in_multi;
+    CURL *easy;
+    struct curl_slist *headers;
+    char *url, *method, *body, *content_type;
+    size_t body_len;
+    bool stream, write, delivered;
+    long timeout_ms;
+    int attempts;
+    uint64_t due;                /* RS_RETRY: uv_hrtime() to start at */
+    ebb_kube_data_cb on_data;
+    ebb_kube_done_cb on_done;
+    void *ud;
+    char *buf;                   /* response body (error body of a stream) */
+    size_t len, cap;
+    char errbuf[CURL_ERROR_SIZE];
+};
+
+struct sock {
+    uv_poll_t poll;
+    struct ebb_kube *k;
+    curl_socket_t fd;
+    struct qnode link;           /* k->socks */
+};
+
+struct ebb_kube {
+    uv_loop_t *loop;
+    CURLM *multi;
+    uv_timer_t curl_timer;
+    uv_timer_t wake;
+    int handles;                 /* uv handles not yet closed */
+    bool closing, cleaning;
+    void (*close_cb)(void *ud);
+    void *close_ud;
+
+    struct qnode reqs, readyq, rateq, retryq, cancelq, socks;
+    size_t nreqs;
+
+    char *server, *user_agent;
+    char *token;                 /* current bearer token */
+    char *token_file;
+    struct stat token_st;        /* of the last read */
+    bool token_read;
+    char *ca_file, *ca_data, *cert_file, *cert_data, *key_file, *key_data;
+    bool insecure;
+
+    double qps, tokens;
+    int burst;
+    uint64_t refilled;           /* uv_hrtime() of the last refill */
+    long timeout_ms;
+    int max_retries;
+    uint64_t rng;
+};
+
+static void wake_cb(uv_timer_t *t);
+
+/* ---- small helpers -------------------------------------------------------- */
+
+static uint64_t rng_next(struct ebb_kube *k)
+{
+    /* xorshift64*: jitter needs spread, not quality */
+    k->rng ^= k->rng >> 12;
+    k->rng ^= k->rng << 25;
+    k->rng ^= k->rng >> 27;
+    return k->rng * 0x2545F4914F6CDD1DULL;
+}
+
+static int dupopt(const char *s, char **out)
+{
+    if (s == NULL)
+        return 0;
+    *out = strdup(s);
+    return *out == NULL ? EBB_ENOMEM : 0;
+}
+
+/* Run the wake timer after `ms` (0: next loop iteration) unless it is due
+ * sooner already. */
+static void arm(struct ebb_kube *k, uint64_t ms)
+{
+    if (k->cleaning)
+        return;
+    if (uv_is_active((uv_handle_t *)&k->wake)) {
+        uint64_t left = uv_timer_get_due_in(&k->wake);
+        if (left <= ms)
+            return;
+    }
+    uv_timer_start(&k->wake, wake_cb, ms, 0);
+}
+
+/* One uv handle of k is gone; the last one frees k. */
+static void unref(struct ebb_kube *k)
+{
+    void (*cb)(void *) = k->close_cb;
+    void *ud = k->close_ud;
+
+    if (--k->handles > 0)
+        return;
+    free(k->server);
+    free(k->user_agent);
+    free(k->token);
+    free(k->token_file);
+    free(k->ca_file);
+    free(k->ca_data);
+    free(k->cert_file);
+    free(k->cert_data);
+    free(k->key_file);
+    free(k->key_data);
+    free(k);
+    curl_global_cleanup();
+    if (cb != NULL)
+        cb(ud);
+}
+
+static void handle_closed(uv_handle_t *h)
+{
+    unref(h->data);
+}
+
+/* ---- curl <-> libuv -------------------------------------------------------- */
+
+static void check_done(struct ebb_kube *k);
+
+static void drive(struct ebb_kube *k, curl_socket_t fd, int flags)
+{
+    int running;
+
+    curl_multi_socket_action(k->multi, fd, flags, &running);
+    check_done(k);
+}
+
+static void poll_cb(uv_poll_t *h, int status, int events)
+{
+    struct sock *s = h->data;
+    int flags = 0;
+
+    if (status < 0)
+        flags = CURL_CSELECT_ERR;
+    if (events & UV_READABLE)
+        flags |= CURL_CSELECT_IN;
+    if (events & UV_WRITABLE)
+        flags |= CURL_CSELECT_OUT;
+    drive(s->k, s->fd, flags);
+}
+
+static void sock_closed(uv_handle_t *h)
+{
+    struct sock *s = h->data;
+    struct ebb_kube *k = s->k;
+
+    free(s);
+    unref(k);
+}
+
+static void sock_close(struct sock *s)
+{
+    q_remove(&s->link);
+    uv_close((uv_handle_t *)&s->poll, sock_closed);
+}
+
+static int socket_fn(CURL *easy, curl_socket_t fd, int what, void *userp, void *socketp)
+{
+    struct ebb_kube *k = userp;
+    struct sock *s = socketp;
+    int events = 0, rc;
+
+    if (what == CURL_POLL_REMOVE) {
+        if (s != NULL) {
+            if (!k->cleaning)
+                curl_multi_assign(k->multi, fd, NULL);
+            sock_close(s);
+        }
+        return 0;
+    }
+    if (s == NULL) {
+        if ((s = calloc(1, sizeof(*s))) == NULL)
+            return -1;
+        if ((rc = uv_poll_init_socket(k->loop, &s->poll, fd)) != 0) {
+            ebb_log(EBB_LOG_ERROR, "kube: uv_poll_init_socket(%d): %s", (int)fd, uv_strerror(rc));
+            free(s);
+            return -1;
+        }
+        s->poll.data = s;
+        s->k = k;
+        s->fd = fd;
+        q_push(&k->socks, &s->link);
+        k->handles++;
+        curl_multi_assign(k->multi, fd, s);
+    }
+    if (what & CURL_POLL_IN)
+        events |= UV_READABLE;
+    if (what & CURL_POLL_OUT)
+        events |= UV_WRITABLE;
+    uv_poll_start(&s->poll, events, poll_cb);
+    return 0;
+}
+
+static void curl_timer_cb(uv_timer_t *t)
+{
+    struct ebb_kube *k = t->data;
+
+    drive(k, CURL_SOCKET_TIMEOUT, 0);
+}
+
+static int timer_fn(CURLM *multi, long ms, void *userp)
+{
+    struct ebb_kube *k = userp;
+
+    if (k->cleaning)
+        return 0;
+    if (ms < 0)
+        uv_timer_stop(&k->curl_timer);
+    else
+        uv_timer_start(&k->curl_timer, curl_timer_cb, (uint64_t)ms, 0);
+    return 0;
+}
+
+/* ---- requests --------------------------------------------------------------- */
+
+static void req_free(struct ebb_kube_req *r)
+{
+    if (r == NULL)
+        return;
+    if (r->easy != NULL)
+        curl_easy_cleanup(r->easy);
+    curl_slist_free_all(r->headers);
+    free(r->url);
+    free(r->method);
+    free(r->body);
+    free(r->content_type);
+    free(r->buf);
+    free(r);
+}
+
+/* The request ends: on_done, then it is freed. Never inside a curl callback. */
+static void finish(struct ebb_kube_req *r, int status, const char *body, size_t len)
+{
+    struct ebb_kube *k = r->k;
+
+    if (r->in_multi) {
+        curl_multi_remove_handle(k->multi, r->easy);
+        r->in_multi = false;
+    }
+    q_remove(&r->q);
+    q_remove(&r->all);
+    k->nreqs--;
+    r->state = RS_DONE;
+    if (body == NULL)
+        body = "";
+    r->on_done(r, status, body, len, r->ud);
+    req_free(r);
+}
+
+static void finish_msg(struct ebb_kube_req *r, int status, const char *msg)
+{
+    finish(r, status, msg, strlen(msg));
+}
+
+static size_t on_write(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+    struct ebb_kube_req *r = ud;
+    size_t n = size * nmemb;
+    long code = 0;
+
+    if (r->state != RS_ACTIVE || r->k->closing)
+        return 0;   /* cancelled: abort the transfer */
+    curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &code);
+    if (r->stream && code >= 200 && code < 300) {
+        r->delivered = true;
+        r->on_data(r, ptr, n, r->ud);
+        /* on_data may have cancelled it or closed the client */
+        return r->state != RS_ACTIVE || r->k->closing ? 0 : n;
+    }
+    if (r->len + n + 1 > r->cap) {
+        size_t cap = r->cap ? r->cap : 4096;
+        char *nb;
+
+        while (cap < r->len + n + 1)
+            cap *= 2;
+        if ((nb = realloc(r->buf, cap)) == NULL)
+            return 0;
+        r->buf = nb;
+        r->cap = cap;
+    }
+    memcpy(r->buf + r->len, ptr, n);
+    r->len += n;
+    r->buf[r->len] = '\0';
+    return n;
+}
+
+/* Re-read the token file when it changed (projected tokens rotate by an
+ * atomic symlink swap: the inode changes, so does the mtime). A failed read
+ * keeps the last good token. */
+static void refresh_token(struct ebb_kube *k)
+{
+    struct stat st;
+    FILE *f;
+    char buf[16384];
+    size_t n;
+
+    if (k->token_file == NULL)
+        return;
+    if (stat(k->token_file, &st) != 0) {
+        ebb_log(EBB_LOG_WARN, "kube: token file %s: %s", k->token_file, strerror(errno));
+        return;
+    }
+    if (k->token_read && st.st_ino == k->token_st.st_ino && st.st_size == k->token_st.st_size &&
+        st.st_mtim.tv_sec == k->token_st.st_mtim.tv_sec &&
+        st.st_mtim.tv_nsec == k->token_st.st_mtim.tv_nsec)
+        return;
+    if ((f = fopen(k->token_file, "rb")) == NULL) {
+        ebb_log(EBB_LOG_WARN, "kube: token file %s: %s", k->token_file, strerror(errno));
+        return;
+    }
+    n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    while (n > 0 && strchr(" \t\r\n", buf[n - 1]) != NULL)
+        n--;
+    buf[n] = '\0';
+    if (n == 0) {
+        ebb_log(EBB_LOG_WARN, "kube: token file %s is empty", k->token_file);
+        return;
+    }
+    char *tok = strdup(buf);
+    if (tok == NULL)
+        return;
+    free(k->token);
+    k->token = tok;
+    k->token_st = st;
+    k->token_read = true;
+}
+
+static int build_headers(struct ebb_kube_req *r)
+{
+    struct ebb_kube *k = r->k;
+    struct curl_slist *h = NULL, *t;
+    char *line = NULL;
+
+#define ADD(s)                                                                                   \
+    do {                                                                                         \
+        if ((t = curl_slist_append(h, (s))) == NULL)                                             \
+            goto fail;                                                                           \
+        h = t;                                                                                   \
+    } while (0)
+    ADD("Accept: application/json");
+    ADD("Expect:");   /* no 100-continue round trip for large bodies */
+    if (r->body != NULL) {
+        if (asprintf(&line, "Content-Type: %s",
+                     r->content_type ? r->content_type : "application/json") < 0) {
+            line = NULL;
+            goto fail;
+        }
+        ADD(line);
+        free(line);
+        line = NULL;
+    }
+    refresh_token(k);
+    if (k->token != NULL) {
+        if (asprintf(&line, "Authorization: Bearer %s", k->token) < 0) {
+            line = NULL;
+            goto fail;
+        }
+        ADD(line);
+        free(line);
+        line = NULL;
+    }
+#undef ADD
+    curl_slist_free_all(r->headers);
+    r->headers = h;
+    return 0;
+fail:
+    free(line);
+    curl_slist_free_all(h);
+    return EBB_ENOMEM;
+}
+
+static int setup_easy(struct ebb_kube_req *r)
+{
+    struct ebb_kube *k = r->k;
+    CURL *e;
+    CURLcode c = CURLE_OK;
+    long timeout = r->timeout_ms > 0 ? r->timeout_ms : k->timeout_ms;
+
+    if ((e = r->easy = curl_easy_init()) == NULL)
+        return EBB_ENOMEM;
+#define SET(opt, val)                                                                            \
+    do {                                                                                         \
+        if (c == CURLE_OK)                                                                       \
+            c = curl_easy_setopt(e, opt, val);                                                   \
+    } while (0)
+    SET(CURLOPT_URL, r->url);
+    SET(CURLOPT_PRIVATE, r);
+    SET(CURLOPT_NOSIGNAL, 1L);
+    SET(CURLOPT_ERRORBUFFER, r->errbuf);
+    SET(CURLOPT_WRITEFUNCTION, on_write);
+    SET(CURLOPT_WRITEDATA, r);
+    SET(CURLOPT_USERAGENT, k->user_agent);
+    SET(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+    SET(CURLOPT_PROTOCOLS_STR, "http,https");
+    SET(CURLOPT_TCP_KEEPALIVE, 1L);
+    SET(CURLOPT_TCP_KEEPIDLE, 30L);
+    SET(CURLOPT_TCP_KEEPINTVL, 15L);
+    SET(CURLOPT_CONNECTTIMEOUT_MS, timeout < CONNECT_TIMEOUT_MS ? timeout : CONNECT_TIMEOUT_MS);
+    if (r->stream) {
+        /* no total timeout: a stream lasts as long as the server keeps it;
+         * silence for longer than the idle limit means a dead connection */
+        long idle = r->timeout_ms > 0 ? r->timeout_ms : STREAM_IDLE_MS;
+        SET(CURLOPT_LOW_SPEED_LIMIT, 1L);
+        SET(CURLOPT_LOW_SPEED_TIME, (idle + 999) / 1000);
+    } else {
+        SET(CURLOPT_TIMEOUT_MS, timeout);
+    }
+    if (strcmp(r->method, "GET") == 0) {
+        SET(CURLOPT_HTTPGET, 1L);
+    } else {
+        if (r->body != NULL || strcmp(r->method, "POST") == 0) {
+            SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len);
+            SET(CURLOPT_POSTFIELDS, r->body ? r->body : "");
+        }
+        SET(CURLOPT_CUSTOMREQUEST, r->method);
+    }
+    if (k->insecure) {
+        SET(CURLOPT_SSL_VERIFYPEER, 0L);
+        SET(CURLOPT_SSL_VERIFYHOST, 0L);
+    }
+    if (k->ca_data != NULL) {
+        struct curl_blob b = {k->ca_data, strlen(k->ca_data), CURL_BLOB_NOCOPY};
+        SET(CURLOPT_CAINFO_BLOB, &b);
+    } else if (k->ca_file != NULL) {
+        SET(CURLOPT_CAINFO, k->ca_file);
+    }
+    if (k->cert_data != NULL) {
+        struct curl_blob b = {k->cert_data, strlen(k->cert_data), CURL_BLOB_NOCOPY};
+        SET(CURLOPT_SSLCERT_BLOB, &b);
+        SET(CURLOPT_SSLCERTTYPE, "PEM");
+    } else if (k->cert_file != NULL) {
+        SET(CURLOPT_SSLCERT, k->cert_file);
+        SET(CURLOPT_SSLCERTTYPE, "PEM");
+    }
+    if (k->key_data != NULL) {
+        struct curl_blob b = {k->key_data, strlen(k->key_data), CURL_BLOB_NOCOPY};
+        SET(CURLOPT_SSLKEY_BLOB, &b);
+        SET(CURLOPT_SSLKEYTYPE, "PEM");
+    } else if (k->key_file != NULL) {
+        SET(CURLOPT_SSLKEY, k->key_file);
+        SET(CURLOPT_SSLKEYTYPE, "PEM");
+    }
+#undef SET
+    if (c != CURLE_OK) {
+        ebb_log(EBB_LOG_ERROR, "kube: curl_easy_setopt: %s", curl_easy_strerror(c));
+        return c == CURLE_OUT_OF_MEMORY ? EBB_ENOMEM : EBB_EINVAL;
+    }
+    return 0;
+}
+
+/* One attempt. Called from the wake timer only (outside curl callbacks). */
+static void attempt(struct ebb_kube_req *r)
+{
+    struct ebb_kube *k = r->k;
+    CURLMcode mc;
+    int rc;
+
+    q_remove(&r->q);
+    if (r->easy == NULL && (rc = setup_easy(r)) != 0) {
+        finish_msg(r, rc, "cannot set up the request");
+        return;
+    }
+    if ((rc = build_headers(r)) != 0) {
+        finish_msg(r, rc, "out of memory");
+        return;
+    }
+    curl_easy_setopt(r->easy, CURLOPT_HTTPHEADER, r->headers);
+    r->len = 0;
+    r->errbuf[0] = '\0';
+    r->attempts++;
+    r->state = RS_ACTIVE;
+    if ((mc = curl_multi_add_handle(k->multi, r->easy)) != CURLM_OK) {
+        finish_msg(r, mc == CURLM_OUT_OF_MEMORY ? EBB_ENOMEM : EBB_EIO, curl_multi_strerror(mc));
+        return;
+    }
+    r->in_multi = true;
+}
+
+static bool retryable_curl(CURLcode c)
+{
+    switch (c) {
+    case CURLE_COULDNT_RESOLVE_PROXY:
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static bool can_retry(const struct ebb_kube_req *r)
+{
+    return !r->write && !r->k->closing && r->attempts <= r->k->max_retries &&
+           !(r->stream && r->delivered);
+}
+
+/* Retry-After in seconds (the HTTP-date form is taken as 1 s). -1: none. */
+static long retry_after(CURL *e)
+{
+    struct curl_header *h;
+    char *end;
+    long s;
+
+    if (curl_easy_header(e, "Retry-After", 0, CURLH_HEADER, -1, &h) != CURLHE_OK)
+        return -1;
+    s = strtol(h->value, &end, 10);
+    if (end == h->value)
+        return 1;
+    if (s < 0)
+        s = 0;
+    return s > RETRY_AFTER_MAX_S ? RETRY_AFTER_MAX_S : s;
+}
+
+static void schedule_retry(struct ebb_kube_req *r, long after_s)
+{
+    struct ebb_kube *k = r->k;
+    uint64_t cap = BACKOFF_BASE_MS, delay;
+
+    for (int i = 1; i < r->attempts && cap < BACKOFF_CAP_MS; i++)
+        cap *= 2;
+    if (cap > BACKOFF_CAP_MS)
+        cap = BACKOFF_CAP_MS;
+    delay = rng_next(k) % (cap + 1);   /* full jitter */
+    if (after_s >= 0 && delay < (uint64_t)after_s * 1000)
+        delay = (uint64_t)after_s * 1000;
+    ebb_log(EBB_LOG_DEBUG, "kube: %s %s: retry %d in %llu ms", r->method, r->url, r->attempts,
+            (unsigned long long)delay);
+    r->state = RS_RETRY;
+    r->due = uv_hrtime() + delay * 1000000;
+    q_push(&k->retryq, &r->q);
+    arm(k, delay);
+}
+
+static void complete(struct ebb_kube_req *r, CURLcode res)
+{
+    long code = 0;
+
+    curl_multi_remove_handle(r->k->multi, r->easy);
+    r->in_multi = false;
+    if (r->state == RS_CANCEL)
+        return;   /* in cancelq: the wake timer reports it */
+    curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &code);
+    if (res != CURLE_OK) {
+        if (retryable_curl(res) && can_retry(r)) {
+            schedule_retry(r, -1);
+            return;
+        }
+        finish_msg(r, EBB_EIO, r->errbuf[0] ? r->errbuf : curl_easy_strerror(res));
+        return;
+    }
+    if ((code == 429 || code == 500 || code == 502 || code == 503 || code == 504) &&
+        can_retry(r)) {
+        schedule_retry(r, retry_after(r->easy));
+        return;
+    }
+    finish(r, (int)code, r->buf, r->len);
+}
+
+static void check_done(struct ebb_kube *k)
+{
+    CURLMsg *m;
+    int left;
+
+    while (!k->cleaning && (m = curl_multi_info_read(k->multi, &left)) != NULL) {
+        struct ebb_kube_req *r = NULL;
+        CURLcode res = m->data.result;
+        CURL *e = m->easy_handle;
+
+        if (m->msg != CURLMSG_DONE)
+            continue;
+        curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&r);
+        complete(r, res);
+    }
+}
+
+/* ---- the wake timer --------------------------------------------------------- */
+
+static void refill(struct ebb_kube *k, uint64_t now)
+{
+    k->tokens += (double)(now - k->refilled) / 1e9 * k->qps;
+    if (k->tokens > k->burst)
+        k->tokens = k->burst;
+    k->refilled = now;
+}
+
+static void shutdown_all(struct ebb_kube *k)
+{
+    struct qnode *n;
+
+    while (!q_empty(&k->reqs)) {
+        struct ebb_kube_req *r = q_data(k->reqs.next, struct ebb_kube_req, all);
+
+        r->state = RS_CANCEL;
+        finish_msg(r, EBB_ESTATE, "cancelled: client closed");
+    }
+    k->cleaning = true;
+    curl_multi_cleanup(k->multi);
+    k->multi = NULL;
+    while (!q_empty(&k->socks)) {
+        n = k->socks.next;
+        sock_close(q_data(n, struct sock, link));
+    }
+    uv_close((uv_handle_t *)&k->curl_timer, handle_closed);
+    uv_close((uv_handle_t *)&k->wake, handle_closed);
+}
+
+static void wake_cb(uv_timer_t *t)
+{
+    struct ebb_kube *k = t->data;
+    struct qnode *n, *next;
+    uint64_t now, next_ms = UINT64_MAX;
+
+    if (k->closing) {
+        shutdown_all(k);
+        return;
+    }
+    /* on_done may cancel, close or queue more: take one entry at a time */
+    while (!k->closing && !q_empty(&k->cancelq)) {
+        struct ebb_kube_req *r = q_data(k->cancelq.next, struct ebb_kube_req, q);
+        finish_msg(r, EBB_ESTATE, "cancelled");
+    }
+    now = uv_hrtime();
+    for (n = k->retryq.next; !k->closing && n != &k->retryq; n = next) {
+        struct ebb_kube_req *r = q_data(n, struct ebb_kube_req, q);
+
+        next = n->next;
+        if (r->due <= now) {
+            q_remove(&r->q);
+            q_push(&k->readyq, &r->q);
+        } else if ((r->due - now + 999999) / 1000000 < next_ms) {
+            next_ms = (r->due - now + 999999) / 1000000;
+        }
+    }
+    refill(k, now);
+    while (!k->closing && !q_empty(&k->rateq) && k->tokens >= 1.0) {
+        k->tokens -= 1.0;
+        attempt(q_data(k->rateq.next, struct ebb_kube_req, q));
+    }
+    while (!k->closing && !q_empty(&k->readyq))
+        attempt(q_data(k->readyq.next, struct ebb_kube_req, q));
+    if (k->closing) {
+        arm(k, 0);
+        return;
+    }
+    if (!q_empty(&k->rateq)) {
+        uint64_t ms = (uint64_t)((1.0 - k->tokens) / k->qps * 1000.0) + 1;
+        if (ms < next_ms)
+            next_ms = ms;
+    }
+    if (!q_empty(&k->cancelq) || !q_empty(&k->readyq))
+        next_ms = 0;
+    if (next_ms != UINT64_MAX)
+        arm(k, next_ms);
+}
+
+/* ---- the public API ----------------------------------------------------------- */
+
+int ebb_kube_create(uv_loop_t *loop, const struct ebb_kube_config *cfg,
+                    const struct ebb_kube_opts *opts, struct ebb_kube **out, struct ebb_error *err)
+{
+    struct ebb_kube *k;
+    int rc = EBB_ENOMEM;
+
+    if (loop == NULL || cfg == NULL || out == NULL || cfg->server == NULL)
+        return ebb_error_set(err, EBB_EINVAL, NULL, 0, NULL, "kube: bad arguments");
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+        return ebb_error_set(err, EBB_ENOMEM, NULL, 0, NULL, "curl_global_init failed");
+    if ((k = calloc(1, sizeof(*k))) == NULL) {
+        curl_global_cleanup();
+        return ebb_error_set(err, EBB_ENOMEM, NULL, 0, NULL, "out of memory");
+    }
+    k->loop = loop;
+    q_init(&k->reqs);
+    q_init(&k->readyq);
+    q_init(&k->rateq);
+    q_init(&k->retryq);
+    q_init(&k->cancelq);
+    q_init(&k->socks);
+    k->qps = opts && opts->qps > 0 ? opts->qps : 50;
+    k->burst = opts && opts->burst > 0 ? opts->burst : 100;
+    k->timeout_ms = opts && opts->timeout_ms > 0 ? opts->timeout_ms : 30000;
+    k->max_retries = opts && opts->max_retries != 0 ? opts->max_retries : 5;
+    if (k->max_retries < 0)
+        k->max_retries = 0;
+    k->tokens = k->burst;
+    k->refilled = uv_hrtime();
+    k->rng = k->refilled | 1;
+    k->insecure = cfg->insecure;
+    if ((k->server = strdup(cfg->server)) == NULL ||
+        (k->user_agent = strdup(opts && opts->user_agent ? opts->user_agent
+                                                         : "ebb/" EBB_VERSION)) == NULL ||
+        dupopt(cfg->token, &k->token) || dupopt(cfg->token_file, &k->token_file) ||
+        dupopt(cfg->ca_file, &k->ca_file) || dupopt(cfg->ca_data, &k->ca_data) ||
+        dupopt(cfg->cert_file, &k->cert_file) || dupopt(cfg->cert_data, &k->cert_data) ||
+        dupopt(cfg->key_file, &k->key_file) || dupopt(cfg->key_data, &k->key_data))
+        goto fail;
+    if ((k->multi = curl_multi_init()) == NULL)
+        goto fail;
+    curl_multi_setopt(k->multi, CURLMOPT_SOCKETFUNCTION, socket_fn);
+    curl_multi_setopt(k->multi, CURLMOPT_SOCKETDATA, k);
+    curl_multi_setopt(k->multi, CURLMOPT_TIMERFUNCTION, timer_fn);
+    curl_multi_setopt(k->multi, CURLMOPT_TIMERDATA, k);
+    /* keep idle connections for reuse even when few requests are added */
+    curl_multi_setopt(k->multi, CURLMOPT_MAXCONNECTS, 64L);
+    /* no failure is possible past this point: the handles tie k to the loop */
+    uv_timer_init(loop, &k->curl_timer);
+    uv_timer_init(loop, &k->wake);
+    k->curl_timer.data = k;
+    k->wake.data = k;
+    k->handles = 2;
+    *out = k;
+    return 0;
+fail:
+    if (k->multi != NULL)
+        curl_multi_cleanup(k->multi);
+    k->handles = 1;
+    unref(k);   /* frees k: no uv handle was initialized yet */
+    return ebb_error_set(err, rc, NULL, 0, NULL, "out of memory");
+}
+
+int ebb_kube_request(struct ebb_kube *k, const struct ebb_kube_req_opts *o,
+                     struct ebb_kube_req **out)
+{
+    static const char *const methods[] = {"GET", "POST", "PUT", "PATCH", "DELETE"};
+    struct ebb_kube_req *r;
+    bool known = false;
+
+    if (k == NULL || o == NULL || o->method == NULL || o->path == NULL || o->path[0] != '/' ||
+        o->on_done == NULL || (o->stream && o->on_data == NULL) ||
+        (o->body == NULL && o->body_len > 0))
+        return EBB_EINVAL;
+    for (size_t i = 0; i < EBB_ARRAY_LEN(methods); i++)
+        known |= strcmp(o->method, methods[i]) == 0;
+    if (!known)
+        return EBB_EINVAL;
+    if (k->closing)
+        return EBB_ESTATE;
+    if ((r = calloc(1, sizeof(*r))) == NULL)
+        return EBB_ENOMEM;
+    r->k = k;
+    q_init(&r->all);
+    q_init(&r->q);
+    if (asprintf(&r->url, "%s%s", k->server, o->path) < 0) {
+        r->url = NULL;
+        goto fail;
+    }
+    if ((r->method = strdup(o->method)) == NULL || dupopt(o->content_type, &r->content_type))
+        goto fail;
+    if (o->body != NULL) {
+        if ((r->body = malloc(o->body_len + 1)) == NULL)
+            goto fail;
+        memcpy(r->body, o->body, o->body_len);
+        r->body[o->body_len] = '\0';
+        r->body_len = o->body_len;
+    }
+    r->stream = o->stream;
+    r->write = o->write;
+    r->timeout_ms = o->timeout_ms;
+    r->on_data = o->on_data;
+    r->on_done = o->on_done;
+    r->ud = o->ud;
+    q_push(&k->reqs, &r->all);
+    k->nreqs++;
+    if (r->write) {
+        r->state = RS_RATE;
+        q_push(&k->rateq, &r->q);
+    } else {
+        r->state = RS_READY;
+        q_push(&k->readyq, &r->q);
+    }
+    arm(k, 0);
+    if (out != NULL)
+        *out = r;
+    return 0;
+fail:
+    req_free(r);
+    return EBB_ENOMEM;
+}
+
+void ebb_kube_cancel(struct ebb_kube_req *req)
+{
+    struct ebb_kube *k;
+
+    if (req == NULL || req->state == RS_CANCEL || req->state == RS_DONE)
+        return;
+    k = req->k;
+    req->state = RS_CANCEL;
+    q_remove(&req->q);
+    q_push(&k->cancelq, &req->q);
+    arm(k, 0);
+}
+
+void ebb_kube_close(struct ebb_kube *k, void (*cb)(void *ud), void *ud)
+{
+    if (k == NULL || k->closing)
+        return;
+    k->closing = true;
+    k->close_cb = cb;
+    k->close_ud = ud;
+    arm(k, 0);
+}
+
+size_t ebb_kube_inflight(const struct ebb_kube *k)
+{
+    return k == NULL ? 0 : k->nreqs;
+}

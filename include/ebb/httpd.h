@@ -1,0 +1,125 @@
+/* ebb/httpd.h: a small HTTP/1.1 server on libuv, requests parsed by
+ * http_parser.
+ *
+ * Serves `ebb serve` (a snapshot as a Kubernetes API) and ebb's own
+ * /metrics, /healthz and /readyz. Everything runs on the loop thread, in I/O
+ * and timer callbacks: handlers answer from the cache and never call into
+ * Lua (ARCHITECTURE principle 5).
+ *
+ * A connection carries one request at a time: the next one (keep-alive,
+ * pipelined) is parsed only when the answer to the current one is complete.
+ * The handler is called once per request with its method, path, query,
+ * headers and whole body, and answers exactly once, now or later (from a
+ * timer, after a delay):
+ *
+ *   - ebb_http_respond: status, headers, a body (Content-Length);
+ *   - ebb_http_stream_begin, ebb_http_stream_write..., ebb_http_stream_end:
+ *     a chunked response of any length (watches).
+ *
+ * A request is valid from the handler call until its answer is complete
+ * (ebb_http_respond or ebb_http_stream_end returned), it was aborted, or its
+ * gone callback ran: the connection died first (the client went away, a
+ * write failed, the client stopped reading a stream and more than
+ * max_queued bytes piled up, or the server is closing). Whoever keeps a
+ * request past the handler call (a delayed answer, a watch) sets a gone
+ * callback and forgets the request in it.
+ *
+ * Malformed requests get 400, bodies over max_body 413, and the connection
+ * is closed; "Expect: 100-continue" is answered. Connections idle longer
+ * than idle_timeout_ms between requests are closed.
+ */
+#ifndef EBB_HTTPD_H
+#define EBB_HTTPD_H
+
+#include <uv.h>
+
+#include "common.h"
+
+struct ebb_httpd;
+struct ebb_http_req;
+
+/* A request is complete: answer it (now or later). */
+typedef void (*ebb_http_handler_fn)(struct ebb_http_req *req, void *ud);
+/* The connection of an unanswered or streaming request went away: `req`
+ * is invalid once this returns; no ebb_http_* call on it from here on. */
+typedef void (*ebb_http_gone_fn)(struct ebb_http_req *req, void *ud);
+
+struct ebb_httpd_opts {
+    const char *host;          /* numeric IPv4/IPv6 or "localhost"; NULL: "127.0.0.1" */
+    int port;                  /* 0: a free port (see ebb_httpd_port) */
+    ebb_http_handler_fn handler;
+    void *ud;                  /* for the handler */
+    size_t max_body;           /* 0: 8 MiB */
+    size_t max_queued;         /* unwritten bytes per connection; 0: 64 MiB */
+    unsigned idle_timeout_ms;  /* 0: 120000 */
+};
+
+/* Bind and listen. EBB_EINVAL for a missing handler, a bad host or port;
+ * EBB_EIO when the address cannot be bound (err->msg says why: "listen
+ * 127.0.0.1:80: permission denied"). `err` may be NULL. */
+int ebb_httpd_create(uv_loop_t *loop, const struct ebb_httpd_opts *opts, struct ebb_httpd **out,
+                     struct ebb_error *err);
+
+/* The port bound (the one the kernel picked when opts->port was 0). */
+int ebb_httpd_port(const struct ebb_httpd *h);
+
+/* Connections open now (tests, metrics). */
+size_t ebb_httpd_connections(const struct ebb_httpd *h);
+
+/* Stop: no new connections; idle connections close; an unanswered request
+ * gets its gone callback and its connection closes; a stream is ended
+ * cleanly (the last chunk is written, then the gone callback runs and the
+ * connection closes after the write). `cb` (may be NULL) runs once every
+ * handle is closed and all memory is freed. NULL-safe; call once. */
+void ebb_httpd_close(struct ebb_httpd *h, void (*cb)(void *ud), void *ud);
+
+/* ---- the request (borrowed until it is answered or gone) ------------------- */
+
+const char *ebb_http_req_method(const struct ebb_http_req *r);   /* "GET" */
+/* The path, percent-decoded, without the query ("/api/v1/pods"). */
+const char *ebb_http_req_path(const struct ebb_http_req *r);
+/* The raw query string after '?' ("" when none). */
+const char *ebb_http_req_query_string(const struct ebb_http_req *r);
+/* The decoded value of the first query parameter `key`: NULL when absent,
+ * "" for "?watch" or "?watch=". */
+const char *ebb_http_req_query(const struct ebb_http_req *r, const char *key);
+/* The first header `name` (case-insensitive), or NULL. */
+const char *ebb_http_req_header(const struct ebb_http_req *r, const char *name);
+/* The body (NUL-terminated; *len may be NULL). "" when there is none. */
+const char *ebb_http_req_body(const struct ebb_http_req *r, size_t *len);
+/* The peer as "127.0.0.1:50412" (logs). */
+const char *ebb_http_req_peer(const struct ebb_http_req *r);
+
+/* Set (or replace with NULL `fn`) the gone callback. */
+void ebb_http_req_on_gone(struct ebb_http_req *r, ebb_http_gone_fn fn, void *ud);
+
+/* ---- answering ------------------------------------------------------------------ */
+
+/* Add a response header (copied) before respond/stream_begin. CR or LF in
+ * either string: EBB_EINVAL. */
+int ebb_http_add_header(struct ebb_http_req *r, const char *name, const char *value);
+
+/* The whole answer: status line, Content-Type (NULL: none),
+ * Content-Length, the added headers, `body` (copied; HEAD gets no body).
+ * The request is done when this returns, even on failure (a connection
+ * that cannot be written to is closed). EBB_ESTATE if already answered. */
+int ebb_http_respond(struct ebb_http_req *r, int status, const char *content_type,
+                     const char *body, size_t len);
+
+/* Start a chunked answer; the status line and headers go out now. */
+int ebb_http_stream_begin(struct ebb_http_req *r, int status, const char *content_type);
+/* One chunk (copied; len 0 writes nothing). EBB_EIO when the connection is
+ * gone or the client reads too slowly: then the gone callback has run and
+ * the request is invalid. */
+int ebb_http_stream_write(struct ebb_http_req *r, const char *data, size_t len);
+/* The last chunk: the answer is complete, the request done. */
+int ebb_http_stream_end(struct ebb_http_req *r);
+
+/* Drop the connection now, without an answer (fault injection, a client
+ * to get rid of). No gone callback; the request is invalid. */
+void ebb_http_req_abort(struct ebb_http_req *r);
+
+/* "OK", "Not Found"... for a status code ("" when unknown). */
+const char *ebb_http_status_text(int status);
+
+#endif

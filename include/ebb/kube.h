@@ -1,0 +1,95 @@
+/* ebb/kube.h: talking to the Kubernetes API server.
+ *
+ * Config: in-cluster (KUBERNETES_SERVICE_HOST/PORT, the service-account
+ * token, CA and namespace files; the token file is re-read as it rotates)
+ * or a kubeconfig (--kubeconfig, $KUBECONFIG, ~/.kube/config; current
+ * context; bearer token, client certificate and key as files or data, CA as
+ * file or data, insecure-skip-tls-verify). TLS is always verified unless
+ * the kubeconfig says otherwise.
+ *
+ * Client: libcurl multi driven by a libuv loop (uv_poll per socket, one
+ * uv_timer for curl's timeouts). Every callback runs on the loop thread, in
+ * an I/O callback: never call into Lua from one (ARCHITECTURE principle 5).
+ * Writes go through a token bucket (qps, burst). Reads that fail in a way
+ * the API says is safe to retry (connection errors, 429 with Retry-After,
+ * 500/502/503/504) are retried with exponential backoff and full jitter;
+ * writes are never retried by this layer.
+ */
+#ifndef EBB_KUBE_H
+#define EBB_KUBE_H
+
+#include <uv.h>
+
+#include "common.h"
+
+struct ebb_kube_config {
+    char *server;          /* "https://10.96.0.1:443" */
+    char *token;           /* bearer token, or NULL */
+    char *token_file;      /* re-read when it changes (in-cluster, tokenFile) */
+    char *ca_file;         /* PEM file, or */
+    char *ca_data;         /* PEM bytes (decoded from certificate-authority-data) */
+    char *cert_file, *key_file;   /* client certificate, or */
+    char *cert_data, *key_data;   /* as PEM bytes */
+    bool insecure;         /* insecure-skip-tls-verify */
+    char *namespace;       /* in-cluster namespace file, or the context's namespace */
+    char *source;          /* for messages: "in-cluster" or "PATH (context NAME)" */
+};
+
+/* Find and read the configuration: `kubeconfig` (may be NULL), else
+ * $KUBECONFIG (the first file of the list that exists), else the in-cluster
+ * service account when KUBERNETES_SERVICE_HOST is set, else ~/.kube/config.
+ * `context` (may be NULL) overrides current-context. A missing or unreadable
+ * file, a context/cluster/user that is not there, a referenced file that
+ * does not exist: EBB_EIO/EBB_ESCHEMA with the file, line and field. */
+int ebb_kube_config_load(const char *kubeconfig, const char *context,
+                         struct ebb_kube_config **out, struct ebb_error *err);
+void ebb_kube_config_free(struct ebb_kube_config *c);
+
+struct ebb_kube;
+struct ebb_kube_req;
+
+struct ebb_kube_opts {
+    double qps;            /* writes per second; 0: 50 */
+    int burst;             /* 0: 100 */
+    long timeout_ms;       /* per request unless streaming; 0: 30000 */
+    int max_retries;       /* reads; 0: 5 */
+    const char *user_agent;   /* NULL: "ebb/VERSION" */
+};
+
+/* Called once per received chunk of a streaming request (watch). */
+typedef void (*ebb_kube_data_cb)(struct ebb_kube_req *req, const char *data, size_t len, void *ud);
+/* Called once when a request ends. status: the HTTP status, or a negative
+ * EBB_E* for a transport failure (then body holds curl's message). For a
+ * non-streaming request body holds the whole response. After this call the
+ * request is freed. */
+typedef void (*ebb_kube_done_cb)(struct ebb_kube_req *req, int status, const char *body,
+                                 size_t len, void *ud);
+
+struct ebb_kube_req_opts {
+    const char *method;        /* "GET", "POST", "PUT", "PATCH", "DELETE" */
+    const char *path;          /* "/api/v1/pods?limit=500", already escaped */
+    const char *body;          /* may be NULL */
+    size_t body_len;
+    const char *content_type;  /* NULL: application/json when there is a body */
+    bool stream;               /* deliver chunks to on_data, no timeout but low-speed */
+    bool write;                /* rate-limited, never retried */
+    long timeout_ms;           /* 0: the client's default */
+    ebb_kube_data_cb on_data;
+    ebb_kube_done_cb on_done;
+    void *ud;
+};
+
+int ebb_kube_create(uv_loop_t *loop, const struct ebb_kube_config *cfg,
+                    const struct ebb_kube_opts *opts, struct ebb_kube **out, struct ebb_error *err);
+/* Start a request; *out (may be NULL) stays valid until on_done. */
+int ebb_kube_request(struct ebb_kube *k, const struct ebb_kube_req_opts *o,
+                     struct ebb_kube_req **out);
+/* Abort a request: on_done is called with EBB_ESTATE ("cancelled"). */
+void ebb_kube_cancel(struct ebb_kube_req *req);
+/* Cancel everything, close the handles; `cb` runs when memory is freed. */
+void ebb_kube_close(struct ebb_kube *k, void (*cb)(void *ud), void *ud);
+
+/* Requests in flight (tests, metrics). */
+size_t ebb_kube_inflight(const struct ebb_kube *k);
+
+#endif
