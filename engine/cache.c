@@ -4,6 +4,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "ebb/cache.h"
 #include "map.h"
 
@@ -725,6 +727,23 @@ int ebb_cache_read_source(const struct ebb_cache *c, const struct ebb_src *src, 
     if (len)
         *len = got;
     return 0;
+}
+
+struct cJSON *ebb_cache_read_object(const struct ebb_cache *c, const struct ebb_src *src)
+{
+    char *json = NULL;
+    size_t len;
+    cJSON *j, *o;
+
+    if (ebb_cache_read_source(c, src, &json, &len) != 0)
+        return NULL;
+    j = cJSON_ParseWithLength(json, len);
+    free(json);
+    if (j == NULL || !src->envelope)
+        return j;
+    o = cJSON_DetachItemFromObjectCaseSensitive(j, "object");
+    cJSON_Delete(j);
+    return o;
 }
 
 size_t ebb_cache_bytes(const struct ebb_cache *c)

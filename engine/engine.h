@@ -224,6 +224,9 @@ int ebb__lua_taint_set(lua_State *L);
 void ebb__lua_register_node(lua_State *L);
 void ebb__lua_new_podlist(lua_State *L);
 void ebb__lua_podlist_append(lua_State *L, int idx, struct ebb_pod *p);
+/* The pods of a PodList at idx, or NULL with *n = 0 when it is not one;
+ * raises on a list made before the cluster view changed. */
+struct ebb_pod *const *ebb__lua_podlist(lua_State *L, int idx, size_t *n);
 /* The pods of a PodList at idx (raises when it is not one). */
 struct ebb_pod *const *ebb__lua_check_podlist(lua_State *L, int idx, size_t *n);
 int ebb__pod_cmp_priority(const struct ebb_pod *a, const struct ebb_pod *b, void *ud);

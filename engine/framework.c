@@ -167,6 +167,11 @@ void ebb_engine_set_now(struct ebb_engine *e, int64_t now)
     e->fixed_now = now;
 }
 
+const struct ebb_policy *ebb_engine_policy(const struct ebb_engine *e)
+{
+    return e->policy;
+}
+
 void ebb_engine_set_cache(struct ebb_engine *e, struct ebb_cache *c)
 {
     if (e->cache != c)

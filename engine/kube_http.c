@@ -74,6 +74,8 @@ struct ebb_kube_req {
     char *url, *method, *body, *content_type;
     size_t body_len;
     bool stream, write, delivered;
+    bool aborted;                /* on_write stopped the transfer (cancel, close) */
+    bool oom;                    /* on_write could not keep the body */
     long timeout_ms;
     int attempts;
     uint64_t due;                /* RS_RETRY: uv_hrtime() to start at */
@@ -330,14 +332,20 @@ static size_t on_write(char *ptr, size_t size, size_t nmemb, void *ud)
     size_t n = size * nmemb;
     long code = 0;
 
-    if (r->state != RS_ACTIVE || r->k->closing)
-        return 0;   /* cancelled: abort the transfer */
+    if (r->state != RS_ACTIVE || r->k->closing) {
+        r->aborted = true;   /* cancelled or closing: stop the transfer */
+        return 0;
+    }
     curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &code);
     if (r->stream && code >= 200 && code < 300) {
         r->delivered = true;
         r->on_data(r, ptr, n, r->ud);
         /* on_data may have cancelled it or closed the client */
-        return r->state != RS_ACTIVE || r->k->closing ? 0 : n;
+        if (r->state != RS_ACTIVE || r->k->closing) {
+            r->aborted = true;
+            return 0;
+        }
+        return n;
     }
     if (r->len + n + 1 > r->cap) {
         size_t cap = r->cap ? r->cap : 4096;
@@ -345,8 +353,10 @@ static size_t on_write(char *ptr, size_t size, size_t nmemb, void *ud)
 
         while (cap < r->len + n + 1)
             cap *= 2;
-        if ((nb = realloc(r->buf, cap)) == NULL)
+        if ((nb = realloc(r->buf, cap)) == NULL) {
+            r->oom = true;
             return 0;
+        }
         r->buf = nb;
         r->cap = cap;
     }
@@ -540,6 +550,7 @@ static void attempt(struct ebb_kube_req *r)
     curl_easy_setopt(r->easy, CURLOPT_HTTPHEADER, r->headers);
     r->len = 0;
     r->errbuf[0] = '\0';
+    r->oom = false;
     r->attempts++;
     r->state = RS_ACTIVE;
     if ((mc = curl_multi_add_handle(k->multi, r->easy)) != CURLM_OK) {
@@ -618,9 +629,13 @@ static void complete(struct ebb_kube_req *r, CURLcode res)
 
     curl_multi_remove_handle(r->k->multi, r->easy);
     r->in_multi = false;
-    if (r->state == RS_CANCEL)
-        return;   /* in cancelq: the wake timer reports it */
+    if (r->state == RS_CANCEL || r->aborted)
+        return;   /* cancelq or closing: the wake timer reports it */
     curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &code);
+    if (r->oom) {
+        finish_msg(r, EBB_ENOMEM, "out of memory");
+        return;
+    }
     if (res != CURLE_OK) {
         if (retryable_curl(res) && can_retry(r)) {
             schedule_retry(r, -1);

@@ -1,14 +1,343 @@
-/* Lua bindings of the groups helpers (filled in by the strategies that need
- * them); registered into require("ebb.native") by luaopen_ebb_native. */
+/* Lua bindings of the groups helpers (ebb/groups.h): the whole-set work of
+ * RemoveDuplicates, RemovePodsViolatingInterPodAntiAffinity and
+ * RemovePodsViolatingNodeAffinity, registered into require("ebb.native") by
+ * luaopen_ebb_native.
+ *
+ * ebb.duplicates() returns plain tables of PodLists; the anti-affinity
+ * index is an "ebb.AntiAffinityIndex" userdata over the C index, stamped
+ * with the cache epoch like a PodList (it holds pod pointers).
+ */
+#include <stdlib.h>
+#include <string.h>
+
 #include <lauxlib.h>
 
+#include "ebb/groups.h"
 #include "engine.h"
 
+#define ANTI_MT "ebb.AntiAffinityIndex"
+#define DUPS_GUARD_MT "ebb.DupsGuard"
+#define FREE_GUARD_MT "ebb.FreeGuard"
+
+struct anti_ud {
+    struct ebb_anti_index *ix;
+    uint64_t epoch;
+};
+
+static struct ebb_cache *cache_of(lua_State *L)
+{
+    struct ebb_vm *vm = ebb__vm_of(L);
+    if (vm == NULL || vm->engine == NULL || vm->engine->cache == NULL)
+        luaL_error(L, "no cluster view is loaded");
+    return vm->engine->cache;
+}
+
+/* ---- ebb.duplicates ------------------------------------------------------ */
+
+static int l_free_guard_close(lua_State *L)
+{
+    void **p = luaL_checkudata(L, 1, FREE_GUARD_MT);
+    free(*p);
+    *p = NULL;
+    return 0;
+}
+
+static int l_dups_guard_close(lua_State *L)
+{
+    struct ebb_dups **d = luaL_checkudata(L, 1, DUPS_GUARD_MT);
+    ebb_dups_destroy(*d);
+    *d = NULL;
+    return 0;
+}
+
+/* opts.exclude_kinds as interned kinds (NULL for a kind no object has),
+ * in a userdata left on the stack. */
+static const ebb_str *exclude_kinds(lua_State *L, int opts, size_t *n)
+{
+    ebb_str *v;
+    size_t len;
+
+    *n = 0;
+    if (lua_isnoneornil(L, opts))
+        return NULL;
+    luaL_checktype(L, opts, LUA_TTABLE);
+    if (lua_getfield(L, opts, "exclude_kinds") == LUA_TNIL) {
+        lua_pop(L, 1);
+        return NULL;
+    }
+    if (!lua_istable(L, -1))
+        luaL_error(L, "ebb.duplicates: exclude_kinds must be a list of strings");
+    len = lua_rawlen(L, -1);
+    v = lua_newuserdatauv(L, (len + 1) * sizeof(*v), 0);
+    for (size_t i = 1; i <= len; i++) {
+        size_t sl;
+        const char *s;
+        lua_rawgeti(L, -2, (lua_Integer)i);
+        if ((s = lua_tolstring(L, -1, &sl)) == NULL || lua_type(L, -1) != LUA_TSTRING)
+            luaL_error(L, "ebb.duplicates: exclude_kinds must be a list of strings");
+        v[i - 1] = ebb_str_find(s, sl);
+        lua_pop(L, 1);
+    }
+    lua_remove(L, -2);
+    *n = len;
+    return v;
+}
+
+static void setstr(lua_State *L, const char *k, const char *v)
+{
+    lua_pushstring(L, v ? v : "");
+    lua_setfield(L, -2, k);
+}
+
+static void setint(lua_State *L, const char *k, lua_Integer v)
+{
+    lua_pushinteger(L, v);
+    lua_setfield(L, -2, k);
+}
+
+static void push_images(lua_State *L, const char *images)
+{
+    int i = 0;
+
+    lua_newtable(L);
+    while (images != NULL && *images) {
+        const char *end = strchr(images, '#');
+        size_t n = end ? (size_t)(end - images) : strlen(images);
+        lua_pushlstring(L, images, n);
+        lua_rawseti(L, -2, ++i);
+        images += n + (end ? 1 : 0);
+    }
+}
+
+static void push_group(lua_State *L, const struct ebb_dup_group *g)
+{
+    lua_createtable(L, 0, 9);
+    setstr(L, "namespace", g->ns);
+    setstr(L, "kind", g->kind);
+    setstr(L, "name", g->name);
+    push_images(L, g->images);
+    lua_setfield(L, -2, "images");
+    setint(L, "occurrences", g->occurrences);
+    setint(L, "upper_avg", g->upper_avg);
+    lua_createtable(L, (int)g->ntargets, 0);
+    for (uint32_t i = 0; i < g->ntargets; i++) {
+        lua_pushstring(L, g->targets[i]->name);
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    lua_setfield(L, -2, "feasible_nodes");
+    lua_createtable(L, (int)g->nnodes, 0);
+    for (uint32_t i = 0; i < g->nnodes; i++) {
+        const struct ebb_dup_node *dn = &g->nodes[i];
+        lua_createtable(L, 0, 4);
+        setstr(L, "node", dn->node_name);
+        setint(L, "count", (lua_Integer)dn->ndups + 1);
+        ebb__lua_push_podlist(L, dn->dups, dn->ndups);
+        lua_setfield(L, -2, "duplicates");
+        ebb__lua_push_podlist(L, dn->dups + dn->first_evict, dn->ndups - dn->first_evict);
+        lua_setfield(L, -2, "evict");
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    lua_setfield(L, -2, "nodes");
+}
+
+/* ebb.duplicates(pods [, nodes [, opts]]) -> { group, ... }       [-0, +1, e]
+ * RemoveDuplicates' grouping over a PodList of candidate pods (as listed,
+ * node by node), against `nodes` (a NodeList, a list of nodes or names, or
+ * nil: the cycle's nodes) for the feasible targets. opts.exclude_kinds:
+ * owner kinds whose pods are left out. One group per owner key that has
+ * duplicates, sorted by namespace, kind, name, images:
+ *   { namespace, kind, name, images = {sorted}, occurrences,
+ *     feasible_nodes = {names}, upper_avg (0: fewer than two feasible nodes),
+ *     nodes = { {node = name, count = duplicates + 1, duplicates = PodList,
+ *                evict = PodList}, ... } }   -- nodes sorted by name
+ * Linear in pods (plus the feasibility check of each group's distinct
+ * placements against the nodes). */
+static int l_duplicates(lua_State *L)
+{
+    size_t npods, nnodes, nex;
+    struct ebb_pod *const *pods = ebb__lua_check_podlist(L, 1, &npods);
+    struct ebb_node *const *nodes = ebb__lua_check_nodes(L, 2, &nnodes);
+    const ebb_str *ex = exclude_kinds(L, 3, &nex);
+    struct ebb_dups **guard;
+    int rc;
+
+    guard = lua_newuserdatauv(L, sizeof(*guard), 0);
+    *guard = NULL;
+    luaL_setmetatable(L, DUPS_GUARD_MT);
+    lua_toclose(L, -1);
+    if ((rc = ebb_dups_find(pods, npods, nodes, nnodes, ex, nex, guard)) != 0)
+        return luaL_error(L, "ebb.duplicates: %s", ebb_strerror(rc));
+    lua_createtable(L, (int)(*guard)->ngroups, 0);
+    for (size_t i = 0; i < (*guard)->ngroups; i++) {
+        push_group(L, &(*guard)->groups[i]);
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    return 1;   /* the guard frees the groups on return */
+}
+
+/* ---- the anti-affinity index --------------------------------------------- */
+
+static struct anti_ud *check_anti(lua_State *L, int idx)
+{
+    struct anti_ud *u = luaL_checkudata(L, idx, ANTI_MT);
+
+    if (u->ix == NULL)
+        luaL_error(L, "this AntiAffinityIndex is closed");
+    if (u->epoch != ebb_cache_epoch(cache_of(L)))
+        luaL_error(L, "this AntiAffinityIndex was made before the cluster view changed; build it again");
+    return u;
+}
+
+static int l_anti_gc(lua_State *L)
+{
+    struct anti_ud *u = luaL_checkudata(L, 1, ANTI_MT);
+    ebb_anti_index_destroy(u->ix);
+    u->ix = NULL;
+    return 0;
+}
+
+/* ebb.anti_affinity_index(pods [, nodes]) -> AntiAffinityIndex    [-0, +1, e]
+ * Index a PodList (the pods the strategy lists: both the candidates and the
+ * pods their terms are checked against) for required anti-affinity checks.
+ * Pods on nodes outside `nodes` (default: the cycle's) are left out.
+ * Building is linear in pods; each distinct term is grouped on first use. */
+static int l_anti_index(lua_State *L)
+{
+    struct ebb_cache *c = cache_of(L);
+    size_t npods, nnodes;
+    struct ebb_pod *const *pods = ebb__lua_check_podlist(L, 1, &npods);
+    struct ebb_node *const *nodes = ebb__lua_check_nodes(L, 2, &nnodes);
+    struct anti_ud *u;
+    int rc;
+
+    u = lua_newuserdatauv(L, sizeof(*u), 0);
+    u->ix = NULL;
+    u->epoch = ebb_cache_epoch(c);
+    luaL_setmetatable(L, ANTI_MT);
+    if ((rc = ebb_anti_index_create(c, pods, npods, nodes, nnodes, &u->ix)) != 0)
+        return luaL_error(L, "ebb.anti_affinity_index: %s", ebb_strerror(rc));
+    return 1;
+}
+
+/* idx:violation(pod) -> nil | peer, topology_key, term           [-0, +1|3, e]
+ * The first indexed pod (listing order) that one of `pod`'s own required
+ * anti-affinity terms selects in its topology domain (its node, or the
+ * nodes with the same value of the term's topologyKey); topology_key is
+ * that term's key and term its 1-based position. Term namespaces, or the
+ * pod's own when the term lists none (namespaceSelector is ignored); pods
+ * of the same name never count. */
+static int l_anti_violation(lua_State *L)
+{
+    struct anti_ud *u = check_anti(L, 1);
+    struct ebb_pod *p = ebb__lua_check_pod(L, 2);
+    int term = -1;
+    const struct ebb_pod *peer = ebb_anti_index_violation(u->ix, p, &term);
+
+    if (peer == NULL) {
+        lua_pushnil(L);
+        return 1;
+    }
+    ebb__lua_push_pod(L, peer);
+    lua_pushstring(L, p->affinity->anti_required[term].topology_key);
+    lua_pushinteger(L, term + 1);
+    return 3;
+}
+
+/* idx:remove(pod) -> boolean                                      [-0, +1, e]
+ * Forget an evicted pod: later checks no longer see it. false when the pod
+ * is not indexed or was removed before. */
+static int l_anti_remove(lua_State *L)
+{
+    struct anti_ud *u = check_anti(L, 1);
+    struct ebb_pod *p = ebb__lua_check_pod(L, 2);
+    lua_pushboolean(L, ebb_anti_index_remove(u->ix, p) == 0);
+    return 1;
+}
+
+/* idx:candidates(node) -> PodList                                 [-0, +1, e]
+ * The indexed pods on `node` (a Node or a name) that have required
+ * anti-affinity terms, not removed, in listing order (sort them with
+ * :sort("priority")). */
+static int l_anti_candidates(lua_State *L)
+{
+    struct anti_ud *u = check_anti(L, 1);
+    ebb_str node;
+    void **guard;
+    long n;
+
+    if (lua_type(L, 2) == LUA_TSTRING) {
+        size_t len;
+        const char *s = lua_tolstring(L, 2, &len);
+        node = ebb_str_find(s, len);
+    } else {
+        node = ebb__lua_check_node(L, 2)->name;
+    }
+    /* the array is malloc'd: a guard frees it even if building the list raises */
+    guard = lua_newuserdatauv(L, sizeof(*guard), 0);
+    *guard = NULL;
+    luaL_setmetatable(L, FREE_GUARD_MT);
+    lua_toclose(L, -1);
+    if ((n = ebb_anti_index_candidates(u->ix, node, (struct ebb_pod ***)guard)) < 0)
+        return luaL_error(L, "idx:candidates: %s", ebb_strerror((int)n));
+    ebb__lua_push_podlist(L, *guard, (size_t)n);
+    return 1;
+}
+
+static const luaL_Reg anti_methods[] = {
+    { "violation", l_anti_violation },
+    { "remove", l_anti_remove },
+    { "candidates", l_anti_candidates },
+    { NULL, NULL },
+};
+
+/* ---- node affinity ------------------------------------------------------- */
+
+/* ebb.best_preferred_weight(pod [, nodes]) -> integer              [-0, +1, e]
+ * The largest pod:preferred_weight(node) over nodes (default: the cycle's),
+ * at least 0: nodeutil.GetBestNodeWeightGivenPodPreferredAffinity, which
+ * does not ask whether the pod fits those nodes. */
+static int l_best_preferred_weight(lua_State *L)
+{
+    struct ebb_pod *p = ebb__lua_check_pod(L, 1);
+    size_t n;
+    struct ebb_node *const *nodes = ebb__lua_check_nodes(L, 2, &n);
+    lua_pushinteger(L, ebb_pod_best_preferred_weight(p, nodes, n));
+    return 1;
+}
+
 static const luaL_Reg funcs[] = {
+    { "duplicates", l_duplicates },
+    { "anti_affinity_index", l_anti_index },
+    { "best_preferred_weight", l_best_preferred_weight },
     { NULL, NULL },
 };
 
 void ebb__lua_open_groups(lua_State *L)
 {
+    luaL_newmetatable(L, DUPS_GUARD_MT);
+    lua_pushcfunction(L, l_dups_guard_close);
+    lua_setfield(L, -2, "__gc");
+    lua_pushcfunction(L, l_dups_guard_close);
+    lua_setfield(L, -2, "__close");
+    lua_pop(L, 1);
+
+    luaL_newmetatable(L, FREE_GUARD_MT);
+    lua_pushcfunction(L, l_free_guard_close);
+    lua_setfield(L, -2, "__gc");
+    lua_pushcfunction(L, l_free_guard_close);
+    lua_setfield(L, -2, "__close");
+    lua_pop(L, 1);
+
+    luaL_newmetatable(L, ANTI_MT);
+    luaL_newlib(L, anti_methods);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, l_anti_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pushcfunction(L, l_anti_gc);
+    lua_setfield(L, -2, "__close");
+    lua_pushliteral(L, "AntiAffinityIndex");
+    lua_setfield(L, -2, "__name");
+    lua_pop(L, 1);
+
     luaL_setfuncs(L, funcs, 0);
 }

@@ -174,15 +174,10 @@ static int l_node_index(lua_State *L)
             lua_rawseti(L, -2, i + 1);
         }
     } else if (strcmp(k, "object") == 0) {
-        char *json = NULL;
-        size_t len;
-        cJSON *j;
-        if (ebb_cache_read_source(cache_of(L), &n->src, &json, &len) != 0 ||
-            (j = cJSON_ParseWithLength(json, len)) == NULL) {
-            free(json);
+        cJSON *j = ebb_cache_read_object(cache_of(L), &n->src);
+        if (j == NULL) {
             lua_pushnil(L);
         } else {
-            free(json);
             ebb__lua_push_json(L, j);
             cJSON_Delete(j);
         }

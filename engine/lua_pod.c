@@ -301,17 +301,8 @@ static void g_conditions(lua_State *L, const struct ebb_pod *p)
 
 static void g_object(lua_State *L, const struct ebb_pod *p)
 {
-    struct ebb_cache *c = cache_of(L);
-    char *json = NULL;
-    size_t len;
-    cJSON *j;
+    cJSON *j = ebb_cache_read_object(cache_of(L), &p->src);
 
-    if (ebb_cache_read_source(c, &p->src, &json, &len) != 0) {
-        lua_pushnil(L);
-        return;
-    }
-    j = cJSON_ParseWithLength(json, len);
-    free(json);
     if (j == NULL) {
         lua_pushnil(L);
         return;
@@ -609,6 +600,19 @@ struct ebb_pod *const *ebb__lua_check_podlist(lua_State *L, int idx, size_t *n)
 void ebb__lua_podlist_append(lua_State *L, int idx, struct ebb_pod *p)
 {
     list_push(L, luaL_checkudata(L, idx, PODLIST_MT), p);
+}
+
+struct ebb_pod *const *ebb__lua_podlist(lua_State *L, int idx, size_t *n)
+{
+    struct podlist *pl = luaL_testudata(L, idx, PODLIST_MT);
+
+    if (pl == NULL) {
+        *n = 0;
+        return NULL;
+    }
+    check_list(L, idx);
+    *n = pl->n;
+    return pl->v;
 }
 
 static int l_list_len(lua_State *L)

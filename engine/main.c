@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include "ebb.h"
+#include "ebb/record.h"
+#include "ebb/run.h"
 #include "ebb/serve.h"
 #include "ebb/simulate.h"
 
@@ -36,6 +38,10 @@ static void usage(FILE *f)
           "  ebb simulate --snapshot FILE --policy FILE [--policy-dir DIR]... [--now TIME]\n"
           "               [--cycles N] [--output table|json]\n"
           "  ebb check    --policy FILE [--policy-dir DIR]...\n"
+          "  ebb run      --policy FILE [--policy-dir DIR]... [--kubeconfig FILE] [--once] ...\n"
+          "               (ebb run --help for the rest)\n"
+          "  ebb record   -o FILE [--kubeconfig FILE]\n"
+          "  ebb serve    --snapshot FILE [--listen 127.0.0.1:8001]\n"
           "  ebb version\n"
           "\n"
           "  --snapshot FILE    a cluster recorded as `kubectl get ... -o json` (or YAML)\n"
@@ -237,6 +243,10 @@ int main(int argc, char **argv)
         return cmd_check(argc, argv);
     if (strcmp(argv[1], "serve") == 0)
         return ebb_serve_main(argc, argv);
+    if (strcmp(argv[1], "run") == 0)
+        return ebb_run_main(argc, argv);
+    if (strcmp(argv[1], "record") == 0)
+        return ebb_record_main(argc, argv);
     fprintf(stderr, "ebb: error: unknown command \"%s\"\n", argv[1]);
     usage(stderr);
     return EXIT_INPUT;

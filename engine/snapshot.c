@@ -130,6 +130,9 @@ struct loader {
     struct arena arena;
     ebb_snapshot_item_fn item_fn;   /* ebb_snapshot_load_each */
     void *item_ud;
+    struct ebb_list_meta *meta;     /* LIST pages: fill from metadata */
+    ebb_item_cb on_item;            /* LIST pages: each object stored */
+    void *on_item_ud;
 };
 
 enum { END = -1, ERR = -2 };   /* next_nonws: end of file, read error */
@@ -384,6 +387,23 @@ static int give(struct loader *l, const cJSON *j, int kind, const struct origin 
                  ebb_strerror(rc));
 }
 
+/* The namespace (NULL for cluster-scoped kinds) and name of an object. */
+static void object_key(const struct ebb_object *o, ebb_str *ns, ebb_str *name)
+{
+    switch (o->kind) {
+    case EBB_KIND_POD: *ns = o->u.pod->ns; *name = o->u.pod->name; break;
+    case EBB_KIND_NODE: *name = o->u.node->name; break;
+    case EBB_KIND_NAMESPACE: *name = o->u.ns->name; break;
+    case EBB_KIND_PRIORITY_CLASS: *name = o->u.pc->name; break;
+    case EBB_KIND_PVC: *ns = o->u.pvc->ns; *name = o->u.pvc->name; break;
+    case EBB_KIND_PDB: *ns = o->u.pdb->ns; *name = o->u.pdb->name; break;
+    case EBB_KIND_NODE_METRICS: *name = o->u.node_metrics->node; break;
+    case EBB_KIND_POD_METRICS: *ns = o->u.pod_metrics->ns; *name = o->u.pod_metrics->name; break;
+    case EBB_KIND_KOORD_NODE_METRIC: *name = o->u.koord->node; break;
+    default: break;
+    }
+}
+
 /* Decode one parsed item into the cache. */
 static int take(struct loader *l, const cJSON *j, const struct origin *o)
 {
@@ -417,11 +437,16 @@ static int take(struct loader *l, const cJSON *j, const struct origin *o)
         obj.u.pod->src = o->src;
     else if (kind == EBB_KIND_NODE)
         obj.u.node->src = o->src;
+    ebb_str kns = NULL, kname = NULL;
+    if (l->on_item != NULL)
+        object_key(&obj, &kns, &kname);
     if ((rc = ebb_cache_put(l->cache, &obj)) != 0) {
         ebb_object_free(&obj);
         return lfail(l, rc, o->line, o->prefix, o->idx, NULL, "cannot store the %s: %s",
                      ebb_kind_name(kind), ebb_strerror(rc));
     }
+    if (l->on_item != NULL)
+        l->on_item(l->on_item_ud, kind, kns, kname);
     if (l->stats)
         l->stats->kinds[kind]++;
     return give(l, j, kind, o);
@@ -570,6 +595,21 @@ static int take_object_at(struct loader *l, uint64_t off, size_t n, int line)
 
 /* A top-level object: a List streams its "items"; any other object is one
  * item. */
+/* metadata of a List page: resourceVersion and continue. */
+static void list_meta(struct loader *l, const char *p, size_t n)
+{
+    cJSON *m = cJSON_ParseWithLength(p, n);
+    const cJSON *rv = cJSON_GetObjectItemCaseSensitive(m, "resourceVersion");
+    const cJSON *co = cJSON_GetObjectItemCaseSensitive(m, "continue");
+
+    if (cJSON_IsString(rv))
+        snprintf(l->meta->resource_version, sizeof(l->meta->resource_version), "%s",
+                 rv->valuestring);
+    if (cJSON_IsString(co))
+        snprintf(l->meta->cont, sizeof(l->meta->cont), "%s", co->valuestring);
+    cJSON_Delete(m);
+}
+
 static int top_object(struct loader *l)
 {
     uint64_t start = l->base + l->pos;
@@ -586,6 +626,7 @@ static int top_object(struct loader *l)
         if ((n = window_value(l, l->line, NULL, -1, &nl)) < 0)
             return (int)n;
         is_items = n == 7 && memcmp(l->buf + l->pos, "\"items\"", 7) == 0;
+        bool is_meta = l->meta != NULL && n == 10 && memcmp(l->buf + l->pos, "\"metadata\"", 10) == 0;
         l->pos += (size_t)n;
         if ((c = next_nonws(l)) != ':')
             return unexpected(l, c, NULL, -1, "':' after a key");
@@ -606,6 +647,8 @@ static int top_object(struct loader *l)
                                  "expected an array");
                 items = true;
             }
+            if (is_meta)
+                list_meta(l, l->buf + l->pos, (size_t)n);
             l->pos += (size_t)n;
             l->line += nl;
         }
@@ -865,6 +908,41 @@ int ebb_snapshot_load_buf(struct ebb_cache *cache, const char *buf, size_t len, 
         }
         rc = load_stream(&l);
     }
+    loader_done(&l, t0);
+    return rc;
+}
+
+int ebb_snapshot_load_page(struct ebb_cache *cache, FILE *spill, uint16_t spill_src,
+                           const char *buf, size_t len, const char *name,
+                           struct ebb_list_meta *meta, ebb_item_cb cb, void *ud,
+                           struct ebb_error *err)
+{
+    struct loader l;
+    double t0 = now_seconds();
+    long off;
+    int rc, c;
+
+    if (cache == NULL || spill == NULL || buf == NULL)
+        return EBB_EINVAL;
+    if (meta != NULL)
+        memset(meta, 0, sizeof(*meta));
+    if (fseek(spill, 0, SEEK_END) != 0 || (off = ftell(spill)) < 0 ||
+        fwrite(buf, 1, len, spill) != len || fflush(spill) != 0 || fseek(spill, off, SEEK_SET) != 0)
+        return ebb_error_set(err, EBB_EIO, name, 0, NULL, "cannot write the spill file: %s",
+                             strerror(errno));
+    loader_init(&l, cache, name ? name : "list", NULL, err);
+    l.f = spill;
+    l.base = (uint64_t)off;
+    l.src = spill_src;
+    l.has_src = true;
+    l.meta = meta;
+    l.on_item = cb;
+    l.on_item_ud = ud;
+    if ((c = next_nonws(&l)) == '{')
+        rc = top_object(&l);
+    else
+        rc = unexpected(&l, c, NULL, -1, "a List object");
+    l.f = NULL;   /* the cache owns it */
     loader_done(&l, t0);
     return rc;
 }

@@ -118,6 +118,9 @@ int ebb_engine_set_policy(struct ebb_engine *e, struct ebb_policy *policy, struc
 
 void ebb_engine_set_now(struct ebb_engine *e, int64_t now);
 
+/* The policy bound by ebb_engine_set_policy (NULL before). */
+const struct ebb_policy *ebb_engine_policy(const struct ebb_engine *e);
+
 /* Run one descheduling cycle on the current cache and append what happened
  * to the plan. A plugin that fails is reported in the plan; the others run.
  * Returns 0, or EBB_ESTATE without a policy or cache. */

@@ -102,6 +102,9 @@ int ebb_cache_add_source(struct ebb_cache *c, FILE *f, uint16_t *index);
 int ebb_cache_read_source(const struct ebb_cache *c, const struct ebb_src *src, char **out,
                           size_t *len);
 
+/* The full object of `src` as a cJSON tree (caller deletes), or NULL. */
+struct cJSON *ebb_cache_read_object(const struct ebb_cache *c, const struct ebb_src *src);
+
 /* Approximate bytes held by cached objects (bench, metrics). */
 size_t ebb_cache_bytes(const struct ebb_cache *c);
 

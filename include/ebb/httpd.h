@@ -69,8 +69,9 @@ size_t ebb_httpd_connections(const struct ebb_httpd *h);
 /* Stop: no new connections; idle connections close; an unanswered request
  * gets its gone callback and its connection closes; a stream is ended
  * cleanly (the last chunk is written, then the gone callback runs and the
- * connection closes after the write). `cb` (may be NULL) runs once every
- * handle is closed and all memory is freed. NULL-safe; call once. */
+ * connection closes after the write; one whose client does not read is
+ * closed after 2 s anyway). `cb` (may be NULL) runs once every handle is
+ * closed and all memory is freed. NULL-safe; call once. */
 void ebb_httpd_close(struct ebb_httpd *h, void (*cb)(void *ud), void *ud);
 
 /* ---- the request (borrowed until it is answered or gone) ------------------- */
@@ -108,9 +109,12 @@ int ebb_http_respond(struct ebb_http_req *r, int status, const char *content_typ
 
 /* Start a chunked answer; the status line and headers go out now. */
 int ebb_http_stream_begin(struct ebb_http_req *r, int status, const char *content_type);
-/* One chunk (copied; len 0 writes nothing). EBB_EIO when the connection is
- * gone or the client reads too slowly: then the gone callback has run and
- * the request is invalid. */
+/* One chunk (copied; len 0 writes nothing). EBB_EIO when the connection
+ * cannot take it (closed, or the client reads so slowly that max_queued
+ * bytes wait): the connection is dropped and the request is invalid; the
+ * gone callback is not called (the caller, who sees the error, cleans up).
+ * Gone callbacks only ever run from the loop or ebb_httpd_close, never from
+ * inside a call on the same request. */
 int ebb_http_stream_write(struct ebb_http_req *r, const char *data, size_t len);
 /* The last chunk: the answer is complete, the request done. */
 int ebb_http_stream_end(struct ebb_http_req *r);

@@ -251,6 +251,7 @@ struct ebb_src {
     uint64_t off;
     uint32_t len;
     uint16_t file;               /* index in the cache's source files */
+    uint8_t envelope;            /* the bytes are a watch event: the object is its "object" */
 };
 
 struct ebb_pod {

@@ -9,6 +9,8 @@
 #ifndef EBB_SNAPSHOT_H
 #define EBB_SNAPSHOT_H
 
+#include <stdio.h>
+
 #include "decode.h"
 
 struct ebb_cache;
@@ -46,5 +48,25 @@ int ebb_snapshot_load_each(struct ebb_cache *cache, const char *path, ebb_snapsh
 int ebb_snapshot_load_buf(struct ebb_cache *cache, const char *buf, size_t len,
                           const char *name, struct ebb_snapshot_stats *stats,
                           struct ebb_error *err);
+
+/* ---- API LIST pages (the watch cache) ------------------------------------ */
+
+/* What a List says about itself. */
+struct ebb_list_meta {
+    char resource_version[128];
+    char cont[4096];                 /* metadata.continue, "" on the last page */
+};
+
+/* Called for every object stored from a page (relists find what is gone). */
+typedef void (*ebb_item_cb)(void *ud, int kind, ebb_str ns, ebb_str name);
+
+/* Decode a List answered by the API (one LIST page) into `cache`. The page
+ * is appended to `spill`, a file the cache owns as source `spill_src`, so
+ * pod.object can read objects back. `meta` and `cb` may be NULL. Unlike a
+ * snapshot, a page error leaves what was stored before it in the cache. */
+int ebb_snapshot_load_page(struct ebb_cache *cache, FILE *spill, uint16_t spill_src,
+                           const char *buf, size_t len, const char *name,
+                           struct ebb_list_meta *meta, ebb_item_cb cb, void *ud,
+                           struct ebb_error *err);
 
 #endif

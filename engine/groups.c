@@ -1,0 +1,1130 @@
+/* Whole-set helpers for the strategies that compare pods with each other:
+ * RemoveDuplicates' owner groups and the anti-affinity index (see
+ * ebb/groups.h). Everything here is linear in the pods it is given, plus
+ * the size of the groups or topology domains a caller asks about. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ebb/affinity.h"
+#include "ebb/groups.h"
+#include "ebb/selector.h"
+#include "ebb/taints.h"
+#include "map.h"
+
+/* ---- small growable arrays ---------------------------------------------- */
+
+struct podv {
+    uint32_t n, cap;
+    struct ebb_pod **v;
+};
+
+static int podv_push(struct podv *pv, struct ebb_pod *p)
+{
+    if (pv->n == pv->cap) {
+        uint32_t cap = pv->cap ? pv->cap * 2 : 4;
+        struct ebb_pod **v = realloc(pv->v, cap * sizeof(*v));
+        if (v == NULL)
+            return EBB_ENOMEM;
+        pv->v = v;
+        pv->cap = cap;
+    }
+    pv->v[pv->n++] = p;
+    return 0;
+}
+
+struct idv {
+    uint32_t n, cap;
+    uint32_t *v;
+};
+
+static int idv_push(struct idv *iv, uint32_t id)
+{
+    if (iv->n == iv->cap) {
+        uint32_t cap = iv->cap ? iv->cap * 2 : 4;
+        uint32_t *v = realloc(iv->v, cap * sizeof(*v));
+        if (v == NULL)
+            return EBB_ENOMEM;
+        iv->v = v;
+        iv->cap = cap;
+    }
+    iv->v[iv->n++] = id;
+    return 0;
+}
+
+/* The idv stored under (a, b) in m, created on first use. */
+static struct idv *idv_at(struct ebb_map *m, ebb_str a, ebb_str b)
+{
+    struct idv *iv = ebb__map_get(m, a, b);
+
+    if (iv != NULL)
+        return iv;
+    if ((iv = calloc(1, sizeof(*iv))) == NULL)
+        return NULL;
+    if (ebb__map_put(m, a, b, iv, NULL) != 0) {
+        free(iv);
+        return NULL;
+    }
+    return iv;
+}
+
+static void idv_map_free(struct ebb_map *m)
+{
+    for (size_t i = 0; i < m->cap; i++) {
+        if (ebb__map_live(m, i)) {
+            struct idv *iv = m->s[i].v;
+            free(iv->v);
+            free(iv);
+        }
+    }
+    ebb__map_free(m);
+}
+
+struct buf {
+    char *p;
+    size_t len, cap;
+};
+
+static int buf_reserve(struct buf *b, size_t n)
+{
+    if (n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        char *p;
+        while (cap < n + 1)
+            cap *= 2;
+        if ((p = realloc(b->p, cap)) == NULL)
+            return EBB_ENOMEM;
+        b->p = p;
+        b->cap = cap;
+    }
+    return 0;
+}
+
+static void buf_put(struct buf *b, const char *s)
+{
+    size_t n = s ? strlen(s) : 0;   /* room was reserved by the caller */
+    memcpy(b->p + b->len, s ? s : "", n);
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+
+static void buf_putc(struct buf *b, char c)
+{
+    b->p[b->len++] = c;
+    b->p[b->len] = '\0';
+}
+
+static int cmp_cstr(const void *a, const void *b)
+{
+    const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+    return strcmp(x ? x : "", y ? y : "");
+}
+
+/* Present or not, and the value (NULL when empty). */
+static bool label_lookup(const struct ebb_labels *l, ebb_str key, ebb_str *val)
+{
+    if (key == NULL || ebb_str_len(key) == 0)
+        return false;
+    for (uint32_t i = 0; i < l->n; i++) {
+        if (l->kv[i].key == key) {
+            *val = l->kv[i].value;
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool str_eq(ebb_str a, ebb_str b)
+{
+    return a == b || (ebb_str_len(a) == 0 && ebb_str_len(b) == 0);
+}
+
+/* ---- RemoveDuplicates: where a duplicate could go ----------------------- */
+
+static bool is_int64_text(ebb_str s)
+{
+    size_t n = ebb_str_len(s);
+    uint64_t v = 0;
+
+    if (n == 0)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9' || v > ((uint64_t)INT64_MAX - (uint64_t)(s[i] - '0')) / 10)
+            return false;
+        v = v * 10 + (uint64_t)(s[i] - '0');
+    }
+    return true;
+}
+
+/* A requirement the scheduler's node selector parser refuses (the same
+ * rules affinity.c applies before matching). */
+static bool req_unparsable(const struct ebb_req *r, bool field)
+{
+    if (field)
+        return (r->op != EBB_OP_IN && r->op != EBB_OP_NOT_IN) || r->nvalues != 1;
+    if (ebb_label_key_problem(r->key, ebb_str_len(r->key)) != NULL)
+        return true;
+    for (uint16_t i = 0; i < r->nvalues; i++)
+        if (ebb_label_value_problem(r->values[i], ebb_str_len(r->values[i])) != NULL)
+            return true;
+    switch (r->op) {
+    case EBB_OP_IN:
+    case EBB_OP_NOT_IN:
+        return r->nvalues == 0;
+    case EBB_OP_EXISTS:
+    case EBB_OP_DOES_NOT_EXIST:
+        return r->nvalues != 0;
+    case EBB_OP_GT:
+    case EBB_OP_LT:
+        return r->nvalues != 1 || !is_int64_text(r->values[0]);
+    default:
+        return true;
+    }
+}
+
+/* Some required node affinity term fails to parse. nodeaffinity's Match
+ * then returns (false, err) unless another term matches, and upstream's
+ * getTargetNodes only skips a node on (false, nil). */
+static bool required_unparsable(const struct ebb_pod *p)
+{
+    const struct ebb_affinity *a = p->affinity;
+
+    if (a == NULL || !a->has_required)
+        return false;
+    for (uint16_t t = 0; t < a->nrequired; t++) {
+        const struct ebb_node_term *term = &a->required[t];
+        for (uint16_t i = 0; i < term->nexprs; i++)
+            if (req_unparsable(&term->exprs[i], false))
+                return true;
+        for (uint16_t i = 0; i < term->nfields; i++)
+            if (req_unparsable(&term->fields[i], true))
+                return true;
+    }
+    return false;
+}
+
+static bool node_selector_labels_match(const struct ebb_pod *p, const struct ebb_node *n)
+{
+    for (uint32_t i = 0; i < p->node_selector.n; i++) {
+        ebb_str have = NULL;
+        if (!label_lookup(&n->labels, p->node_selector.kv[i].key, &have) ||
+            !str_eq(have, p->node_selector.kv[i].value))
+            return false;
+    }
+    return true;
+}
+
+/* getTargetNodes' test: NoSchedule and NoExecute taints tolerated, and
+ * utils.PodMatchNodeSelector does not say a clean "no". */
+static bool feasible(const struct ebb_pod *p, const struct ebb_node *n)
+{
+    if (!ebb_pod_tolerates_node_taints(p, n, EBB_EFFECT_NO_SCHEDULE | EBB_EFFECT_NO_EXECUTE))
+        return false;
+    if (ebb_pod_matches_node_selector(p, n))
+        return true;
+    return node_selector_labels_match(p, n) && required_unparsable(p);
+}
+
+static bool req_eq(const struct ebb_req *a, const struct ebb_req *b)
+{
+    if (a->key != b->key || a->op != b->op || a->nvalues != b->nvalues || a->num != b->num)
+        return false;
+    for (uint16_t i = 0; i < a->nvalues; i++)
+        if (a->values[i] != b->values[i])
+            return false;
+    return true;
+}
+
+static bool node_term_eq(const struct ebb_node_term *a, const struct ebb_node_term *b)
+{
+    if (a->nexprs != b->nexprs || a->nfields != b->nfields)
+        return false;
+    for (uint16_t i = 0; i < a->nexprs; i++)
+        if (!req_eq(&a->exprs[i], &b->exprs[i]))
+            return false;
+    for (uint16_t i = 0; i < a->nfields; i++)
+        if (!req_eq(&a->fields[i], &b->fields[i]))
+            return false;
+    return true;
+}
+
+/* Two pods that land on the same nodes for sure: equal tolerations,
+ * nodeSelector and required node affinity. Upstream compares these up to
+ * order; comparing them as written only finds fewer equal pods, and as
+ * equal pods give equal answers the result is the same. */
+static bool same_placement(const struct ebb_pod *a, const struct ebb_pod *b)
+{
+    const struct ebb_affinity *x = a->affinity, *y = b->affinity;
+    bool rx = x && x->has_required, ry = y && y->has_required;
+
+    if (a->ntolerations != b->ntolerations || a->node_selector.n != b->node_selector.n || rx != ry)
+        return false;
+    for (uint16_t i = 0; i < a->ntolerations; i++) {
+        const struct ebb_toleration *s = &a->tolerations[i], *t = &b->tolerations[i];
+        if (s->key != t->key || s->value != t->value || s->op != t->op || s->effect != t->effect)
+            return false;
+    }
+    for (uint32_t i = 0; i < a->node_selector.n; i++)
+        if (a->node_selector.kv[i].key != b->node_selector.kv[i].key ||
+            a->node_selector.kv[i].value != b->node_selector.kv[i].value)
+            return false;
+    if (rx) {
+        if (x->nrequired != y->nrequired)
+            return false;
+        for (uint16_t i = 0; i < x->nrequired; i++)
+            if (!node_term_eq(&x->required[i], &y->required[i]))
+                return false;
+    }
+    return true;
+}
+
+/* ---- RemoveDuplicates: grouping ------------------------------------------ */
+
+struct gnode {
+    ebb_str node;
+    struct podv dups;
+};
+
+struct grp {
+    ebb_str ns, kind, name;
+    ebb_str images;                  /* a reference */
+    uint32_t occ;
+    uint32_t nnodes, capnodes;
+    struct gnode *nodes;
+};
+
+struct dupstate {
+    struct grp *g;
+    size_t ng, capg;
+    struct ebb_map gidx;             /* (owner key, NULL) -> index + 1; holds a ref to the key */
+    struct ebb_map seen;             /* (node, key list) -> 1; holds a ref to the key list */
+    struct buf b;                    /* scratch: keys */
+    struct buf kl;                   /* scratch: the joined key list */
+    const char **imgs;
+    const char **keys;
+    size_t capimgs, capkeys;
+};
+
+static void dupstate_free(struct dupstate *s)
+{
+    for (size_t i = 0; i < s->ng; i++) {
+        for (uint32_t j = 0; j < s->g[i].nnodes; j++)
+            free(s->g[i].nodes[j].dups.v);
+        free(s->g[i].nodes);
+        ebb_str_release(s->g[i].images);
+    }
+    free(s->g);
+    for (size_t i = 0; i < s->gidx.cap; i++)
+        if (ebb__map_live(&s->gidx, i))
+            ebb_str_release(s->gidx.s[i].a);
+    ebb__map_free(&s->gidx);
+    for (size_t i = 0; i < s->seen.cap; i++)
+        if (ebb__map_live(&s->seen, i))
+            ebb_str_release(s->seen.s[i].b);
+    ebb__map_free(&s->seen);
+    free(s->b.p);
+    free(s->kl.p);
+    free(s->imgs);
+    free(s->keys);
+}
+
+static bool kind_excluded(ebb_str kind, const ebb_str *ex, size_t nex)
+{
+    for (size_t i = 0; i < nex; i++)
+        if (ex[i] != NULL && ex[i] == kind)
+            return true;
+    return false;
+}
+
+/* The group of owner key (ns, kind, name, images) -> index, created on
+ * first use. */
+static long group_of(struct dupstate *s, const struct ebb_pod *p, const struct ebb_owner *o,
+                     const char *images)
+{
+    size_t need = ebb_str_len(p->ns) + ebb_str_len(o->kind) + ebb_str_len(o->name) + strlen(images) + 4;
+    ebb_str key, found;
+    uintptr_t idx;
+    struct grp *g;
+
+    s->b.len = 0;
+    if (buf_reserve(&s->b, need) != 0)
+        return EBB_ENOMEM;
+    /* \x1f cannot appear in any of the parts */
+    buf_put(&s->b, p->ns);
+    buf_putc(&s->b, '\x1f');
+    buf_put(&s->b, o->kind);
+    buf_putc(&s->b, '\x1f');
+    buf_put(&s->b, o->name);
+    buf_putc(&s->b, '\x1f');
+    buf_put(&s->b, images);
+    found = ebb_str_find(s->b.p, s->b.len);
+    if (found != NULL && (idx = (uintptr_t)ebb__map_get(&s->gidx, found, NULL)) != 0)
+        return (long)idx - 1;
+    if (s->ng == s->capg) {
+        size_t cap = s->capg ? s->capg * 2 : 16;
+        struct grp *v = realloc(s->g, cap * sizeof(*v));
+        if (v == NULL)
+            return EBB_ENOMEM;
+        s->g = v;
+        s->capg = cap;
+    }
+    if ((key = ebb_str_intern(s->b.p, s->b.len)) == NULL)
+        return EBB_ENOMEM;
+    g = &s->g[s->ng];
+    memset(g, 0, sizeof(*g));
+    if ((g->images = ebb_str_cstr(images)) == NULL) {
+        ebb_str_release(key);
+        return EBB_ENOMEM;
+    }
+    if (ebb__map_put(&s->gidx, key, NULL, (void *)(uintptr_t)(s->ng + 1), NULL) != 0) {
+        ebb_str_release(key);
+        ebb_str_release(g->images);
+        return EBB_ENOMEM;
+    }
+    g->ns = p->ns;
+    g->kind = o->kind;
+    g->name = o->name;
+    return (long)s->ng++;
+}
+
+static int group_add_dup(struct grp *g, struct ebb_pod *p)
+{
+    struct gnode *gn = NULL;
+
+    /* a group has duplicates on few nodes: a scan is enough */
+    for (uint32_t i = 0; i < g->nnodes && gn == NULL; i++)
+        if (g->nodes[i].node == p->node)
+            gn = &g->nodes[i];
+    if (gn == NULL) {
+        if (g->nnodes == g->capnodes) {
+            uint32_t cap = g->capnodes ? g->capnodes * 2 : 4;
+            struct gnode *v = realloc(g->nodes, cap * sizeof(*v));
+            if (v == NULL)
+                return EBB_ENOMEM;
+            g->nodes = v;
+            g->capnodes = cap;
+        }
+        gn = &g->nodes[g->nnodes++];
+        memset(gn, 0, sizeof(*gn));
+        gn->node = p->node;
+    }
+    return podv_push(&gn->dups, p);
+}
+
+static int grow_ptrs(const char ***v, size_t *cap, size_t n)
+{
+    if (n > *cap) {
+        const char **p = realloc(*v, n * sizeof(*p));
+        if (p == NULL)
+            return EBB_ENOMEM;
+        *v = p;
+        *cap = n;
+    }
+    return 0;
+}
+
+static int add_pod(struct dupstate *s, struct ebb_pod *p, const ebb_str *ex, size_t nex)
+{
+    size_t nkeys, need, imglen = 0;
+    ebb_str found;
+    bool dup;
+    long gi[64];
+    long *gidx = gi;
+    int rc = EBB_ENOMEM;
+
+    if (p->nowners == 0 || p->nimages == 0 || p->node == NULL)
+        return 0;
+    for (uint16_t i = 0; i < p->nowners; i++)
+        if (kind_excluded(p->owners[i].kind, ex, nex))
+            return 0;
+    if (grow_ptrs(&s->imgs, &s->capimgs, p->nimages) != 0)
+        return EBB_ENOMEM;
+    for (uint16_t i = 0; i < p->nimages; i++) {
+        s->imgs[i] = p->images[i] ? p->images[i] : "";
+        imglen += strlen(s->imgs[i]) + 1;
+    }
+    qsort(s->imgs, p->nimages, sizeof(*s->imgs), cmp_cstr);
+
+    /* every owner x image key, each NUL-terminated in s->b, then sorted */
+    nkeys = (size_t)p->nowners * p->nimages;
+    need = 0;
+    for (uint16_t o = 0; o < p->nowners; o++)
+        need += p->nimages * (ebb_str_len(p->ns) + ebb_str_len(p->owners[o].kind) +
+                              ebb_str_len(p->owners[o].name) + 3) + imglen;
+    if (grow_ptrs(&s->keys, &s->capkeys, nkeys) != 0)
+        return EBB_ENOMEM;
+    s->b.len = 0;
+    if (buf_reserve(&s->b, need + imglen + 1) != 0)
+        return EBB_ENOMEM;
+    for (uint16_t o = 0, k = 0; o < p->nowners; o++) {
+        for (uint16_t i = 0; i < p->nimages; i++, k++) {
+            s->keys[k] = s->b.p + s->b.len;
+            buf_put(&s->b, p->ns);
+            buf_putc(&s->b, '/');
+            buf_put(&s->b, p->owners[o].kind);
+            buf_putc(&s->b, '/');
+            buf_put(&s->b, p->owners[o].name);
+            buf_putc(&s->b, '/');
+            buf_put(&s->b, s->imgs[i]);
+            s->b.len++;   /* keep the NUL */
+        }
+    }
+    qsort(s->keys, nkeys, sizeof(*s->keys), cmp_cstr);
+    s->kl.len = 0;
+    if (buf_reserve(&s->kl, s->b.len + 1) != 0)
+        return EBB_ENOMEM;
+    for (size_t k = 0; k < nkeys; k++) {
+        if (k > 0)
+            buf_putc(&s->kl, '\x1e');
+        buf_put(&s->kl, s->keys[k]);
+    }
+
+    /* owner keys: the images sorted and joined by "#" (s->b is free again) */
+    s->b.len = 0;
+    if (buf_reserve(&s->b, imglen + 1) != 0)
+        return EBB_ENOMEM;
+    for (uint16_t i = 0; i < p->nimages; i++) {
+        if (i > 0)
+            buf_putc(&s->b, '#');
+        buf_put(&s->b, s->imgs[i]);
+    }
+    if (p->nowners > EBB_ARRAY_LEN(gi) && (gidx = malloc(p->nowners * sizeof(*gidx))) == NULL)
+        return EBB_ENOMEM;
+    {
+        /* group_of reuses s->b: keep the images text aside */
+        char *images = strdup(s->b.p);
+        if (images == NULL)
+            goto out;
+        for (uint16_t o = 0; o < p->nowners; o++) {
+            if ((gidx[o] = group_of(s, p, &p->owners[o], images)) < 0) {
+                free(images);
+                goto out;
+            }
+            s->g[gidx[o]].occ++;
+        }
+        free(images);
+    }
+
+    found = ebb_str_find(s->kl.p, s->kl.len);
+    dup = found != NULL && ebb__map_get(&s->seen, p->node, found) != NULL;
+    if (dup) {
+        for (uint16_t o = 0; o < p->nowners; o++)
+            if (group_add_dup(&s->g[gidx[o]], p) != 0)
+                goto out;
+    } else {
+        ebb_str kl = ebb_str_intern(s->kl.p, s->kl.len);
+        if (kl == NULL)
+            goto out;
+        if (ebb__map_put(&s->seen, p->node, kl, (void *)1, NULL) != 0) {
+            ebb_str_release(kl);
+            goto out;
+        }
+    }
+    rc = 0;
+out:
+    if (gidx != gi)
+        free(gidx);
+    return rc;
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+    const struct ebb_dup_group *x = a, *y = b;
+    int r;
+
+    if ((r = ebb_str_cmp(x->ns, y->ns)) != 0 || (r = ebb_str_cmp(x->kind, y->kind)) != 0 ||
+        (r = ebb_str_cmp(x->name, y->name)) != 0)
+        return r;
+    return ebb_str_cmp(x->images, y->images);
+}
+
+static int cmp_dup_node(const void *a, const void *b)
+{
+    const struct ebb_dup_node *x = a, *y = b;
+    return ebb_str_cmp(x->node_name, y->node_name);
+}
+
+static int cmp_node_ptr(const void *a, const void *b)
+{
+    const struct ebb_node *x = *(const struct ebb_node *const *)a;
+    const struct ebb_node *y = *(const struct ebb_node *const *)b;
+    return ebb_str_cmp(x->name, y->name);
+}
+
+/* Fill a group's targets, upper_avg and first_evict (getTargetNodes and the
+ * loop after it). `mark` and `hit` are scratch arrays of nnodes. */
+static int decide(struct ebb_dup_group *g, struct ebb_node *const *nodes, size_t nnodes,
+                  bool *mark, bool *hit)
+{
+    struct podv reps = { 0 };
+    uint32_t ntargets = 0;
+
+    memset(mark, 0, nnodes * sizeof(*mark));
+    for (uint32_t i = 0; i < g->nnodes; i++) {
+        for (uint32_t j = 0; j < g->nodes[i].ndups; j++) {
+            struct ebb_pod *p = g->nodes[i].dups[j];
+            bool known = false;
+            for (uint32_t r = 0; r < reps.n && !known; r++)
+                known = same_placement(reps.v[r], p);
+            if (!known && podv_push(&reps, p) != 0) {
+                free(reps.v);
+                return EBB_ENOMEM;
+            }
+        }
+    }
+    for (uint32_t r = 0; r < reps.n; r++) {
+        size_t count = 0;
+        for (size_t k = 0; k < nnodes; k++)
+            if ((hit[k] = feasible(reps.v[r], nodes[k])))
+                count++;
+        if (count > 1)
+            for (size_t k = 0; k < nnodes; k++)
+                mark[k] = mark[k] || hit[k];
+    }
+    free(reps.v);
+    for (size_t k = 0; k < nnodes; k++)
+        ntargets += mark[k];
+    if (ntargets > 0) {
+        if ((g->targets = malloc(ntargets * sizeof(*g->targets))) == NULL)
+            return EBB_ENOMEM;
+        for (size_t k = 0; k < nnodes; k++)
+            if (mark[k])
+                g->targets[g->ntargets++] = nodes[k];
+        qsort(g->targets, g->ntargets, sizeof(*g->targets), cmp_node_ptr);
+    }
+    g->upper_avg = ntargets >= 2 ? (g->occurrences + ntargets - 1) / ntargets : 0;
+    for (uint32_t i = 0; i < g->nnodes; i++) {
+        struct ebb_dup_node *dn = &g->nodes[i];
+        dn->first_evict = dn->ndups;
+        /* the duplicates leave out the first pod: ndups + 1 on the node */
+        if (g->upper_avg > 0 && dn->ndups + 1 > g->upper_avg)
+            dn->first_evict = g->upper_avg - 1;
+    }
+    return 0;
+}
+
+void ebb_dups_destroy(struct ebb_dups *d)
+{
+    if (d == NULL)
+        return;
+    for (size_t i = 0; i < d->ngroups; i++) {
+        struct ebb_dup_group *g = &d->groups[i];
+        for (uint32_t j = 0; j < g->nnodes; j++)
+            free(g->nodes[j].dups);
+        free(g->nodes);
+        free(g->targets);
+        ebb_str_release(g->images);
+    }
+    free(d->groups);
+    free(d);
+}
+
+int ebb_dups_find(struct ebb_pod *const *pods, size_t npods,
+                  struct ebb_node *const *nodes, size_t nnodes,
+                  const ebb_str *exclude_kinds, size_t nexclude,
+                  struct ebb_dups **out)
+{
+    struct dupstate s;
+    struct ebb_dups *d = NULL;
+    bool *mark = NULL, *hit = NULL;
+    struct ebb_map bynode;
+    int rc = EBB_ENOMEM;
+
+    if (out == NULL || (pods == NULL && npods > 0) || (nodes == NULL && nnodes > 0) ||
+        (exclude_kinds == NULL && nexclude > 0))
+        return EBB_EINVAL;
+    memset(&s, 0, sizeof(s));
+    ebb__map_init(&s.gidx);
+    ebb__map_init(&s.seen);
+    ebb__map_init(&bynode);
+    for (size_t i = 0; i < npods; i++)
+        if ((rc = add_pod(&s, pods[i], exclude_kinds, nexclude)) != 0)
+            goto fail;
+    rc = EBB_ENOMEM;
+    for (size_t k = 0; k < nnodes; k++)
+        if (ebb__map_put(&bynode, nodes[k]->name, NULL, nodes[k], NULL) != 0)
+            goto fail;
+    if ((d = calloc(1, sizeof(*d))) == NULL)
+        goto fail;
+    if (nnodes > 0 && ((mark = calloc(nnodes, sizeof(*mark))) == NULL ||
+                       (hit = calloc(nnodes, sizeof(*hit))) == NULL))
+        goto fail;
+    for (size_t i = 0; i < s.ng; i++)
+        if (s.g[i].nnodes > 0)
+            d->ngroups++;
+    if (d->ngroups > 0 && (d->groups = calloc(d->ngroups, sizeof(*d->groups))) == NULL) {
+        d->ngroups = 0;
+        goto fail;
+    }
+    d->ngroups = 0;
+    for (size_t i = 0; i < s.ng; i++) {
+        struct grp *sg = &s.g[i];
+        struct ebb_dup_group *g;
+        if (sg->nnodes == 0)
+            continue;
+        g = &d->groups[d->ngroups++];
+        g->ns = sg->ns;
+        g->kind = sg->kind;
+        g->name = sg->name;
+        g->images = sg->images;       /* the reference moves */
+        sg->images = NULL;
+        g->occurrences = sg->occ;
+        if ((g->nodes = calloc(sg->nnodes, sizeof(*g->nodes))) == NULL)
+            goto fail;
+        for (uint32_t j = 0; j < sg->nnodes; j++) {
+            struct ebb_dup_node *dn = &g->nodes[g->nnodes++];
+            dn->node_name = sg->nodes[j].node;
+            dn->node = ebb__map_get(&bynode, dn->node_name, NULL);
+            dn->ndups = sg->nodes[j].dups.n;
+            dn->dups = sg->nodes[j].dups.v;   /* the array moves */
+            sg->nodes[j].dups.v = NULL;
+        }
+        qsort(g->nodes, g->nnodes, sizeof(*g->nodes), cmp_dup_node);
+        if ((rc = decide(g, nodes, nnodes, mark, hit)) != 0)
+            goto fail;
+        rc = EBB_ENOMEM;
+    }
+    if (d->ngroups > 1)
+        qsort(d->groups, d->ngroups, sizeof(*d->groups), cmp_group);
+    free(mark);
+    free(hit);
+    ebb__map_free(&bynode);
+    dupstate_free(&s);
+    *out = d;
+    return 0;
+fail:
+    free(mark);
+    free(hit);
+    ebb__map_free(&bynode);
+    dupstate_free(&s);
+    ebb_dups_destroy(d);
+    return rc;
+}
+
+/* ---- the anti-affinity index -------------------------------------------- */
+
+struct member {
+    struct ebb_pod *pod;
+    const struct ebb_node *node;
+    bool alive;
+};
+
+/* The pods one kind of term selects, by topology domain. Equal terms (same
+ * selector, namespaces and topology key) of different pods share a group. */
+struct tgroup {
+    ebb_str topo;
+    const struct ebb_selector *sel;  /* borrowed from the first pod's term */
+    uint16_t nns;
+    ebb_str *ns;                     /* sorted by address, unique */
+    uint64_t hash;
+    struct ebb_map dom;              /* (label value, topo) or (node, NULL) -> idv */
+};
+
+struct ebb_anti_index {
+    struct ebb_cache *cache;
+    ebb_str empty;                   /* "": stands for an empty label value */
+    uint32_t n;
+    struct member *m;
+    struct ebb_map nodes;            /* (name, NULL) -> node */
+    struct ebb_map by_pod;           /* (ns, name) -> member + 1 */
+    struct ebb_map by_ns;            /* (ns, NULL) -> idv */
+    struct ebb_map by_node;          /* (node, NULL) -> idv */
+    struct ebb_map keys_done;        /* (label key, NULL) -> 1 once by_label has it */
+    struct ebb_map by_label;         /* (label key, value) -> idv */
+    size_t ng, capg;
+    struct tgroup **g;
+    size_t tcap;                     /* power of two */
+    uint32_t *table;                 /* group index + 1, open addressing by hash */
+};
+
+static void tgroup_free(struct tgroup *g)
+{
+    if (g == NULL)
+        return;
+    idv_map_free(&g->dom);
+    free(g->ns);
+    free(g);
+}
+
+void ebb_anti_index_destroy(struct ebb_anti_index *ix)
+{
+    if (ix == NULL)
+        return;
+    for (size_t i = 0; i < ix->ng; i++)
+        tgroup_free(ix->g[i]);
+    free(ix->g);
+    free(ix->table);
+    idv_map_free(&ix->by_ns);
+    idv_map_free(&ix->by_node);
+    idv_map_free(&ix->by_label);
+    ebb__map_free(&ix->keys_done);
+    ebb__map_free(&ix->by_pod);
+    ebb__map_free(&ix->nodes);
+    free(ix->m);
+    ebb_str_release(ix->empty);
+    free(ix);
+}
+
+int ebb_anti_index_create(struct ebb_cache *cache, struct ebb_pod *const *pods, size_t npods,
+                          struct ebb_node *const *nodes, size_t nnodes,
+                          struct ebb_anti_index **out)
+{
+    struct ebb_anti_index *ix;
+
+    if (cache == NULL || out == NULL || (pods == NULL && npods > 0) ||
+        (nodes == NULL && nnodes > 0) || npods >= UINT32_MAX)
+        return EBB_EINVAL;
+    if ((ix = calloc(1, sizeof(*ix))) == NULL)
+        return EBB_ENOMEM;
+    ix->cache = cache;
+    ebb__map_init(&ix->nodes);
+    ebb__map_init(&ix->by_pod);
+    ebb__map_init(&ix->by_ns);
+    ebb__map_init(&ix->by_node);
+    ebb__map_init(&ix->keys_done);
+    ebb__map_init(&ix->by_label);
+    if ((ix->empty = ebb_str_intern("", 0)) == NULL)
+        goto fail;
+    if (npods > 0 && (ix->m = calloc(npods, sizeof(*ix->m))) == NULL)
+        goto fail;
+    for (size_t k = 0; k < nnodes; k++)
+        if (ebb__map_put(&ix->nodes, nodes[k]->name, NULL, nodes[k], NULL) != 0)
+            goto fail;
+    for (size_t i = 0; i < npods; i++) {
+        struct ebb_pod *p = pods[i];
+        const struct ebb_node *nd = p->node ? ebb__map_get(&ix->nodes, p->node, NULL) : NULL;
+        struct idv *iv;
+        uint32_t id;
+        if (nd == NULL || ebb__map_get(&ix->by_pod, p->ns, p->name) != NULL)
+            continue;
+        id = ix->n++;
+        ix->m[id].pod = p;
+        ix->m[id].node = nd;
+        ix->m[id].alive = true;
+        if (ebb__map_put(&ix->by_pod, p->ns, p->name, (void *)(uintptr_t)(id + 1), NULL) != 0)
+            goto fail;
+        if ((iv = idv_at(&ix->by_ns, p->ns ? p->ns : ix->empty, NULL)) == NULL || idv_push(iv, id) != 0)
+            goto fail;
+        if ((iv = idv_at(&ix->by_node, p->node, NULL)) == NULL || idv_push(iv, id) != 0)
+            goto fail;
+    }
+    *out = ix;
+    return 0;
+fail:
+    ebb_anti_index_destroy(ix);
+    return EBB_ENOMEM;
+}
+
+static ebb_str nz(const struct ebb_anti_index *ix, ebb_str s)
+{
+    return s != NULL ? s : ix->empty;
+}
+
+/* Index every member by its value of `key` (once per key). */
+static int index_key(struct ebb_anti_index *ix, ebb_str key)
+{
+    if (ebb__map_get(&ix->keys_done, key, NULL) != NULL)
+        return 0;
+    for (uint32_t id = 0; id < ix->n; id++) {
+        ebb_str v = NULL;
+        struct idv *iv;
+        if (!label_lookup(&ix->m[id].pod->labels, key, &v))
+            continue;
+        if ((iv = idv_at(&ix->by_label, key, nz(ix, v))) == NULL || idv_push(iv, id) != 0)
+            return EBB_ENOMEM;
+    }
+    return ebb__map_put(&ix->keys_done, key, NULL, (void *)1, NULL);
+}
+
+/* The domain a node belongs to for a topology key. */
+static void domain_of(const struct ebb_anti_index *ix, ebb_str topo, const struct ebb_node *n,
+                      ebb_str *a, ebb_str *b)
+{
+    ebb_str v = NULL;
+
+    if (label_lookup(&n->labels, topo, &v)) {
+        *a = nz(ix, v);
+        *b = topo;
+    } else {
+        *a = n->name;
+        *b = NULL;
+    }
+}
+
+static bool ns_in(const struct tgroup *g, ebb_str ns)
+{
+    for (uint16_t i = 0; i < g->nns; i++)
+        if (str_eq(g->ns[i], ns))
+            return true;
+    return false;
+}
+
+static int consider(struct ebb_anti_index *ix, struct tgroup *g, uint32_t id)
+{
+    const struct member *m = &ix->m[id];
+    struct idv *iv;
+    ebb_str a, b;
+
+    if (!m->alive || !ns_in(g, m->pod->ns) || !ebb_selector_matches(g->sel, &m->pod->labels))
+        return 0;
+    domain_of(ix, g->topo, m->node, &a, &b);
+    if ((iv = idv_at(&g->dom, a, b)) == NULL || idv_push(iv, id) != 0)
+        return EBB_ENOMEM;
+    return 0;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Fill a group's domains. Only pods that can match are looked at: those
+ * carrying one of the values of the selector's first In requirement, or
+ * else those of the term's namespaces. Ids are listing order, and domains
+ * keep it, so the pod a violation names does not depend on the run. */
+static int build_group(struct ebb_anti_index *ix, struct tgroup *g)
+{
+    const struct ebb_req *eq = NULL;
+    struct idv ids = { 0 };
+    int rc = 0;
+
+    if (g->sel == NULL || (g->sel->flags & EBB_SEL_NOTHING))
+        return 0;     /* a nil selector selects nothing */
+    for (uint16_t i = 0; i < g->sel->nreqs && eq == NULL; i++)
+        if (g->sel->reqs[i].op == EBB_OP_IN && g->sel->reqs[i].nvalues > 0 && g->sel->reqs[i].key)
+            eq = &g->sel->reqs[i];
+    if (eq != NULL && index_key(ix, eq->key) != 0)
+        return EBB_ENOMEM;
+    for (uint16_t j = 0; j < (eq ? eq->nvalues : g->nns) && rc == 0; j++) {
+        const struct idv *src = eq ? ebb__map_get(&ix->by_label, eq->key, nz(ix, eq->values[j]))
+                                   : ebb__map_get(&ix->by_ns, g->ns[j], NULL);
+        for (uint32_t k = 0; src && k < src->n && rc == 0; k++)
+            rc = idv_push(&ids, src->v[k]);
+    }
+    if (rc == 0 && (eq ? eq->nvalues : g->nns) > 1)
+        qsort(ids.v, ids.n, sizeof(*ids.v), cmp_u32);
+    for (uint32_t k = 0; k < ids.n && rc == 0; k++)
+        rc = consider(ix, g, ids.v[k]);
+    free(ids.v);
+    return rc;
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+    return h;
+}
+
+static uint64_t sel_hash(const struct ebb_selector *s)
+{
+    uint64_t h = 0;
+
+    if (s == NULL)
+        return 1;
+    h = mix(h, s->flags);
+    for (uint16_t i = 0; i < s->nreqs; i++) {
+        const struct ebb_req *r = &s->reqs[i];
+        h = mix(h, (uintptr_t)r->key);
+        h = mix(h, r->op);
+        for (uint16_t j = 0; j < r->nvalues; j++)
+            h = mix(h, (uintptr_t)r->values[j]);
+    }
+    return h;
+}
+
+static bool sel_eq(const struct ebb_selector *a, const struct ebb_selector *b)
+{
+    if (a == b)
+        return true;
+    if (a == NULL || b == NULL || a->flags != b->flags || a->nreqs != b->nreqs)
+        return false;
+    for (uint16_t i = 0; i < a->nreqs; i++)
+        if (!req_eq(&a->reqs[i], &b->reqs[i]))
+            return false;
+    return true;
+}
+
+static int cmp_ptr(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t)*(const ebb_str *)a, y = (uintptr_t)*(const ebb_str *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int table_grow(struct ebb_anti_index *ix)
+{
+    size_t cap = ix->tcap ? ix->tcap * 2 : 64;
+    uint32_t *t = calloc(cap, sizeof(*t));
+
+    if (t == NULL)
+        return EBB_ENOMEM;
+    for (size_t i = 0; i < ix->ng; i++) {
+        size_t j = (size_t)ix->g[i]->hash & (cap - 1);
+        while (t[j] != 0)
+            j = (j + 1) & (cap - 1);
+        t[j] = (uint32_t)i + 1;
+    }
+    free(ix->table);
+    ix->table = t;
+    ix->tcap = cap;
+    return 0;
+}
+
+/* The group of term t as pod p declares it, built on first use. */
+static struct tgroup *group_for(struct ebb_anti_index *ix, const struct ebb_pod_term *t,
+                                const struct ebb_pod *p)
+{
+    ebb_str one[1];
+    const ebb_str *ns = t->nnamespaces > 0 ? t->namespaces : one;
+    uint16_t nns = t->nnamespaces > 0 ? t->nnamespaces : 1;
+    ebb_str *sorted;
+    uint16_t k = 0;
+    uint64_t h;
+    struct tgroup *g;
+
+    one[0] = p->ns;
+    if ((sorted = malloc(nns * sizeof(*sorted))) == NULL)
+        return NULL;
+    for (uint16_t i = 0; i < nns; i++)
+        sorted[i] = nz(ix, ns[i]);
+    qsort(sorted, nns, sizeof(*sorted), cmp_ptr);
+    for (uint16_t i = 0; i < nns; i++)
+        if (k == 0 || sorted[k - 1] != sorted[i])
+            sorted[k++] = sorted[i];
+    h = mix(sel_hash(t->selector), (uintptr_t)t->topology_key);
+    for (uint16_t i = 0; i < k; i++)
+        h = mix(h, (uintptr_t)sorted[i]);
+    if (ix->tcap > 0) {
+        for (size_t j = (size_t)h & (ix->tcap - 1); ix->table[j] != 0; j = (j + 1) & (ix->tcap - 1)) {
+            g = ix->g[ix->table[j] - 1];
+            if (g->hash == h && g->topo == t->topology_key && g->nns == k &&
+                memcmp(g->ns, sorted, k * sizeof(*sorted)) == 0 && sel_eq(g->sel, t->selector)) {
+                free(sorted);
+                return g;
+            }
+        }
+    }
+    if ((g = calloc(1, sizeof(*g))) == NULL) {
+        free(sorted);
+        return NULL;
+    }
+    g->topo = t->topology_key;
+    g->sel = t->selector;
+    g->ns = sorted;
+    g->nns = k;
+    g->hash = h;
+    ebb__map_init(&g->dom);
+    if (build_group(ix, g) != 0)
+        goto fail;
+    if (ix->ng == ix->capg) {
+        size_t cap = ix->capg ? ix->capg * 2 : 16;
+        struct tgroup **v = realloc(ix->g, cap * sizeof(*v));
+        if (v == NULL)
+            goto fail;
+        ix->g = v;
+        ix->capg = cap;
+    }
+    if ((ix->ng + 1) * 2 > ix->tcap && table_grow(ix) != 0)
+        goto fail;
+    ix->g[ix->ng++] = g;
+    {
+        size_t j = (size_t)h & (ix->tcap - 1);
+        while (ix->table[j] != 0)
+            j = (j + 1) & (ix->tcap - 1);
+        ix->table[j] = (uint32_t)ix->ng;
+    }
+    return g;
+fail:
+    tgroup_free(g);
+    return NULL;
+}
+
+const struct ebb_pod *ebb_anti_index_violation(struct ebb_anti_index *ix,
+                                               const struct ebb_pod *pod, int *term)
+{
+    const struct ebb_node *node;
+
+    if (term)
+        *term = -1;
+    if (ix == NULL || pod == NULL || pod->affinity == NULL || pod->affinity->nanti_required == 0)
+        return NULL;
+    if (pod->node == NULL || (node = ebb__map_get(&ix->nodes, pod->node, NULL)) == NULL)
+        return NULL;
+    for (uint16_t t = 0; t < pod->affinity->nanti_required; t++) {
+        const struct ebb_pod_term *pt = &pod->affinity->anti_required[t];
+        struct tgroup *g = group_for(ix, pt, pod);
+        const struct idv *iv;
+        ebb_str a, b;
+        if (g == NULL)
+            return NULL;   /* out of memory: no answer is the safe one */
+        domain_of(ix, g->topo, node, &a, &b);
+        if ((iv = ebb__map_get(&g->dom, a, b)) == NULL)
+            continue;
+        for (uint32_t k = 0; k < iv->n; k++) {
+            const struct member *m = &ix->m[iv->v[k]];
+            /* upstream skips any pod of the same name, in any namespace */
+            if (m->alive && m->pod->name != pod->name) {
+                if (term)
+                    *term = t;
+                return m->pod;
+            }
+        }
+    }
+    return NULL;
+}
+
+int ebb_anti_index_remove(struct ebb_anti_index *ix, const struct ebb_pod *pod)
+{
+    uintptr_t id;
+
+    if (ix == NULL || pod == NULL)
+        return EBB_EINVAL;
+    id = (uintptr_t)ebb__map_get(&ix->by_pod, pod->ns, pod->name);
+    if (id == 0 || !ix->m[id - 1].alive || ix->m[id - 1].pod != pod)
+        return EBB_ENOENT;
+    ix->m[id - 1].alive = false;
+    return 0;
+}
+
+long ebb_anti_index_candidates(const struct ebb_anti_index *ix, ebb_str node,
+                               struct ebb_pod ***out)
+{
+    const struct idv *iv;
+    struct ebb_pod **v;
+    long n = 0;
+
+    if (ix == NULL || out == NULL)
+        return EBB_EINVAL;
+    *out = NULL;
+    if (node == NULL || (iv = ebb__map_get(&ix->by_node, node, NULL)) == NULL || iv->n == 0)
+        return 0;
+    if ((v = malloc(iv->n * sizeof(*v))) == NULL)
+        return EBB_ENOMEM;
+    for (uint32_t k = 0; k < iv->n; k++) {
+        const struct member *m = &ix->m[iv->v[k]];
+        if (m->alive && m->pod->affinity != NULL && m->pod->affinity->nanti_required > 0)
+            v[n++] = m->pod;
+    }
+    if (n == 0) {
+        free(v);
+        return 0;
+    }
+    *out = v;
+    return n;
+}
+
+/* ---- node affinity ------------------------------------------------------ */
+
+int64_t ebb_pod_best_preferred_weight(const struct ebb_pod *pod, struct ebb_node *const *nodes,
+                                      size_t nnodes)
+{
+    int64_t best = 0;
+
+    if (pod == NULL || !ebb_pod_has_preferred_node_affinity(pod))
+        return 0;
+    for (size_t i = 0; i < nnodes; i++) {
+        int64_t w = ebb_pod_preferred_weight(pod, nodes[i]);
+        if (w > best)
+            best = w;
+    }
+    return best;
+}

@@ -1,0 +1,1040 @@
+/* A small HTTP/1.1 server: libuv for the sockets, http_parser for the
+ * requests (see include/ebb/httpd.h for the contract).
+ *
+ * Each connection owns one read buffer: libuv reads straight into its free
+ * tail and http_parser runs over it. The parser is paused at the end of
+ * every message, so a pipelined request stays in the buffer, unparsed,
+ * until the answer to the current one is complete; reading goes on
+ * meanwhile so a client that hangs up is noticed (the gone callback).
+ * Answers are copied into one write request each; a connection is closed
+ * only through uv_close, and its memory is freed in the close callback. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <http_parser.h>
+
+#include "ebb/httpd.h"
+
+#define DEFAULT_MAX_BODY (8u << 20)
+#define DEFAULT_MAX_QUEUED (64u << 20)
+#define DEFAULT_IDLE_MS 120000u
+#define READ_CHUNK 65536u
+
+/* ---- small growable buffers ------------------------------------------------ */
+
+struct buf {
+    char *p;
+    size_t n, cap;
+};
+
+/* Append n bytes and keep a NUL after them. */
+static int buf_add(struct buf *b, const char *s, size_t n)
+{
+    if (b->n + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 128;
+        char *p;
+        while (cap < b->n + n + 1)
+            cap *= 2;
+        if ((p = realloc(b->p, cap)) == NULL)
+            return EBB_ENOMEM;
+        b->p = p;
+        b->cap = cap;
+    }
+    if (n > 0)
+        memcpy(b->p + b->n, s, n);
+    b->n += n;
+    b->p[b->n] = '\0';
+    return 0;
+}
+
+static int buf_addf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int buf_addf(struct buf *b, const char *fmt, ...)
+{
+    char tmp[512];
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= sizeof(tmp))
+        return EBB_EINVAL;
+    return buf_add(b, tmp, (size_t)n);
+}
+
+static void buf_reset(struct buf *b)
+{
+    b->n = 0;
+    if (b->p != NULL)
+        b->p[0] = '\0';
+}
+
+static void buf_free(struct buf *b)
+{
+    free(b->p);
+    memset(b, 0, sizeof(*b));
+}
+
+/* Offsets of NUL-separated strings inside a buf ("name\0value\0..."). */
+struct offs {
+    size_t *v;
+    size_t n, cap;
+};
+
+static int offs_push(struct offs *o, size_t at)
+{
+    if (o->n == o->cap) {
+        size_t cap = o->cap ? o->cap * 2 : 32;
+        size_t *v = realloc(o->v, cap * sizeof(*v));
+        if (v == NULL)
+            return EBB_ENOMEM;
+        o->v = v;
+        o->cap = cap;
+    }
+    o->v[o->n++] = at;
+    return 0;
+}
+
+/* ---- the structures ------------------------------------------------------------ */
+
+enum { REQ_READING = 0, REQ_PENDING, REQ_STREAMING, REQ_DONE };
+
+struct conn;
+
+struct ebb_http_req {
+    struct conn *c;
+    int state;
+    char method[16];
+    struct buf url, path, hdrs, query, body, out;
+    struct offs hoff, qoff;      /* hdrs: name, value, ...; query: key, value, ... */
+    const char *query_string;    /* into url */
+    int last;                    /* 1 after a header field callback, 2 after a value */
+    bool keep_alive, head, too_large;
+    ebb_http_gone_fn gone;
+    void *gone_ud;
+};
+
+struct conn {
+    uv_tcp_t tcp;                /* handle.data = this */
+    uv_shutdown_t shutdown;
+    struct ebb_httpd *h;
+    struct conn *prev, *next;
+    http_parser parser;
+    struct ebb_http_req req;
+    char *in;
+    size_t in_off, in_len, in_cap;
+    uint64_t last_active;
+    bool closing, shutting, in_process, in_handler;
+    char peer[64];
+};
+
+struct ebb_httpd {
+    uv_tcp_t listener;
+    uv_timer_t sweep;
+    uv_loop_t *loop;
+    struct ebb_httpd_opts opts;
+    char *host;
+    int port;
+    struct conn *conns;
+    size_t nconns;
+    int open_handles;            /* listener, sweep, connections */
+    bool closing, sweep_closed;
+    void (*close_cb)(void *ud);
+    void *close_ud;
+};
+
+static const http_parser_settings settings;
+
+static void process_input(struct conn *c);
+
+/* ---- closing ------------------------------------------------------------------------ */
+
+static void server_maybe_freed(struct ebb_httpd *h)
+{
+    if (!h->closing || h->open_handles > 0)
+        return;
+    if (h->close_cb != NULL)
+        h->close_cb(h->close_ud);
+    free(h->host);
+    free(h);
+}
+
+static void req_free(struct ebb_http_req *r)
+{
+    buf_free(&r->url);
+    buf_free(&r->path);
+    buf_free(&r->hdrs);
+    buf_free(&r->query);
+    buf_free(&r->body);
+    buf_free(&r->out);
+    free(r->hoff.v);
+    free(r->qoff.v);
+}
+
+static void on_handle_closed(uv_handle_t *hd)
+{
+    struct ebb_httpd *h = hd->data;
+    h->open_handles--;
+    server_maybe_freed(h);
+}
+
+static void on_conn_closed(uv_handle_t *hd)
+{
+    struct conn *c = hd->data;
+    struct ebb_httpd *h = c->h;
+
+    if (c->prev != NULL)
+        c->prev->next = c->next;
+    else
+        h->conns = c->next;
+    if (c->next != NULL)
+        c->next->prev = c->prev;
+    h->nconns--;
+    h->open_handles--;
+    req_free(&c->req);
+    free(c->in);
+    free(c);
+    if (h->closing && h->nconns == 0 && !h->sweep_closed) {
+        h->sweep_closed = true;
+        uv_close((uv_handle_t *)&h->sweep, on_handle_closed);
+    }
+    server_maybe_freed(h);
+}
+
+static void conn_close(struct conn *c)
+{
+    if (c->closing)
+        return;
+    c->closing = true;
+    uv_close((uv_handle_t *)&c->tcp, on_conn_closed);
+}
+
+static void on_shutdown(uv_shutdown_t *s, int status)
+{
+    (void)status;
+    conn_close(s->data);
+}
+
+/* Close once everything queued is written. */
+static void conn_finish(struct conn *c)
+{
+    if (c->closing || c->shutting)
+        return;
+    c->shutdown.data = c;
+    if (uv_shutdown(&c->shutdown, (uv_stream_t *)&c->tcp, on_shutdown) != 0)
+        conn_close(c);
+    else
+        c->shutting = true;
+}
+
+/* The connection died under a request: tell its owner, then close. */
+static void conn_lost(struct conn *c)
+{
+    struct ebb_http_req *r = &c->req;
+
+    if (r->state == REQ_PENDING || r->state == REQ_STREAMING) {
+        ebb_http_gone_fn fn = r->gone;
+        r->state = REQ_DONE;
+        r->gone = NULL;
+        if (fn != NULL)
+            fn(r, r->gone_ud);
+    }
+    conn_close(c);
+}
+
+/* ---- writing ---------------------------------------------------------------------------- */
+
+struct wreq {
+    uv_write_t w;
+    struct conn *c;
+    char data[];
+};
+
+static void on_written(uv_write_t *w, int status)
+{
+    struct wreq *q = (struct wreq *)w;
+    struct conn *c = q->c;
+
+    free(q);
+    if (status < 0 && !c->closing)
+        conn_lost(c);
+}
+
+/* Queue a..., b..., t... as one write. */
+static int conn_write(struct conn *c, const char *a, size_t an, const char *b, size_t bn,
+                      const char *t, size_t tn)
+{
+    struct wreq *q;
+    uv_buf_t ub;
+
+    if (c->closing)
+        return EBB_EIO;
+    if ((q = malloc(sizeof(*q) + an + bn + tn)) == NULL) {
+        conn_close(c);
+        return EBB_ENOMEM;
+    }
+    q->c = c;
+    if (an)
+        memcpy(q->data, a, an);
+    if (bn)
+        memcpy(q->data + an, b, bn);
+    if (tn)
+        memcpy(q->data + an + bn, t, tn);
+    ub = uv_buf_init(q->data, (unsigned)(an + bn + tn));
+    if (uv_write(&q->w, (uv_stream_t *)&c->tcp, &ub, 1, on_written) != 0) {
+        free(q);
+        conn_close(c);
+        return EBB_EIO;
+    }
+    return 0;
+}
+
+const char *ebb_http_status_text(int status)
+{
+    switch (status) {
+    case 100: return "Continue";
+    case 101: return "Switching Protocols";
+    case 200: return "OK";
+    case 201: return "Created";
+    case 202: return "Accepted";
+    case 204: return "No Content";
+    case 301: return "Moved Permanently";
+    case 302: return "Found";
+    case 304: return "Not Modified";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 406: return "Not Acceptable";
+    case 408: return "Request Timeout";
+    case 409: return "Conflict";
+    case 410: return "Gone";
+    case 411: return "Length Required";
+    case 412: return "Precondition Failed";
+    case 413: return "Request Entity Too Large";
+    case 415: return "Unsupported Media Type";
+    case 422: return "Unprocessable Entity";
+    case 429: return "Too Many Requests";
+    case 500: return "Internal Server Error";
+    case 501: return "Not Implemented";
+    case 502: return "Bad Gateway";
+    case 503: return "Service Unavailable";
+    case 504: return "Gateway Timeout";
+    default: return "";
+    }
+}
+
+/* Status line and headers into r->out's front... built in a fresh buf. */
+static int head_build(struct ebb_http_req *r, struct buf *b, int status, const char *ctype,
+                      bool chunked, size_t len)
+{
+    char date[64];
+    time_t now = time(NULL);
+    struct tm tm;
+    int rc;
+
+    gmtime_r(&now, &tm);
+    strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+    rc = buf_addf(b, "HTTP/1.1 %d %s\r\nDate: %s\r\n", status, ebb_http_status_text(status), date);
+    if (rc == 0 && ctype != NULL)
+        rc = buf_addf(b, "Content-Type: %s\r\n", ctype);
+    if (rc == 0)
+        rc = chunked ? buf_addf(b, "Transfer-Encoding: chunked\r\n")
+                     : buf_addf(b, "Content-Length: %zu\r\n", len);
+    if (rc == 0 && r->out.n > 0)
+        rc = buf_add(b, r->out.p, r->out.n);
+    if (rc == 0 && !r->keep_alive)
+        rc = buf_addf(b, "Connection: close\r\n");
+    if (rc == 0)
+        rc = buf_add(b, "\r\n", 2);
+    return rc;
+}
+
+/* ---- the request lifecycle -------------------------------------------------------------- */
+
+static void req_reset(struct ebb_http_req *r)
+{
+    r->state = REQ_READING;
+    r->method[0] = '\0';
+    buf_reset(&r->url);
+    buf_reset(&r->path);
+    buf_reset(&r->hdrs);
+    buf_reset(&r->query);
+    buf_reset(&r->body);
+    buf_reset(&r->out);
+    r->hoff.n = r->qoff.n = 0;
+    r->query_string = "";
+    r->last = 0;
+    r->keep_alive = r->head = r->too_large = false;
+    r->gone = NULL;
+    r->gone_ud = NULL;
+}
+
+/* The answer is complete: go on with the next request, or close. */
+static void finish_request(struct conn *c)
+{
+    bool keep = c->req.keep_alive;
+
+    req_reset(&c->req);
+    if (c->closing)
+        return;
+    if (!keep)
+        conn_finish(c);
+}
+
+static void request_done(struct conn *c)
+{
+    if (c->in_handler)
+        return;            /* dispatch() finishes when the handler returns */
+    finish_request(c);
+    if (!c->closing && !c->shutting)
+        process_input(c);
+}
+
+static int hexval(int ch)
+{
+    if (ch >= '0' && ch <= '9')
+        return ch - '0';
+    if (ch >= 'a' && ch <= 'f')
+        return ch - 'a' + 10;
+    if (ch >= 'A' && ch <= 'F')
+        return ch - 'A' + 10;
+    return -1;
+}
+
+/* Percent-decode [s, s+n) onto b, then a NUL separator when `sep`. '+'
+ * means a space in queries only. */
+static int decode_into(struct buf *b, const char *s, size_t n, bool plus, bool sep)
+{
+    for (size_t i = 0; i < n; i++) {
+        char ch = s[i];
+        if (ch == '%') {
+            int hi, lo;
+            if (i + 2 >= n || (hi = hexval(s[i + 1])) < 0 || (lo = hexval(s[i + 2])) < 0)
+                return EBB_EPARSE;
+            ch = (char)(hi * 16 + lo);
+            i += 2;
+        } else if (ch == '+' && plus) {
+            ch = ' ';
+        }
+        if (buf_add(b, &ch, 1) != 0)
+            return EBB_ENOMEM;
+    }
+    return sep ? buf_add(b, "", 1) : 0;
+}
+
+/* Split the URL (http_parser_parse_url) and decode path and query. */
+static int finalize(struct ebb_http_req *r)
+{
+    struct http_parser_url u;
+    const char *q;
+    size_t qn, i, start;
+
+    http_parser_url_init(&u);
+    if (r->url.n == 0 || http_parser_parse_url(r->url.p, r->url.n, 0, &u) != 0)
+        return EBB_EPARSE;
+    if (!(u.field_set & (1 << UF_PATH)))
+        return EBB_EPARSE;
+    if (decode_into(&r->path, r->url.p + u.field_data[UF_PATH].off, u.field_data[UF_PATH].len,
+                    false, false) != 0 ||
+        r->path.n == 0 || memchr(r->path.p, '\0', r->path.n) != NULL)
+        return EBB_EPARSE;
+    if (!(u.field_set & (1 << UF_QUERY)))
+        return 0;
+    q = r->url.p + u.field_data[UF_QUERY].off;
+    qn = u.field_data[UF_QUERY].len;
+    /* the query string stays raw in url: terminate it there */
+    r->url.p[u.field_data[UF_QUERY].off + qn] = '\0';
+    r->query_string = q;
+    for (i = 0, start = 0; i <= qn; i++) {
+        if (i < qn && q[i] != '&')
+            continue;
+        if (i > start) {
+            const char *kv = q + start, *eq = memchr(kv, '=', i - start);
+            size_t kn = eq ? (size_t)(eq - kv) : i - start;
+            if (offs_push(&r->qoff, r->query.n) != 0 ||
+                decode_into(&r->query, kv, kn, true, true) != 0 ||
+                offs_push(&r->qoff, r->query.n) != 0 ||
+                decode_into(&r->query, eq ? eq + 1 : kv + kn, eq ? i - start - kn - 1 : 0, true,
+                            true) != 0)
+                return EBB_EPARSE;
+        }
+        start = i + 1;
+    }
+    return 0;
+}
+
+/* Answer now without the handler (a request we cannot parse). */
+static void respond_error(struct conn *c, int status, const char *msg)
+{
+    struct ebb_http_req *r = &c->req;
+
+    r->state = REQ_PENDING;
+    r->keep_alive = false;
+    buf_reset(&r->out);
+    ebb_http_respond(r, status, "text/plain; charset=utf-8", msg, strlen(msg));
+}
+
+static void dispatch(struct conn *c)
+{
+    struct ebb_http_req *r = &c->req;
+    struct ebb_httpd *h = c->h;
+
+    if (finalize(r) != 0) {
+        c->in_handler = true;
+        respond_error(c, 400, "400 Bad Request: malformed URL\n");
+        c->in_handler = false;
+        finish_request(c);
+        return;
+    }
+    r->state = REQ_PENDING;
+    c->in_handler = true;
+    h->opts.handler(r, h->opts.ud);
+    c->in_handler = false;
+    if (r->state == REQ_DONE)
+        finish_request(c);
+}
+
+/* Parse what is buffered, one message at a time. */
+static void process_input(struct conn *c)
+{
+    if (c->in_process || c->closing)
+        return;
+    c->in_process = true;
+    while (!c->closing && !c->shutting && c->req.state == REQ_READING &&
+           c->in_off < c->in_len) {
+        size_t n = http_parser_execute(&c->parser, &settings, c->in + c->in_off,
+                                       c->in_len - c->in_off);
+        enum http_errno e = HTTP_PARSER_ERRNO(&c->parser);
+
+        c->in_off += n;
+        if (e == HPE_PAUSED) {
+            http_parser_pause(&c->parser, 0);
+            if (c->parser.upgrade)
+                c->req.keep_alive = false;   /* no protocol switch here */
+            dispatch(c);
+            continue;
+        }
+        if (e != HPE_OK) {
+            bool big = c->req.too_large;
+            c->in_off = c->in_len;
+            c->in_handler = true;
+            if (big)
+                respond_error(c, 413, "413 Request Entity Too Large\n");
+            else
+                respond_error(c, 400, "400 Bad Request\n");
+            c->in_handler = false;
+            finish_request(c);
+            break;
+        }
+    }
+    if (c->in_off == c->in_len) {
+        c->in_off = c->in_len = 0;
+    } else if (c->in_off > 0 && c->req.state == REQ_READING) {
+        memmove(c->in, c->in + c->in_off, c->in_len - c->in_off);
+        c->in_len -= c->in_off;
+        c->in_off = 0;
+    }
+    c->in_process = false;
+}
+
+/* ---- http_parser callbacks ---------------------------------------------------------------- */
+
+static int on_message_begin(http_parser *p)
+{
+    struct conn *c = p->data;
+    req_reset(&c->req);
+    return 0;
+}
+
+static int on_url(http_parser *p, const char *at, size_t len)
+{
+    struct conn *c = p->data;
+    return buf_add(&c->req.url, at, len) == 0 ? 0 : -1;
+}
+
+static int on_header_field(http_parser *p, const char *at, size_t len)
+{
+    struct ebb_http_req *r = &((struct conn *)p->data)->req;
+
+    if (r->last != 1) {
+        if ((r->last == 2 && buf_add(&r->hdrs, "", 1) != 0) ||
+            offs_push(&r->hoff, r->hdrs.n) != 0)
+            return -1;
+        r->last = 1;
+    }
+    return buf_add(&r->hdrs, at, len) == 0 ? 0 : -1;
+}
+
+static int on_header_value(http_parser *p, const char *at, size_t len)
+{
+    struct ebb_http_req *r = &((struct conn *)p->data)->req;
+
+    if (r->last != 2) {
+        if (buf_add(&r->hdrs, "", 1) != 0 || offs_push(&r->hoff, r->hdrs.n) != 0)
+            return -1;
+        r->last = 2;
+    }
+    return buf_add(&r->hdrs, at, len) == 0 ? 0 : -1;
+}
+
+static int on_headers_complete(http_parser *p)
+{
+    struct conn *c = p->data;
+    struct ebb_http_req *r = &c->req;
+    const char *expect;
+
+    if (r->last == 1) {         /* a field without a value: the value is "" */
+        if (buf_add(&r->hdrs, "", 1) != 0 || offs_push(&r->hoff, r->hdrs.n) != 0)
+            return -1;
+    }
+    if (r->last != 0 && buf_add(&r->hdrs, "", 1) != 0)
+        return -1;
+    r->last = 0;
+    snprintf(r->method, sizeof(r->method), "%s", http_method_str((enum http_method)p->method));
+    r->head = p->method == HTTP_HEAD;
+    r->keep_alive = http_should_keep_alive(p) != 0;
+    if ((p->flags & F_CONTENTLENGTH) && p->content_length > c->h->opts.max_body) {
+        r->too_large = true;
+        return -1;
+    }
+    expect = ebb_http_req_header(r, "Expect");
+    if (expect != NULL && strcasecmp(expect, "100-continue") == 0)
+        conn_write(c, "HTTP/1.1 100 Continue\r\n\r\n", 25, NULL, 0, NULL, 0);
+    return 0;
+}
+
+static int on_body(http_parser *p, const char *at, size_t len)
+{
+    struct conn *c = p->data;
+    struct ebb_http_req *r = &c->req;
+
+    if (r->body.n + len > c->h->opts.max_body) {
+        r->too_large = true;
+        return -1;
+    }
+    return buf_add(&r->body, at, len) == 0 ? 0 : -1;
+}
+
+static int on_message_complete(http_parser *p)
+{
+    /* stop here: the next pipelined request waits for this answer */
+    http_parser_pause(p, 1);
+    return 0;
+}
+
+static const http_parser_settings settings = {
+    .on_message_begin = on_message_begin,
+    .on_url = on_url,
+    .on_header_field = on_header_field,
+    .on_header_value = on_header_value,
+    .on_headers_complete = on_headers_complete,
+    .on_body = on_body,
+    .on_message_complete = on_message_complete,
+};
+
+/* ---- sockets ------------------------------------------------------------------------------------ */
+
+static void on_alloc(uv_handle_t *hd, size_t suggested, uv_buf_t *b)
+{
+    struct conn *c = hd->data;
+
+    (void)suggested;
+    if (c->in_cap - c->in_len < READ_CHUNK / 4) {
+        size_t cap = c->in_cap ? c->in_cap * 2 : READ_CHUNK;
+        char *p;
+        while (cap - c->in_len < READ_CHUNK / 4)
+            cap *= 2;
+        if ((p = realloc(c->in, cap)) == NULL) {
+            *b = uv_buf_init(NULL, 0);
+            return;
+        }
+        c->in = p;
+        c->in_cap = cap;
+    }
+    *b = uv_buf_init(c->in + c->in_len, (unsigned)(c->in_cap - c->in_len));
+}
+
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *b)
+{
+    struct conn *c = s->data;
+    struct ebb_httpd *h = c->h;
+
+    (void)b;
+    if (c->closing)
+        return;
+    if (nread < 0) {
+        if (nread == UV_EOF && c->shutting) {
+            uv_read_stop(s);    /* the answer is still being written */
+            return;
+        }
+        conn_lost(c);
+        return;
+    }
+    if (nread == 0 || c->shutting)
+        return;
+    c->in_len += (size_t)nread;
+    c->last_active = uv_now(h->loop);
+    if (c->req.state != REQ_READING && c->in_len - c->in_off > h->opts.max_body + READ_CHUNK) {
+        conn_lost(c);           /* floods while its request is being answered */
+        return;
+    }
+    process_input(c);
+}
+
+static void on_connection(uv_stream_t *server, int status)
+{
+    struct ebb_httpd *h = server->data;
+    struct conn *c;
+    struct sockaddr_storage ss;
+    int len = sizeof(ss);
+
+    if (status < 0 || h->closing)
+        return;
+    if ((c = calloc(1, sizeof(*c))) == NULL)
+        return;
+    c->h = h;
+    if (uv_tcp_init(h->loop, &c->tcp) != 0) {
+        free(c);
+        return;
+    }
+    c->tcp.data = c;
+    c->next = h->conns;
+    if (h->conns != NULL)
+        h->conns->prev = c;
+    h->conns = c;
+    h->nconns++;
+    h->open_handles++;
+    http_parser_init(&c->parser, HTTP_REQUEST);
+    c->parser.data = c;
+    req_reset(&c->req);
+    c->req.c = c;
+    c->last_active = uv_now(h->loop);
+    if (uv_accept(server, (uv_stream_t *)&c->tcp) != 0) {
+        conn_close(c);
+        return;
+    }
+    uv_tcp_nodelay(&c->tcp, 1);
+    if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len) == 0) {
+        char ip[INET6_ADDRSTRLEN] = "";
+        int port;
+        if (ss.ss_family == AF_INET6) {
+            uv_ip6_name((struct sockaddr_in6 *)&ss, ip, sizeof(ip));
+            port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+            snprintf(c->peer, sizeof(c->peer), "[%s]:%d", ip, port);
+        } else {
+            uv_ip4_name((struct sockaddr_in *)&ss, ip, sizeof(ip));
+            port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+            snprintf(c->peer, sizeof(c->peer), "%s:%d", ip, port);
+        }
+    }
+    if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) != 0)
+        conn_close(c);
+}
+
+/* Close connections idle between requests, or stuck in the middle of one. */
+static void on_sweep(uv_timer_t *t)
+{
+    struct ebb_httpd *h = t->data;
+    uint64_t now = uv_now(h->loop);
+
+    for (struct conn *c = h->conns; c != NULL; c = c->next) {
+        if (!c->closing && !c->shutting && c->req.state == REQ_READING &&
+            now - c->last_active >= h->opts.idle_timeout_ms)
+            conn_close(c);
+    }
+}
+
+/* Closing, connections still flushing after CLOSE_GRACE_MS (a client that
+ * does not read): close them anyway. */
+#define CLOSE_GRACE_MS 2000
+
+static void on_close_deadline(uv_timer_t *t)
+{
+    struct ebb_httpd *h = t->data;
+
+    for (struct conn *c = h->conns; c != NULL; c = c->next)
+        conn_close(c);
+    if (!h->sweep_closed) {
+        h->sweep_closed = true;
+        uv_close((uv_handle_t *)&h->sweep, on_handle_closed);
+    }
+}
+
+int ebb_httpd_create(uv_loop_t *loop, const struct ebb_httpd_opts *opts, struct ebb_httpd **out,
+                     struct ebb_error *err)
+{
+    struct ebb_httpd *h;
+    struct sockaddr_storage ss;
+    const char *host;
+    int rc, len;
+    unsigned every;
+
+    if (loop == NULL || opts == NULL || out == NULL || opts->handler == NULL)
+        return ebb_error_set(err, EBB_EINVAL, NULL, 0, NULL, "httpd: missing loop or handler");
+    if (opts->port < 0 || opts->port > 65535)
+        return ebb_error_set(err, EBB_EINVAL, NULL, 0, NULL, "port %d is not 0-65535",
+                             opts->port);
+    host = opts->host ? opts->host : "127.0.0.1";
+    if (strcmp(host, "localhost") == 0)
+        host = "127.0.0.1";
+    memset(&ss, 0, sizeof(ss));
+    if (uv_ip4_addr(host, opts->port, (struct sockaddr_in *)&ss) != 0 &&
+        uv_ip6_addr(host, opts->port, (struct sockaddr_in6 *)&ss) != 0)
+        return ebb_error_set(err, EBB_EINVAL, NULL, 0, NULL,
+                             "\"%s\" is not a numeric IPv4 or IPv6 address", host);
+    if ((h = calloc(1, sizeof(*h))) == NULL)
+        return EBB_ENOMEM;
+    h->loop = loop;
+    h->opts = *opts;
+    if (h->opts.max_body == 0)
+        h->opts.max_body = DEFAULT_MAX_BODY;
+    if (h->opts.max_queued == 0)
+        h->opts.max_queued = DEFAULT_MAX_QUEUED;
+    if (h->opts.idle_timeout_ms == 0)
+        h->opts.idle_timeout_ms = DEFAULT_IDLE_MS;
+    if ((h->host = strdup(host)) == NULL) {
+        free(h);
+        return EBB_ENOMEM;
+    }
+    h->opts.host = h->host;
+    /* both handles are initialized before anything can fail, so a failure
+     * closes them like a normal stop */
+    uv_tcp_init(loop, &h->listener);
+    uv_timer_init(loop, &h->sweep);
+    h->listener.data = h->sweep.data = h;
+    h->open_handles = 2;
+    if ((rc = uv_tcp_bind(&h->listener, (struct sockaddr *)&ss, 0)) != 0 ||
+        (rc = uv_listen((uv_stream_t *)&h->listener, 128, on_connection)) != 0) {
+        ebb_error_set(err, EBB_EIO, NULL, 0, NULL, "listen %s:%d: %s", host, opts->port,
+                      uv_strerror(rc));
+        ebb_httpd_close(h, NULL, NULL);
+        return EBB_EIO;
+    }
+    len = sizeof(ss);
+    if (uv_tcp_getsockname(&h->listener, (struct sockaddr *)&ss, &len) == 0)
+        h->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                                 : ((struct sockaddr_in *)&ss)->sin_port);
+    every = h->opts.idle_timeout_ms / 4;
+    every = every < 50 ? 50 : every > 5000 ? 5000 : every;
+    uv_timer_start(&h->sweep, on_sweep, every, every);
+    *out = h;
+    return 0;
+}
+
+int ebb_httpd_port(const struct ebb_httpd *h)
+{
+    return h ? h->port : 0;
+}
+
+size_t ebb_httpd_connections(const struct ebb_httpd *h)
+{
+    return h ? h->nconns : 0;
+}
+
+void ebb_httpd_close(struct ebb_httpd *h, void (*cb)(void *ud), void *ud)
+{
+    if (h == NULL || h->closing)
+        return;
+    h->closing = true;
+    h->close_cb = cb;
+    h->close_ud = ud;
+    for (struct conn *c = h->conns; c != NULL; c = c->next) {
+        struct ebb_http_req *r = &c->req;
+        ebb_http_gone_fn fn = r->gone;
+
+        if (c->closing)
+            continue;
+        if (r->state == REQ_STREAMING) {
+            conn_write(c, "0\r\n\r\n", 5, NULL, 0, NULL, 0);
+            r->state = REQ_DONE;
+            r->gone = NULL;
+            if (fn != NULL)
+                fn(r, r->gone_ud);
+            conn_finish(c);
+        } else if (r->state == REQ_PENDING) {
+            r->state = REQ_DONE;
+            r->gone = NULL;
+            if (fn != NULL)
+                fn(r, r->gone_ud);
+            conn_close(c);
+        } else if (!c->shutting) {
+            conn_close(c);
+        }
+    }
+    uv_close((uv_handle_t *)&h->listener, on_handle_closed);
+    if (h->nconns == 0) {
+        h->sweep_closed = true;
+        uv_close((uv_handle_t *)&h->sweep, on_handle_closed);
+    } else {
+        uv_timer_start(&h->sweep, on_close_deadline, CLOSE_GRACE_MS, 0);
+    }
+}
+
+/* ---- the request, for handlers ---------------------------------------------------------- */
+
+const char *ebb_http_req_method(const struct ebb_http_req *r)
+{
+    return r->method;
+}
+
+const char *ebb_http_req_path(const struct ebb_http_req *r)
+{
+    return r->path.p ? r->path.p : "/";
+}
+
+const char *ebb_http_req_query_string(const struct ebb_http_req *r)
+{
+    return r->query_string ? r->query_string : "";
+}
+
+const char *ebb_http_req_query(const struct ebb_http_req *r, const char *key)
+{
+    for (size_t i = 0; i + 1 < r->qoff.n; i += 2)
+        if (strcmp(r->query.p + r->qoff.v[i], key) == 0)
+            return r->query.p + r->qoff.v[i + 1];
+    return NULL;
+}
+
+const char *ebb_http_req_header(const struct ebb_http_req *r, const char *name)
+{
+    for (size_t i = 0; i + 1 < r->hoff.n; i += 2)
+        if (strcasecmp(r->hdrs.p + r->hoff.v[i], name) == 0)
+            return r->hdrs.p + r->hoff.v[i + 1];
+    return NULL;
+}
+
+const char *ebb_http_req_body(const struct ebb_http_req *r, size_t *len)
+{
+    if (len != NULL)
+        *len = r->body.n;
+    return r->body.p ? r->body.p : "";
+}
+
+const char *ebb_http_req_peer(const struct ebb_http_req *r)
+{
+    return r->c->peer;
+}
+
+void ebb_http_req_on_gone(struct ebb_http_req *r, ebb_http_gone_fn fn, void *ud)
+{
+    r->gone = fn;
+    r->gone_ud = ud;
+}
+
+/* ---- answering ------------------------------------------------------------------------------ */
+
+int ebb_http_add_header(struct ebb_http_req *r, const char *name, const char *value)
+{
+    if (r == NULL || name == NULL || value == NULL || strpbrk(name, "\r\n:") != NULL ||
+        strpbrk(value, "\r\n") != NULL || name[0] == '\0')
+        return EBB_EINVAL;
+    if (r->state != REQ_PENDING)
+        return EBB_ESTATE;
+    if (buf_add(&r->out, name, strlen(name)) != 0 || buf_add(&r->out, ": ", 2) != 0 ||
+        buf_add(&r->out, value, strlen(value)) != 0 || buf_add(&r->out, "\r\n", 2) != 0)
+        return EBB_ENOMEM;
+    return 0;
+}
+
+int ebb_http_respond(struct ebb_http_req *r, int status, const char *content_type,
+                     const char *body, size_t len)
+{
+    struct buf head = { 0 };
+    struct conn *c;
+    int rc;
+
+    if (r == NULL || status < 100 || status > 999 || (body == NULL && len > 0))
+        return EBB_EINVAL;
+    if (r->state != REQ_PENDING)
+        return EBB_ESTATE;
+    c = r->c;
+    if ((rc = head_build(r, &head, status, content_type, false, len)) == 0)
+        rc = conn_write(c, head.p, head.n, r->head ? NULL : body, r->head ? 0 : len, NULL, 0);
+    else
+        conn_close(c);
+    buf_free(&head);
+    r->state = REQ_DONE;
+    request_done(c);
+    return rc;
+}
+
+int ebb_http_stream_begin(struct ebb_http_req *r, int status, const char *content_type)
+{
+    struct buf head = { 0 };
+    int rc;
+
+    if (r == NULL || status < 100 || status > 999)
+        return EBB_EINVAL;
+    if (r->state != REQ_PENDING)
+        return EBB_ESTATE;
+    if ((rc = head_build(r, &head, status, content_type, true, 0)) == 0)
+        rc = conn_write(r->c, head.p, head.n, NULL, 0, NULL, 0);
+    buf_free(&head);
+    if (rc != 0) {
+        r->state = REQ_DONE;
+        conn_close(r->c);
+        request_done(r->c);
+        return rc;
+    }
+    r->state = REQ_STREAMING;
+    return 0;
+}
+
+int ebb_http_stream_write(struct ebb_http_req *r, const char *data, size_t len)
+{
+    struct conn *c;
+    char size[24];
+    int n, rc;
+
+    if (r == NULL || (data == NULL && len > 0))
+        return EBB_EINVAL;
+    if (r->state != REQ_STREAMING)
+        return EBB_ESTATE;
+    if (len == 0)
+        return 0;
+    c = r->c;
+    n = snprintf(size, sizeof(size), "%zx\r\n", len);
+    if (uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp) > c->h->opts.max_queued)
+        rc = EBB_EIO;      /* the client does not read: drop it */
+    else
+        rc = conn_write(c, size, (size_t)n, data, len, "\r\n", 2);
+    if (rc != 0) {
+        r->state = REQ_DONE;
+        r->gone = NULL;
+        conn_close(c);
+        request_done(c);
+        return EBB_EIO;
+    }
+    return 0;
+}
+
+int ebb_http_stream_end(struct ebb_http_req *r)
+{
+    int rc;
+
+    if (r == NULL)
+        return EBB_EINVAL;
+    if (r->state != REQ_STREAMING)
+        return EBB_ESTATE;
+    rc = conn_write(r->c, "0\r\n\r\n", 5, NULL, 0, NULL, 0);
+    r->state = REQ_DONE;
+    request_done(r->c);
+    return rc;
+}
+
+void ebb_http_req_abort(struct ebb_http_req *r)
+{
+    if (r == NULL || r->state == REQ_DONE || r->state == REQ_READING)
+        return;
+    r->state = REQ_DONE;
+    r->gone = NULL;
+    conn_close(r->c);
+    request_done(r->c);
+}

@@ -1,0 +1,768 @@
+/* The watch cache: one informer per resource (LIST, then WATCH), a poller
+ * for metrics.k8s.io, and a queue that holds changes while a cycle runs.
+ * See include/ebb/watch.h. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "ebb/snapshot.h"
+#include "ebb/watch.h"
+#include "map.h"
+
+enum { ST_IDLE, ST_LISTING, ST_WATCHING, ST_RETRY, ST_CLOSED };
+
+struct informers_s;
+
+struct queued {
+    struct queued *next;
+    bool page;                    /* a LIST page (else one watch event line) */
+    size_t len;
+    char data[];
+};
+
+struct informer {
+    struct ebb_informers *set;
+    const char *name;             /* "pods" */
+    const char *path;             /* "/api/v1/pods" */
+    int kind;
+    bool poll;                    /* metrics: LIST every interval, no watch */
+    int state;
+    char rv[128];
+    bool synced;                  /* listed at least once */
+    bool relisting;               /* a LIST to replace what is cached */
+    struct ebb_map seen;          /* (ns, name) seen by the LIST in progress */
+    uint64_t broken_since;        /* ms; 0: healthy */
+    struct ebb_kube_req *req;
+    char *line;                   /* an event line split across chunks */
+    size_t line_len, line_cap;
+    uv_timer_t timer;             /* retries and polls */
+    int attempt;
+    struct queued *qhead, *qtail;
+    size_t queued;
+    struct ebb_informer_stats st;
+};
+
+struct ebb_informers {
+    uv_loop_t *loop;
+    struct ebb_kube *kube;
+    struct ebb_cache *cache;
+    struct ebb_informers_opts o;
+    FILE *spill;                  /* bytes of cached objects, for pod.object */
+    uint16_t spill_src;
+    bool hold;
+    size_t n;
+    struct informer inf[10];
+    ebb_informer_change_fn change;
+    void *change_ud;
+    int closing;                  /* timers still to close */
+    void (*closed_cb)(void *);
+    void *closed_ud;
+};
+
+static uint64_t now_ms(struct ebb_informers *s)
+{
+    return uv_now(s->loop);
+}
+
+/* ---- setup -------------------------------------------------------------- */
+
+static void add(struct ebb_informers *s, const char *name, const char *path, int kind, bool poll)
+{
+    struct informer *i = &s->inf[s->n++];
+    memset(i, 0, sizeof(*i));
+    i->set = s;
+    i->name = name;
+    i->path = path;
+    i->kind = kind;
+    i->poll = poll;
+    i->st.resource = name;
+    ebb__map_init(&i->seen);
+    uv_timer_init(s->loop, &i->timer);
+    i->timer.data = i;
+}
+
+int ebb_informers_create(uv_loop_t *loop, struct ebb_kube *kube, struct ebb_cache *cache,
+                         const struct ebb_informers_opts *opts, struct ebb_informers **out)
+{
+    struct ebb_informers *s;
+
+    if (loop == NULL || kube == NULL || cache == NULL || out == NULL)
+        return EBB_EINVAL;
+    if ((s = calloc(1, sizeof(*s))) == NULL)
+        return EBB_ENOMEM;
+    s->loop = loop;
+    s->kube = kube;
+    s->cache = cache;
+    if (opts)
+        s->o = *opts;
+    if (s->o.page_size <= 0)
+        s->o.page_size = 500;
+    if (s->o.watch_timeout_s <= 0)
+        s->o.watch_timeout_s = 300;
+    if (s->o.metrics_interval_s <= 0)
+        s->o.metrics_interval_s = 5;
+    if ((s->spill = tmpfile()) == NULL || ebb_cache_add_source(cache, s->spill, &s->spill_src) != 0) {
+        if (s->spill)
+            fclose(s->spill);
+        free(s);
+        return EBB_EIO;
+    }
+    /* nodes first: a cycle needs them, and pods refer to them */
+    add(s, "nodes", "/api/v1/nodes", EBB_KIND_NODE, false);
+    add(s, "namespaces", "/api/v1/namespaces", EBB_KIND_NAMESPACE, false);
+    add(s, "priorityclasses", "/apis/scheduling.k8s.io/v1/priorityclasses", EBB_KIND_PRIORITY_CLASS, false);
+    add(s, "persistentvolumeclaims", "/api/v1/persistentvolumeclaims", EBB_KIND_PVC, false);
+    add(s, "poddisruptionbudgets", "/apis/policy/v1/poddisruptionbudgets", EBB_KIND_PDB, false);
+    add(s, "pods", "/api/v1/pods", EBB_KIND_POD, false);
+    if (s->o.koord_metrics)
+        add(s, "nodemetrics.slo.koordinator.sh", "/apis/slo.koordinator.sh/v1alpha1/nodemetrics",
+            EBB_KIND_KOORD_NODE_METRIC, false);
+    if (s->o.metrics) {
+        add(s, "nodes.metrics.k8s.io", "/apis/metrics.k8s.io/v1beta1/nodes", EBB_KIND_NODE_METRICS, true);
+        add(s, "pods.metrics.k8s.io", "/apis/metrics.k8s.io/v1beta1/pods", EBB_KIND_POD_METRICS, true);
+    }
+    *out = s;
+    return 0;
+}
+
+void ebb_informers_on_change(struct ebb_informers *s, ebb_informer_change_fn fn, void *ud)
+{
+    s->change = fn;
+    s->change_ud = ud;
+}
+
+static void changed(struct ebb_informers *s, int kind, const char *type, ebb_str ns, ebb_str name)
+{
+    if (s->change)
+        s->change(s->change_ud, kind, type, ns, name);
+}
+
+/* ---- retry -------------------------------------------------------------- */
+
+static void start_list(struct informer *i, const char *cont);
+static void start_watch(struct informer *i);
+
+static void on_timer(uv_timer_t *t)
+{
+    struct informer *i = t->data;
+
+    if (i->state == ST_CLOSED)
+        return;
+    if (i->poll || !i->synced || i->relisting || i->rv[0] == '\0')
+        start_list(i, NULL);
+    else
+        start_watch(i);
+}
+
+/* Back off with full jitter: 100 ms doubling to 30 s. */
+static void retry_later(struct informer *i)
+{
+    uint64_t cap = 100u << (i->attempt < 9 ? i->attempt : 9);
+
+    if (cap > 30000)
+        cap = 30000;
+    i->attempt++;
+    i->state = ST_RETRY;
+    uv_timer_start(&i->timer, on_timer, (uint64_t)(rand() % (int)cap) + 1, 0);
+}
+
+static void broke(struct informer *i, const char *why)
+{
+    i->st.errors++;
+    if (i->broken_since == 0)
+        i->broken_since = now_ms(i->set);
+    ebb_log(EBB_LOG_WARN, "watch %s: %s", i->name, why);
+}
+
+/* ---- LIST ----------------------------------------------------------------- */
+
+static void list_seen(void *ud, int kind, ebb_str ns, ebb_str name)
+{
+    struct informer *i = ud;
+    void *old;
+    (void)kind;
+    if (name && ebb__map_put(&i->seen, name, ns, (void *)1, &old) == 0 && old == NULL) {
+        ebb_str_ref(name);
+        ebb_str_ref(ns);
+    }
+}
+
+static void free_seen(struct informer *i)
+{
+    for (size_t k = 0; k < i->seen.cap; k++) {
+        if (ebb__map_live(&i->seen, k)) {
+            ebb_str_release(i->seen.s[k].a);
+            ebb_str_release(i->seen.s[k].b);
+        }
+    }
+    ebb__map_free(&i->seen);
+}
+
+struct gone {
+    struct informer *i;
+    size_t n, cap;
+    struct { ebb_str ns, name; } *v;
+};
+
+static void key_of(int kind, void *obj, ebb_str *ns, ebb_str *name)
+{
+    struct ebb_object o = { .kind = kind, .u.any = obj };
+    *ns = *name = NULL;
+    switch (kind) {
+    case EBB_KIND_POD: *ns = o.u.pod->ns; *name = o.u.pod->name; break;
+    case EBB_KIND_NODE: *name = o.u.node->name; break;
+    case EBB_KIND_NAMESPACE: *name = o.u.ns->name; break;
+    case EBB_KIND_PRIORITY_CLASS: *name = o.u.pc->name; break;
+    case EBB_KIND_PVC: *ns = o.u.pvc->ns; *name = o.u.pvc->name; break;
+    case EBB_KIND_PDB: *ns = o.u.pdb->ns; *name = o.u.pdb->name; break;
+    case EBB_KIND_NODE_METRICS: *name = o.u.node_metrics->node; break;
+    case EBB_KIND_POD_METRICS: *ns = o.u.pod_metrics->ns; *name = o.u.pod_metrics->name; break;
+    case EBB_KIND_KOORD_NODE_METRIC: *name = o.u.koord->node; break;
+    default: break;
+    }
+}
+
+static void collect_gone(void *obj, void *ud)
+{
+    struct gone *g = ud;
+    ebb_str ns, name;
+
+    key_of(g->i->kind, obj, &ns, &name);
+    if (ebb__map_get(&g->i->seen, name, ns) != NULL)
+        return;
+    if (g->n == g->cap) {
+        size_t cap = g->cap ? g->cap * 2 : 64;
+        void *v = realloc(g->v, cap * sizeof(*g->v));
+        if (v == NULL)
+            return;
+        g->v = v;
+        g->cap = cap;
+    }
+    g->v[g->n].ns = ebb_str_ref(ns);
+    g->v[g->n].name = ebb_str_ref(name);
+    g->n++;
+}
+
+/* A full LIST replaced what was cached: delete what it no longer holds. */
+static void drop_unseen(struct informer *i)
+{
+    struct gone g = { i, 0, 0, NULL };
+
+    ebb_cache_each(i->set->cache, i->kind, collect_gone, &g);
+    for (size_t k = 0; k < g.n; k++) {
+        if (ebb_cache_delete(i->set->cache, i->kind, g.v[k].ns, g.v[k].name) == 0)
+            changed(i->set, i->kind, "DELETED", g.v[k].ns, g.v[k].name);
+        ebb_str_release(g.v[k].ns);
+        ebb_str_release(g.v[k].name);
+    }
+    free(g.v);
+}
+
+/* Node metrics are smoothed: round(0.9 * previous + 0.1 * new), as
+ * upstream's metrics collector does. */
+static void apply_metrics_page(struct informer *i, const char *body, size_t len)
+{
+    cJSON *j = cJSON_ParseWithLength(body, len);
+    const cJSON *items = cJSON_GetObjectItemCaseSensitive(j, "items"), *it;
+
+    if (!cJSON_IsArray(items)) {
+        broke(i, "metrics answer is not a List");
+        cJSON_Delete(j);
+        return;
+    }
+    cJSON_ArrayForEach(it, items) {
+        struct ebb_object o = { 0 };
+        struct ebb_error err = { 0 };
+        ebb_str ns, name;
+
+        if (ebb_decode_object(it, &o, &err) != 0) {
+            ebb_log(EBB_LOG_WARN, "%s: %s: %s", i->name, err.field, err.msg);
+            i->st.errors++;
+            continue;
+        }
+        if (o.kind != i->kind) {
+            ebb_object_free(&o);
+            continue;
+        }
+        if (o.kind == EBB_KIND_NODE_METRICS) {
+            struct ebb_node_metrics *old = ebb_cache_node_metrics(i->set->cache, o.u.node_metrics->node);
+            for (uint16_t k = 0; old && k < o.u.node_metrics->usage.n; k++) {
+                struct ebb_rq *q = &o.u.node_metrics->usage.q[k];
+                if (ebb_res_has(&old->usage, q->id))
+                    q->v = (int64_t)(0.9 * (double)ebb_res_get(&old->usage, q->id) + 0.1 * (double)q->v + 0.5);
+            }
+        }
+        key_of(o.kind, o.u.any, &ns, &name);
+        ns = ebb_str_ref(ns);
+        name = ebb_str_ref(name);
+        if (ebb_cache_put(i->set->cache, &o) != 0) {
+            ebb_object_free(&o);
+        } else {
+            list_seen(i, o.kind, ns, name);
+            changed(i->set, i->kind, "MODIFIED", ns, name);
+        }
+        ebb_str_release(ns);
+        ebb_str_release(name);
+    }
+    cJSON_Delete(j);
+}
+
+/* Apply one LIST page (now, or when the hold ends). */
+static void apply_page(struct informer *i, const char *body, size_t len)
+{
+    struct ebb_list_meta meta;
+    struct ebb_error err = { 0 };
+    char name[96];
+    int rc;
+
+    if (i->poll) {
+        apply_metrics_page(i, body, len);
+        drop_unseen(i);
+        free_seen(i);
+        i->synced = true;
+        i->st.lists++;
+        return;
+    }
+    snprintf(name, sizeof(name), "LIST %s", i->path);
+    rc = ebb_snapshot_load_page(i->set->cache, i->set->spill, i->set->spill_src, body, len, name,
+                                &meta, list_seen, i, &err);
+    if (rc != 0) {
+        char msg[1200];
+        ebb_error_format(&err, msg, sizeof(msg));
+        broke(i, msg);
+        /* half a page may be in: only a complete relist can be trusted */
+        i->relisting = true;
+        free_seen(i);
+        retry_later(i);
+        return;
+    }
+    if (meta.cont[0] != '\0') {
+        start_list(i, meta.cont);
+        return;
+    }
+    drop_unseen(i);
+    free_seen(i);
+    snprintf(i->rv, sizeof(i->rv), "%s", meta.resource_version);
+    i->synced = true;
+    i->relisting = false;
+    i->attempt = 0;
+    i->st.lists++;
+    changed(i->set, i->kind, "RELIST", NULL, NULL);
+    start_watch(i);
+}
+
+static void queue(struct informer *i, bool page, const char *data, size_t len)
+{
+    struct queued *q = malloc(sizeof(*q) + len + 1);
+
+    if (q == NULL) {
+        broke(i, "out of memory while a cycle runs; relisting after it");
+        i->relisting = true;
+        return;
+    }
+    q->next = NULL;
+    q->page = page;
+    q->len = len;
+    memcpy(q->data, data, len);
+    q->data[len] = '\0';
+    if (i->qtail)
+        i->qtail->next = q;
+    else
+        i->qhead = q;
+    i->qtail = q;
+    i->queued++;
+    i->st.queued = i->queued;
+}
+
+static void on_list_done(struct ebb_kube_req *req, int status, const char *body, size_t len, void *ud)
+{
+    struct informer *i = ud;
+    char msg[160];
+    (void)req;
+
+    i->req = NULL;
+    if (i->state == ST_CLOSED)
+        return;
+    if (status == 200) {
+        if (i->set->hold)
+            queue(i, true, body, len);
+        else
+            apply_page(i, body, len);
+        if (i->poll)
+            uv_timer_start(&i->timer, on_timer, (uint64_t)(i->set->o.metrics_interval_s * 1000), 0);
+        return;
+    }
+    if (status == 410) {
+        /* the continue token expired: start the list over */
+        free_seen(i);
+        start_list(i, NULL);
+        return;
+    }
+    snprintf(msg, sizeof(msg), "LIST %s answered %d", i->path, status);
+    broke(i, msg);
+    free_seen(i);
+    if (i->poll)
+        uv_timer_start(&i->timer, on_timer, (uint64_t)(i->set->o.metrics_interval_s * 1000), 0);
+    else
+        retry_later(i);
+}
+
+static void start_list(struct informer *i, const char *cont)
+{
+    char path[4096 + 256];
+    struct ebb_kube_req_opts o = { .method = "GET", .on_done = on_list_done, .ud = i };
+
+    if (cont && cont[0])
+        snprintf(path, sizeof(path), "%s?limit=%d&continue=%s", i->path, i->set->o.page_size, cont);
+    else if (i->poll)
+        snprintf(path, sizeof(path), "%s", i->path);
+    else
+        snprintf(path, sizeof(path), "%s?limit=%d", i->path, i->set->o.page_size);
+    o.path = path;
+    i->state = ST_LISTING;
+    if (ebb_kube_request(i->set->kube, &o, &i->req) != 0) {
+        broke(i, "cannot start a LIST");
+        retry_later(i);
+    }
+}
+
+/* ---- WATCH ---------------------------------------------------------------- */
+
+static void relist(struct informer *i, const char *why)
+{
+    ebb_log(EBB_LOG_INFO, "watch %s: %s: relisting", i->name, why);
+    i->relisting = true;
+    if (i->req) {
+        struct ebb_kube_req *r = i->req;
+        i->req = NULL;
+        ebb_kube_cancel(r);
+    }
+    start_list(i, NULL);
+}
+
+/* One event line. Returns 0, or -1 when the stream must be restarted. */
+static int apply_event(struct informer *i, const char *line, size_t len)
+{
+    struct ebb_informers *s = i->set;
+    cJSON *ev = cJSON_ParseWithLength(line, len), *obj;
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive(ev, "type");
+    const cJSON *meta, *rv;
+    const char *t;
+    struct ebb_object o = { 0 };
+    struct ebb_error err = { 0 };
+    ebb_str ns, name;
+    long off;
+    int rc;
+
+    if (ev == NULL || !cJSON_IsString(type) ||
+        !cJSON_IsObject(obj = cJSON_GetObjectItemCaseSensitive(ev, "object"))) {
+        broke(i, "a watch event that is not an event object; resuming");
+        cJSON_Delete(ev);
+        return -1;
+    }
+    t = type->valuestring;
+    meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+    rv = cJSON_GetObjectItemCaseSensitive(meta, "resourceVersion");
+    if (strcmp(t, "ERROR") == 0) {
+        const cJSON *code = cJSON_GetObjectItemCaseSensitive(obj, "code");
+        int c = cJSON_IsNumber(code) ? code->valueint : 0;
+        cJSON_Delete(ev);
+        if (c == 410) {
+            relist(i, "resourceVersion expired (410)");
+            return 1;
+        }
+        broke(i, "the watch answered an ERROR event; resuming");
+        return -1;
+    }
+    if (strcmp(t, "BOOKMARK") == 0) {
+        if (cJSON_IsString(rv))
+            snprintf(i->rv, sizeof(i->rv), "%s", rv->valuestring);
+        cJSON_Delete(ev);
+        return 0;
+    }
+    if (strcmp(t, "ADDED") != 0 && strcmp(t, "MODIFIED") != 0 && strcmp(t, "DELETED") != 0) {
+        char msg[128];
+        snprintf(msg, sizeof(msg), "unknown watch event type \"%.40s\"; resuming", t);
+        broke(i, msg);
+        cJSON_Delete(ev);
+        return -1;
+    }
+    if ((rc = ebb_decode_object(obj, &o, &err)) != 0 || o.kind != i->kind) {
+        char msg[1200];
+        if (rc == 0) {
+            ebb_object_free(&o);
+            snprintf(err.msg, sizeof(err.msg), "not a %s", i->name);
+        }
+        snprintf(msg, sizeof(msg), "a %s event with a bad object: %s: %s; resuming", t, err.field, err.msg);
+        broke(i, msg);
+        cJSON_Delete(ev);
+        return -1;
+    }
+    key_of(o.kind, o.u.any, &ns, &name);
+    ns = ebb_str_ref(ns);
+    name = ebb_str_ref(name);
+    if (strcmp(t, "DELETED") == 0) {
+        ebb_object_free(&o);
+        ebb_cache_delete(s->cache, i->kind, ns, name);
+    } else {
+        /* the event line backs pod.object */
+        if ((o.kind == EBB_KIND_POD || o.kind == EBB_KIND_NODE) && fseek(s->spill, 0, SEEK_END) == 0 &&
+            (off = ftell(s->spill)) >= 0 && fwrite(line, 1, len, s->spill) == len) {
+            struct ebb_src src = { (uint64_t)off, (uint32_t)len, s->spill_src, 1 };
+            if (o.kind == EBB_KIND_POD)
+                o.u.pod->src = src;
+            else
+                o.u.node->src = src;
+        }
+        if (ebb_cache_put(s->cache, &o) != 0)
+            ebb_object_free(&o);
+    }
+    if (cJSON_IsString(rv))
+        snprintf(i->rv, sizeof(i->rv), "%s", rv->valuestring);
+    i->st.events++;
+    changed(s, i->kind, t, ns, name);
+    ebb_str_release(ns);
+    ebb_str_release(name);
+    cJSON_Delete(ev);
+    return 0;
+}
+
+static void restart_watch(struct informer *i)
+{
+    struct ebb_kube_req *r = i->req;
+
+    i->req = NULL;
+    if (r)
+        ebb_kube_cancel(r);
+    i->st.resumes++;
+    retry_later(i);
+}
+
+/* Complete lines of the stream; a partial one waits for the next chunk. */
+static void on_watch_data(struct ebb_kube_req *req, const char *data, size_t len, void *ud)
+{
+    struct informer *i = ud;
+    (void)req;
+
+    i->broken_since = 0;
+    i->attempt = 0;
+    while (len > 0 && i->state == ST_WATCHING) {
+        const char *nl = memchr(data, '\n', len);
+        size_t take = nl ? (size_t)(nl - data) : len;
+        if (i->line_len + take + 1 > i->line_cap) {
+            size_t cap = i->line_cap ? i->line_cap : 65536;
+            while (cap < i->line_len + take + 1)
+                cap *= 2;
+            char *b = realloc(i->line, cap);
+            if (b == NULL) {
+                broke(i, "out of memory reading a watch event");
+                restart_watch(i);
+                return;
+            }
+            i->line = b;
+            i->line_cap = cap;
+        }
+        memcpy(i->line + i->line_len, data, take);
+        i->line_len += take;
+        data += take;
+        len -= take;
+        if (nl == NULL)
+            return;
+        data++;
+        len--;
+        if (i->line_len > 0) {
+            int rc = 0;
+            if (i->set->hold)
+                queue(i, false, i->line, i->line_len);
+            else
+                rc = apply_event(i, i->line, i->line_len);
+            i->line_len = 0;
+            if (rc < 0) {
+                restart_watch(i);
+                return;
+            }
+            if (rc > 0)
+                return;   /* relisting */
+        }
+    }
+}
+
+static void on_watch_done(struct ebb_kube_req *req, int status, const char *body, size_t len, void *ud)
+{
+    struct informer *i = ud;
+    char msg[200];
+    (void)len;
+
+    if (i->req != req)
+        return;   /* cancelled on purpose */
+    i->req = NULL;
+    if (i->state == ST_CLOSED)
+        return;
+    if (i->line_len > 0) {
+        /* the stream ended in the middle of an event: nothing of it applies */
+        i->line_len = 0;
+        broke(i, "the watch stream ended inside an event; resuming");
+        i->st.resumes++;
+        retry_later(i);
+        return;
+    }
+    if (status == 200) {
+        /* the server's timeoutSeconds: carry on from where we are */
+        i->st.resumes++;
+        start_watch(i);
+        return;
+    }
+    if (status == 410) {
+        relist(i, "resourceVersion expired (410)");
+        return;
+    }
+    snprintf(msg, sizeof(msg), "WATCH %s ended: %d%s%.100s", i->path, status, body ? " " : "",
+             body ? body : "");
+    broke(i, msg);
+    i->st.resumes++;
+    retry_later(i);
+}
+
+static void start_watch(struct informer *i)
+{
+    char path[512];
+    struct ebb_kube_req_opts o = {
+        .method = "GET", .stream = true, .on_data = on_watch_data, .on_done = on_watch_done, .ud = i,
+    };
+
+    snprintf(path, sizeof(path), "%s?watch=1&resourceVersion=%s&allowWatchBookmarks=true&timeoutSeconds=%d",
+             i->path, i->rv, i->set->o.watch_timeout_s);
+    o.path = path;
+    i->state = ST_WATCHING;
+    i->line_len = 0;
+    if (ebb_kube_request(i->set->kube, &o, &i->req) != 0) {
+        broke(i, "cannot start a WATCH");
+        retry_later(i);
+    }
+}
+
+/* ---- public --------------------------------------------------------------- */
+
+void ebb_informers_start(struct ebb_informers *s)
+{
+    for (size_t k = 0; k < s->n; k++)
+        start_list(&s->inf[k], NULL);
+}
+
+bool ebb_informers_synced(const struct ebb_informers *s)
+{
+    for (size_t k = 0; k < s->n; k++)
+        if (!s->inf[k].synced)
+            return false;
+    return true;
+}
+
+uint64_t ebb_informers_broken_ms(const struct ebb_informers *s, char *which, size_t len)
+{
+    uint64_t worst = 0, now = uv_now(s->loop);
+
+    for (size_t k = 0; k < s->n; k++) {
+        const struct informer *i = &s->inf[k];
+        if (i->poll || i->broken_since == 0)
+            continue;
+        if (now - i->broken_since >= worst) {
+            worst = now - i->broken_since;
+            if (which)
+                snprintf(which, len, "%s", i->name);
+        }
+    }
+    return worst;
+}
+
+static void drain(struct informer *i)
+{
+    while (i->qhead != NULL && !i->set->hold) {
+        struct queued *q = i->qhead;
+        i->qhead = q->next;
+        if (i->qhead == NULL)
+            i->qtail = NULL;
+        i->queued--;
+        i->st.queued = i->queued;
+        if (q->page) {
+            apply_page(i, q->data, q->len);
+        } else if (!i->relisting && apply_event(i, q->data, q->len) < 0) {
+            /* the rest of the queue belongs to a stream we restart */
+            free(q);
+            while (i->qhead) {
+                q = i->qhead;
+                i->qhead = q->next;
+                free(q);
+            }
+            i->qtail = NULL;
+            i->queued = 0;
+            i->st.queued = 0;
+            restart_watch(i);
+            return;
+        }
+        free(q);
+    }
+}
+
+void ebb_informers_hold(struct ebb_informers *s, bool hold)
+{
+    s->hold = hold;
+    if (!hold)
+        for (size_t k = 0; k < s->n; k++)
+            drain(&s->inf[k]);
+}
+
+size_t ebb_informers_stats(const struct ebb_informers *s, struct ebb_informer_stats *out, size_t max)
+{
+    for (size_t k = 0; k < s->n && k < max; k++) {
+        out[k] = s->inf[k].st;
+        out[k].synced = s->inf[k].synced;
+        out[k].watching = s->inf[k].state == ST_WATCHING && s->inf[k].broken_since == 0;
+    }
+    return s->n;
+}
+
+static void timer_closed(uv_handle_t *h)
+{
+    struct informer *i = h->data;
+    struct ebb_informers *s = i->set;
+
+    if (--s->closing > 0)
+        return;
+    for (size_t k = 0; k < s->n; k++) {
+        struct informer *x = &s->inf[k];
+        while (x->qhead) {
+            struct queued *q = x->qhead;
+            x->qhead = q->next;
+            free(q);
+        }
+        free(x->line);
+        free_seen(x);
+    }
+    if (s->closed_cb)
+        s->closed_cb(s->closed_ud);
+    free(s);   /* the spill file belongs to the cache */
+}
+
+void ebb_informers_close(struct ebb_informers *s, void (*cb)(void *ud), void *ud)
+{
+    s->closed_cb = cb;
+    s->closed_ud = ud;
+    s->closing = (int)s->n;
+    for (size_t k = 0; k < s->n; k++) {
+        struct informer *i = &s->inf[k];
+        struct ebb_kube_req *r = i->req;
+        i->state = ST_CLOSED;
+        i->req = NULL;
+        if (r)
+            ebb_kube_cancel(r);
+        uv_timer_stop(&i->timer);
+        uv_close((uv_handle_t *)&i->timer, timer_closed);
+    }
+    if (s->n == 0) {
+        if (cb)
+            cb(ud);
+        free(s);
+    }
+}

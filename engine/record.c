@@ -1,0 +1,236 @@
+/* `ebb record -o FILE`: the live cluster as a snapshot, in the format
+ * `ebb simulate` reads (a v1 List, as `kubectl get -o json` prints it),
+ * including metrics.k8s.io NodeMetrics/PodMetrics and Koordinator
+ * NodeMetric objects when the API serves them. Resources are listed page by
+ * page and written item by item, so memory stays small; managedFields are
+ * dropped as they are of no use to a simulation. The file is written to
+ * FILE.tmp and renamed when complete: a failed recording leaves no half
+ * snapshot behind. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "ebb/kube.h"
+#include "ebb/record.h"
+
+#define EXIT_INPUT 2
+
+struct resource {
+    const char *path;
+    const char *api_version;   /* items of a List carry no apiVersion/kind */
+    const char *kind;
+    bool optional;             /* 404: the API does not serve it, skip */
+};
+
+static const struct resource resources[] = {
+    { "/api/v1/nodes", "v1", "Node", false },
+    { "/api/v1/namespaces", "v1", "Namespace", false },
+    { "/apis/scheduling.k8s.io/v1/priorityclasses", "scheduling.k8s.io/v1", "PriorityClass", false },
+    { "/api/v1/persistentvolumeclaims", "v1", "PersistentVolumeClaim", false },
+    { "/apis/policy/v1/poddisruptionbudgets", "policy/v1", "PodDisruptionBudget", false },
+    { "/api/v1/pods", "v1", "Pod", false },
+    { "/apis/metrics.k8s.io/v1beta1/nodes", "metrics.k8s.io/v1beta1", "NodeMetrics", true },
+    { "/apis/metrics.k8s.io/v1beta1/pods", "metrics.k8s.io/v1beta1", "PodMetrics", true },
+    { "/apis/slo.koordinator.sh/v1alpha1/nodemetrics", "slo.koordinator.sh/v1alpha1", "NodeMetric", true },
+};
+
+struct recorder {
+    uv_loop_t *loop;
+    struct ebb_kube *kube;
+    FILE *out;
+    size_t res;                /* resources[res] being listed */
+    size_t items, counts[EBB_ARRAY_LEN(resources)];
+    int page_size;
+    int rc;
+    char error[1024];
+};
+
+static void next_page(struct recorder *r, const char *cont);
+
+static void closed(void *ud)
+{
+    (void)ud;
+}
+
+static void finish(struct recorder *r, int rc)
+{
+    r->rc = rc;
+    ebb_kube_close(r->kube, closed, r);
+}
+
+static bool write_item(struct recorder *r, cJSON *item, const struct resource *res)
+{
+    cJSON *meta = cJSON_GetObjectItemCaseSensitive(item, "metadata");
+    char *text;
+
+    cJSON_DeleteItemFromObjectCaseSensitive(meta, "managedFields");
+    if (!cJSON_HasObjectItem(item, "apiVersion"))
+        cJSON_AddStringToObject(item, "apiVersion", res->api_version);
+    if (!cJSON_HasObjectItem(item, "kind"))
+        cJSON_AddStringToObject(item, "kind", res->kind);
+    if ((text = cJSON_PrintUnformatted(item)) == NULL)
+        return false;
+    fprintf(r->out, "%s\n        %s", r->items ? "," : "", text);
+    free(text);
+    r->items++;
+    return !ferror(r->out);
+}
+
+static void on_page(struct ebb_kube_req *req, int status, const char *body, size_t len, void *ud)
+{
+    struct recorder *r = ud;
+    const struct resource *res = &resources[r->res];
+    cJSON *list, *items, *it;
+    const cJSON *cont;
+    char next[4096] = "";
+    (void)req;
+
+    if (status == 404 && res->optional) {
+        ebb_log(EBB_LOG_INFO, "record: %s is not served; skipped", res->path);
+        r->res++;
+        next_page(r, NULL);
+        return;
+    }
+    if (status != 200) {
+        snprintf(r->error, sizeof(r->error), "LIST %s answered %d: %.300s", res->path, status,
+                 body ? body : "");
+        finish(r, 1);
+        return;
+    }
+    if ((list = cJSON_ParseWithLength(body, len)) == NULL ||
+        !cJSON_IsArray(items = cJSON_GetObjectItemCaseSensitive(list, "items"))) {
+        snprintf(r->error, sizeof(r->error), "LIST %s: the answer is not a List", res->path);
+        cJSON_Delete(list);
+        finish(r, 1);
+        return;
+    }
+    cJSON_ArrayForEach(it, items) {
+        if (!write_item(r, it, res)) {
+            snprintf(r->error, sizeof(r->error), "cannot write the snapshot");
+            cJSON_Delete(list);
+            finish(r, 1);
+            return;
+        }
+        r->counts[r->res]++;
+    }
+    cont = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(list, "metadata"), "continue");
+    if (cJSON_IsString(cont) && cont->valuestring[0])
+        snprintf(next, sizeof(next), "%s", cont->valuestring);
+    cJSON_Delete(list);
+    if (next[0] == '\0')
+        r->res++;
+    next_page(r, next[0] ? next : NULL);
+}
+
+static void next_page(struct recorder *r, const char *cont)
+{
+    char path[4400];
+    struct ebb_kube_req_opts o = { .method = "GET", .on_done = on_page, .ud = r };
+
+    if (r->res == EBB_ARRAY_LEN(resources)) {
+        finish(r, 0);
+        return;
+    }
+    if (cont)
+        snprintf(path, sizeof(path), "%s?limit=%d&continue=%s", resources[r->res].path, r->page_size, cont);
+    else
+        snprintf(path, sizeof(path), "%s?limit=%d", resources[r->res].path, r->page_size);
+    o.path = path;
+    if (ebb_kube_request(r->kube, &o, NULL) != 0) {
+        snprintf(r->error, sizeof(r->error), "cannot start a request");
+        finish(r, 1);
+    }
+}
+
+int ebb_record_main(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        { "output", required_argument, NULL, 'o' },
+        { "kubeconfig", required_argument, NULL, 'k' },
+        { "context", required_argument, NULL, 'c' },
+        { "page-size", required_argument, NULL, 'p' },
+        { "quiet", no_argument, NULL, 'q' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    struct recorder r = { .page_size = 500 };
+    struct ebb_kube_config *kc = NULL;
+    struct ebb_error err = { 0 };
+    const char *output = NULL, *kubeconfig = NULL, *context = NULL;
+    char tmp[4200], buf[2048];
+    int c;
+
+    opterr = 0;
+    optind = 2;
+    while ((c = getopt_long(argc, argv, ":o:qh", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'o': output = optarg; break;
+        case 'k': kubeconfig = optarg; break;
+        case 'c': context = optarg; break;
+        case 'p': r.page_size = atoi(optarg) > 0 ? atoi(optarg) : 500; break;
+        case 'q': ebb_log_level = EBB_LOG_ERROR; break;
+        case 'h':
+            puts("usage: ebb record -o FILE [--kubeconfig FILE] [--context NAME] [--page-size 500]");
+            return 0;
+        case ':':
+            fprintf(stderr, "ebb: error: %s needs a value\n", argv[optind - 1]);
+            return EXIT_INPUT;
+        default:
+            fprintf(stderr, "ebb: error: unknown flag %s\n", argv[optind - 1]);
+            return EXIT_INPUT;
+        }
+    }
+    if (output == NULL) {
+        fprintf(stderr, "ebb: error: record needs -o FILE\n");
+        return EXIT_INPUT;
+    }
+    if (ebb_kube_config_load(kubeconfig, context, &kc, &err) != 0) {
+        ebb_error_format(&err, buf, sizeof(buf));
+        fprintf(stderr, "ebb: error: %s\n", buf);
+        return EXIT_INPUT;
+    }
+    snprintf(tmp, sizeof(tmp), "%s.tmp", output);
+    if ((r.out = fopen(tmp, "w")) == NULL) {
+        fprintf(stderr, "ebb: error: %s: cannot write\n", tmp);
+        ebb_kube_config_free(kc);
+        return EXIT_INPUT;
+    }
+    r.loop = uv_default_loop();
+    if (ebb_kube_create(r.loop, kc, NULL, &r.kube, &err) != 0) {
+        ebb_error_format(&err, buf, sizeof(buf));
+        fprintf(stderr, "ebb: error: %s\n", buf);
+        fclose(r.out);
+        remove(tmp);
+        ebb_kube_config_free(kc);
+        return EXIT_INPUT;
+    }
+    fputs("{\n    \"apiVersion\": \"v1\",\n    \"kind\": \"List\",\n    \"items\": [", r.out);
+    next_page(&r, NULL);
+    uv_run(r.loop, UV_RUN_DEFAULT);
+    uv_loop_close(r.loop);
+    ebb_kube_config_free(kc);
+    fputs("\n    ],\n    \"metadata\": {\n        \"resourceVersion\": \"\"\n    }\n}\n", r.out);
+    if (fclose(r.out) != 0 && r.rc == 0) {
+        snprintf(r.error, sizeof(r.error), "%.900s: cannot write", tmp);
+        r.rc = 1;
+    }
+    if (r.rc != 0) {
+        fprintf(stderr, "ebb: error: record: %s\n", r.error);
+        remove(tmp);
+        return 1;
+    }
+    if (rename(tmp, output) != 0) {
+        fprintf(stderr, "ebb: error: cannot rename %s to %s\n", tmp, output);
+        remove(tmp);
+        return 1;
+    }
+    fprintf(stderr, "ebb: recorded %zu objects to %s (", r.items, output);
+    for (size_t i = 0; i < EBB_ARRAY_LEN(resources); i++)
+        if (r.counts[i])
+            fprintf(stderr, "%s%zu %s", i ? ", " : "", r.counts[i], resources[i].kind);
+    fprintf(stderr, ")\n");
+    return 0;
+}

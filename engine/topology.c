@@ -1,0 +1,1146 @@
+/* RemovePodsViolatingTopologySpreadConstraint's domain math; see
+ * include/ebb/topology.h for what is computed and how it maps to upstream.
+ *
+ * Costs, per namespace of P pods with C distinct constraints over N nodes:
+ * collecting is O(P x constraints per pod) with a hash on the merged
+ * constraint; counting one constraint is O(N) for the domains plus the
+ * selector checks of its candidates only (the pods a (key, value) index
+ * gives for its narrowest In requirement, else all P); balancing sorts the
+ * domains and their pods and runs at most one fit check per pod of a
+ * source domain.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ebb/affinity.h"
+#include "ebb/fit.h"
+#include "ebb/selector.h"
+#include "ebb/taints.h"
+#include "ebb/topology.h"
+#include "map.h"
+
+#define NONE UINT32_MAX
+
+enum { MARK_NONE = 0, MARK_SKIPPED = 1, MARK_EVICT = 2 };
+
+/* A requirement of a merged selector, by reference: the strings belong to
+ * the loaded pods (their constraint's selector, their labels). */
+struct reqref {
+    ebb_str key;
+    uint8_t op;
+    uint16_t nvalues;
+    const ebb_str *values;
+    int64_t num;
+};
+
+/* What a constraint is compared and hashed by, beside the public part. */
+struct cons_key {
+    uint64_t hash;
+    uint32_t next;                  /* hash chain */
+    uint32_t r0, nr;                /* its requirements in t->refs */
+    bool nothing;                   /* the labelSelector was nil */
+};
+
+struct range {
+    uint32_t off, n;
+};
+
+struct lentry {
+    ebb_str key, value;
+    uint32_t pod;
+};
+
+struct ebb_topology {
+    struct ebb_cache *cache;
+    struct ebb_topology_opts opts;
+    struct ebb_node *const *nodes;
+    size_t nnodes;
+    struct ebb_map node_at;         /* (name, -) -> index + 1 */
+
+    /* the loaded namespace */
+    struct ebb_pod *const *pods;
+    size_t npods, podcap;
+    uint8_t *evictable;             /* 0 unknown, 1 no, 2 yes */
+    uint8_t *fits;                  /* valid when fit_gen[i] == gen */
+    uint32_t *fit_gen;
+    uint32_t gen;
+    uint8_t *mark;                  /* MARK_* */
+    ebb_str *mark_key, *mark_value;
+    int32_t *mark_skew;
+    uint32_t *scratch, *scratch2;   /* candidates, sort buffers */
+
+    struct ebb_topo_constraint *cons;
+    struct cons_key *ck;
+    size_t ncons, conscap, ckcap;
+    uint32_t *buckets;
+    size_t nbuckets;
+    struct reqref *refs;
+    size_t nrefs, refcap;
+    struct reqref *tmp;             /* the constraint being collected */
+    size_t tmpcap;
+
+    /* (label key, value) -> the pods carrying it, built on demand */
+    bool indexed;
+    struct ebb_map label_at;        /* -> range index + 1 */
+    struct lentry *lent;
+    size_t nlent, lentcap;
+    struct range *ranges;
+    size_t nranges, rangecap;
+
+    /* the constraint counted last */
+    size_t counted;
+    struct ebb_topo_domains dom;
+    struct ebb_map dom_at;          /* (value, -) -> index + 1 */
+    struct ebb_node **below;
+    size_t nbelow, belowcap;
+};
+
+/* ---- small helpers ------------------------------------------------------- */
+
+static int grow(void **p, size_t *cap, size_t need, size_t size)
+{
+    size_t n = *cap ? *cap : 16;
+    void *q;
+
+    if (need <= *cap)
+        return 0;
+    while (n < need)
+        n *= 2;
+    if ((q = realloc(*p, n * size)) == NULL)
+        return EBB_ENOMEM;
+    *p = q;
+    *cap = n;
+    return 0;
+}
+
+static bool stopped(const struct ebb_topology *t)
+{
+    return t->opts.stop != NULL && *t->opts.stop != 0;
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+    return h;
+}
+
+static uint64_t pv(const void *p)
+{
+    return (uint64_t)(uintptr_t)p;
+}
+
+static int cmp_ptr(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Stable merge sort of indices; cmp(ud, a, b) < 0 when a goes first. */
+typedef int (*idx_cmp)(const void *ud, uint32_t a, uint32_t b);
+
+static void msort(uint32_t *v, uint32_t *tmp, size_t n, idx_cmp cmp, const void *ud)
+{
+    size_t h, i, j, k;
+
+    if (n < 2)
+        return;
+    if (n <= 8) {
+        for (i = 1; i < n; i++) {
+            uint32_t x = v[i];
+            for (j = i; j > 0 && cmp(ud, x, v[j - 1]) < 0; j--)
+                v[j] = v[j - 1];
+            v[j] = x;
+        }
+        return;
+    }
+    h = n / 2;
+    msort(v, tmp, h, cmp, ud);
+    msort(v + h, tmp, n - h, cmp, ud);
+    for (i = 0, j = h, k = 0; i < h && j < n;)
+        tmp[k++] = cmp(ud, v[j], v[i]) < 0 ? v[j++] : v[i++];
+    while (i < h)
+        tmp[k++] = v[i++];
+    while (j < n)
+        tmp[k++] = v[j++];
+    memcpy(v, tmp, n * sizeof(*v));
+}
+
+/* ---- equality of the parts a constraint carries from its pod -------------- */
+
+static bool labels_equal(const struct ebb_labels *a, const struct ebb_labels *b)
+{
+    if (a->n != b->n)
+        return false;
+    for (uint32_t i = 0; i < a->n; i++)
+        if (a->kv[i].key != b->kv[i].key || a->kv[i].value != b->kv[i].value)
+            return false;
+    return true;
+}
+
+static bool req_equal(const struct ebb_req *a, const struct ebb_req *b)
+{
+    if (a->key != b->key || a->op != b->op || a->nvalues != b->nvalues || a->num != b->num)
+        return false;
+    for (uint16_t i = 0; i < a->nvalues; i++)
+        if (a->values[i] != b->values[i])
+            return false;
+    return true;
+}
+
+static bool term_equal(const struct ebb_node_term *a, const struct ebb_node_term *b)
+{
+    if (a->nexprs != b->nexprs || a->nfields != b->nfields)
+        return false;
+    for (uint16_t i = 0; i < a->nexprs; i++)
+        if (!req_equal(&a->exprs[i], &b->exprs[i]))
+            return false;
+    for (uint16_t i = 0; i < a->nfields; i++)
+        if (!req_equal(&a->fields[i], &b->fields[i]))
+            return false;
+    return true;
+}
+
+/* nodeaffinity.GetRequiredNodeAffinity of two pods deep-equal: the same
+ * nodeSelector and the same required node selector terms. */
+static bool node_affinity_equal(const struct ebb_pod *a, const struct ebb_pod *b)
+{
+    bool ha = a->affinity && a->affinity->has_required, hb = b->affinity && b->affinity->has_required;
+
+    if (!labels_equal(&a->node_selector, &b->node_selector) || ha != hb)
+        return false;
+    if (!ha)
+        return true;
+    if (a->affinity->nrequired != b->affinity->nrequired)
+        return false;
+    for (uint16_t i = 0; i < a->affinity->nrequired; i++)
+        if (!term_equal(&a->affinity->required[i], &b->affinity->required[i]))
+            return false;
+    return true;
+}
+
+static bool tolerations_equal(const struct ebb_pod *a, const struct ebb_pod *b)
+{
+    if (a->ntolerations != b->ntolerations)
+        return false;
+    for (uint16_t i = 0; i < a->ntolerations; i++) {
+        const struct ebb_toleration *x = &a->tolerations[i], *y = &b->tolerations[i];
+        if (x->key != y->key || x->value != y->value || x->op != y->op || x->effect != y->effect ||
+            x->has_seconds != y->has_seconds || (x->has_seconds && x->seconds != y->seconds))
+            return false;
+    }
+    return true;
+}
+
+static uint64_t hash_node_affinity(uint64_t h, const struct ebb_pod *p)
+{
+    for (uint32_t i = 0; i < p->node_selector.n; i++)
+        h = mix(mix(h, pv(p->node_selector.kv[i].key)), pv(p->node_selector.kv[i].value));
+    if (p->affinity && p->affinity->has_required)
+        h = mix(h, 1000u + p->affinity->nrequired);
+    return h;
+}
+
+static uint64_t hash_tolerations(uint64_t h, const struct ebb_pod *p)
+{
+    for (uint16_t i = 0; i < p->ntolerations; i++)
+        h = mix(mix(h, pv(p->tolerations[i].key)), pv(p->tolerations[i].value));
+    return mix(h, p->ntolerations);
+}
+
+/* ---- merged selectors ----------------------------------------------------- */
+
+static int ref_cmp(const struct reqref *a, const struct reqref *b)
+{
+    int c = ebb_str_cmp(a->key, b->key);
+
+    if (c != 0)
+        return c;
+    if (a->op != b->op)
+        return a->op < b->op ? -1 : 1;
+    if (a->nvalues != b->nvalues)
+        return a->nvalues < b->nvalues ? -1 : 1;
+    for (uint16_t i = 0; i < a->nvalues; i++)
+        if (a->values[i] != b->values[i])
+            return cmp_ptr(a->values[i], b->values[i]);
+    return a->num < b->num ? -1 : a->num > b->num;
+}
+
+static const ebb_str *label_slot(const struct ebb_labels *l, ebb_str key)
+{
+    for (uint32_t i = 0; i < l->n; i++)
+        if (l->kv[i].key == key)
+            return &l->kv[i].value;
+    return NULL;
+}
+
+/* The constraint's selector merged with the pod's values of matchLabelKeys
+ * (mergeLabelSetWithSelector) into t->tmp, in canonical order. A nil
+ * selector stays nil: its Requirements() are not ok, so nothing is merged. */
+static int merge_into_tmp(struct ebb_topology *t, const struct ebb_tsc *c, const struct ebb_pod *p,
+                          size_t *n, bool *nothing)
+{
+    size_t k = 0;
+
+    *n = 0;
+    *nothing = c->selector == NULL || (c->selector->flags & EBB_SEL_NOTHING);
+    if (*nothing)
+        return 0;
+    if (grow((void **)&t->tmp, &t->tmpcap, (size_t)c->nmatch_keys + c->selector->nreqs + 1,
+             sizeof(*t->tmp)) != 0)
+        return EBB_ENOMEM;
+    for (uint16_t i = 0; i < c->nmatch_keys; i++) {
+        const ebb_str *v = label_slot(&p->labels, c->match_keys[i]);
+        bool dup = false;
+        if (v == NULL)
+            continue;
+        for (size_t j = 0; j < k && !dup; j++)   /* a labels.Set: one per key */
+            dup = t->tmp[j].key == c->match_keys[i];
+        if (dup)
+            continue;
+        t->tmp[k++] = (struct reqref){ c->match_keys[i], EBB_OP_IN, 1, v, 0 };
+    }
+    for (uint16_t i = 0; i < c->selector->nreqs; i++) {
+        const struct ebb_req *r = &c->selector->reqs[i];
+        t->tmp[k++] = (struct reqref){ r->key, r->op, r->nvalues, r->values, r->num };
+    }
+    for (size_t i = 1; i < k; i++) {
+        struct reqref x = t->tmp[i];
+        size_t j = i;
+        for (; j > 0 && ref_cmp(&x, &t->tmp[j - 1]) < 0; j--)
+            t->tmp[j] = t->tmp[j - 1];
+        t->tmp[j] = x;
+    }
+    *n = k;
+    return 0;
+}
+
+static struct ebb_selector *build_selector(const struct reqref *r, size_t n, bool nothing)
+{
+    struct ebb_selector *s = NULL;
+    struct ebb_req *reqs;
+
+    if (nothing)
+        return ebb_selector_nothing();
+    if ((reqs = calloc(n ? n : 1, sizeof(*reqs))) == NULL)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        reqs[i].key = ebb_str_ref(r[i].key);
+        reqs[i].op = r[i].op;
+        reqs[i].num = r[i].num;
+        if (r[i].nvalues > 0 && (reqs[i].values = calloc(r[i].nvalues, sizeof(ebb_str))) == NULL)
+            goto fail;
+        reqs[i].nvalues = r[i].nvalues;
+        for (uint16_t j = 0; j < r[i].nvalues; j++)
+            reqs[i].values[j] = ebb_str_ref(r[i].values[j]);
+    }
+    if (ebb_selector_from_reqs(reqs, (uint16_t)n, &s) == 0)
+        return s;
+fail:
+    for (size_t i = 0; i < n; i++)
+        ebb_req_free(&reqs[i]);
+    free(reqs);
+    return NULL;
+}
+
+/* ---- create / destroy ------------------------------------------------------ */
+
+int ebb_topology_create(struct ebb_cache *c, struct ebb_node *const *nodes, size_t nnodes,
+                        const struct ebb_topology_opts *opts, struct ebb_topology **out)
+{
+    struct ebb_topology *t;
+
+    if (c == NULL || (nodes == NULL && nnodes > 0) || opts == NULL || out == NULL)
+        return EBB_EINVAL;
+    if ((t = calloc(1, sizeof(*t))) == NULL)
+        return EBB_ENOMEM;
+    t->cache = c;
+    t->opts = *opts;
+    t->nodes = nodes;
+    t->nnodes = nnodes;
+    t->counted = SIZE_MAX;
+    ebb__map_init(&t->node_at);
+    ebb__map_init(&t->label_at);
+    ebb__map_init(&t->dom_at);
+    for (size_t i = 0; i < nnodes; i++) {
+        /* a name given twice keeps its first node */
+        if (ebb__map_get(&t->node_at, nodes[i]->name, NULL) == NULL &&
+            ebb__map_put(&t->node_at, nodes[i]->name, NULL, (void *)(uintptr_t)(i + 1), NULL) != 0) {
+            ebb_topology_destroy(t);
+            return EBB_ENOMEM;
+        }
+    }
+    *out = t;
+    return 0;
+}
+
+static void clear_constraints(struct ebb_topology *t)
+{
+    for (size_t i = 0; i < t->ncons; i++)
+        ebb_selector_free(t->cons[i].selector);
+    t->ncons = 0;
+    t->nrefs = 0;
+}
+
+void ebb_topology_destroy(struct ebb_topology *t)
+{
+    if (t == NULL)
+        return;
+    clear_constraints(t);
+    for (size_t i = 0; i < t->dom.cap; i++)
+        free(t->dom.v[i].pods);
+    free(t->dom.v);
+    ebb__map_free(&t->node_at);
+    ebb__map_free(&t->label_at);
+    ebb__map_free(&t->dom_at);
+    free(t->evictable);
+    free(t->fits);
+    free(t->fit_gen);
+    free(t->mark);
+    free(t->mark_key);
+    free(t->mark_value);
+    free(t->mark_skew);
+    free(t->scratch);
+    free(t->scratch2);
+    free(t->cons);
+    free(t->ck);
+    free(t->buckets);
+    free(t->refs);
+    free(t->tmp);
+    free(t->lent);
+    free(t->ranges);
+    free(t->below);
+    free(t);
+}
+
+/* ---- load: the distinct constraints of a namespace ------------------------- */
+
+static int pod_arrays(struct ebb_topology *t, size_t n)
+{
+    size_t cap = t->podcap;
+    void *p;
+
+    if (n <= t->podcap)
+        return 0;
+    cap = cap ? cap : 64;
+    while (cap < n)
+        cap *= 2;
+#define RE(field)                                                        \
+    if ((p = realloc(t->field, cap * sizeof(*t->field))) == NULL)        \
+        return EBB_ENOMEM;                                               \
+    t->field = p;
+    RE(evictable) RE(fits) RE(fit_gen) RE(mark) RE(mark_key) RE(mark_value) RE(mark_skew)
+    RE(scratch) RE(scratch2)
+#undef RE
+    t->podcap = cap;
+    return 0;
+}
+
+static bool same_constraint(const struct ebb_topology *t, size_t i, const struct ebb_tsc *c,
+                            const struct ebb_pod *p, uint8_t nap, uint8_t ntp,
+                            size_t n, bool nothing, uint64_t h)
+{
+    const struct ebb_topo_constraint *x = &t->cons[i];
+    const struct cons_key *k = &t->ck[i];
+
+    if (k->hash != h || x->max_skew != c->max_skew || x->topology_key != c->topology_key ||
+        x->affinity_policy != nap || x->taints_policy != ntp || k->nothing != nothing || k->nr != n)
+        return false;
+    for (size_t j = 0; j < n; j++)
+        if (ref_cmp(&t->refs[k->r0 + j], &t->tmp[j]) != 0)
+            return false;
+    if (nap == EBB_POLICY_HONOR && !node_affinity_equal(x->pod, p))
+        return false;
+    if (ntp == EBB_POLICY_HONOR && !tolerations_equal(x->pod, p))
+        return false;
+    return true;
+}
+
+static int rehash(struct ebb_topology *t)
+{
+    size_t nb = t->nbuckets ? t->nbuckets * 2 : 64;
+    uint32_t *b = malloc(nb * sizeof(*b));
+
+    if (b == NULL)
+        return EBB_ENOMEM;
+    for (size_t i = 0; i < nb; i++)
+        b[i] = NONE;
+    for (size_t i = 0; i < t->ncons; i++) {
+        size_t s = (size_t)(t->ck[i].hash & (nb - 1));
+        t->ck[i].next = b[s];
+        b[s] = (uint32_t)i;
+    }
+    free(t->buckets);
+    t->buckets = b;
+    t->nbuckets = nb;
+    return 0;
+}
+
+static int add_constraint(struct ebb_topology *t, const struct ebb_tsc *c, const struct ebb_pod *p)
+{
+    uint8_t nap = c->node_affinity_policy == EBB_POLICY_UNSET ? EBB_POLICY_HONOR : c->node_affinity_policy;
+    uint8_t ntp = c->node_taints_policy == EBB_POLICY_UNSET ? EBB_POLICY_IGNORE : c->node_taints_policy;
+    size_t n, slot, i;
+    bool nothing;
+    uint64_t h;
+    int rc;
+
+    if ((rc = merge_into_tmp(t, c, p, &n, &nothing)) != 0)
+        return rc;
+    h = mix(mix(mix(mix(0, (uint64_t)(uint32_t)c->max_skew), pv(c->topology_key)), nap * 4u + ntp),
+            nothing);
+    for (i = 0; i < n; i++) {
+        h = mix(mix(mix(h, pv(t->tmp[i].key)), t->tmp[i].op), (uint64_t)t->tmp[i].num);
+        for (uint16_t j = 0; j < t->tmp[i].nvalues; j++)
+            h = mix(h, pv(t->tmp[i].values[j]));
+    }
+    if (nap == EBB_POLICY_HONOR)
+        h = hash_node_affinity(h, p);
+    if (ntp == EBB_POLICY_HONOR)
+        h = hash_tolerations(h, p);
+
+    if (t->nbuckets == 0 && (rc = rehash(t)) != 0)
+        return rc;
+    for (i = t->buckets[h & (t->nbuckets - 1)]; i != NONE; i = t->ck[i].next)
+        if (same_constraint(t, i, c, p, nap, ntp, n, nothing, h))
+            return 0;
+
+    if ((rc = grow((void **)&t->cons, &t->conscap, t->ncons + 1, sizeof(*t->cons))) != 0 ||
+        (rc = grow((void **)&t->ck, &t->ckcap, t->ncons + 1, sizeof(*t->ck))) != 0)
+        return rc;
+    if ((rc = grow((void **)&t->refs, &t->refcap, t->nrefs + n + 1, sizeof(*t->refs))) != 0)
+        return rc;
+    i = t->ncons;
+    t->cons[i] = (struct ebb_topo_constraint){
+        .max_skew = c->max_skew,
+        .when = c->when_unsatisfiable,
+        .affinity_policy = nap,
+        .taints_policy = ntp,
+        .topology_key = c->topology_key,
+        .selector = build_selector(t->tmp, n, nothing),
+        .pod = p,
+    };
+    if (t->cons[i].selector == NULL)
+        return EBB_ENOMEM;
+    memcpy(&t->refs[t->nrefs], t->tmp, n * sizeof(*t->refs));
+    t->ck[i] = (struct cons_key){ .hash = h, .r0 = (uint32_t)t->nrefs, .nr = (uint32_t)n,
+                                  .nothing = nothing };
+    t->nrefs += n;
+    t->ncons++;
+    if (t->ncons * 2 > t->nbuckets)
+        return rehash(t);
+    slot = (size_t)(h & (t->nbuckets - 1));
+    t->ck[i].next = t->buckets[slot];
+    t->buckets[slot] = (uint32_t)i;
+    return 0;
+}
+
+int ebb_topology_load(struct ebb_topology *t, struct ebb_pod *const *pods, size_t npods)
+{
+    int rc;
+
+    if (t == NULL || (pods == NULL && npods > 0) || npods >= NONE)
+        return EBB_EINVAL;
+    clear_constraints(t);
+    if (t->buckets)
+        for (size_t i = 0; i < t->nbuckets; i++)
+            t->buckets[i] = NONE;
+    t->indexed = false;
+    t->counted = SIZE_MAX;
+    t->dom.n = 0;
+    t->pods = pods;
+    t->npods = npods;
+    if ((rc = pod_arrays(t, npods)) != 0) {
+        t->pods = NULL;
+        t->npods = 0;
+        return rc;
+    }
+    if (npods > 0) {
+        memset(t->evictable, 0, npods * sizeof(*t->evictable));
+        memset(t->mark, 0, npods * sizeof(*t->mark));
+        memset(t->fit_gen, 0, npods * sizeof(*t->fit_gen));
+    }
+    t->gen = 0;
+    for (size_t i = 0; i < npods; i++) {
+        const struct ebb_pod *p = pods[i];
+        if ((i & 1023) == 1023 && stopped(t))
+            return EBB_ELIMIT;
+        for (uint16_t k = 0; k < p->ntsc; k++) {
+            /* only the whenUnsatisfiable values asked for */
+            if (!(t->opts.when & (1u << p->tsc[k].when_unsatisfiable)))
+                continue;
+            if ((rc = add_constraint(t, &p->tsc[k], p)) != 0)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+size_t ebb_topology_nconstraints(const struct ebb_topology *t)
+{
+    return t ? t->ncons : 0;
+}
+
+const struct ebb_topo_constraint *ebb_topology_constraint(const struct ebb_topology *t, size_t i)
+{
+    return t && i < t->ncons ? &t->cons[i] : NULL;
+}
+
+/* ---- the (label key, value) index ------------------------------------------ */
+
+static int cmp_lentry(const void *a, const void *b)
+{
+    const struct lentry *x = a, *y = b;
+    int c = cmp_ptr(x->key, y->key);
+    if (c == 0)
+        c = cmp_ptr(x->value, y->value);
+    return c ? c : (x->pod < y->pod ? -1 : x->pod > y->pod);
+}
+
+static int build_index(struct ebb_topology *t)
+{
+    size_t n = 0;
+
+    ebb__map_free(&t->label_at);
+    t->nranges = 0;
+    for (size_t i = 0; i < t->npods; i++)
+        n += t->pods[i]->labels.n;
+    if (grow((void **)&t->lent, &t->lentcap, n + 1, sizeof(*t->lent)) != 0)
+        return EBB_ENOMEM;
+    t->nlent = 0;
+    for (size_t i = 0; i < t->npods; i++) {
+        const struct ebb_labels *l = &t->pods[i]->labels;
+        for (uint32_t k = 0; k < l->n; k++)
+            t->lent[t->nlent++] = (struct lentry){ l->kv[k].key, l->kv[k].value, (uint32_t)i };
+    }
+    qsort(t->lent, t->nlent, sizeof(*t->lent), cmp_lentry);
+    for (size_t i = 0; i < t->nlent;) {
+        size_t j = i;
+        while (j < t->nlent && t->lent[j].key == t->lent[i].key && t->lent[j].value == t->lent[i].value)
+            j++;
+        if (grow((void **)&t->ranges, &t->rangecap, t->nranges + 1, sizeof(*t->ranges)) != 0)
+            return EBB_ENOMEM;
+        t->ranges[t->nranges++] = (struct range){ (uint32_t)i, (uint32_t)(j - i) };
+        if (t->lent[i].key != NULL &&
+            ebb__map_put(&t->label_at, t->lent[i].key, t->lent[i].value,
+                         (void *)(uintptr_t)t->nranges, NULL) != 0)
+            return EBB_ENOMEM;
+        i = j;
+    }
+    t->indexed = true;
+    return 0;
+}
+
+static const struct range *range_of(const struct ebb_topology *t, ebb_str key, ebb_str value)
+{
+    uintptr_t r = (uintptr_t)ebb__map_get(&t->label_at, key, value);
+    return r ? &t->ranges[r - 1] : NULL;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The pods worth a selector check for constraint ci, in listing order, in
+ * t->scratch; SIZE_MAX when every pod is (no usable In requirement). */
+static size_t candidates(struct ebb_topology *t, size_t ci)
+{
+    const struct cons_key *k = &t->ck[ci];
+    size_t best = SIZE_MAX, bestn = SIZE_MAX, n = 0;
+
+    if (k->nothing)
+        return 0;
+    if (!t->indexed)
+        return SIZE_MAX;
+    for (size_t i = 0; i < k->nr; i++) {
+        const struct reqref *r = &t->refs[k->r0 + i];
+        size_t total = 0;
+        if (r->op != EBB_OP_IN)
+            continue;
+        for (uint16_t j = 0; j < r->nvalues; j++) {
+            const struct range *g = range_of(t, r->key, r->values[j]);
+            total += g ? g->n : 0;
+        }
+        if (total < bestn) {
+            bestn = total;
+            best = i;
+        }
+    }
+    if (best == SIZE_MAX || bestn >= t->npods)
+        return SIZE_MAX;
+    {
+        const struct reqref *r = &t->refs[k->r0 + best];
+        for (uint16_t j = 0; j < r->nvalues; j++) {
+            const struct range *g = range_of(t, r->key, r->values[j]);
+            for (uint32_t x = 0; g && x < g->n; x++)
+                t->scratch[n++] = t->lent[g->off + x].pod;
+        }
+        if (r->nvalues > 1)
+            qsort(t->scratch, n, sizeof(*t->scratch), cmp_u32);
+    }
+    return n;
+}
+
+/* ---- counting -------------------------------------------------------------- */
+
+/* matchNodeInclusionPolicies */
+static bool eligible(const struct ebb_topo_constraint *c, const struct ebb_node *n)
+{
+    if (c->affinity_policy == EBB_POLICY_HONOR && !ebb_pod_matches_node_selector(c->pod, n))
+        return false;
+    if (c->taints_policy == EBB_POLICY_HONOR &&
+        !ebb_pod_tolerates_node_taints(c->pod, n, EBB_EFFECT_NO_SCHEDULE | EBB_EFFECT_NO_EXECUTE))
+        return false;
+    return true;
+}
+
+static struct ebb_topo_domain *domain(struct ebb_topology *t, ebb_str value)
+{
+    uintptr_t k = (uintptr_t)ebb__map_get(&t->dom_at, value, NULL);
+    struct ebb_topo_domain *d;
+
+    if (k != 0)
+        return &t->dom.v[k - 1];
+    if (t->dom.n == t->dom.cap) {
+        size_t cap = t->dom.cap ? t->dom.cap * 2 : 16;
+        struct ebb_topo_domain *v = realloc(t->dom.v, cap * sizeof(*v));
+        if (v == NULL)
+            return NULL;
+        memset(v + t->dom.cap, 0, (cap - t->dom.cap) * sizeof(*v));
+        t->dom.v = v;
+        t->dom.cap = cap;
+    }
+    if (ebb__map_put(&t->dom_at, value, NULL, (void *)(uintptr_t)(t->dom.n + 1), NULL) != 0)
+        return NULL;
+    d = &t->dom.v[t->dom.n++];
+    d->value = value;
+    d->size = d->npods = 0;     /* the slot keeps its buffer */
+    return d;
+}
+
+static int domain_push(struct ebb_topo_domain *d, uint32_t pod)
+{
+    if (d->npods == d->cap) {
+        uint32_t cap = d->cap ? d->cap * 2 : 8;
+        uint32_t *v = realloc(d->pods, cap * sizeof(*v));
+        if (v == NULL)
+            return EBB_ENOMEM;
+        d->pods = v;
+        d->cap = cap;
+    }
+    d->pods[d->npods++] = pod;
+    d->size = d->npods;
+    return 0;
+}
+
+static int cmp_domain_value(const void *a, const void *b)
+{
+    return ebb_str_cmp(((const struct ebb_topo_domain *)a)->value,
+                       ((const struct ebb_topo_domain *)b)->value);
+}
+
+static struct ebb_node *node_of(const struct ebb_topology *t, const struct ebb_pod *p)
+{
+    uintptr_t k = p->node ? (uintptr_t)ebb__map_get(&t->node_at, p->node, NULL) : 0;
+    return k ? t->nodes[k - 1] : NULL;
+}
+
+int ebb_topology_count(struct ebb_topology *t, size_t ci, const struct ebb_topo_domains **out)
+{
+    const struct ebb_topo_constraint *c;
+    size_t n;
+    int rc;
+
+    if (t == NULL || ci >= t->ncons)
+        return EBB_EINVAL;
+    c = &t->cons[ci];
+    t->counted = SIZE_MAX;
+    t->dom.n = 0;
+    t->dom.sum = 0;
+    ebb__map_free(&t->dom_at);
+    /* more than one constraint over the namespace: index it once */
+    if (!t->indexed && t->ncons > 1 && (rc = build_index(t)) != 0)
+        return rc;
+
+    /* every value of a node that passes the inclusion policies, even with
+     * no pod: a topology may have 0 pods */
+    for (size_t i = 0; i < t->nnodes; i++) {
+        ebb_str v = ebb_labels_get(&t->nodes[i]->labels, c->topology_key);
+        if (v != NULL && eligible(c, t->nodes[i]) && domain(t, v) == NULL)
+            return EBB_ENOMEM;
+    }
+    n = candidates(t, ci);
+    for (size_t k = 0; k < (n == SIZE_MAX ? t->npods : n); k++) {
+        uint32_t i = n == SIZE_MAX ? (uint32_t)k : t->scratch[k];
+        const struct ebb_pod *p = t->pods[i];
+        struct ebb_node *node;
+        struct ebb_topo_domain *d;
+        ebb_str v;
+
+        if ((k & 1023) == 1023 && stopped(t))
+            return EBB_ELIMIT;
+        if (p->flags & EBB_POD_TERMINATING)
+            continue;
+        if (!ebb_selector_matches(c->selector, &p->labels))
+            continue;
+        /* a pod of a node outside the set, or of one without the key, is
+         * not counted; a node failing the policies still gets its domain
+         * created by its pods (upstream appends to the map) */
+        if ((node = node_of(t, p)) == NULL ||
+            (v = ebb_labels_get(&node->labels, c->topology_key)) == NULL)
+            continue;
+        if ((d = domain(t, v)) == NULL || domain_push(d, i) != 0)
+            return EBB_ENOMEM;
+        t->dom.sum++;
+    }
+    qsort(t->dom.v, t->dom.n, sizeof(*t->dom.v), cmp_domain_value);
+    ebb__map_free(&t->dom_at);
+    for (size_t i = 0; i < t->dom.n; i++)
+        if (ebb__map_put(&t->dom_at, t->dom.v[i].value, NULL, (void *)(uintptr_t)(i + 1), NULL) != 0)
+            return EBB_ENOMEM;
+    t->counted = ci;
+    if (out)
+        *out = &t->dom;
+    return 0;
+}
+
+bool ebb_topology_is_balanced(const struct ebb_topo_domains *d, int32_t max_skew)
+{
+    uint32_t lo = UINT32_MAX, hi = 0;
+
+    if (d == NULL || d->n == 0)
+        return true;
+    for (size_t i = 0; i < d->n; i++) {
+        if (d->v[i].size < lo)
+            lo = d->v[i].size;
+        if (d->v[i].size > hi)
+            hi = d->v[i].size;
+    }
+    return (int64_t)hi - lo <= max_skew;
+}
+
+/* ---- balanceDomains ------------------------------------------------------------ */
+
+static int cmp_domain_size(const void *a, const void *b)
+{
+    const struct ebb_topo_domain *x = a, *y = b;
+    if (x->size != y->size)
+        return x->size < y->size ? -1 : 1;
+    return ebb_str_cmp(x->value, y->value);
+}
+
+static bool is_evictable(struct ebb_topology *t, uint32_t i)
+{
+    if (t->opts.evictable == NULL)
+        return true;
+    if (t->evictable[i] == 0)
+        t->evictable[i] = t->opts.evictable(t->pods[i], t->opts.ud) ? 2 : 1;
+    return t->evictable[i] == 2;
+}
+
+/* hasSelectorOrAffinity: a nodeSelector or any node affinity. */
+static bool has_selector_or_affinity(const struct ebb_pod *p)
+{
+    return (p->flags & EBB_POD_NODE_SELECTOR) ||
+           (p->affinity != NULL && (p->affinity->has_required || p->affinity->npreferred > 0));
+}
+
+static int group_of(struct ebb_topology *t, uint32_t i)
+{
+    if (!is_evictable(t, i))
+        return 0;
+    return has_selector_or_affinity(t->pods[i]) ? 1 : 2;
+}
+
+/* sortDomains' pod order: non-evictable, then with a selector/affinity,
+ * then the rest; inside a group ascending priority with unset first (the
+ * tail is taken first). Upstream's sort.Slice is not stable and its
+ * comparator says "less" both ways on equal priorities: ties keep the
+ * listing order here. */
+static int cmp_in_domain(const void *ud, uint32_t a, uint32_t b)
+{
+    struct ebb_topology *t = (struct ebb_topology *)ud;
+    int ga = group_of(t, a), gb = group_of(t, b);
+    const struct ebb_pod *x = t->pods[a], *y = t->pods[b];
+    bool hx, hy;
+
+    if (ga != gb)
+        return ga < gb ? -1 : 1;
+    if (ga == 0)
+        return 0;
+    hx = x->flags & EBB_POD_HAS_PRIORITY;
+    hy = y->flags & EBB_POD_HAS_PRIORITY;
+    if (hx != hy)
+        return hx ? 1 : -1;
+    if (hx && x->priority != y->priority)
+        return x->priority < y->priority ? -1 : 1;
+    return 0;
+}
+
+/* node.PodFitsAnyOtherNode against the nodes of the below-average domains,
+ * once per pod and constraint. */
+static bool fits_below(struct ebb_topology *t, uint32_t i)
+{
+    if (t->fit_gen[i] != t->gen) {
+        t->fits[i] = ebb_pod_fits_any_other_node(t->cache, t->pods[i], t->below, t->nbelow);
+        t->fit_gen[i] = t->gen;
+    }
+    return t->fits[i];
+}
+
+static int cmp_fit_last(const void *ud, uint32_t a, uint32_t b)
+{
+    struct ebb_topology *t = (struct ebb_topology *)ud;
+    bool fa = fits_below(t, a), fb = fits_below(t, b);
+    return fa == fb ? 0 : (fa ? 1 : -1);
+}
+
+int ebb_topology_balance(struct ebb_topology *t, size_t ci)
+{
+    const struct ebb_topo_constraint *c;
+    struct ebb_topo_domains *d;
+    double ideal;
+    size_t i, j;
+
+    if (t == NULL || ci >= t->ncons)
+        return EBB_EINVAL;
+    if (t->counted != ci)
+        return EBB_ESTATE;
+    c = &t->cons[ci];
+    d = &t->dom;
+    if (d->n == 0)
+        return 0;
+    t->counted = SIZE_MAX;   /* the domains are spent */
+    ideal = (double)d->sum / (double)d->n;
+
+    /* filterNodesBelowIdealAvg over the eligible nodes, with the sizes
+     * before any move */
+    t->nbelow = 0;
+    for (size_t k = 0; k < t->nnodes; k++) {
+        ebb_str v = ebb_labels_get(&t->nodes[k]->labels, c->topology_key);
+        uintptr_t x;
+        if (v == NULL || !eligible(c, t->nodes[k]))
+            continue;
+        if ((x = (uintptr_t)ebb__map_get(&t->dom_at, v, NULL)) == 0 ||
+            !((double)d->v[x - 1].size < ideal))
+            continue;
+        if (grow((void **)&t->below, &t->belowcap, t->nbelow + 1, sizeof(*t->below)) != 0)
+            return EBB_ENOMEM;
+        t->below[t->nbelow++] = t->nodes[k];
+    }
+    if (++t->gen == 0) {   /* the fit memo's generation wrapped */
+        memset(t->fit_gen, 0, t->npods * sizeof(*t->fit_gen));
+        t->gen = 1;
+    }
+
+    /* sortDomains: ascending size; ties by value (random upstream) */
+    qsort(d->v, d->n, sizeof(*d->v), cmp_domain_size);
+    ebb__map_free(&t->dom_at);
+    for (size_t k = 0; k < d->n; k++) {
+        if (stopped(t))
+            return EBB_ELIMIT;
+        msort(d->v[k].pods, t->scratch2, d->v[k].npods, cmp_in_domain, t);
+    }
+
+    i = 0;
+    j = d->n - 1;
+    while (i < j) {
+        struct ebb_topo_domain *di, *dj;
+        double skew, above, below, half;
+        int64_t move;
+
+        if (stopped(t))
+            return EBB_ELIMIT;
+        /* j has no more to give without falling below the average: the
+         * next one (once per round, as upstream) */
+        if ((double)d->v[j].size <= ideal)
+            j--;
+        di = &d->v[i];
+        dj = &d->v[j];
+        skew = (double)((int64_t)dj->size - (int64_t)di->size);
+        if ((int64_t)skew <= c->max_skew) {
+            i++;
+            continue;
+        }
+        above = ceil((double)dj->size - ideal);
+        below = ceil(ideal - (double)di->size);
+        half = ceil((skew - (double)c->max_skew) / 2);
+        move = (int64_t)fmin(fmin(above, below), half);
+        if (move <= 0) {
+            i++;
+            continue;
+        }
+        /* prefer, at the tail, pods that fit a node below the average */
+        msort(dj->pods, t->scratch2, dj->size, cmp_fit_last, t);
+        for (uint32_t k = dj->size - (uint32_t)move; k < dj->size; k++) {
+            uint32_t p = dj->pods[k];
+            if (t->opts.node_fit && !fits_below(t, p)) {
+                if (t->mark[p] == MARK_NONE)
+                    t->mark[p] = MARK_SKIPPED;
+                continue;   /* still counted as moved */
+            }
+            if (t->mark[p] != MARK_EVICT) {
+                t->mark[p] = MARK_EVICT;
+                t->mark_key[p] = c->topology_key;
+                t->mark_value[p] = dj->value;
+                t->mark_skew[p] = c->max_skew;
+            }
+        }
+        dj->size -= (uint32_t)move;
+        dj->npods = dj->size;
+        di->size += (uint32_t)move;
+    }
+    return 0;
+}
+
+/* ---- results -------------------------------------------------------------------- */
+
+static int cmp_by_name(const void *ud, uint32_t a, uint32_t b)
+{
+    const struct ebb_topology *t = ud;
+    int c = ebb_str_cmp(t->pods[a]->ns, t->pods[b]->ns);
+    return c ? c : ebb_str_cmp(t->pods[a]->name, t->pods[b]->name);
+}
+
+size_t ebb_topology_marked(const struct ebb_topology *t, bool skipped, uint32_t *out)
+{
+    uint8_t want = skipped ? MARK_SKIPPED : MARK_EVICT;
+    size_t n = 0;
+
+    if (t == NULL || out == NULL)
+        return 0;
+    for (size_t i = 0; i < t->npods; i++)
+        if (t->mark[i] == want)
+            out[n++] = (uint32_t)i;
+    msort(out, t->scratch2, n, cmp_by_name, t);
+    return n;
+}
+
+bool ebb_topology_mark_reason(const struct ebb_topology *t, uint32_t idx, ebb_str *topology_key,
+                              ebb_str *value, int32_t *max_skew)
+{
+    if (t == NULL || idx >= t->npods || t->mark[idx] != MARK_EVICT)
+        return false;
+    if (topology_key)
+        *topology_key = t->mark_key[idx];
+    if (value)
+        *value = t->mark_value[idx];
+    if (max_skew)
+        *max_skew = t->mark_skew[idx];
+    return true;
+}
+
+static int cmp_ns(const void *ud, uint32_t a, uint32_t b)
+{
+    struct ebb_pod *const *pods = ud;
+    return ebb_str_cmp(pods[a]->ns, pods[b]->ns);
+}
+
+int ebb_topology_by_namespace(struct ebb_pod *const *pods, size_t n, struct ebb_pod **out)
+{
+    uint32_t *idx, *tmp;
+
+    if (n == 0)
+        return 0;
+    if (n >= NONE)
+        return EBB_EINVAL;
+    idx = malloc(n * sizeof(*idx));
+    tmp = malloc(n * sizeof(*tmp));
+    if (idx == NULL || tmp == NULL) {
+        free(idx);
+        free(tmp);
+        return EBB_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++)
+        idx[i] = (uint32_t)i;
+    msort(idx, tmp, n, cmp_ns, pods);
+    for (size_t i = 0; i < n; i++)
+        out[i] = pods[idx[i]];
+    free(idx);
+    free(tmp);
+    return 0;
+}
+
+void ebb_topology_result_free(struct ebb_topology_result *r)
+{
+    if (r == NULL)
+        return;
+    free(r->evict);
+    free(r->skipped);
+    free(r->keys);
+    free(r->values);
+    free(r->max_skews);
+    memset(r, 0, sizeof(*r));
+}
+
+static void unload(struct ebb_topology *t)
+{
+    clear_constraints(t);
+    t->pods = NULL;
+    t->npods = 0;
+    t->counted = SIZE_MAX;
+    t->indexed = false;
+    t->dom.n = 0;
+}
+
+int ebb_topology_plan(struct ebb_topology *t, struct ebb_pod *const *pods, size_t npods,
+                      struct ebb_topology_result *out)
+{
+    struct ebb_pod **byns = NULL;
+    uint32_t *idx = NULL;
+    int rc = EBB_ENOMEM;
+    size_t s, e;
+
+    if (t == NULL || out == NULL || (pods == NULL && npods > 0))
+        return EBB_EINVAL;
+    memset(out, 0, sizeof(*out));
+    if (npods == 0)
+        return 0;
+    if ((byns = malloc(npods * sizeof(*byns))) == NULL || (idx = malloc(npods * sizeof(*idx))) == NULL ||
+        (out->evict = malloc(npods * sizeof(*out->evict))) == NULL ||
+        (out->skipped = malloc(npods * sizeof(*out->skipped))) == NULL ||
+        (out->keys = malloc(npods * sizeof(*out->keys))) == NULL ||
+        (out->values = malloc(npods * sizeof(*out->values))) == NULL ||
+        (out->max_skews = malloc(npods * sizeof(*out->max_skews))) == NULL)
+        goto fail;
+    if ((rc = ebb_topology_by_namespace(pods, npods, byns)) != 0)
+        goto fail;
+    /* namespaces in name order (upstream ranges over a map) */
+    for (s = 0; s < npods; s = e) {
+        size_t n;
+        for (e = s + 1; e < npods && byns[e]->ns == byns[s]->ns; e++)
+            ;
+        if ((rc = ebb_topology_load(t, byns + s, e - s)) != 0)
+            goto fail;
+        for (size_t ci = 0; ci < t->ncons; ci++) {
+            const struct ebb_topo_domains *d;
+            if ((rc = ebb_topology_count(t, ci, &d)) != 0)
+                goto fail;
+            if (ebb_topology_is_balanced(d, t->cons[ci].max_skew))
+                continue;
+            if ((rc = ebb_topology_balance(t, ci)) != 0)
+                goto fail;
+        }
+        n = ebb_topology_marked(t, false, idx);
+        for (size_t k = 0; k < n; k++) {
+            size_t o = out->nevict++;
+            out->evict[o] = t->pods[idx[k]];
+            ebb_topology_mark_reason(t, idx[k], &out->keys[o], &out->values[o], &out->max_skews[o]);
+        }
+        n = ebb_topology_marked(t, true, idx);
+        for (size_t k = 0; k < n; k++)
+            out->skipped[out->nskipped++] = t->pods[idx[k]];
+    }
+    unload(t);
+    free(byns);
+    free(idx);
+    return 0;
+fail:
+    unload(t);
+    free(byns);
+    free(idx);
+    ebb_topology_result_free(out);
+    return rc;
+}

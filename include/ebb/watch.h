@@ -1,0 +1,71 @@
+/* ebb/watch.h: the watch cache (informers).
+ *
+ * For nodes, pods, namespaces, PVCs, PDBs and priority classes (and
+ * Koordinator NodeMetrics when asked): a paged LIST, then a WATCH from the
+ * list's resourceVersion with bookmarks; after a disconnect the watch
+ * resumes from the last resourceVersion seen; "410 Gone" (an expired
+ * version) relists, and what the new list no longer holds is deleted.
+ * metrics.k8s.io NodeMetrics/PodMetrics are polled when a policy needs them
+ * (node usage smoothed as upstream does: round(0.9 * previous + 0.1 * new)).
+ *
+ * While held (a cycle runs), answers and events are queued and applied when
+ * released, so a cycle sees one consistent view. An answer that is not what
+ * the API promises (bad JSON, an unknown event type, a truncated stream) is
+ * reported and followed by a resume or a relist; the view is never changed
+ * by half an event. Loop thread only; no Lua runs here.
+ */
+#ifndef EBB_WATCH_H
+#define EBB_WATCH_H
+
+#include <uv.h>
+
+#include "cache.h"
+#include "kube.h"
+
+struct ebb_informers;
+
+struct ebb_informers_opts {
+    int page_size;               /* LIST limit; 0: 500 */
+    int watch_timeout_s;         /* server-side timeoutSeconds; 0: 300 */
+    bool metrics;                /* poll metrics.k8s.io */
+    double metrics_interval_s;   /* 0: 5 */
+    bool koord_metrics;          /* watch slo.koordinator.sh/v1alpha1 NodeMetric */
+};
+
+/* Called after every change applied to the cache (for event-triggered
+ * strategies and metrics): kind, "ADDED" | "MODIFIED" | "DELETED" |
+ * "RELIST", and the object's key. */
+typedef void (*ebb_informer_change_fn)(void *ud, int kind, const char *type, ebb_str ns,
+                                       ebb_str name);
+
+int ebb_informers_create(uv_loop_t *loop, struct ebb_kube *kube, struct ebb_cache *cache,
+                         const struct ebb_informers_opts *opts, struct ebb_informers **out);
+void ebb_informers_on_change(struct ebb_informers *inf, ebb_informer_change_fn fn, void *ud);
+void ebb_informers_start(struct ebb_informers *inf);
+
+/* Every resource has been listed once. */
+bool ebb_informers_synced(const struct ebb_informers *inf);
+/* How long (ms) the longest-broken watch has been broken; 0 if all are up.
+ * `which` (may be NULL) gets the resource's name. */
+uint64_t ebb_informers_broken_ms(const struct ebb_informers *inf, char *which, size_t len);
+
+/* Queue everything while `hold` (a cycle runs); apply the queue on release. */
+void ebb_informers_hold(struct ebb_informers *inf, bool hold);
+
+struct ebb_informer_stats {
+    const char *resource;        /* "pods", "nodes", ... */
+    bool synced;
+    bool watching;
+    uint64_t events;             /* watch events applied */
+    uint64_t lists;              /* LIST rounds completed (1 + relists) */
+    uint64_t resumes;            /* watches restarted from a resourceVersion */
+    uint64_t errors;             /* bad answers and failed requests */
+    size_t queued;               /* waiting for the cycle to end */
+};
+size_t ebb_informers_stats(const struct ebb_informers *inf, struct ebb_informer_stats *out,
+                           size_t max);
+
+/* Stop every request and free everything; `cb` runs once memory is freed. */
+void ebb_informers_close(struct ebb_informers *inf, void (*cb)(void *ud), void *ud);
+
+#endif

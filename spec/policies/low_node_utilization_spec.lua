@@ -1,0 +1,421 @@
+-- LowNodeUtilization through the real engine on the clusters of
+-- spec/fixtures/build_utilization.py (allocatable 4 cpu, 16Gi, 50 pods per
+-- node unless said otherwise). Expected plans follow
+-- kubernetes-sigs/descheduler v0.36 pkg/framework/plugins/nodeutilization
+-- (lownodeutilization.go, nodeutilization.go, usageclients.go,
+-- validation.go and their tests): usage is the requests of the occupying
+-- pods (protected ones included), a node is underutilized when schedulable
+-- and every thresholded resource <= threshold, overutilized when one is >
+-- target; sources most used first, pods lowest priority first (then
+-- BestEffort < Burstable < Guaranteed, then namespace/name), evicted while
+-- the source is above its target and the underutilized nodes can take
+-- every resource.
+local h = require("spec.helpers")
+
+local SHOP = "spec/fixtures/utilization.json"
+local EDGE = "spec/fixtures/utilization-edge.json"
+local METRICS = "spec/fixtures/utilization-metrics.json"
+local GPU = "spec/fixtures/utilization-gpu.json"
+
+local function run(args, o)
+  o = o or {}
+  return h.simulate{ snapshot = o.snapshot or SHOP, plugin = "LowNodeUtilization", ext = "balance",
+                     args = args, evictor = o.evictor, top = o.top }
+end
+
+local function notes(plan)
+  local out = {}
+  for _, n in ipairs(plan.notes) do out[#out + 1] = n.message end
+  return out
+end
+
+local function reasons(plan)
+  local out = {}
+  for _, e in ipairs(plan.evictions) do out[#out + 1] = e.reason end
+  return out
+end
+
+-- worker-a-1 (80% cpu), in eviction order
+local REPORT = "shop/report-api-7f9c6d5b8-l4k3j"       -- preemptible, 500m, tolerates the batch node
+local CART_BE = "shop/cart-7c9d4f6b8-h5j2w"            -- BestEffort
+local CART_K = "shop/cart-7c9d4f6b8-k8m2n"             -- 400m
+local SEARCH = "shop/search-5b8c7d6f9-r4t6y"           -- 500m, only fits worker-a-1 (nvme affinity)
+local CATALOG_K = "shop/catalog-5f7b8c9d4-k2x9q"       -- 600m Guaranteed, PDB allows 0
+local CHECKOUT_P = "shop/checkout-6d5c4b3a2-p9o8i"     -- business-high, 500m
+local DEBUG = "default/debug-tools"                    -- bare, 100m
+-- worker-a-2 (70% cpu)
+local TRANSCODER = "media/transcoder-84c6d5f7b-t6y7u"  -- 800m, tolerates dedicated but not spot
+local CART_Z = "shop/cart-7c9d4f6b8-z8r2t"             -- 400m
+local RECOMMENDER = "shop/recommender-9a8b7c6d5-u7i8o" -- 300m, a lone wildcard toleration
+local CATALOG_M = "shop/catalog-5f7b8c9d4-m4n7p"       -- 600m Guaranteed
+local CHECKOUT_W = "shop/checkout-6d5c4b3a2-w3e4r"     -- business-high, 500m
+
+local T = { cpu = 20, memory = 20 }
+local TT = { cpu = 50, memory = 50 }
+
+describe("LowNodeUtilization", function()
+  describe("with requests", function()
+    it("drains the hottest node first, lowest priority first, until it is below target", function()
+      -- worker-a-1: 3200m -> 2700 -> 2700 (BestEffort frees no cpu) -> 2300
+      -- -> 1800 <= 2000; worker-a-2: 2800 -> 2000. worker-b-1 and
+      -- worker-c-1 take them; worker-b-2 (40%) is neither; worker-c-2 is
+      -- cordoned. DaemonSets, coredns, the emptyDir pod and the bare pod
+      -- count in the 80% but are never candidates.
+      local plan = run{ thresholds = T, targetThresholds = TT }
+      assert.same({ REPORT, CART_BE, CART_K, SEARCH, TRANSCODER }, plan:pods())
+      assert.same({}, plan:refused())
+      assert.same({}, plan.errors)
+      assert.same({
+        "node worker-a-1 is above its target utilization: cpu 80.00% > 50.00% (+1200m)",
+        "node worker-a-1 is above its target utilization: cpu 67.50% > 50.00% (+700m)",
+        "node worker-a-1 is above its target utilization: cpu 67.50% > 50.00% (+700m)",
+        "node worker-a-1 is above its target utilization: cpu 57.50% > 50.00% (+300m)",
+        "node worker-a-2 is above its target utilization: cpu 70.00% > 50.00% (+800m)",
+      }, reasons(plan))
+      assert.equal("worker-a-1", plan.evictions[1].node)
+      assert.equal("LowNodeUtilization", plan.evictions[1].plugin)
+    end)
+
+    it("stops when the underutilized nodes cannot take more cpu", function()
+      -- targets 20%: worker-b-1 and worker-c-1 can take 400m + 600m; the
+      -- fourth eviction overdraws it, worker-a-2 is not touched
+      local plan = run{ thresholds = { cpu = 10, memory = 10 }, targetThresholds = { cpu = 20, memory = 20 } }
+      assert.same({ REPORT, CART_BE, CART_K, SEARCH }, plan:pods())
+    end)
+
+    it("evicts what the Filter chain lets through", function()
+      -- only worker-a-1's coredns and debug-tools are outside shop and media:
+      -- both protected by default; without SystemCriticalPods coredns goes,
+      -- without FailedBarePods the Running bare pod stays (only failed bare
+      -- pods are freed)
+      local args = { thresholds = T, targetThresholds = TT, evictableNamespaces = { exclude = { "shop", "media" } } }
+      assert.same({}, run(args):pods())
+      local plan = run(args, { evictor = {
+        podProtections = { defaultDisabled = h.array{ "SystemCriticalPods", "FailedBarePods" } } } })
+      assert.same({ "kube-system/coredns-5d78c9869d-x7k2p" }, plan:pods())
+    end)
+
+    it("does not use an unschedulable node as a destination", function()
+      -- zone a and the cordoned worker-c-2 only: nothing is underutilized
+      local plan = run({ thresholds = T, targetThresholds = TT },
+        { top = { nodeSelector = "topology.kubernetes.io/zone!=eu-west-1b,workload!=batch" } })
+      assert.same({}, plan:pods())
+      assert.same({ "No node is underutilized, nothing to do here, you might tune your thresholds further" },
+        notes(plan))
+    end)
+
+    it("evicts only pods that tolerate every taint of some destination", function()
+      -- without zone b the only destination is worker-c-1 (dedicated=batch:
+      -- NoSchedule, spot=true:PreferNoSchedule). report-api tolerates both;
+      -- the transcoder tolerates dedicated but not the PreferNoSchedule one
+      -- (every effect counts); the recommender's lone wildcard toleration
+      -- tolerates both but is fewer than the node's two taints.
+      local plan = run({ thresholds = T, targetThresholds = TT },
+        { top = { nodeSelector = "topology.kubernetes.io/zone!=eu-west-1b" } })
+      assert.same({ REPORT }, plan:pods())
+    end)
+
+    it("skips pods PreEvictionFilter refuses: nodeFit and a PDB", function()
+      -- search only fits worker-a-1 (required nvme affinity); the catalog
+      -- PDB refuses catalog-k2x9q and the next pod goes instead
+      local plan = run({ thresholds = T, targetThresholds = TT }, { evictor = { nodeFit = true } })
+      assert.same({ REPORT, CART_BE, CART_K, CHECKOUT_P, TRANSCODER }, plan:pods())
+      assert.same({ CATALOG_K }, plan:refused("pdb"))
+    end)
+
+    it("stops when no more nodes than numberOfNodes are underutilized", function()
+      local plan = run{ thresholds = T, targetThresholds = TT, numberOfNodes = 2 }
+      assert.same({}, plan:pods())
+      assert.same({ "Number of nodes underutilized (2) is less or equal than NumberOfNodes (2), nothing to do here" },
+        notes(plan))
+      plan = run{ thresholds = T, targetThresholds = TT, numberOfNodes = 1 }
+      assert.same({ REPORT, CART_BE, CART_K, SEARCH, TRANSCODER }, plan:pods())
+    end)
+
+    it("stops a node at evictionLimits.node and goes on with the next", function()
+      local plan = run{ thresholds = T, targetThresholds = TT, evictionLimits = { node = 2 } }
+      assert.same({ REPORT, CART_BE, TRANSCODER }, plan:pods())
+      assert.same({}, plan:refused())
+      plan = run{ thresholds = T, targetThresholds = TT, evictionLimits = { node = 0 } }
+      assert.same({}, plan:pods())
+    end)
+
+    it("moves on to the next node at the policy's per-node limit", function()
+      local plan = run({ thresholds = T, targetThresholds = TT }, { top = { maxNoOfPodsToEvictPerNode = 1 } })
+      assert.same({ REPORT, TRANSCODER }, plan:pods())
+      assert.same({ CART_BE }, plan:refused("node-limit"))
+    end)
+
+    it("ends the plugin at the total limit", function()
+      local plan = run({ thresholds = T, targetThresholds = TT }, { top = { maxNoOfPodsToEvictTotal = 3 } })
+      assert.same({ REPORT, CART_BE, CART_K }, plan:pods())
+      assert.same({ SEARCH }, plan:refused("total-limit"))
+    end)
+
+    it("leaves evictableNamespaces.exclude alone but counts their pods", function()
+      -- worker-a-2 without the transcoder: 2800 -> 2400 -> 2100, the catalog
+      -- PDB refuses, checkout brings it to 1600
+      local plan = run{ thresholds = T, targetThresholds = TT, evictableNamespaces = { exclude = { "media" } } }
+      assert.same({ REPORT, CART_BE, CART_K, SEARCH, CART_Z, RECOMMENDER, CHECKOUT_W }, plan:pods())
+      assert.same({ CATALOG_M }, plan:refused("pdb"))
+      plan = run{ thresholds = T, targetThresholds = TT, evictableNamespaces = { exclude = { "shop" } } }
+      assert.same({ TRANSCODER }, plan:pods())
+    end)
+
+    it("says when every node is under its target or every node is underutilized", function()
+      -- worker-a-1 at exactly 80% is not above an 80% target
+      local plan = run{ thresholds = T, targetThresholds = { cpu = 80, memory = 80 } }
+      assert.same({}, plan:pods())
+      assert.same({ "All nodes are under target utilization, nothing to do here" }, notes(plan))
+      plan = run({ thresholds = { cpu = 100, memory = 100 }, targetThresholds = { cpu = 100, memory = 100 } },
+        { top = { nodeSelector = "kubernetes.io/hostname!=worker-c-2" } })
+      assert.same({}, plan:pods())
+      assert.same({ "All nodes are underutilized, nothing to do here" }, notes(plan))
+    end)
+
+    it("takes usage equal to the threshold as underutilized and equal to the target as fine", function()
+      -- worker-b-2 at exactly 40% is underutilized: 3 such nodes > numberOfNodes 2;
+      -- worker-a-2 at exactly 70% is not above target, worker-a-1 is
+      local args = { thresholds = { cpu = 40, memory = 40 }, targetThresholds = { cpu = 70, memory = 70 },
+                     numberOfNodes = 2 }
+      assert.same({ REPORT }, run(args):pods())
+      args.thresholds = { cpu = 39.99, memory = 40 }
+      assert.same({}, run(args):pods())
+    end)
+  end)
+
+  describe("useDeviationThresholds", function()
+    it("measures thresholds from the average usage", function()
+      -- average cpu (80+70+10+40+5+5)/6 = 35%: under <= 25%, over > 45%,
+      -- target 1800m
+      local plan = run{ useDeviationThresholds = true, thresholds = { cpu = 10 }, targetThresholds = { cpu = 10 } }
+      assert.same({ REPORT, CART_BE, CART_K, SEARCH, TRANSCODER, CART_Z }, plan:pods())
+      assert.equal("node worker-a-1 is above its target utilization: cpu 80.00% > 45.00% (+1400m)",
+        plan.evictions[1].reason)
+    end)
+
+    it("accepts thresholds above targets and clamps to [0, 100]", function()
+      -- low = 35 - 30 = 5%: the only destination is worker-c-1, the tainted
+      -- batch node, which only report-api tolerates
+      local plan = run{ useDeviationThresholds = true, thresholds = { cpu = 30 }, targetThresholds = { cpu = 5 } }
+      assert.same({ REPORT }, plan:pods())
+      -- low = clamp(35 - 100) = 0: no node is at 0%
+      plan = run{ useDeviationThresholds = true, thresholds = { cpu = 100 }, targetThresholds = { cpu = 100 } }
+      assert.same({}, plan:pods())
+    end)
+  end)
+
+  describe("floating-point boundaries", function()
+    it("compares percentages the way float64 computes them", function()
+      -- 560m of 4000m is 14.000000000000002%: not <= 14
+      local plan = run({ thresholds = { cpu = 14 }, targetThresholds = { cpu = 66.6 } }, { snapshot = EDGE })
+      assert.same({}, plan:pods())
+      assert.same({ "No node is underutilized, nothing to do here, you might tune your thresholds further" },
+        notes(plan))
+    end)
+
+    it("truncates the target capacity as upstream does", function()
+      -- 66.6 * 0.01 * 4000 = 2663.9999999999995 -> 2663m: at 2664m edge-a is
+      -- still above target, so a second worker goes
+      local plan = run({ thresholds = { cpu = 29 }, targetThresholds = { cpu = 66.6 } }, { snapshot = EDGE })
+      assert.same({ "api/worker-6b7c8d9e0-w00", "api/worker-6b7c8d9e0-w01" }, plan:pods())
+      assert.equal("node edge-a is above its target utilization: cpu 66.60% > 66.60% (+1m)",
+        plan.evictions[2].reason)
+      -- 2964m is exactly 74.1%: not above a 74.1% target, above 74.09%
+      plan = run({ thresholds = { cpu = 40 }, targetThresholds = { cpu = 74.1 } }, { snapshot = EDGE })
+      assert.same({}, plan:pods())
+      plan = run({ thresholds = { cpu = 40 }, targetThresholds = { cpu = 74.09 } }, { snapshot = EDGE })
+      assert.same({ "api/worker-6b7c8d9e0-w00" }, plan:pods())
+    end)
+  end)
+
+  describe("extended resources", function()
+    local G = { ["nvidia.com/gpu"] = 30 }
+    local GT = { ["nvidia.com/gpu"] = 50 }
+
+    it("balances a thresholded extended resource and stops when it runs out", function()
+      -- gpu-1 4/4 GPUs; gpu-2 1/4 can take one more (50% target = 2);
+      -- cpu-1 has no GPUs: underutilized (no percentage is 0%) but takes
+      -- none. The notebook requests no GPU and goes first by name.
+      local plan = run({ thresholds = G, targetThresholds = GT }, { snapshot = GPU })
+      assert.same({ "ml/notebook-4d3c2b1a0-n0b00", "ml/trainer-5e4d3c2b1-ta0" }, plan:pods())
+      assert.equal("node gpu-1 is above its target utilization: nvidia.com/gpu 100.00% > 50.00% (+2)",
+        plan.evictions[1].reason)
+    end)
+
+    it("evicts nothing when only nodes without the resource are underutilized", function()
+      local plan = run({ thresholds = G, targetThresholds = GT },
+        { snapshot = GPU, top = { nodeSelector = "kubernetes.io/hostname!=gpu-2" } })
+      assert.same({}, plan:pods())
+    end)
+  end)
+
+  describe("metricsUtilization", function()
+    local KM = { source = "KubernetesMetrics" }
+    local PROVIDER = { metricsProviders = h.array{ { source = "KubernetesMetrics" } } }
+    local NO_POD_METRICS = "stream/ingest-8c7d6e5f4-a0a0a"
+
+    it("classifies by NodeMetrics and subtracts PodMetrics usage", function()
+      -- m-1 uses 3400m (85%) though it requests 1000m; m-2 uses 600m; m-3
+      -- has no NodeMetrics and is left out, not taken as idle
+      local plan = run({ thresholds = T, targetThresholds = TT, metricsUtilization = KM },
+        { snapshot = METRICS, top = PROVIDER })
+      assert.same({ "stream/ingest-8c7d6e5f4-a1a1a", "stream/ingest-8c7d6e5f4-b2b2b" }, plan:pods())
+      assert.same({
+        "node m-3 has no NodeMetrics (metrics.k8s.io): left out of the utilization, not taken as idle",
+        "pod " .. NO_POD_METRICS .. " not evicted: the pod has no PodMetrics (metrics.k8s.io)",
+      }, notes(plan))
+      assert.equal("m-3", plan.notes[1].node)
+      assert.equal("m-1", plan.notes[2].node)
+      assert.equal("node m-1 is above its target utilization: cpu 85.00% > 50.00% (+1400m)",
+        plan.evictions[1].reason)
+    end)
+
+    it("does not count a node without metrics as a destination", function()
+      -- a 30% target: m-2 alone can take 600m; had m-3 counted as idle it
+      -- would add 1200m and a second pod would go
+      local plan = run({ thresholds = T, targetThresholds = { cpu = 30, memory = 50 }, metricsUtilization = KM },
+        { snapshot = METRICS, top = PROVIDER })
+      assert.same({ "stream/ingest-8c7d6e5f4-a1a1a" }, plan:pods())
+    end)
+
+    it("gives other evictions than requests on the same cluster", function()
+      -- by requests m-2 (75%) is the source and m-3 (10%) the destination
+      local plan = run({ thresholds = T, targetThresholds = TT }, { snapshot = METRICS })
+      assert.same({ "stream/indexer-7b6c5d4e3-e5e5e" }, plan:pods())
+    end)
+
+    it("reads the deprecated metricsServer as KubernetesMetrics", function()
+      local plan = run({ thresholds = T, targetThresholds = TT, metricsUtilization = { metricsServer = true } },
+        { snapshot = METRICS, top = PROVIDER })
+      assert.same({ "stream/ingest-8c7d6e5f4-a1a1a", "stream/ingest-8c7d6e5f4-b2b2b" }, plan:pods())
+    end)
+
+    it("fails the plugin when the policy enables no metrics provider", function()
+      local plan = run({ thresholds = T, targetThresholds = TT, metricsUtilization = KM }, { snapshot = METRICS })
+      assert.same({}, plan:pods())
+      assert.equal(1, #plan.errors)
+      assert.matches("metrics client not initialized", plan.errors[1].message, 1, true)
+    end)
+
+    it("cannot run the Prometheus source and says so", function()
+      local plan = run({ thresholds = { MetricResource = 30 }, targetThresholds = { MetricResource = 50 },
+        metricsUtilization = { source = "Prometheus", prometheus = { query = "instance:node_cpu:rate:sum" } } },
+        { snapshot = METRICS, top = PROVIDER })
+      assert.same({}, plan:pods())
+      assert.equal(1, #plan.errors)
+      assert.equal("LowNodeUtilization", plan.errors[1].plugin)
+      assert.matches('needs a Prometheus server to run the query "instance:node_cpu:rate:sum"',
+        plan.errors[1].message, 1, true)
+    end)
+  end)
+
+  describe("bad args", function()
+    -- args start on line 8 of this policy
+    local function policy(args_yaml)
+      return table.concat({
+        "apiVersion: descheduler/v1alpha2",
+        "kind: DeschedulerPolicy",
+        "profiles:",
+        "- name: spread",
+        "  pluginConfig:",
+        "  - name: LowNodeUtilization",
+        "    args:",
+        args_yaml,
+        "  plugins:",
+        "    balance:",
+        "      enabled: [LowNodeUtilization]",
+        "",
+      }, "\n")
+    end
+    local OK = "      thresholds: {cpu: 20, memory: 20}\n      targetThresholds: {cpu: 50, memory: 50}"
+    local function fails(args_yaml, line, field, words)
+      local plan, msg = h.try{ snapshot = SHOP, policy_text = policy(args_yaml) }
+      assert.is_nil(plan)
+      assert.is_truthy(msg:find(":" .. line .. ": ", 1, true), msg)
+      assert.is_truthy(msg:find("profiles[0].pluginConfig[0].args" .. field .. ": ", 1, true), msg)
+      assert.is_truthy(msg:find("LowNodeUtilization: " .. words, 1, true), msg)
+    end
+
+    it("accepts the README example", function()
+      assert.is_not_nil(h.try{ snapshot = SHOP, policy_text = policy(OK) })
+    end)
+
+    it("refuses evictableNamespaces.include, even with exclude", function()
+      local msg = "only Exclude namespaces can be set, inclusion is not supported"
+      fails(OK .. "\n      evictableNamespaces:\n        include: [shop]", 11, ".evictableNamespaces.include", msg)
+      fails(OK .. "\n      evictableNamespaces:\n        include: [shop]\n        exclude: [media]", 11,
+        ".evictableNamespaces.include", msg)
+    end)
+
+    it("needs thresholds and targetThresholds", function()
+      -- an absent map is reported at the start of args
+      fails("      targetThresholds: {cpu: 50}", 8, ".thresholds",
+        "thresholds config is not valid: no resource threshold is configured")
+      fails("      thresholds: {}\n      targetThresholds: {cpu: 50}", 8, ".thresholds",
+        "thresholds config is not valid: no resource threshold is configured")
+      fails("      thresholds: {cpu: 20}", 8, ".targetThresholds",
+        "targetThresholds config is not valid: no resource threshold is configured")
+    end)
+
+    it("keeps every percentage in [0, 100]", function()
+      fails("      thresholds:\n        cpu: 20\n        memory: 120\n      targetThresholds: {cpu: 50, memory: 50}",
+        10, ".thresholds.memory", "thresholds config is not valid: memory threshold not in [0, 100] range")
+      fails("      thresholds: {cpu: 20}\n      targetThresholds:\n        cpu: -5", 10, ".targetThresholds.cpu",
+        "targetThresholds config is not valid: cpu threshold not in [0, 100] range")
+    end)
+
+    it("needs the same resources in both maps", function()
+      local msg = "thresholds and targetThresholds configured different resources"
+      fails("      thresholds: {cpu: 20, memory: 20}\n      targetThresholds: {cpu: 50, memory: 50, pods: 50}",
+        9, ".targetThresholds", msg)
+      fails("      thresholds: {cpu: 20, memory: 20}\n      targetThresholds: {cpu: 50, pods: 50}",
+        9, ".targetThresholds", msg)
+    end)
+
+    it("refuses a threshold above its target unless deviations are used", function()
+      fails("      thresholds:\n        cpu: 90\n      targetThresholds: {cpu: 80}", 9, ".thresholds.cpu",
+        "thresholds' cpu percentage is greater than targetThresholds'")
+      fails("      thresholds:\n        cpu: 20\n        nvidia.com/gpu: 90\n      targetThresholds: {cpu: 80, nvidia.com/gpu: 20}",
+        10, '.thresholds["nvidia.com/gpu"]', "thresholds' nvidia.com/gpu percentage is greater than targetThresholds'")
+      assert.is_not_nil(h.try{ snapshot = SHOP, policy_text = policy(
+        "      useDeviationThresholds: true\n      thresholds: {cpu: 90}\n      targetThresholds: {cpu: 80}") })
+    end)
+
+    it("checks metricsUtilization like upstream", function()
+      fails(OK .. "\n      metricsUtilization:\n        metricsServer: true\n        source: KubernetesMetrics", 11,
+        ".metricsUtilization", 'it is not allowed to set both "KubernetesMetrics" source and metricsServer')
+      fails(OK .. "\n      metricsUtilization:\n        source: KubernetesMetrics\n        prometheus: {query: up}", 12,
+        ".metricsUtilization.prometheus",
+        'prometheus configuration is not allowed to set when source is set to "KubernetesMetrics"')
+      fails(OK .. "\n      metricsUtilization:\n        source: Prometheus", 11, ".metricsUtilization",
+        'prometheus query is required when metrics source is set to "Prometheus"')
+      fails(OK .. "\n      metricsUtilization:\n        source: Prometheus\n        prometheus:\n          query: \"\"", 13,
+        ".metricsUtilization.prometheus", 'prometheus query is required when metrics source is set to "Prometheus"')
+    end)
+
+    it("needs MetricResource alone in the thresholds of the Prometheus source", function()
+      fails("      thresholds: {cpu: 20, memory: 20}\n      targetThresholds: {cpu: 50, memory: 50}\n"
+        .. "      metricsUtilization:\n        source: Prometheus\n        prometheus: {query: up}", 8, ".thresholds",
+        'thresholds are expected to specify a single instance of "MetricResource" resource, got [cpu memory] instead')
+      assert.is_not_nil(h.try{ snapshot = SHOP, policy_text = policy(
+        "      thresholds: {MetricResource: 20}\n      targetThresholds: {MetricResource: 50}\n"
+        .. "      metricsUtilization:\n        source: Prometheus\n        prometheus: {query: up}") })
+    end)
+
+    it("needs a metrics source it knows", function()
+      fails(OK .. "\n      metricsUtilization: {}", 10, ".metricsUtilization", "metrics source is empty")
+      fails(OK .. "\n      metricsUtilization:\n        source: Datadog", 11, ".metricsUtilization.source",
+        "unrecognized metrics source")
+    end)
+
+    it("decodes strictly", function()
+      fails(OK .. "\n      evictableNamespace: {exclude: [media]}", 10, ".evictableNamespace", 'unknown field "evictableNamespace"')
+      fails("      thresholds:\n        cpu: 20%\n      targetThresholds: {cpu: 50}", 9, ".thresholds.cpu",
+        "expected a number, got a string")
+      fails(OK .. "\n      evictionLimits:\n        node: -1", 11, ".evictionLimits.node", "-1 is out of range")
+      fails(OK .. "\n      numberOfNodes: 1.5", 10, ".numberOfNodes", "expected an integer")
+      fails(OK .. "\n      evictionModes: [OnlyThresholdingResources]", 10, ".evictionModes", 'unknown field "evictionModes"')
+    end)
+  end)
+end)
