@@ -1192,11 +1192,9 @@ static int container(struct dec *d, const cJSON *c, bool init, struct ebb_pod *p
     } else {
         s->guaranteed = false;
     }
-    for (uint64_t m = s->one.has; m != 0; m &= m - 1) {
-        int id = __builtin_ctzll(m);
-        if (s->one.v[id] != 0)
-            p->requested_mask |= 1ull << id;
-    }
+    /* a request that is written counts, even "0" (as upstream's
+     * OnlyThresholdingResources reads the container's request keys) */
+    p->requested_mask |= s->one.has;
     if (!init) {
         racc_add(&s->app, &s->one);
         return 0;

@@ -1128,3 +1128,22 @@ int64_t ebb_pod_best_preferred_weight(const struct ebb_pod *pod, struct ebb_node
     }
     return best;
 }
+
+const struct ebb_node *ebb_pod_better_preferred_node(const struct ebb_pod *pod, int64_t than,
+                                                     struct ebb_node *const *nodes, size_t nnodes,
+                                                     int64_t *weight)
+{
+    if (weight)
+        *weight = 0;
+    if (pod == NULL || !ebb_pod_has_preferred_node_affinity(pod))
+        return NULL;
+    for (size_t i = 0; i < nnodes; i++) {
+        int64_t w = ebb_pod_preferred_weight(pod, nodes[i]);
+        if (w > than) {
+            if (weight)
+                *weight = w;
+            return nodes[i];
+        }
+    }
+    return NULL;
+}

@@ -46,7 +46,8 @@ static char *xasprintf(const char *fmt, ...)
 }
 
 /* Standard base64 (RFC 4648), whitespace ignored, padding optional. The
- * result is NUL-terminated (PEM text). Returns 0 or -1 on a bad character. */
+ * result is NUL-terminated (PEM text). Returns 0, EBB_ENOMEM, or EBB_EPARSE
+ * on a character or length that is not base64. */
 static int base64_decode(const char *in, size_t len, char **out)
 {
     char *buf = malloc(len / 4 * 3 + 4);
@@ -94,7 +95,7 @@ static int base64_decode(const char *in, size_t len, char **out)
     return 0;
 bad:
     free(buf);
-    return -1;
+    return EBB_EPARSE;
 }
 
 /* ---- kubeconfig ----------------------------------------------------------- */

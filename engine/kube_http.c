@@ -2,13 +2,16 @@
  * uv_poll per socket curl asks about, one uv_timer for curl's timeouts, as
  * in curl's multi-uv.c), plus one "wake" timer of our own that starts
  * queued requests, refills the write token bucket, fires retries and
- * delivers cancellations. Everything runs on the loop thread.
+ * releases cancelled transfers. Everything runs on the loop thread.
  *
  * libcurl forbids curl_multi_add_handle/remove_handle from inside its own
- * callbacks (on_data runs inside one), so starting, cancelling and closing
- * never touch the multi handle directly: they queue and arm the wake timer,
- * which runs outside any curl callback. on_done is therefore never called
- * from inside ebb_kube_request/cancel/close, always from the loop.
+ * callbacks (on_data runs inside one), so ebb_kube_request never touches
+ * the multi handle: it queues and arms the wake timer, which runs outside
+ * any curl callback (on_done never runs inside ebb_kube_request).
+ * ebb_kube_cancel and ebb_kube_close call on_done(EBB_ESTATE) before they
+ * return, so a caller may free its `ud` right after; a transfer still in
+ * curl stays behind as a "zombie" (no more callbacks) that the wake timer
+ * removes from the multi handle and frees.
  */
 #include <curl/curl.h>
 #include <errno.h>
@@ -59,8 +62,8 @@ enum req_state {
     RS_RATE,      /* in k->rateq: a write waiting for a token */
     RS_RETRY,     /* in k->retryq: waiting for its backoff */
     RS_ACTIVE,    /* added to the multi handle */
-    RS_CANCEL,    /* in k->cancelq: on_done(EBB_ESTATE) at the next wake */
     RS_DONE,      /* inside on_done */
+    RS_ZOMBIE,    /* in k->zombies: on_done was called, curl still has it */
 };
 
 struct ebb_kube_req {
@@ -74,7 +77,6 @@ struct ebb_kube_req {
     char *url, *method, *body, *content_type;
     size_t body_len;
     bool stream, write, delivered;
-    bool aborted;                /* on_write stopped the transfer (cancel, close) */
     bool oom;                    /* on_write could not keep the body */
     long timeout_ms;
     int attempts;
@@ -104,8 +106,8 @@ struct ebb_kube {
     void (*close_cb)(void *ud);
     void *close_ud;
 
-    struct qnode reqs, readyq, rateq, retryq, cancelq, socks;
-    size_t nreqs;
+    struct qnode reqs, readyq, rateq, retryq, zombies, socks;
+    size_t nreqs;                /* requests whose on_done has not run */
 
     char *server, *user_agent;
     char *token;                 /* current bearer token */
@@ -302,23 +304,49 @@ static void req_free(struct ebb_kube_req *r)
     free(r);
 }
 
-/* The request ends: on_done, then it is freed. Never inside a curl callback. */
-static void finish(struct ebb_kube_req *r, int status, const char *body, size_t len)
+/* Out of every queue and out of curl, then freed. Never inside a curl
+ * callback while r is in the multi handle. */
+static void release(struct ebb_kube_req *r)
 {
-    struct ebb_kube *k = r->k;
-
     if (r->in_multi) {
-        curl_multi_remove_handle(k->multi, r->easy);
+        curl_multi_remove_handle(r->k->multi, r->easy);
         r->in_multi = false;
     }
     q_remove(&r->q);
-    q_remove(&r->all);
-    k->nreqs--;
-    r->state = RS_DONE;
-    if (body == NULL)
-        body = "";
-    r->on_done(r, status, body, len, r->ud);
     req_free(r);
+}
+
+/* The one call of on_done. */
+static void deliver(struct ebb_kube_req *r, int status, const char *body, size_t len)
+{
+    q_remove(&r->q);
+    q_remove(&r->all);
+    r->k->nreqs--;
+    r->state = RS_DONE;
+    r->on_done(r, status, body != NULL ? body : "", len, r->ud);
+}
+
+/* The request ends: on_done, then it is freed. Outside curl callbacks. */
+static void finish(struct ebb_kube_req *r, int status, const char *body, size_t len)
+{
+    deliver(r, status, body, len);
+    release(r);
+}
+
+/* Cancelled (or the client closes): on_done now; free it now unless curl
+ * has it, in which case the wake timer takes it out of curl later. */
+static void abandon(struct ebb_kube_req *r, const char *why)
+{
+    struct ebb_kube *k = r->k;
+
+    deliver(r, EBB_ESTATE, why, strlen(why));
+    if (!r->in_multi) {
+        release(r);
+        return;
+    }
+    r->state = RS_ZOMBIE;
+    q_push(&k->zombies, &r->q);
+    arm(k, 0);
 }
 
 static void finish_msg(struct ebb_kube_req *r, int status, const char *msg)
@@ -332,20 +360,14 @@ static size_t on_write(char *ptr, size_t size, size_t nmemb, void *ud)
     size_t n = size * nmemb;
     long code = 0;
 
-    if (r->state != RS_ACTIVE || r->k->closing) {
-        r->aborted = true;   /* cancelled or closing: stop the transfer */
-        return 0;
-    }
+    if (r->state != RS_ACTIVE)
+        return 0;   /* cancelled: stop the transfer */
     curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &code);
     if (r->stream && code >= 200 && code < 300) {
         r->delivered = true;
         r->on_data(r, ptr, n, r->ud);
         /* on_data may have cancelled it or closed the client */
-        if (r->state != RS_ACTIVE || r->k->closing) {
-            r->aborted = true;
-            return 0;
-        }
-        return n;
+        return r->state == RS_ACTIVE ? n : 0;
     }
     if (r->len + n + 1 > r->cap) {
         size_t cap = r->cap ? r->cap : 4096;
@@ -629,8 +651,10 @@ static void complete(struct ebb_kube_req *r, CURLcode res)
 
     curl_multi_remove_handle(r->k->multi, r->easy);
     r->in_multi = false;
-    if (r->state == RS_CANCEL || r->aborted)
-        return;   /* cancelq or closing: the wake timer reports it */
+    if (r->state == RS_ZOMBIE) {
+        release(r);   /* on_done has run already */
+        return;
+    }
     curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &code);
     if (r->oom) {
         finish_msg(r, EBB_ENOMEM, "out of memory");
@@ -683,12 +707,9 @@ static void shutdown_all(struct ebb_kube *k)
 {
     struct qnode *n;
 
-    while (!q_empty(&k->reqs)) {
-        struct ebb_kube_req *r = q_data(k->reqs.next, struct ebb_kube_req, all);
-
-        r->state = RS_CANCEL;
-        finish_msg(r, EBB_ESTATE, "cancelled: client closed");
-    }
+    /* ebb_kube_close answered every request; what is left is in curl */
+    while (!q_empty(&k->zombies))
+        release(q_data(k->zombies.next, struct ebb_kube_req, q));
     k->cleaning = true;
     curl_multi_cleanup(k->multi);
     k->multi = NULL;
@@ -710,11 +731,8 @@ static void wake_cb(uv_timer_t *t)
         shutdown_all(k);
         return;
     }
-    /* on_done may cancel, close or queue more: take one entry at a time */
-    while (!k->closing && !q_empty(&k->cancelq)) {
-        struct ebb_kube_req *r = q_data(k->cancelq.next, struct ebb_kube_req, q);
-        finish_msg(r, EBB_ESTATE, "cancelled");
-    }
+    while (!q_empty(&k->zombies))
+        release(q_data(k->zombies.next, struct ebb_kube_req, q));
     now = uv_hrtime();
     for (n = k->retryq.next; !k->closing && n != &k->retryq; n = next) {
         struct ebb_kube_req *r = q_data(n, struct ebb_kube_req, q);
@@ -739,11 +757,14 @@ static void wake_cb(uv_timer_t *t)
         return;
     }
     if (!q_empty(&k->rateq)) {
-        uint64_t ms = (uint64_t)((1.0 - k->tokens) / k->qps * 1000.0) + 1;
+        /* a token may have come back meanwhile (a write queued by on_done) */
+        uint64_t ms = k->tokens >= 1.0 ? 0 : (uint64_t)((1.0 - k->tokens) / k->qps * 1000.0) + 1;
         if (ms < next_ms)
             next_ms = ms;
     }
-    if (!q_empty(&k->cancelq) || !q_empty(&k->readyq))
+    /* on_done may cancel, close or queue more: the loops above re-read the
+     * queue heads, and anything added meanwhile runs at the next wake */
+    if (!q_empty(&k->zombies) || !q_empty(&k->readyq))
         next_ms = 0;
     if (next_ms != UINT64_MAX)
         arm(k, next_ms);
@@ -770,7 +791,7 @@ int ebb_kube_create(uv_loop_t *loop, const struct ebb_kube_config *cfg,
     q_init(&k->readyq);
     q_init(&k->rateq);
     q_init(&k->retryq);
-    q_init(&k->cancelq);
+    q_init(&k->zombies);
     q_init(&k->socks);
     k->qps = opts && opts->qps > 0 ? opts->qps : 50;
     k->burst = opts && opts->burst > 0 ? opts->burst : 100;
@@ -875,15 +896,9 @@ fail:
 
 void ebb_kube_cancel(struct ebb_kube_req *req)
 {
-    struct ebb_kube *k;
-
-    if (req == NULL || req->state == RS_CANCEL || req->state == RS_DONE)
-        return;
-    k = req->k;
-    req->state = RS_CANCEL;
-    q_remove(&req->q);
-    q_push(&k->cancelq, &req->q);
-    arm(k, 0);
+    if (req == NULL || req->state == RS_DONE || req->state == RS_ZOMBIE)
+        return;   /* inside its on_done, or cancelled already */
+    abandon(req, "cancelled");
 }
 
 void ebb_kube_close(struct ebb_kube *k, void (*cb)(void *ud), void *ud)
@@ -893,6 +908,9 @@ void ebb_kube_close(struct ebb_kube *k, void (*cb)(void *ud), void *ud)
     k->closing = true;
     k->close_cb = cb;
     k->close_ud = ud;
+    /* on_done may cancel others: take the head each time */
+    while (!q_empty(&k->reqs))
+        abandon(q_data(k->reqs.next, struct ebb_kube_req, all), "cancelled: client closed");
     arm(k, 0);
 }
 

@@ -305,10 +305,34 @@ static int l_best_preferred_weight(lua_State *L)
     return 1;
 }
 
+/* ebb.better_preferred_node(pod, than [, nodes]) -> Node, weight | nil
+ *                                                                [-0, +1|2, e]
+ * The first of nodes (default: the cycle's, by name) to which the pod gives
+ * a preferred node affinity weight above `than` (a number): there is one
+ * exactly when the best weight is above it, and the search stops there. */
+static int l_better_preferred_node(lua_State *L)
+{
+    struct ebb_pod *p = ebb__lua_check_pod(L, 1);
+    lua_Integer than = luaL_checkinteger(L, 2);
+    size_t n;
+    struct ebb_node *const *nodes = ebb__lua_check_nodes(L, 3, &n);
+    int64_t w = 0;
+    const struct ebb_node *better = ebb_pod_better_preferred_node(p, than, nodes, n, &w);
+
+    if (better == NULL) {
+        lua_pushnil(L);
+        return 1;
+    }
+    ebb__lua_push_node(L, better);
+    lua_pushinteger(L, w);
+    return 2;
+}
+
 static const luaL_Reg funcs[] = {
     { "duplicates", l_duplicates },
     { "anti_affinity_index", l_anti_index },
     { "best_preferred_weight", l_best_preferred_weight },
+    { "better_preferred_node", l_better_preferred_node },
     { NULL, NULL },
 };
 

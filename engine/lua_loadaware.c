@@ -226,6 +226,7 @@ static int l_node_loads(lua_State *L)
     size_t n;
     int rc;
 
+    lua_settop(L, 2);   /* pin the arguments: helpers push scratch values */
     luaL_argcheck(L, !lua_isnoneornil(L, 1), 1, "expected nodes");
     nodes = ebb__lua_check_nodes(L, 1, &n);
     t = lua_newuserdatauv(L, sizeof(*t), 0);   /* scratch: too big for the C stack */
@@ -410,6 +411,7 @@ static int l_set_overutilized(lua_State *L)
     bool prod = opt_flag(L, 3, "prod");
     char buf[1024];
 
+    lua_settop(L, 3);   /* pin the arguments: helpers push scratch values */
     lua_pushboolean(L, ebb_la_over(s, n, prod) != 0);
     ebb_la_reason(s, n, prod, buf, sizeof(buf));
     lua_pushstring(L, buf);
@@ -424,6 +426,7 @@ static int l_set_score(lua_State *L)
     const struct ebb_la_node *n = check_node(L, s, 2);
     int64_t w[EBB_LA_MAXRES];
 
+    lua_settop(L, 4);   /* pin the arguments: helpers push scratch values */
     check_weights(L, s, 3, w);
     lua_pushinteger(L, ebb_la_score(s, n, w, opt_flag(L, 4, "prod")));
     return 1;
@@ -441,6 +444,7 @@ static int l_set_sort(lua_State *L)
     struct ebb_node **out;
     size_t n;
 
+    lua_settop(L, 4);   /* pin the arguments: helpers push scratch values */
     check_weights(L, s, 3, w);
     v = check_nodes(L, s, 2, &n);
     ebb_la_sort_nodes(s, v, n, w, opt_flag(L, 4, "prod"), opt_flag(L, 4, "ascending"));
@@ -461,6 +465,7 @@ static int l_set_available(lua_State *L)
     struct ebb_la_node **v;
     size_t n;
 
+    lua_settop(L, 3);   /* pin the arguments: helpers push scratch values */
     v = check_nodes(L, s, 2, &n);
     ebb_la_available(s, v, n, opt_flag(L, 3, "prod"), out);
     push_res_array(L, s, out, false);
@@ -491,6 +496,7 @@ static int l_set_removable(lua_State *L)
     size_t ntargets, np, nsels = 0;
     int out;
 
+    lua_settop(L, 5);   /* pin the arguments: helpers push scratch values */
     pods = check_pods(L, 3, &np);
     targets = check_nodes(L, s, 4, &ntargets);
     if (lua_istable(L, 5)) {
@@ -543,6 +549,7 @@ static int l_set_order(lua_State *L)
     size_t np;
     int out;
 
+    lua_settop(L, 5);   /* pin the arguments: helpers push scratch values */
     check_weights(L, s, 4, w);
     pods = check_pods(L, 3, &np);
     ebb_la_sort_pods(s, src, pods, np, w, opt_flag(L, 5, "prod"));
@@ -566,6 +573,7 @@ static int l_set_evicted(lua_State *L)
     int64_t avail[EBB_LA_MAXRES];
     bool ok;
 
+    lua_settop(L, 5);   /* pin the arguments: helpers push scratch values */
     luaL_checktype(L, 4, LUA_TTABLE);
     check_weights(L, s, 4, avail);
     ok = ebb_la_evicted(s, n, p, opt_flag(L, 5, "prod"), avail);
@@ -606,6 +614,7 @@ static int l_set_pod_score(lua_State *L)
     int64_t w[EBB_LA_MAXRES];
     double v;
 
+    lua_settop(L, 5);   /* pin the arguments: helpers push scratch values */
     check_weights(L, s, 4, w);
     v = ebb_la_pod_score(s, n, p, w, opt_flag(L, 5, "prod"));
     if (v < 0)

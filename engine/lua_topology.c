@@ -24,15 +24,19 @@ struct guard {
     struct ebb_pod **byns;
 };
 
-static int l_guard_gc(lua_State *L)
+/* Free what the guard holds (now, rather than at the next collection). */
+static void l_guard_release(struct guard *g)
 {
-    struct guard *g = luaL_checkudata(L, 1, GUARD_MT);
-
     ebb_topology_destroy(g->t);
     g->t = NULL;
     ebb_topology_result_free(&g->r);
     free(g->byns);
     g->byns = NULL;
+}
+
+static int l_guard_gc(lua_State *L)
+{
+    l_guard_release(luaL_checkudata(L, 1, GUARD_MT));
     return 0;
 }
 
@@ -185,6 +189,7 @@ static int l_topology_balance(lua_State *L)
         lua_setfield(L, -2, "max_skew");
         lua_rawseti(L, -2, (lua_Integer)i + 1);
     }
+    l_guard_release(g);
     return 3;
 }
 
@@ -279,6 +284,7 @@ static int l_topology_domains(lua_State *L)
             lua_rawseti(L, -2, (lua_Integer)++k);
         }
     }
+    l_guard_release(g);
     return 1;
 }
 

@@ -29,6 +29,7 @@
 struct lusage {
     struct ebb_usage *u;
     uint64_t epoch;
+    size_t charged;        /* bytes counted against the plugin's memory cap */
     bool target;           /* the move stops when the source is no longer above target */
 };
 
@@ -53,9 +54,32 @@ static struct lusage *check_usage(lua_State *L, int idx)
 static int l_usage_gc(lua_State *L)
 {
     struct lusage *lu = luaL_checkudata(L, 1, USAGE_MT);
+    struct ebb_vm *vm = ebb__vm_of(L);
+
     ebb_usage_destroy(lu->u);
     lu->u = NULL;
+    if (vm != NULL && lu->charged <= vm->mem_used)
+        vm->mem_used -= lu->charged;
+    lu->charged = 0;
     return 0;
+}
+
+/* The set lives in malloc'd memory: count it against the plugin's cap as
+ * if the state's allocator had handed it out, and let the collector know
+ * there is garbage to chase. Raises (the set already parked in its
+ * userdata) when the cap would be passed. */
+static void charge(lua_State *L, struct lusage *lu)
+{
+    struct ebb_vm *vm = ebb__vm_of(L);
+    size_t bytes = ebb_usage_bytes(lu->u);
+
+    if (vm == NULL)
+        return;
+    if (vm->limit_on && vm->mem_used + bytes > vm->mem_limit)
+        luaL_error(L, "not enough memory");
+    vm->mem_used += bytes;
+    lu->charged = bytes;
+    lua_gc(L, LUA_GCSTEP, (int)(bytes / 1024));
 }
 
 /* A Node, or a node name, at idx -> its index in the set, or -1 when it is
@@ -154,6 +178,7 @@ static int l_node_usage(lua_State *L)
     if ((rc = ebb_usage_create(e->cache, nodes, n, res, nres, source, &lu->u)) != 0)
         return luaL_error(L, "ebb.node_usage: %s", ebb_strerror(rc));
     lu->epoch = ebb_cache_epoch(e->cache);
+    charge(L, lu);
     return 1;
 }
 

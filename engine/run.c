@@ -42,6 +42,7 @@ struct run_opts {
     int port;
     double max_stale_s;
     int page_size;
+    int64_t now;                  /* --now: a fixed clock (tests, replays) */
 };
 
 struct runner {
@@ -88,6 +89,7 @@ static void usage(FILE *f)
           "    --leader-elect-resource-namespace NS (kube-system)\n"
           "  --port N              /metrics, /healthz, /readyz (0 disables)\n"
           "  --max-stale D         skip cycles while a watch has been broken longer (30s)\n"
+          "  --now TIME            a fixed clock for pod ages (tests, replays)\n"
           "Upstream names are accepted too: --policy-config-file, --descheduling-interval,\n"
           "--client-connection-kubeconfig, --client-connection-qps, --client-connection-burst.\n",
           f);
@@ -109,7 +111,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
     enum {
         F_POLICY = 1000, F_DIR, F_KUBECONFIG, F_CONTEXT, F_INTERVAL, F_ONCE, F_DRY, F_LE, F_LE_DUR,
         F_LE_RENEW, F_LE_RETRY, F_LE_NAME, F_LE_NS, F_LE_LOCK, F_QPS, F_BURST, F_BIND, F_PORT,
-        F_STALE, F_PAGE,
+        F_STALE, F_PAGE, F_NOW,
     };
     static const struct option longopts[] = {
         { "policy", required_argument, NULL, F_POLICY },
@@ -138,6 +140,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
         { "secure-port", required_argument, NULL, F_PORT },
         { "max-stale", required_argument, NULL, F_STALE },
         { "page-size", required_argument, NULL, F_PAGE },
+        { "now", required_argument, NULL, F_NOW },
         { "verbose", no_argument, NULL, 'v' },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
@@ -147,6 +150,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
     char *end;
 
     memset(o, 0, sizeof(*o));
+    o->now = EBB_TIME_NONE;
     o->interval_s = 300;
     o->qps = 50;
     o->burst = 100;
@@ -222,6 +226,12 @@ static int parse(int argc, char **argv, struct run_opts *o)
             break;
         case F_PAGE:
             o->page_size = (int)strtol(optarg, &end, 10);
+            break;
+        case F_NOW:
+            if (ebb_time_parse(optarg, &o->now) != 0) {
+                fprintf(stderr, "ebb: error: --now: \"%s\" is not an RFC 3339 time\n", optarg);
+                return EXIT_INPUT;
+            }
             break;
         case 'v': ebb_log_level = EBB_LOG_DEBUG; break;
         case 'q': ebb_log_level = EBB_LOG_ERROR; break;
@@ -788,6 +798,7 @@ int ebb_run_main(int argc, char **argv)
     }
     /* what the user wrote is checked before anything talks to the cluster */
     eo.mode = r->o.dry_run ? EBB_MODE_DRY_RUN : EBB_MODE_LIVE;
+    eo.now = r->o.now;
     if ((rc = ebb_engine_create(&eo, &r->engine, &err)) != 0 ||
         (rc = ebb_engine_load_builtins(r->engine, &err)) != 0)
         goto input;

@@ -184,25 +184,31 @@ static void sb_printf(struct sb *b, const char *fmt, ...)
 /* ---- objects and their versions ---------------------------------------------- */
 
 /* One version of one object: immutable once made, shared by the store and
- * the event log. */
+ * the event log. Kept as compact JSON text (what lists and watches send)
+ * plus what selectors read; parsed again only to change the object. */
 struct ver {
     unsigned refs;
     uint64_t rv;
-    cJSON *json;                 /* metadata.resourceVersion == rv */
-    char *text;                  /* printed on first use */
+    char *text;                  /* metadata.resourceVersion == rv */
+    size_t len;
     char *key;                   /* "ns/name" or "name": the etcd order */
-    char *ns, *name;             /* ns "" for cluster-scoped */
+    char *ns, *name, *uid;       /* ns "" for cluster-scoped; uid "" when none */
+    struct ebb_labels labels;    /* interned, for label selectors */
+    char *fields[12];            /* the values of rdef.fields, for field selectors */
 };
 
 static void ver_release(struct ver *v)
 {
     if (v == NULL || --v->refs > 0)
         return;
-    cJSON_Delete(v->json);
     free(v->text);
     free(v->key);
     free(v->ns);
     free(v->name);
+    free(v->uid);
+    ebb_labels_free(&v->labels);
+    for (size_t i = 0; i < EBB_ARRAY_LEN(v->fields); i++)
+        free(v->fields[i]);
     free(v);
 }
 
@@ -213,11 +219,15 @@ static struct ver *ver_ref(struct ver *v)
     return v;
 }
 
-static const char *ver_text(struct ver *v)
+static const char *ver_text(const struct ver *v)
 {
-    if (v->text == NULL)
-        v->text = cJSON_PrintUnformatted(v->json);
-    return v->text ? v->text : "{}";
+    return v->text;
+}
+
+/* The object as a tree again (owned by the caller), or NULL. */
+static cJSON *ver_json(const struct ver *v)
+{
+    return cJSON_ParseWithLength(v->text, v->len);
 }
 
 static cJSON *obj_meta(cJSON *obj)
@@ -263,12 +273,68 @@ static void set_item(cJSON *obj, const char *key, cJSON *j)
         cJSON_AddItemToObject(obj, key, j);
 }
 
-/* A new version of `json` (owned) at rv. NULL when out of memory (json freed). */
+/* The text of a field as the API's field selectors see it ("" when absent). */
+static void field_value(const cJSON *obj, const char *path, char *buf, size_t len)
+{
+    char part[128];
+    const char *p = path;
+    const cJSON *j = obj;
+
+    buf[0] = '\0';
+    while (j != NULL && *p) {
+        const char *dot = strchr(p, '.');
+        size_t n = dot ? (size_t)(dot - p) : strlen(p);
+        if (n >= sizeof(part))
+            return;
+        memcpy(part, p, n);
+        part[n] = '\0';
+        j = cJSON_GetObjectItemCaseSensitive(j, part);
+        p += n + (dot ? 1 : 0);
+    }
+    if (j == NULL)
+        return;
+    if (cJSON_IsString(j))
+        snprintf(buf, len, "%s", j->valuestring);
+    else if (cJSON_IsBool(j))
+        snprintf(buf, len, "%s", cJSON_IsTrue(j) ? "true" : "false");
+    else if (cJSON_IsNumber(j))
+        snprintf(buf, len, "%.17g", j->valuedouble);
+}
+
+static int labels_of(const cJSON *obj, struct ebb_labels *l)
+{
+    const cJSON *ls = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "labels"), *it;
+    int n = cJSON_IsObject(ls) ? cJSON_GetArraySize(ls) : 0;
+
+    l->n = 0;
+    l->kv = NULL;
+    if (n == 0)
+        return 0;
+    if ((l->kv = calloc((size_t)n, sizeof(*l->kv))) == NULL)
+        return EBB_ENOMEM;
+    cJSON_ArrayForEach(it, ls) {
+        if (!cJSON_IsString(it) || it->string == NULL)
+            continue;
+        l->kv[l->n].key = ebb_str_cstr(it->string);
+        l->kv[l->n].value = ebb_str_cstr(it->valuestring);
+        if (l->kv[l->n].key == NULL || l->kv[l->n].value == NULL) {
+            l->n++;
+            return EBB_ENOMEM;
+        }
+        l->n++;
+    }
+    return 0;
+}
+
+/* A new version of `json` (owned: printed, indexed, freed) at rv. NULL when
+ * out of memory. */
 static struct ver *ver_make(const struct rdef *d, cJSON *json, uint64_t rv)
 {
     struct ver *v = calloc(1, sizeof(*v));
-    const char *ns, *name;
-    char rvs[24];
+    const char *ns, *name, *uid;
+    char rvs[24], val[512];
+    bool ok;
 
     if (v == NULL) {
         cJSON_Delete(json);
@@ -276,20 +342,29 @@ static struct ver *ver_make(const struct rdef *d, cJSON *json, uint64_t rv)
     }
     v->refs = 1;
     v->rv = rv;
-    v->json = json;
     snprintf(rvs, sizeof(rvs), "%" PRIu64, rv);
     set_str(obj_meta(json), "resourceVersion", rvs);
     ns = d->namespaced ? meta_str(json, "namespace") : "";
     name = meta_str(json, "name");
+    uid = meta_str(json, "uid");
     v->ns = strdup(ns ? ns : "");
     v->name = strdup(name ? name : "");
-    if (v->ns && v->name && (v->key = malloc(strlen(v->ns) + strlen(v->name) + 2)) != NULL) {
+    v->uid = strdup(uid ? uid : "");
+    ok = v->ns && v->name && v->uid && labels_of(json, &v->labels) == 0;
+    for (size_t i = 0; ok && i < EBB_ARRAY_LEN(d->fields) && d->fields[i]; i++) {
+        field_value(json, d->fields[i], val, sizeof(val));
+        ok = (v->fields[i] = strdup(val)) != NULL;
+    }
+    if (ok && (v->key = malloc(strlen(v->ns) + strlen(v->name) + 2)) != NULL) {
         if (d->namespaced)
             sprintf(v->key, "%s/%s", v->ns, v->name);
         else
             strcpy(v->key, v->name);
     }
-    if (v->ns == NULL || v->name == NULL || v->key == NULL) {
+    if (ok && v->key != NULL && (v->text = cJSON_PrintUnformatted(json)) != NULL)
+        v->len = strlen(v->text);
+    cJSON_Delete(json);
+    if (v->text == NULL) {
         ver_release(v);
         return NULL;
     }
@@ -495,7 +570,7 @@ static int store_put(struct server *s, int res, cJSON *json, struct ver **out)
 }
 
 /* Remove an object: DELETED, with its last state at a new rv. *out (may be
- * NULL) gets that last version, borrowed until the next change. */
+ * NULL) gets that last version: a reference the caller releases. */
 static int store_delete(struct server *s, int res, const char *key, struct ver **out)
 {
     struct store *st = &s->stores[res];
@@ -507,7 +582,7 @@ static int store_delete(struct server *s, int res, const char *key, struct ver *
     if (!found)
         return EBB_ENOENT;
     prev = st->v[i];
-    if ((copy = cJSON_Duplicate(prev->json, true)) == NULL ||
+    if ((copy = ver_json(prev)) == NULL ||
         (v = ver_make(&rdefs[res], copy, s->rv + 1)) == NULL)
         return EBB_ENOMEM;
     memmove(st->v + i, st->v + i + 1, (st->n - i - 1) * sizeof(*st->v));
@@ -517,7 +592,8 @@ static int store_delete(struct server *s, int res, const char *key, struct ver *
     ver_release(prev);
     if (out != NULL)
         *out = v;
-    ver_release(v);   /* the log holds it (unless history is 0: then *out must not be kept) */
+    else
+        ver_release(v);
     return 0;
 }
 
@@ -562,9 +638,12 @@ static struct ver **view_at(struct server *s, int res, uint64_t rv, size_t *n)
 /* ---- selectors ------------------------------------------------------------------ */
 
 struct fsel {
-    char *field, *value;
+    int idx;                     /* FIELD_NAME, FIELD_NS or an index in rdef.fields */
+    char *value;
     bool neq;
 };
+
+enum { FIELD_NAME = -1, FIELD_NS = -2, FIELD_NONE = -3 };
 
 struct filter {
     char *ns;                    /* NULL: every namespace */
@@ -577,50 +656,22 @@ static void filter_free(struct filter *f)
 {
     free(f->ns);
     ebb_selector_free(f->labels);
-    for (size_t i = 0; i < f->nfields; i++) {
-        free(f->fields[i].field);
+    for (size_t i = 0; i < f->nfields; i++)
         free(f->fields[i].value);
-    }
     free(f->fields);
     memset(f, 0, sizeof(*f));
 }
 
-/* The text of a field as the API's field selectors see it ("" when absent). */
-static void field_value(const cJSON *obj, const char *path, char *buf, size_t len)
+static int field_index(const struct rdef *d, const char *f)
 {
-    char part[128];
-    const char *p = path;
-    const cJSON *j = obj;
-
-    buf[0] = '\0';
-    while (j != NULL && *p) {
-        const char *dot = strchr(p, '.');
-        size_t n = dot ? (size_t)(dot - p) : strlen(p);
-        if (n >= sizeof(part))
-            return;
-        memcpy(part, p, n);
-        part[n] = '\0';
-        j = cJSON_GetObjectItemCaseSensitive(j, part);
-        p += n + (dot ? 1 : 0);
-    }
-    if (j == NULL)
-        return;
-    if (cJSON_IsString(j))
-        snprintf(buf, len, "%s", j->valuestring);
-    else if (cJSON_IsBool(j))
-        snprintf(buf, len, "%s", cJSON_IsTrue(j) ? "true" : "false");
-    else if (cJSON_IsNumber(j))
-        snprintf(buf, len, "%.17g", j->valuedouble);
-}
-
-static bool field_supported(const struct rdef *d, const char *f)
-{
-    if (strcmp(f, "metadata.name") == 0 || (d->namespaced && strcmp(f, "metadata.namespace") == 0))
-        return true;
+    if (strcmp(f, "metadata.name") == 0)
+        return FIELD_NAME;
+    if (d->namespaced && strcmp(f, "metadata.namespace") == 0)
+        return FIELD_NS;
     for (size_t i = 0; i < EBB_ARRAY_LEN(d->fields) && d->fields[i]; i++)
         if (strcmp(d->fields[i], f) == 0)
-            return true;
-    return false;
+            return (int)i;
+    return FIELD_NONE;
 }
 
 /* fields.ParseSelector: "a=b,c!=d,e==f"; backslash escapes ',', '=', '!' and
@@ -635,6 +686,7 @@ static int parse_fields(const struct rdef *d, const char *s, struct filter *f, c
         size_t kn = 0, vn = 0;
         bool neq = false;
         struct fsel *nf;
+        int idx;
 
         while (*p && *p != '=' && *p != '!' && *p != ',' && kn + 1 < sizeof(key))
             key[kn++] = *p++;
@@ -658,7 +710,7 @@ static int parse_fields(const struct rdef *d, const char *s, struct filter *f, c
         val[vn] = '\0';
         if (*p == ',')
             p++;
-        if (!field_supported(d, key)) {
+        if ((idx = field_index(d, key)) == FIELD_NONE) {
             snprintf(msg, msglen, "field label not supported: %s", key);
             return EBB_ESCHEMA;
         }
@@ -666,55 +718,29 @@ static int parse_fields(const struct rdef *d, const char *s, struct filter *f, c
             return EBB_ENOMEM;
         f->fields = nf;
         nf = &f->fields[f->nfields];
-        nf->field = strdup(key);
+        nf->idx = idx;
         nf->value = strdup(val);
         nf->neq = neq;
         f->nfields++;
-        if (nf->field == NULL || nf->value == NULL)
+        if (nf->value == NULL)
             return EBB_ENOMEM;
     }
     return 0;
 }
 
-static bool labels_match(const struct ebb_selector *sel, const cJSON *obj)
-{
-    const cJSON *ls = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj,
-                                                                                        "metadata"),
-                                                      "labels"), *it;
-    struct ebb_labels l = { 0, NULL };
-    bool ok;
-    int n = 0;
-
-    if (sel == NULL)
-        return true;
-    if (cJSON_IsObject(ls))
-        n = cJSON_GetArraySize(ls);
-    if (n > 0 && (l.kv = calloc((size_t)n, sizeof(*l.kv))) != NULL) {
-        cJSON_ArrayForEach(it, ls) {
-            if (!cJSON_IsString(it) || it->string == NULL)
-                continue;
-            l.kv[l.n].key = ebb_str_cstr(it->string);
-            l.kv[l.n].value = ebb_str_cstr(it->valuestring);
-            l.n++;
-        }
-    }
-    ok = ebb_selector_matches(sel, &l);
-    ebb_labels_free(&l);
-    return ok;
-}
-
 static bool filter_match(const struct filter *f, const struct ver *v)
 {
-    char val[512];
-
     if (f->ns != NULL && strcmp(f->ns, v->ns) != 0)
         return false;
     for (size_t i = 0; i < f->nfields; i++) {
-        field_value(v->json, f->fields[i].field, val, sizeof(val));
-        if ((strcmp(val, f->fields[i].value) == 0) == f->fields[i].neq)
+        const struct fsel *fs = &f->fields[i];
+        const char *val = fs->idx == FIELD_NAME ? v->name
+                        : fs->idx == FIELD_NS   ? v->ns
+                        : v->fields[fs->idx] ? v->fields[fs->idx] : "";
+        if ((strcmp(val, fs->value) == 0) == fs->neq)
             return false;
     }
-    return labels_match(f->labels, v->json);
+    return f->labels == NULL || ebb_selector_matches(f->labels, &v->labels);
 }
 
 /* ---- answers -------------------------------------------------------------------- */
@@ -1152,8 +1178,7 @@ static bool request_filter(struct ebb_http_req *r, const struct route *rt, struc
     if (ls != NULL && ls[0] != '\0') {
         struct ebb_error err = { 0 };
         if (ebb_selector_parse(ls, &f->labels, &err) != 0) {
-            snprintf(msg, sizeof(msg), "unable to parse requirement: %s", err.msg);
-            reply_bad_request(r, msg);
+            reply_bad_request(r, err.msg);
             filter_free(f);
             return false;
         }
@@ -1165,15 +1190,16 @@ static bool request_filter(struct ebb_http_req *r, const struct route *rt, struc
         filter_free(f);
         return false;
     }
-    if (rt->name != NULL && rt->watch_path) {
-        /* /watch/.../NAME: a watch of one object */
+    if (rt->name != NULL) {
+        /* /watch/.../NAME or NAME?watch=1: a watch of one object */
         struct fsel *nf = realloc(f->fields, (f->nfields + 1) * sizeof(*nf));
         if (nf == NULL)
             goto oom;
         f->fields = nf;
-        nf[f->nfields].field = strdup("metadata.name");
-        nf[f->nfields].value = strdup(rt->name);
+        nf[f->nfields].idx = FIELD_NAME;
         nf[f->nfields].neq = false;
+        if ((nf[f->nfields].value = strdup(rt->name)) == NULL)
+            goto oom;
         f->nfields++;
     }
     return true;
@@ -1438,19 +1464,48 @@ static void on_watch_timeout(uv_timer_t *t)
     watch_end(t->data);
 }
 
+/* A watch that cannot start: one ERROR event with the Status, then the end
+ * of the stream (the cacher's error watcher). */
+static void reply_watch_error(struct ebb_http_req *r, const char *status)
+{
+    struct sb b = { 0 };
+
+    sb_puts(&b, "{\"type\":\"ERROR\",\"object\":");
+    sb_puts(&b, status);
+    sb_puts(&b, "}\n");
+    if (b.oom) {
+        ebb_http_respond(r, 500, NULL, NULL, 0);
+    } else if (ebb_http_stream_begin(r, 200, JSON) == 0 &&
+               ebb_http_stream_write(r, b.p, b.n) == 0) {
+        ebb_http_stream_end(r);
+    }
+    free(b.p);
+}
+
 static void reply_watch_expired(struct ebb_http_req *r, uint64_t want, uint64_t oldest)
 {
-    char line[400];
-    int n;
+    char st[400];
 
-    n = snprintf(line, sizeof(line),
-                 "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"apiVersion\":\"v1\","
-                 "\"metadata\":{},\"status\":\"Failure\",\"message\":\"too old resource version: "
-                 "%" PRIu64 " (%" PRIu64 ")\",\"reason\":\"Expired\",\"code\":410}}\n",
-                 want, oldest);
-    if (ebb_http_stream_begin(r, 200, JSON) == 0 &&
-        ebb_http_stream_write(r, line, (size_t)n) == 0)
-        ebb_http_stream_end(r);
+    snprintf(st, sizeof(st),
+             "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
+             "\"message\":\"too old resource version: %" PRIu64 " (%" PRIu64 ")\","
+             "\"reason\":\"Expired\",\"code\":410}",
+             want, oldest);
+    reply_watch_error(r, st);
+}
+
+static void reply_watch_too_large(struct ebb_http_req *r, uint64_t want, uint64_t have)
+{
+    char st[600];
+
+    snprintf(st, sizeof(st),
+             "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
+             "\"message\":\"Too large resource version: %" PRIu64 ", current: %" PRIu64 "\","
+             "\"reason\":\"Timeout\",\"details\":{\"causes\":[{\"reason\":"
+             "\"ResourceVersionTooLarge\",\"message\":\"Too large resource version\"}],"
+             "\"retryAfterSeconds\":1},\"code\":504}",
+             want, have);
+    reply_watch_error(r, st);
 }
 
 static bool truthy(const char *v)
@@ -1476,6 +1531,10 @@ static void do_watch(struct server *s, struct ebb_http_req *r, const struct rout
         }
         if (from < s->compacted) {
             reply_watch_expired(r, from, s->compacted);
+            return;
+        }
+        if (from > s->rv) {
+            reply_watch_too_large(r, from, s->rv);
             return;
         }
         replay = true;
@@ -1630,13 +1689,34 @@ static bool check_namespace(struct server *s, struct ebb_http_req *r, const stru
     return true;
 }
 
+/* kind and apiVersion, first as the API server writes them. */
 static void fill_type(const struct rdef *d, cJSON *obj)
 {
     char gv[128];
+    cJSON *first = obj->child;
 
     group_version(d, gv, sizeof(gv));
-    set_str(obj, "kind", d->kind);
-    set_str(obj, "apiVersion", gv);
+    if (first != NULL && first->string != NULL && strcmp(first->string, "kind") == 0 &&
+        first->next != NULL && first->next->string != NULL &&
+        strcmp(first->next->string, "apiVersion") == 0) {
+        set_str(obj, "kind", d->kind);
+        set_str(obj, "apiVersion", gv);
+        return;
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(obj, "kind");
+    cJSON_DeleteItemFromObjectCaseSensitive(obj, "apiVersion");
+    first = obj->child;
+    obj->child = NULL;
+    cJSON_AddStringToObject(obj, "kind", d->kind);
+    cJSON_AddStringToObject(obj, "apiVersion", gv);
+    if (first != NULL && obj->child != NULL) {
+        /* re-attach the rest after the two new members */
+        cJSON *last = obj->child->next;
+        last->next = first;
+        first->prev = last;
+        for (cJSON *c = first; c != NULL; c = c->next)
+            obj->child->prev = c;   /* cJSON keeps the tail in child->prev */
+    }
 }
 
 static void reply_invalid_name(struct ebb_http_req *r, const struct rdef *d)
@@ -1722,9 +1802,10 @@ static void replace(struct server *s, struct ebb_http_req *r, const struct route
 {
     const struct rdef *d = &rdefs[rt->res];
     struct ver *cur = store_get2(s, rt->res, rt->ns, rt->name), *v;
-    cJSON *meta, *cmeta;
+    cJSON *meta, *cmeta, *cobj;
     const char *name, *rv;
-    char msg[400];
+    char msg[400], currv[24];
+    bool same;
 
     if (!check_namespace(s, r, rt, obj)) {
         cJSON_Delete(obj);
@@ -1745,8 +1826,9 @@ static void replace(struct server *s, struct ebb_http_req *r, const struct route
         reply_not_found(r, d, rt->name);
         return;
     }
+    snprintf(currv, sizeof(currv), "%" PRIu64, cur->rv);
     rv = get_str(meta, "resourceVersion");
-    if (rv != NULL && rv[0] != '\0' && strcmp(rv, meta_str(cur->json, "resourceVersion")) != 0) {
+    if (rv != NULL && rv[0] != '\0' && strcmp(rv, currv) != 0) {
         cJSON_Delete(obj);
         reply_conflict(r, d, rt->name,
                        "the object has been modified; please apply your changes to the latest "
@@ -1754,14 +1836,21 @@ static void replace(struct server *s, struct ebb_http_req *r, const struct route
         return;
     }
     /* what the server owns comes from the stored object */
-    cmeta = cJSON_GetObjectItemCaseSensitive(cur->json, "metadata");
+    if ((cobj = ver_json(cur)) == NULL) {
+        cJSON_Delete(obj);
+        reply_internal(r, "out of memory");
+        return;
+    }
+    cmeta = cJSON_GetObjectItemCaseSensitive(cobj, "metadata");
     set_str(meta, "name", rt->name);
     set_item(meta, "uid", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(cmeta, "uid"), 1));
     set_item(meta, "creationTimestamp",
              cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(cmeta, "creationTimestamp"), 1));
-    set_str(meta, "resourceVersion", meta_str(cur->json, "resourceVersion"));
+    set_str(meta, "resourceVersion", currv);
     fill_type(d, obj);
-    if (cJSON_Compare(obj, cur->json, true)) {
+    same = cJSON_Compare(obj, cobj, true);
+    cJSON_Delete(cobj);
+    if (same) {
         /* a no-op update writes nothing and keeps the resourceVersion */
         cJSON_Delete(obj);
         reply_text(r, ok_code, ver_text(cur));
@@ -1831,7 +1920,7 @@ static void do_patch(struct server *s, struct ebb_http_req *r, const struct rout
     }
     if ((patch = body_object(r, NULL)) == NULL)
         return;
-    obj = merge_patch(cJSON_Duplicate(cur->json, true), patch);
+    obj = merge_patch(ver_json(cur), patch);
     cJSON_Delete(patch);
     replace(s, r, rt, obj, 200);
 }
@@ -1842,21 +1931,22 @@ static bool check_preconditions(struct ebb_http_req *r, const struct rdef *d, co
 {
     const cJSON *pre = cJSON_GetObjectItemCaseSensitive(opts, "preconditions");
     const char *uid = get_str(pre, "uid"), *rv = get_str(pre, "resourceVersion");
-    const char *cuid = meta_str(cur->json, "uid"), *crv = meta_str(cur->json, "resourceVersion");
-    char why[300];
+    const char *cuid = cur->uid;
+    char why[300], crv[24];
 
-    if (uid != NULL && strcmp(uid, cuid ? cuid : "") != 0) {
+    snprintf(crv, sizeof(crv), "%" PRIu64, cur->rv);
+    if (uid != NULL && strcmp(uid, cuid) != 0) {
         snprintf(why, sizeof(why),
                  "Precondition failed: UID in precondition: %.80s, UID in object meta: %.80s", uid,
-                 cuid ? cuid : "");
+                 cuid);
         reply_conflict(r, d, name, why);
         return false;
     }
-    if (rv != NULL && strcmp(rv, crv ? crv : "") != 0) {
+    if (rv != NULL && strcmp(rv, crv) != 0) {
         snprintf(why, sizeof(why),
                  "Precondition failed: ResourceVersion in precondition: %.40s, ResourceVersion "
                  "in object meta: %.40s",
-                 rv, crv ? crv : "");
+                 rv, crv);
         reply_conflict(r, d, name, why);
         return false;
     }
@@ -1900,8 +1990,8 @@ static void do_delete(struct server *s, struct ebb_http_req *r, const struct rou
     if (rt->res == R_PODS)
         forget_pod(s, cur->ns, cur->name);
     det = details_for(d, rt->name);
-    uid = meta_str(cur->json, "uid");
-    if (uid != NULL)
+    uid = cur->uid;
+    if (uid[0] != '\0')
         cJSON_AddStringToObject(det, "uid", uid);
     if (store_delete(s, rt->res, key, &gone) != 0) {
         cJSON_Delete(det);
@@ -1912,9 +2002,10 @@ static void do_delete(struct server *s, struct ebb_http_req *r, const struct rou
         /* pods answer with the object (ReturnDeletedObject) */
         cJSON_Delete(det);
         reply_text(r, 200, ver_text(gone));
-        return;
+    } else {
+        reply_status(r, 200, NULL, NULL, det);
     }
-    reply_status(r, 200, NULL, NULL, det);
+    ver_release(gone);
 }
 
 /* ---- eviction ------------------------------------------------------------------------------ */
@@ -1927,7 +2018,7 @@ static void pdb_after_eviction(struct server *s, const struct ebb_pdb *pdb, cons
     cJSON *obj, *status, *dp, *conds, *c;
     char ts[32];
 
-    if (st == NULL || cur == NULL || (obj = cJSON_Duplicate(cur->json, true)) == NULL)
+    if (st == NULL || cur == NULL || (obj = ver_json(cur)) == NULL)
         return;
     now_rfc3339(ts, sizeof(ts));
     status = cJSON_GetObjectItemCaseSensitive(obj, "status");

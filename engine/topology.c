@@ -51,16 +51,29 @@ struct lentry {
     uint32_t pod;
 };
 
+/* The nodes' values of one topology key, computed once per object: each
+ * distinct value gets an ordinal in value order, each node the ordinal of
+ * its value (-1: no such label). */
+struct keyinfo {
+    ebb_str key;
+    int32_t *ord;                   /* per node */
+    ebb_str *vals;                  /* by ordinal */
+    uint32_t nvals;
+};
+
 struct ebb_topology {
     struct ebb_cache *cache;
     struct ebb_topology_opts opts;
     struct ebb_node *const *nodes;
     size_t nnodes;
     struct ebb_map node_at;         /* (name, -) -> index + 1 */
+    struct keyinfo *keys;
+    size_t nkeys, keycap;
 
     /* the loaded namespace */
     struct ebb_pod *const *pods;
     size_t npods, podcap;
+    uint32_t *pod_node;             /* index in nodes, NONE: not in the set */
     uint8_t *evictable;             /* 0 unknown, 1 no, 2 yes */
     uint8_t *fits;                  /* valid when fit_gen[i] == gen */
     uint32_t *fit_gen;
@@ -90,8 +103,11 @@ struct ebb_topology {
 
     /* the constraint counted last */
     size_t counted;
+    const struct keyinfo *ckey;     /* its key */
     struct ebb_topo_domains dom;
-    struct ebb_map dom_at;          /* (value, -) -> index + 1 */
+    uint32_t *dom_of;               /* ordinal -> domain index + 1 */
+    uint32_t *dom_ord;              /* domain index -> ordinal */
+    size_t domofcap, domordcap;
     struct ebb_node **below;
     size_t nbelow, belowcap;
 };
@@ -361,7 +377,6 @@ int ebb_topology_create(struct ebb_cache *c, struct ebb_node *const *nodes, size
     t->counted = SIZE_MAX;
     ebb__map_init(&t->node_at);
     ebb__map_init(&t->label_at);
-    ebb__map_init(&t->dom_at);
     for (size_t i = 0; i < nnodes; i++) {
         /* a name given twice keeps its first node */
         if (ebb__map_get(&t->node_at, nodes[i]->name, NULL) == NULL &&
@@ -392,7 +407,14 @@ void ebb_topology_destroy(struct ebb_topology *t)
     free(t->dom.v);
     ebb__map_free(&t->node_at);
     ebb__map_free(&t->label_at);
-    ebb__map_free(&t->dom_at);
+    for (size_t i = 0; i < t->nkeys; i++) {
+        free(t->keys[i].ord);
+        free(t->keys[i].vals);
+    }
+    free(t->keys);
+    free(t->dom_of);
+    free(t->dom_ord);
+    free(t->pod_node);
     free(t->evictable);
     free(t->fits);
     free(t->fit_gen);
@@ -429,7 +451,7 @@ static int pod_arrays(struct ebb_topology *t, size_t n)
     if ((p = realloc(t->field, cap * sizeof(*t->field))) == NULL)        \
         return EBB_ENOMEM;                                               \
     t->field = p;
-    RE(evictable) RE(fits) RE(fit_gen) RE(mark) RE(mark_key) RE(mark_value) RE(mark_skew)
+    RE(pod_node) RE(evictable) RE(fits) RE(fit_gen) RE(mark) RE(mark_key) RE(mark_value) RE(mark_skew)
     RE(scratch) RE(scratch2)
 #undef RE
     t->podcap = cap;
@@ -563,8 +585,10 @@ int ebb_topology_load(struct ebb_topology *t, struct ebb_pod *const *pods, size_
     t->gen = 0;
     for (size_t i = 0; i < npods; i++) {
         const struct ebb_pod *p = pods[i];
+        uintptr_t n = p->node ? (uintptr_t)ebb__map_get(&t->node_at, p->node, NULL) : 0;
         if ((i & 1023) == 1023 && stopped(t))
             return EBB_ELIMIT;
+        t->pod_node[i] = n ? (uint32_t)(n - 1) : NONE;
         for (uint16_t k = 0; k < p->ntsc; k++) {
             /* only the whenUnsatisfiable values asked for */
             if (!(t->opts.when & (1u << p->tsc[k].when_unsatisfiable)))
@@ -685,6 +709,48 @@ static size_t candidates(struct ebb_topology *t, size_t ci)
 
 /* ---- counting -------------------------------------------------------------- */
 
+static int cmp_str(const void *a, const void *b)
+{
+    return ebb_str_cmp(*(const ebb_str *)a, *(const ebb_str *)b);
+}
+
+/* The nodes' values of `key`, built on first use. */
+static const struct keyinfo *key_info(struct ebb_topology *t, ebb_str key)
+{
+    struct keyinfo *k;
+    size_t n = 0;
+
+    for (size_t i = 0; i < t->nkeys; i++)
+        if (t->keys[i].key == key)
+            return &t->keys[i];
+    if (grow((void **)&t->keys, &t->keycap, t->nkeys + 1, sizeof(*t->keys)) != 0)
+        return NULL;
+    k = &t->keys[t->nkeys];
+    memset(k, 0, sizeof(*k));
+    k->key = key;
+    if ((k->ord = malloc((t->nnodes + 1) * sizeof(*k->ord))) == NULL ||
+        (k->vals = malloc((t->nnodes + 1) * sizeof(*k->vals))) == NULL) {
+        free(k->ord);
+        return NULL;
+    }
+    for (size_t i = 0; i < t->nnodes; i++) {
+        ebb_str v = ebb_labels_get(&t->nodes[i]->labels, key);
+        if (v != NULL)
+            k->vals[n++] = v;
+    }
+    qsort(k->vals, n, sizeof(*k->vals), cmp_str);
+    for (size_t i = 0; i < n; i++)
+        if (k->nvals == 0 || k->vals[k->nvals - 1] != k->vals[i])
+            k->vals[k->nvals++] = k->vals[i];
+    for (size_t i = 0; i < t->nnodes; i++) {
+        ebb_str v = ebb_labels_get(&t->nodes[i]->labels, key);
+        const ebb_str *at = v ? bsearch(&v, k->vals, k->nvals, sizeof(*k->vals), cmp_str) : NULL;
+        k->ord[i] = at ? (int32_t)(at - k->vals) : -1;
+    }
+    t->nkeys++;
+    return k;
+}
+
 /* matchNodeInclusionPolicies */
 static bool eligible(const struct ebb_topo_constraint *c, const struct ebb_node *n)
 {
@@ -696,13 +762,21 @@ static bool eligible(const struct ebb_topo_constraint *c, const struct ebb_node 
     return true;
 }
 
-static struct ebb_topo_domain *domain(struct ebb_topology *t, ebb_str value)
+/* Every node passes the inclusion policies: nothing to check per node. */
+static bool every_node_eligible(const struct ebb_topo_constraint *c)
 {
-    uintptr_t k = (uintptr_t)ebb__map_get(&t->dom_at, value, NULL);
+    const struct ebb_pod *p = c->pod;
+    bool selects = p->node_selector.n > 0 || (p->affinity && p->affinity->has_required);
+    return (c->affinity_policy != EBB_POLICY_HONOR || !selects) && c->taints_policy != EBB_POLICY_HONOR;
+}
+
+/* The domain of ordinal `ord`, created empty on first use. */
+static struct ebb_topo_domain *domain(struct ebb_topology *t, int32_t ord)
+{
     struct ebb_topo_domain *d;
 
-    if (k != 0)
-        return &t->dom.v[k - 1];
+    if (t->dom_of[ord] != 0)
+        return &t->dom.v[t->dom_of[ord] - 1];
     if (t->dom.n == t->dom.cap) {
         size_t cap = t->dom.cap ? t->dom.cap * 2 : 16;
         struct ebb_topo_domain *v = realloc(t->dom.v, cap * sizeof(*v));
@@ -712,10 +786,12 @@ static struct ebb_topo_domain *domain(struct ebb_topology *t, ebb_str value)
         t->dom.v = v;
         t->dom.cap = cap;
     }
-    if (ebb__map_put(&t->dom_at, value, NULL, (void *)(uintptr_t)(t->dom.n + 1), NULL) != 0)
+    if (grow((void **)&t->dom_ord, &t->domordcap, t->dom.cap, sizeof(*t->dom_ord)) != 0)
         return NULL;
+    t->dom_ord[t->dom.n] = (uint32_t)ord;
+    t->dom_of[ord] = (uint32_t)(t->dom.n + 1);
     d = &t->dom.v[t->dom.n++];
-    d->value = value;
+    d->value = t->ckey->vals[ord];
     d->size = d->npods = 0;     /* the slot keeps its buffer */
     return d;
 }
@@ -735,21 +811,36 @@ static int domain_push(struct ebb_topo_domain *d, uint32_t pod)
     return 0;
 }
 
-static int cmp_domain_value(const void *a, const void *b)
+/* Domains were created by ordinal as met; put them in ordinal (= value)
+ * order. A counting sort through dom_of: every ordinal maps to one slot. */
+static void sort_domains_by_value(struct ebb_topology *t)
 {
-    return ebb_str_cmp(((const struct ebb_topo_domain *)a)->value,
-                       ((const struct ebb_topo_domain *)b)->value);
-}
+    uint32_t nvals = t->ckey->nvals;
+    size_t k = 0;
 
-static struct ebb_node *node_of(const struct ebb_topology *t, const struct ebb_pod *p)
-{
-    uintptr_t k = p->node ? (uintptr_t)ebb__map_get(&t->node_at, p->node, NULL) : 0;
-    return k ? t->nodes[k - 1] : NULL;
+    for (uint32_t o = 0; o < nvals; o++) {
+        uint32_t at = t->dom_of[o];
+        if (at == 0)
+            continue;
+        /* swap slot at-1 into position k (slots keep their buffers) */
+        if (at - 1 != k) {
+            struct ebb_topo_domain tmp = t->dom.v[k];
+            uint32_t ok = t->dom_ord[k];
+            t->dom.v[k] = t->dom.v[at - 1];
+            t->dom.v[at - 1] = tmp;
+            t->dom_ord[at - 1] = ok;
+            t->dom_of[ok] = at;
+            t->dom_ord[k] = o;
+            t->dom_of[o] = (uint32_t)(k + 1);
+        }
+        k++;
+    }
 }
 
 int ebb_topology_count(struct ebb_topology *t, size_t ci, const struct ebb_topo_domains **out)
 {
     const struct ebb_topo_constraint *c;
+    const struct keyinfo *key;
     size_t n;
     int rc;
 
@@ -759,25 +850,35 @@ int ebb_topology_count(struct ebb_topology *t, size_t ci, const struct ebb_topo_
     t->counted = SIZE_MAX;
     t->dom.n = 0;
     t->dom.sum = 0;
-    ebb__map_free(&t->dom_at);
+    if ((key = key_info(t, c->topology_key)) == NULL)
+        return EBB_ENOMEM;
+    t->ckey = key;
+    if (grow((void **)&t->dom_of, &t->domofcap, key->nvals + 1, sizeof(*t->dom_of)) != 0)
+        return EBB_ENOMEM;
+    memset(t->dom_of, 0, key->nvals * sizeof(*t->dom_of));
     /* more than one constraint over the namespace: index it once */
     if (!t->indexed && t->ncons > 1 && (rc = build_index(t)) != 0)
         return rc;
 
     /* every value of a node that passes the inclusion policies, even with
      * no pod: a topology may have 0 pods */
-    for (size_t i = 0; i < t->nnodes; i++) {
-        ebb_str v = ebb_labels_get(&t->nodes[i]->labels, c->topology_key);
-        if (v != NULL && eligible(c, t->nodes[i]) && domain(t, v) == NULL)
-            return EBB_ENOMEM;
+    if (every_node_eligible(c)) {
+        for (uint32_t o = 0; o < key->nvals; o++)
+            if (domain(t, (int32_t)o) == NULL)
+                return EBB_ENOMEM;
+    } else {
+        for (size_t i = 0; i < t->nnodes; i++) {
+            int32_t o = key->ord[i];
+            if (o >= 0 && t->dom_of[o] == 0 && eligible(c, t->nodes[i]) && domain(t, o) == NULL)
+                return EBB_ENOMEM;
+        }
     }
     n = candidates(t, ci);
     for (size_t k = 0; k < (n == SIZE_MAX ? t->npods : n); k++) {
         uint32_t i = n == SIZE_MAX ? (uint32_t)k : t->scratch[k];
         const struct ebb_pod *p = t->pods[i];
-        struct ebb_node *node;
         struct ebb_topo_domain *d;
-        ebb_str v;
+        int32_t o;
 
         if ((k & 1023) == 1023 && stopped(t))
             return EBB_ELIMIT;
@@ -788,18 +889,13 @@ int ebb_topology_count(struct ebb_topology *t, size_t ci, const struct ebb_topo_
         /* a pod of a node outside the set, or of one without the key, is
          * not counted; a node failing the policies still gets its domain
          * created by its pods (upstream appends to the map) */
-        if ((node = node_of(t, p)) == NULL ||
-            (v = ebb_labels_get(&node->labels, c->topology_key)) == NULL)
+        if (t->pod_node[i] == NONE || (o = key->ord[t->pod_node[i]]) < 0)
             continue;
-        if ((d = domain(t, v)) == NULL || domain_push(d, i) != 0)
+        if ((d = domain(t, o)) == NULL || domain_push(d, i) != 0)
             return EBB_ENOMEM;
         t->dom.sum++;
     }
-    qsort(t->dom.v, t->dom.n, sizeof(*t->dom.v), cmp_domain_value);
-    ebb__map_free(&t->dom_at);
-    for (size_t i = 0; i < t->dom.n; i++)
-        if (ebb__map_put(&t->dom_at, t->dom.v[i].value, NULL, (void *)(uintptr_t)(i + 1), NULL) != 0)
-            return EBB_ENOMEM;
+    sort_domains_by_value(t);
     t->counted = ci;
     if (out)
         *out = &t->dom;
@@ -919,12 +1015,10 @@ int ebb_topology_balance(struct ebb_topology *t, size_t ci)
      * before any move */
     t->nbelow = 0;
     for (size_t k = 0; k < t->nnodes; k++) {
-        ebb_str v = ebb_labels_get(&t->nodes[k]->labels, c->topology_key);
-        uintptr_t x;
-        if (v == NULL || !eligible(c, t->nodes[k]))
-            continue;
-        if ((x = (uintptr_t)ebb__map_get(&t->dom_at, v, NULL)) == 0 ||
-            !((double)d->v[x - 1].size < ideal))
+        int32_t o = t->ckey->ord[k];
+        uint32_t x;
+        if (o < 0 || (x = t->dom_of[o]) == 0 || !((double)d->v[x - 1].size < ideal) ||
+            !eligible(c, t->nodes[k]))
             continue;
         if (grow((void **)&t->below, &t->belowcap, t->nbelow + 1, sizeof(*t->below)) != 0)
             return EBB_ENOMEM;
@@ -937,7 +1031,6 @@ int ebb_topology_balance(struct ebb_topology *t, size_t ci)
 
     /* sortDomains: ascending size; ties by value (random upstream) */
     qsort(d->v, d->n, sizeof(*d->v), cmp_domain_size);
-    ebb__map_free(&t->dom_at);
     for (size_t k = 0; k < d->n; k++) {
         if (stopped(t))
             return EBB_ELIMIT;

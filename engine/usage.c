@@ -29,6 +29,21 @@ void ebb_usage_destroy(struct ebb_usage *u)
     free(u);
 }
 
+size_t ebb_usage_bytes(const struct ebb_usage *u)
+{
+    size_t n, cells;
+
+    if (u == NULL)
+        return 0;
+    n = u->n + u->nskipped;
+    cells = n * u->nres;
+    return sizeof(*u) + n * (sizeof(*u->nodes) + sizeof(*u->cls) + sizeof(*u->dest) +
+                             sizeof(*u->skipped)) +
+           cells * (sizeof(*u->used) + sizeof(*u->cap) + sizeof(*u->has_cap) + sizeof(*u->pct) +
+                    sizeof(*u->avail)) +
+           u->nslots * sizeof(*u->slot_index);
+}
+
 double ebb_usage_percent(int64_t used, int64_t capacity)
 {
     if (capacity <= 0)

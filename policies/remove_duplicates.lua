@@ -44,9 +44,9 @@ function M.balance(ctx, nodes)
   local groups = ebb.duplicates(pods, nodes, { exclude_kinds = a.excludeOwnerKinds })
   for _, g in ipairs(groups) do
     if g.upper_avg == 0 then
-      local feasible = #g.feasible_nodes > 0 and table.concat(g.feasible_nodes, ", ") or "none"
-      ebb.note(string.format("%s: fewer than two feasible nodes for its duplicates (%s), skipped",
-        owner(g), feasible))
+      -- a pod's nodes count only when there are two of them: none here
+      ebb.note(string.format("%s: fewer than two feasible nodes for its duplicates to land on, skipped",
+        owner(g)))
     else
       for _, n in ipairs(g.nodes) do
         local reason = string.format("%d replicas of %s on node %s, above the average of %d",

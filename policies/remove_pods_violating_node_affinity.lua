@@ -52,11 +52,13 @@ local TESTS = {
   end,
   [PREFERRED] = function(pod, node, nodes)
     if not pod:has_node_affinity("preferred") then return nil end
+    -- upstream: best weight over the nodes > weight here; the first better
+    -- node answers the same without weighing them all
     local here = pod:preferred_weight(node)
-    local best = ebb.best_preferred_weight(pod, nodes)
-    if best > here and ebb.fits_any(pod, nodes) then
-      return string.format("pod prefers another node: preferred node affinity weight %d on node %s, "
-        .. "%d on the best node", here, node.name, best)
+    local better, weight = ebb.better_preferred_node(pod, here, nodes)
+    if better ~= nil and ebb.fits_any(pod, nodes) then
+      return string.format("pod prefers other nodes: preferred node affinity weight %d on node %s, "
+        .. "%d on node %s", here, node.name, weight, better.name)
     end
   end,
 }

@@ -341,6 +341,7 @@ struct env {
     char data[1024];
     struct conn *stream_conn;
     int script;            /* what the handler does */
+    void *park[2];         /* test_cancel_then_free's requests */
     uint64_t t0;
 };
 
@@ -558,7 +559,8 @@ static void h_stream(struct srv *s, struct conn *c, int n)
     }
     e->stream_conn = c;
     stream_begin(c);
-    stream_chunk(c, chunks[0]);
+    if (e->script != 5)   /* 5: headers, then silence */
+        stream_chunk(c, chunks[0]);
 }
 
 /* The server sends the next chunk only once the client has the previous
@@ -571,15 +573,19 @@ static void on_data_next(struct ebb_kube_req *req, const char *data, size_t len,
     e->ndata++;
     if (e->script == 3) {   /* cancel from inside the callback */
         ebb_kube_cancel(req);
-        ebb_kube_cancel(req);   /* twice is harmless */
+        assert_int_equal(e->d[0].calls, 1);   /* on_done ran inside cancel */
+        assert_int_equal(ebb_kube_inflight(e->k), 0);
+        ebb_kube_cancel(req);   /* twice is harmless: req is not freed yet */
         return;
     }
     if (e->script == 4) {   /* close the client from inside the callback */
         ebb_kube_close(e->k, closed_cb, e);
         return;
     }
-    if (e->script == 5)     /* then silence */
+    if (e->script == 6) {   /* the server goes away mid-stream */
+        conn_close(e->stream_conn);
         return;
+    }
     if ((size_t)e->ndata < EBB_ARRAY_LEN(chunks))
         stream_chunk(e->stream_conn, chunks[e->ndata]);
     else
@@ -679,12 +685,28 @@ static void test_stream_idle_timeout(void **state)
     struct env e;
 
     env_init(&e, h_stream);
-    env_client(&e, &(struct ebb_kube_opts){0});
+    env_client(&e, &(struct ebb_kube_opts){.max_retries = -1});
     e.script = 5;
     start_stream(&e, 0, 1000);   /* for a stream: the longest silence */
     RUN_UNTIL(&e, e.d[0].calls == 1);
     assert_int_equal(e.d[0].status, EBB_EIO);
     assert_non_null(strstr(e.d[0].body, "too slow"));
+    assert_int_equal(e.ndata, 0);
+    assert_int_equal(e.srv.nreq, 1);
+    env_finish(&e);
+}
+
+static void test_stream_broken_not_retried(void **state)
+{
+    struct env e;
+
+    env_init(&e, h_stream);
+    env_client(&e, &(struct ebb_kube_opts){0});
+    e.script = 6;
+    start_stream(&e, 0, 0);
+    RUN_UNTIL(&e, e.d[0].calls == 1);
+    assert_int_equal(e.d[0].status, EBB_EIO);   /* a read error, retried for a plain GET */
+    assert_true(e.d[0].len > 0);
     assert_int_equal(e.ndata, 1);
     assert_int_equal(e.srv.nreq, 1);   /* data was delivered: never retried */
     env_finish(&e);
@@ -943,6 +965,8 @@ static void test_cancel_queued_write(void **state)
     start(&e, 1, "POST", "/w1", "{}", true);
     start(&e, 2, "POST", "/w2", "{}", true);
     ebb_kube_cancel(e.reqs[1]);
+    assert_int_equal(e.d[1].calls, 1);   /* before cancel returns */
+    assert_int_equal(e.d[1].order, 1);
     RUN_UNTIL(&e, e.ndone == 3);
     assert_int_equal(e.d[0].status, 201);
     assert_int_equal(e.d[1].status, EBB_ESTATE);
@@ -952,14 +976,85 @@ static void test_cancel_queued_write(void **state)
     env_finish(&e);
 }
 
+/* The watch cache and leader election free their state right after
+ * cancelling: on_done must not come later (ASan would see it). */
+struct owned {
+    struct env *e;
+    struct ebb_kube_req *req;
+    int calls, status;
+};
+
+static void on_done_owned(struct ebb_kube_req *req, int status, const char *body, size_t len,
+                          void *ud)
+{
+    struct owned *o = ud;
+
+    o->calls++;
+    o->status = status;
+    o->e->ndone++;
+}
+
+static void h_cancel_and_free(struct srv *s, struct conn *c, int n)
+{
+    struct env *e = s->ud;
+
+    if (n == 1) {   /* both in flight: cancel and free them, a stream and a GET */
+        for (int i = 0; i < 2; i++) {
+            struct owned *x = e->park[i];
+            ebb_kube_cancel(x->req);
+            assert_int_equal(x->calls, 1);
+            assert_int_equal(x->status, EBB_ESTATE);
+            free(x);
+            e->park[i] = NULL;
+        }
+        respond(c, 200, NULL, "{}");
+    }
+}
+
+static void on_data_ignore(struct ebb_kube_req *req, const char *data, size_t len, void *ud) {}
+
+static void test_cancel_then_free(void **state)
+{
+    struct env e;
+
+    env_init(&e, h_cancel_and_free);
+    env_client(&e, &(struct ebb_kube_opts){0});
+    for (int i = 0; i < 2; i++) {
+        struct owned *o = calloc(1, sizeof(*o));
+        struct ebb_kube_req_opts ro = {
+            .method = "GET",
+            .path = i == 0 ? "/api/v1/pods?watch=1" : "/api/v1/nodes",
+            .stream = i == 0,
+            .on_data = on_data_ignore,
+            .on_done = on_done_owned,
+            .ud = o,
+        };
+        assert_non_null(o);
+        o->e = &e;
+        assert_int_equal(ebb_kube_request(e.k, &ro, &o->req), 0);
+        e.park[i] = o;
+    }
+    RUN_UNTIL(&e, e.srv.nreq == 2 && e.ndone == 2);
+    /* the zombies leave curl at the next wake; the connections close */
+    RUN_UNTIL(&e, e.srv.nclosed >= 1);
+    assert_int_equal(ebb_kube_inflight(e.k), 0);
+    env_finish(&e);
+}
+
 /* ---- close ------------------------------------------------------------------------------ */
 
 static void h_hang_close(struct srv *s, struct conn *c, int n)
 {
     struct env *e = s->ud;
 
-    if (n == 3)   /* everything that can reach the server has */
+    if (n == 3) {   /* everything that can reach the server has */
         ebb_kube_close(e->k, closed_cb, e);
+        /* every on_done ran inside close; the memory goes later */
+        for (int i = 0; i < 5; i++)
+            assert_int_equal(e->d[i].calls, 1);
+        assert_int_equal(ebb_kube_inflight(e->k), 0);
+        assert_int_equal(e->closed, 0);
+    }
 }
 
 static void test_close_inflight(void **state)
@@ -1244,6 +1339,7 @@ int main(void)
         cmocka_unit_test(test_stream_cancel),
         cmocka_unit_test(test_stream_close_from_callback),
         cmocka_unit_test(test_stream_idle_timeout),
+        cmocka_unit_test(test_stream_broken_not_retried),
         cmocka_unit_test(test_retry_503),
         cmocka_unit_test(test_retry_429_retry_after),
         cmocka_unit_test(test_write_not_retried),
@@ -1254,6 +1350,7 @@ int main(void)
         cmocka_unit_test(test_token_rotation),
         cmocka_unit_test(test_write_rate_limit),
         cmocka_unit_test(test_cancel_queued_write),
+        cmocka_unit_test(test_cancel_then_free),
         cmocka_unit_test(test_close_inflight),
         cmocka_unit_test(test_close_from_on_done),
         cmocka_unit_test(test_close_idle),

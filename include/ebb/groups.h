@@ -13,7 +13,7 @@
  *     domain, and forgets evicted pods (utils.CheckPodsWithAntiAffinityExist
  *     and removePodFromNamespaceMap).
  *   - RemovePodsViolatingNodeAffinity: the best preferred node affinity
- *     weight a pod gives to any node.
+ *     weight a pod gives to any node, or the first node better than its own.
  *
  * Called from lua_groups.c during a cycle, on the engine thread. Pods and
  * nodes are borrowed from the cache: results hold pointers that stay valid
@@ -129,5 +129,13 @@ long ebb_anti_index_candidates(const struct ebb_anti_index *ix, ebb_str node,
  * PreferredAffinity: whether the pod fits those nodes is not considered. */
 int64_t ebb_pod_best_preferred_weight(const struct ebb_pod *pod, struct ebb_node *const *nodes,
                                       size_t nnodes);
+
+/* The first of nodes[] (in their order) to which the pod gives a larger sum
+ * of preferred weights than `than`, or NULL; *weight (may be NULL) gets that
+ * sum. "Some node is better than mine" is "the best weight is above mine",
+ * found without weighing every node. */
+const struct ebb_node *ebb_pod_better_preferred_node(const struct ebb_pod *pod, int64_t than,
+                                                     struct ebb_node *const *nodes, size_t nnodes,
+                                                     int64_t *weight);
 
 #endif

@@ -81,12 +81,15 @@ struct ebb_kube_req_opts {
 
 int ebb_kube_create(uv_loop_t *loop, const struct ebb_kube_config *cfg,
                     const struct ebb_kube_opts *opts, struct ebb_kube **out, struct ebb_error *err);
-/* Start a request; *out (may be NULL) stays valid until on_done. */
+/* Start a request; *out (may be NULL) stays valid until on_done. on_done
+ * never runs inside this call (it starts from the loop). */
 int ebb_kube_request(struct ebb_kube *k, const struct ebb_kube_req_opts *o,
                      struct ebb_kube_req **out);
-/* Abort a request: on_done is called with EBB_ESTATE ("cancelled"). */
+/* Abort a request: on_done is called with EBB_ESTATE ("cancelled") before
+ * this returns, so `ud` may be freed right after. Safe from any callback. */
 void ebb_kube_cancel(struct ebb_kube_req *req);
-/* Cancel everything, close the handles; `cb` runs when memory is freed. */
+/* Cancel everything (every on_done runs before this returns), close the
+ * handles; `cb` runs when memory is freed. Safe from any callback. */
 void ebb_kube_close(struct ebb_kube *k, void (*cb)(void *ud), void *ud);
 
 /* Requests in flight (tests, metrics). */

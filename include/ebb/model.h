@@ -282,7 +282,7 @@ struct ebb_pod {
     struct ebb_tsc *tsc;
     struct ebb_affinity *affinity;   /* NULL when spec.affinity is empty */
     struct ebb_res requests;     /* effective requests, as the scheduler counts */
-    uint64_t requested_mask;     /* bit id: some container requests resource id */
+    uint64_t requested_mask;     /* bit id: some container writes a request for id (even 0) */
     int32_t restarts;            /* sum over app container statuses */
     int32_t init_restarts;       /* sum over init container statuses */
     struct ebb_src src;

@@ -88,6 +88,8 @@ struct ebb_usage {
 int ebb_usage_create(struct ebb_cache *c, struct ebb_node *const *nodes, size_t n,
                      const int *res, size_t nres, int source, struct ebb_usage **out);
 void ebb_usage_destroy(struct ebb_usage *u);   /* NULL-safe */
+/* Bytes the set holds (for callers that account memory, e.g. a Lua cap). */
+size_t ebb_usage_bytes(const struct ebb_usage *u);
 
 /* Index of `node` in the set, or -1. */
 long ebb_usage_index(const struct ebb_usage *u, const struct ebb_node *node);

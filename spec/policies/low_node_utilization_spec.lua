@@ -310,6 +310,105 @@ describe("LowNodeUtilization", function()
     end)
   end)
 
+  describe("the utilization API (ebb.node_usage)", function()
+    -- A plugin that runs `body` and reports what it returns (a string) as
+    -- its failure message, so the spec reads the API's answers.
+    local function probe(body, o)
+      o = o or {}
+      local dir = h.plugin_dir{ ["probe.lua"] = [[
+        local ebb = require("ebb")
+        local function fmt(t)
+          local keys = {}
+          for k in pairs(t) do keys[#keys + 1] = k end
+          table.sort(keys)
+          local parts = {}
+          for _, k in ipairs(keys) do
+            local v = t[k]
+            if math.type(v) == "float" then v = string.format("%.2f", v) end
+            parts[#parts + 1] = k .. "=" .. tostring(v)
+          end
+          return "{" .. table.concat(parts, ",") .. "}"
+        end
+        return { name = "Probe", balance = function(ctx, nodes)
+          ]] .. body .. [[
+        end }
+      ]] }
+      local plan = h.simulate{ snapshot = o.snapshot or SHOP, policy_dirs = { dir },
+        plugins = { { name = "Probe", ext = "balance" } }, top = o.top }
+      h.rmdir(dir)
+      assert.equal(1, #plan.errors)
+      return plan.errors[1].message
+    end
+
+    it("computes usage, percentages, thresholds, classes and the budget", function()
+      local out = probe([[
+        local u = ebb.node_usage(nodes, { resources = { "cpu", "memory", "pods" } })
+        u:set_thresholds({ cpu = 20, memory = 20 }, { cpu = 50, memory = 50 })
+        local under, over = u:classify("spread")
+        local sources = u:move("over", "under", { order = "descending", target = true })
+        local low, high = u:thresholds()
+        return false, table.concat({
+          u:count(), table.concat(under:names(), " "), table.concat(over:names(), " "),
+          table.concat(sources:names(), " "), fmt(u:usage("worker-a-1")), fmt(u:percent("worker-a-1")),
+          fmt(u:available("worker-b-1")), fmt(u:budget()), fmt(low), fmt(high),
+          u:class("worker-b-2"), u:class("worker-c-2"), tostring(u:continues("worker-a-1")),
+        }, "|")
+      ]])
+      assert.same({ "6", "worker-b-1 worker-c-1", "worker-a-1 worker-a-2", "worker-a-1 worker-a-2",
+        "{cpu=3200,memory=6381633536,pods=11}", "{cpu=80.00,memory=37.15,pods=22.00}",
+        "{cpu=2000,memory=8589934592,pods=50}", "{cpu=3400,memory=15569256448,pods=94}",
+        "{cpu=20.00,memory=20.00}", "{cpu=50.00,memory=50.00}", "none", "none", "true" },
+        (function() local t = {} for p in out:gmatch("[^|]+") do t[#t + 1] = p end return t end)())
+    end)
+
+    it("accounts for an evicted pod and stops below target", function()
+      local out = probe([[
+        local u = ebb.node_usage(nodes, { resources = { "cpu", "memory", "pods" } })
+        u:set_thresholds({ cpu = 20, memory = 20 }, { cpu = 50, memory = 50 })
+        u:classify("spread")
+        u:move("over", "under", { target = true })
+        local pod = ebb.pod("shop", "catalog-5f7b8c9d4-k2x9q")
+        local freed = u:pod_usage(pod)
+        local again = u:take(pod)
+        local more = u:take(ebb.pod("shop", "checkout-6d5c4b3a2-p9o8i"))
+        return false, fmt(freed) .. " " .. tostring(again) .. " " .. tostring(more) .. " " .. fmt(u:usage("worker-a-1"))
+      ]])
+      -- 3200 - 600 = 2600 > 2000: go on; - 500 = 2100: still above
+      assert.equal("{cpu=600,memory=1073741824,pods=1} true true {cpu=2100,memory=4234149888,pods=9}", out)
+    end)
+
+    it("filters candidates by the destinations' taints in C", function()
+      local out = probe([[
+        local u = ebb.node_usage(nodes, { resources = { "cpu", "memory", "pods" } })
+        u:set_thresholds({ cpu = 20, memory = 20 }, { cpu = 50, memory = 50 })
+        u:classify("spread")
+        u:move("over", "under")
+        return false, table.concat(u:candidates(ebb.pods("worker-a-2")):keys(), " ")
+      ]], { top = { nodeSelector = "topology.kubernetes.io/zone!=eu-west-1b" } })
+      -- only the DaemonSet pods (a wildcard among 7 tolerations) tolerate
+      -- worker-c-1's two taints; the transcoder lacks spot, the
+      -- recommender's lone wildcard is fewer than two
+      assert.matches("^kube%-system/fluent%-bit%-%w+ kube%-system/kube%-proxy%-%w+$", out)
+    end)
+
+    it("refuses misuse with a message", function()
+      assert.matches('resource "gpu" is not in this NodeUsage', probe([[
+        local u = ebb.node_usage(nodes, { resources = { "cpu" } })
+        u:set_thresholds({ gpu = 20 })
+      ]]), 1, true)
+      assert.matches("node is not in this NodeUsage", probe([[
+        local u = ebb.node_usage({ "worker-a-1" }, { resources = { "cpu" } })
+        u:continues("worker-a-2")
+      ]]), 1, true)
+      assert.matches("opts.resources must be a list", probe([[
+        ebb.node_usage(nodes, {})
+      ]]), 1, true)
+      assert.matches("bad argument #1 to 'classify' (invalid option 'sideways')", probe([[
+        ebb.node_usage(nodes, { resources = { "cpu" } }):classify("sideways")
+      ]]), 1, true)
+    end)
+  end)
+
   describe("bad args", function()
     -- args start on line 8 of this policy
     local function policy(args_yaml)

@@ -1,0 +1,644 @@
+/* engine/httpd.c: the HTTP/1.1 server, driven by raw clients on the same
+ * loop. Every test stops the server and ends with the loop closed. */
+#include "fixtures.h"
+
+#include <signal.h>
+
+#include <uv.h>
+
+#include "ebb/httpd.h"
+
+/* ---- a raw client ------------------------------------------------------------ */
+
+struct client {
+    uv_tcp_t tcp;
+    uv_connect_t connect;
+    struct t *t;
+    char *pending;               /* sent once connected */
+    char *in;
+    size_t n, cap;
+    bool connected, eof, closed, no_read;
+};
+
+/* ---- the server under test ------------------------------------------------------ */
+
+enum { ANSWER = 0, HOLD, STREAM, HOLD_FIRST, FLOOD };
+
+struct t {
+    uv_loop_t loop;
+    struct ebb_httpd *h;
+    int port;
+    int mode;
+    int handled, gone, closed_cb, answered;
+    struct ebb_http_req *held;
+    char method[16], path[256], q_sel[256], q_watch[16], q_x[64], hdr[128], body[256];
+    bool has_watch;
+    int order[8];
+    int norder;
+    int flood_rc, flood_writes;
+    uv_timer_t guard;
+    bool timed_out;
+};
+
+static void on_gone(struct ebb_http_req *req, void *ud)
+{
+    struct t *t = ud;
+    (void)req;
+    t->gone++;
+    if (t->held == req)
+        t->held = NULL;
+}
+
+static void handler(struct ebb_http_req *r, void *ud)
+{
+    struct t *t = ud;
+    const char *v;
+
+    t->handled++;
+    snprintf(t->method, sizeof(t->method), "%s", ebb_http_req_method(r));
+    snprintf(t->path, sizeof(t->path), "%s", ebb_http_req_path(r));
+    v = ebb_http_req_query(r, "labelSelector");
+    snprintf(t->q_sel, sizeof(t->q_sel), "%s", v ? v : "(none)");
+    v = ebb_http_req_query(r, "watch");
+    t->has_watch = v != NULL;
+    snprintf(t->q_watch, sizeof(t->q_watch), "%s", v ? v : "");
+    v = ebb_http_req_query(r, "x");
+    snprintf(t->q_x, sizeof(t->q_x), "%s", v ? v : "(none)");
+    v = ebb_http_req_header(r, "x-custom");
+    snprintf(t->hdr, sizeof(t->hdr), "%s", v ? v : "(none)");
+    snprintf(t->body, sizeof(t->body), "%s", ebb_http_req_body(r, NULL));
+    if (t->norder < 8)
+        t->order[t->norder++] = t->handled;
+
+    switch (t->mode) {
+    case HOLD_FIRST:
+        if (t->handled > 1)
+            break;
+        /* fall through */
+    case HOLD:
+        t->held = r;
+        ebb_http_req_on_gone(r, on_gone, t);
+        return;
+    case STREAM:
+        ebb_http_req_on_gone(r, on_gone, t);
+        assert_int_equal(ebb_http_stream_begin(r, 200, "application/json"), 0);
+        assert_int_equal(ebb_http_stream_write(r, "a", 1), 0);
+        assert_int_equal(ebb_http_stream_write(r, "bc", 2), 0);
+        t->held = r;
+        return;
+    case FLOOD: {
+        static char chunk[65536];
+        memset(chunk, 'x', sizeof(chunk));
+        ebb_http_req_on_gone(r, on_gone, t);
+        assert_int_equal(ebb_http_stream_begin(r, 200, "text/plain"), 0);
+        for (int i = 0; i < 100000; i++) {
+            t->flood_writes++;
+            if ((t->flood_rc = ebb_http_stream_write(r, chunk, sizeof(chunk))) != 0)
+                return;
+        }
+        fail_msg("a client that does not read was never dropped");
+        return;
+    }
+    default:
+        break;
+    }
+    assert_int_equal(ebb_http_add_header(r, "X-Test", "1"), 0);
+    assert_int_equal(ebb_http_add_header(r, "X-Bad", "a\r\nb"), EBB_EINVAL);
+    if (strcmp(t->path, "/two") == 0)
+        assert_int_equal(ebb_http_respond(r, 200, "text/plain", "two", 3), 0);
+    else
+        assert_int_equal(ebb_http_respond(r, 200, "text/plain", "hello", 5), 0);
+    t->answered++;
+    /* answered: further answers are refused */
+    assert_int_equal(ebb_http_respond(r, 200, NULL, NULL, 0), EBB_ESTATE);
+}
+
+static void on_guard(uv_timer_t *timer)
+{
+    struct t *t = timer->data;
+    t->timed_out = true;
+}
+
+static void on_server_closed(void *ud)
+{
+    struct t *t = ud;
+    t->closed_cb++;
+}
+
+static void start(struct t *t, int mode, const struct ebb_httpd_opts *extra)
+{
+    struct ebb_httpd_opts o = { 0 };
+    struct ebb_error err = { 0 };
+
+    memset(t, 0, sizeof(*t));
+    t->mode = mode;
+    assert_int_equal(uv_loop_init(&t->loop), 0);
+    if (extra != NULL)
+        o = *extra;
+    o.host = "127.0.0.1";
+    o.port = 0;
+    o.handler = handler;
+    o.ud = t;
+    assert_int_equal(ebb_httpd_create(&t->loop, &o, &t->h, &err), 0);
+    t->port = ebb_httpd_port(t->h);
+    assert_true(t->port > 0);
+    /* a guard against a hang, not a timing assertion */
+    uv_timer_init(&t->loop, &t->guard);
+    t->guard.data = t;
+    uv_timer_start(&t->guard, on_guard, 20000, 0);
+    uv_unref((uv_handle_t *)&t->guard);
+}
+
+static void run_until(struct t *t, bool (*done)(struct t *, void *), void *arg)
+{
+    while (!done(t, arg)) {
+        assert_false(t->timed_out);
+        uv_run(&t->loop, UV_RUN_ONCE);
+    }
+}
+
+static void finish(struct t *t)
+{
+    ebb_httpd_close(t->h, on_server_closed, t);
+    uv_close((uv_handle_t *)&t->guard, NULL);
+    uv_run(&t->loop, UV_RUN_DEFAULT);
+    assert_int_equal(t->closed_cb, 1);
+    assert_int_equal(uv_loop_close(&t->loop), 0);
+}
+
+/* ---- client plumbing ---------------------------------------------------------------- */
+
+static void c_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *b)
+{
+    struct client *c = h->data;
+    (void)suggested;
+    if (c->cap - c->n < 65536) {
+        c->cap = c->cap ? c->cap * 2 : 131072;
+        c->in = realloc(c->in, c->cap);
+        assert_non_null(c->in);
+    }
+    *b = uv_buf_init(c->in + c->n, (unsigned)(c->cap - c->n - 1));
+}
+
+static void c_closed(uv_handle_t *h)
+{
+    struct client *c = h->data;
+    c->closed = true;
+}
+
+static void c_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *b)
+{
+    struct client *c = s->data;
+    (void)b;
+    if (nread > 0) {
+        c->n += (size_t)nread;
+        c->in[c->n] = '\0';
+    } else if (nread < 0) {
+        c->eof = true;
+        if (!uv_is_closing((uv_handle_t *)&c->tcp))
+            uv_close((uv_handle_t *)&c->tcp, c_closed);
+    }
+}
+
+static void c_written(uv_write_t *w, int status)
+{
+    (void)status;
+    free(w);
+}
+
+static void c_send(struct client *c, const char *text)
+{
+    uv_write_t *w = malloc(sizeof(*w) + strlen(text));
+    uv_buf_t b;
+
+    assert_non_null(w);
+    memcpy(w + 1, text, strlen(text));
+    b = uv_buf_init((char *)(w + 1), (unsigned)strlen(text));
+    assert_int_equal(uv_write(w, (uv_stream_t *)&c->tcp, &b, 1, c_written), 0);
+}
+
+static void c_connected(uv_connect_t *req, int status)
+{
+    struct client *c = req->data;
+
+    assert_int_equal(status, 0);
+    c->connected = true;
+    if (!c->no_read)
+        uv_read_start((uv_stream_t *)&c->tcp, c_alloc, c_read);
+    if (c->pending != NULL) {
+        c_send(c, c->pending);
+        c->pending = NULL;
+    }
+}
+
+static void c_open(struct t *t, struct client *c, const char *text)
+{
+    struct sockaddr_in sa;
+
+    c->t = t;
+    c->pending = (char *)text;
+    uv_tcp_init(&t->loop, &c->tcp);
+    c->tcp.data = c;
+    c->connect.data = c;
+    uv_ip4_addr("127.0.0.1", t->port, &sa);
+    assert_int_equal(uv_tcp_connect(&c->connect, &c->tcp, (struct sockaddr *)&sa, c_connected), 0);
+}
+
+static void c_close(struct client *c)
+{
+    if (!uv_is_closing((uv_handle_t *)&c->tcp))
+        uv_close((uv_handle_t *)&c->tcp, c_closed);
+}
+
+static void c_free(struct client *c)
+{
+    free(c->in);
+    c->in = NULL;
+}
+
+/* ---- predicates ------------------------------------------------------------------------- */
+
+struct want {
+    struct client *c;
+    const char *text;
+    int count;
+};
+
+static int count_of(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *p = hay; p && (p = strstr(p, needle)) != NULL; p += strlen(needle))
+        n++;
+    return n;
+}
+
+static bool has(struct t *t, void *arg)
+{
+    struct want *w = arg;
+    (void)t;
+    return w->c->in != NULL && count_of(w->c->in, w->text) >= (w->count ? w->count : 1);
+}
+
+static bool closed(struct t *t, void *arg)
+{
+    (void)t;
+    return ((struct client *)arg)->closed;
+}
+
+static bool handled(struct t *t, void *arg)
+{
+    return t->handled >= *(int *)arg;
+}
+
+static bool gone(struct t *t, void *arg)
+{
+    return t->gone >= *(int *)arg;
+}
+
+static bool conns_zero(struct t *t, void *arg)
+{
+    (void)arg;
+    return ebb_httpd_connections(t->h) == 0;
+}
+
+static void wait_for(struct t *t, struct client *c, const char *text, int count)
+{
+    struct want w = { c, text, count };
+    run_until(t, has, &w);
+}
+
+/* ---- tests ---------------------------------------------------------------------------------- */
+
+/* Method, decoded path, query parameters (decoded, '+' as space, valueless
+ * keys), case-insensitive headers, and a plain answer with added headers. */
+static void test_request_parts_and_answer(void **state)
+{
+    struct t t;
+    struct client c = { 0 };
+
+    (void)state;
+    start(&t, ANSWER, NULL);
+    c_open(&t, &c,
+           "GET /api/v1/namespaces/prod%2Dx/pods?labelSelector=app%3Dweb%2Ctier+in+(a)&watch&x=a+b "
+           "HTTP/1.1\r\nHost: x\r\nX-Custom: yes\r\n\r\n");
+    wait_for(&t, &c, "hello", 1);
+    assert_string_equal(t.method, "GET");
+    assert_string_equal(t.path, "/api/v1/namespaces/prod-x/pods");
+    assert_string_equal(t.q_sel, "app=web,tier in (a)");
+    assert_true(t.has_watch);
+    assert_string_equal(t.q_watch, "");
+    assert_string_equal(t.q_x, "a b");
+    assert_string_equal(t.hdr, "yes");
+    assert_non_null(strstr(c.in, "HTTP/1.1 200 OK\r\n"));
+    assert_non_null(strstr(c.in, "Content-Type: text/plain\r\n"));
+    assert_non_null(strstr(c.in, "Content-Length: 5\r\n"));
+    assert_non_null(strstr(c.in, "X-Test: 1\r\n"));
+    assert_null(strstr(c.in, "X-Bad"));
+    assert_null(strstr(c.in, "Connection: close"));
+    assert_non_null(strstr(c.in, "\r\n\r\nhello"));
+    /* kept alive: a second request on the same connection */
+    c_send(&c, "GET /two HTTP/1.1\r\nHost: x\r\n\r\n");
+    wait_for(&t, &c, "two", 1);
+    assert_int_equal(t.handled, 2);
+    assert_int_equal(ebb_httpd_connections(t.h), 1);
+    c_close(&c);
+    run_until(&t, conns_zero, NULL);
+    finish(&t);
+    c_free(&c);
+}
+
+static void on_answer_held(uv_timer_t *timer)
+{
+    struct t *t = timer->data;
+
+    assert_non_null(t->held);
+    assert_int_equal(t->handled, 1);   /* the second request waited */
+    assert_int_equal(ebb_http_respond(t->held, 200, "text/plain", "one", 3), 0);
+    t->held = NULL;
+    uv_close((uv_handle_t *)timer, NULL);
+}
+
+/* Two pipelined requests: the second is handled only once the first,
+ * answered later from a timer, is complete; answers come in order. */
+static void test_pipelined_waits_for_late_answer(void **state)
+{
+    struct t t;
+    struct client c = { 0 };
+    uv_timer_t later;
+    int one = 1;
+    const char *p1, *p2;
+
+    (void)state;
+    start(&t, HOLD_FIRST, NULL);
+    c_open(&t, &c, "GET /one HTTP/1.1\r\nHost: x\r\n\r\nGET /two HTTP/1.1\r\nHost: x\r\n\r\n");
+    run_until(&t, handled, &one);
+    uv_timer_init(&t.loop, &later);
+    later.data = &t;
+    uv_timer_start(&later, on_answer_held, 10, 0);
+    wait_for(&t, &c, "two", 1);
+    assert_int_equal(t.handled, 2);
+    p1 = strstr(c.in, "\r\n\r\none");
+    p2 = strstr(c.in, "\r\n\r\ntwo");
+    assert_non_null(p1);
+    assert_non_null(p2);
+    assert_true(p1 < p2);
+    c_close(&c);
+    run_until(&t, conns_zero, NULL);
+    finish(&t);
+    c_free(&c);
+}
+
+/* Bodies by Content-Length and chunked; Expect: 100-continue is answered. */
+static void test_bodies(void **state)
+{
+    struct t t;
+    struct client c = { 0 };
+    int two = 2, three = 3;
+
+    (void)state;
+    start(&t, ANSWER, NULL);
+    c_open(&t, &c, "POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 7\r\n\r\n{\"a\":1}");
+    wait_for(&t, &c, "hello", 1);
+    assert_string_equal(t.method, "POST");
+    assert_string_equal(t.body, "{\"a\":1}");
+    c_send(&c, "PUT /b HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+               "3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n");
+    run_until(&t, handled, &two);
+    wait_for(&t, &c, "hello", 2);
+    assert_string_equal(t.method, "PUT");
+    assert_string_equal(t.body, "abcde");
+    c_send(&c, "POST /c HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n");
+    wait_for(&t, &c, "HTTP/1.1 100 Continue\r\n\r\n", 1);
+    c_send(&c, "ok");
+    run_until(&t, handled, &three);
+    wait_for(&t, &c, "hello", 3);
+    assert_string_equal(t.body, "ok");
+    c_close(&c);
+    finish(&t);
+    c_free(&c);
+}
+
+/* A chunked stream; the client hangs up; the gone callback runs. */
+static void test_stream_then_client_leaves(void **state)
+{
+    struct t t;
+    struct client c = { 0 };
+    int one = 1;
+
+    (void)state;
+    start(&t, STREAM, NULL);
+    c_open(&t, &c, "GET /watch HTTP/1.1\r\nHost: x\r\n\r\n");
+    wait_for(&t, &c, "2\r\nbc\r\n", 1);
+    assert_non_null(strstr(c.in, "Transfer-Encoding: chunked\r\n"));
+    assert_non_null(strstr(c.in, "\r\n\r\n1\r\na\r\n2\r\nbc\r\n"));
+    assert_null(strstr(c.in, "Content-Length"));
+    assert_int_equal(t.gone, 0);
+    c_close(&c);
+    run_until(&t, gone, &one);
+    assert_int_equal(t.gone, 1);
+    assert_null(t.held);
+    run_until(&t, conns_zero, NULL);
+    finish(&t);
+    c_free(&c);
+}
+
+/* The owner ends a stream; the connection serves the next request. */
+static void test_stream_end_keeps_connection(void **state)
+{
+    struct t t;
+    struct client c = { 0 };
+
+    (void)state;
+    start(&t, STREAM, NULL);
+    c_open(&t, &c, "GET /watch HTTP/1.1\r\nHost: x\r\n\r\n");
+    wait_for(&t, &c, "2\r\nbc\r\n", 1);
+    assert_int_equal(ebb_http_stream_end(t.held), 0);
+    t.held = NULL;
+    wait_for(&t, &c, "bc\r\n0\r\n\r\n", 1);
+    t.mode = ANSWER;
+    c_send(&c, "GET /two HTTP/1.1\r\nHost: x\r\n\r\n");
+    wait_for(&t, &c, "\r\n\r\ntwo", 1);
+    assert_int_equal(t.gone, 0);
+    c_close(&c);
+    finish(&t);
+    c_free(&c);
+}
+
+static void test_malformed_gets_400_and_close(void **state)
+{
+    struct t t;
+    struct client c = { 0 };
+
+    (void)state;
+    start(&t, ANSWER, NULL);
+    c_open(&t, &c, "GARBAGE / NOTHTTP\r\n\r\n");
+    run_until(&t, closed, &c);
+    assert_non_null(strstr(c.in, "HTTP/1.1 400 Bad Request\r\n"));
+    assert_non_null(strstr(c.in, "Connection: close\r\n"));
+    assert_int_equal(t.handled, 0);
+    finish(&t);
+    c_free(&c);
+}
+
+static void test_body_too_large_gets_413(void **state)
+{
+    struct t t;
+    struct client c = { 0 };
+    struct ebb_httpd_opts o = { .max_body = 10 };
+
+    (void)state;
+    start(&t, ANSWER, &o);
+    c_open(&t, &c, "POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789");
+    run_until(&t, closed, &c);
+    assert_non_null(strstr(c.in, "HTTP/1.1 413 "));
+    assert_int_equal(t.handled, 0);
+    finish(&t);
+    c_free(&c);
+}
+
+/* Connection: close and HTTP/1.0 close after the answer; HEAD has no body. */
+static void test_close_and_head(void **state)
+{
+    struct t t;
+    struct client a = { 0 }, b = { 0 }, h = { 0 };
+
+    (void)state;
+    start(&t, ANSWER, NULL);
+    c_open(&t, &a, "GET /a HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    c_open(&t, &b, "GET /b HTTP/1.0\r\n\r\n");
+    c_open(&t, &h, "HEAD /h HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    run_until(&t, closed, &a);
+    run_until(&t, closed, &b);
+    run_until(&t, closed, &h);
+    assert_non_null(strstr(a.in, "Connection: close\r\n"));
+    assert_non_null(strstr(a.in, "\r\n\r\nhello"));
+    assert_non_null(strstr(b.in, "\r\n\r\nhello"));
+    assert_non_null(strstr(h.in, "Content-Length: 5\r\n"));
+    assert_null(strstr(h.in, "hello"));
+    finish(&t);
+    c_free(&a);
+    c_free(&b);
+    c_free(&h);
+}
+
+/* Closing the server: a stream ends cleanly (last chunk, then EOF), a held
+ * request and the stream get their gone callbacks, idle connections close,
+ * and the close callback runs once everything is freed. */
+static void test_close_ends_streams_and_held(void **state)
+{
+    struct t t;
+    struct client s = { 0 }, hd = { 0 }, idle = { 0 };
+    int two = 2;
+
+    (void)state;
+    start(&t, STREAM, NULL);
+    c_open(&t, &s, "GET /watch HTTP/1.1\r\nHost: x\r\n\r\n");
+    wait_for(&t, &s, "2\r\nbc\r\n", 1);
+    t.mode = HOLD;
+    c_open(&t, &hd, "GET /held HTTP/1.1\r\nHost: x\r\n\r\n");
+    run_until(&t, handled, &two);
+    c_open(&t, &idle, NULL);
+    while (!idle.connected || ebb_httpd_connections(t.h) < 3)
+        uv_run(&t.loop, UV_RUN_ONCE);
+    ebb_httpd_close(t.h, on_server_closed, &t);
+    assert_int_equal(t.gone, 2);
+    run_until(&t, closed, &s);
+    run_until(&t, closed, &hd);
+    run_until(&t, closed, &idle);
+    assert_non_null(strstr(s.in, "2\r\nbc\r\n0\r\n\r\n"));
+    uv_close((uv_handle_t *)&t.guard, NULL);
+    uv_run(&t.loop, UV_RUN_DEFAULT);
+    assert_int_equal(t.closed_cb, 1);
+    assert_int_equal(uv_loop_close(&t.loop), 0);
+    c_free(&s);
+    c_free(&hd);
+    c_free(&idle);
+}
+
+static void test_idle_connection_closed(void **state)
+{
+    struct t t;
+    struct client c = { 0 };
+    struct ebb_httpd_opts o = { .idle_timeout_ms = 20 };
+
+    (void)state;
+    start(&t, ANSWER, &o);
+    c_open(&t, &c, NULL);
+    run_until(&t, closed, &c);
+    assert_true(c.eof);
+    assert_int_equal(t.handled, 0);
+    finish(&t);
+    c_free(&c);
+}
+
+/* A streaming client that never reads is dropped once max_queued bytes
+ * wait: the write fails, no gone callback (the writer saw the error). */
+static void test_slow_reader_dropped(void **state)
+{
+    struct t t;
+    struct client c = { .no_read = true };
+    struct ebb_httpd_opts o = { .max_queued = 1024 };
+    int one = 1;
+
+    (void)state;
+    start(&t, FLOOD, &o);
+    c_open(&t, &c, "GET /flood HTTP/1.1\r\nHost: x\r\n\r\n");
+    run_until(&t, handled, &one);
+    assert_int_equal(t.flood_rc, EBB_EIO);
+    assert_true(t.flood_writes > 1);
+    assert_int_equal(t.gone, 0);
+    run_until(&t, conns_zero, NULL);
+    c_close(&c);
+    finish(&t);
+    c_free(&c);
+}
+
+static void test_bind_errors(void **state)
+{
+    struct t t;
+    struct ebb_httpd *other = NULL;
+    struct ebb_httpd_opts o = { 0 };
+    struct ebb_error err = { 0 };
+    char want[64];
+
+    (void)state;
+    start(&t, ANSWER, NULL);
+    o.host = "127.0.0.1";
+    o.port = t.port;
+    o.handler = handler;
+    o.ud = &t;
+    assert_int_equal(ebb_httpd_create(&t.loop, &o, &other, &err), EBB_EIO);
+    assert_null(other);
+    snprintf(want, sizeof(want), "listen 127.0.0.1:%d: ", t.port);
+    assert_non_null(strstr(err.msg, want));
+    o.host = "not-an-address";
+    o.port = 0;
+    assert_int_equal(ebb_httpd_create(&t.loop, &o, &other, &err), EBB_EINVAL);
+    assert_non_null(strstr(err.msg, "not-an-address"));
+    o.host = NULL;
+    o.handler = NULL;
+    assert_int_equal(ebb_httpd_create(&t.loop, &o, &other, NULL), EBB_EINVAL);
+    assert_string_equal(ebb_http_status_text(429), "Too Many Requests");
+    ebb_httpd_close(NULL, NULL, NULL);
+    finish(&t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_request_parts_and_answer),
+        cmocka_unit_test(test_pipelined_waits_for_late_answer),
+        cmocka_unit_test(test_bodies),
+        cmocka_unit_test(test_stream_then_client_leaves),
+        cmocka_unit_test(test_stream_end_keeps_connection),
+        cmocka_unit_test(test_malformed_gets_400_and_close),
+        cmocka_unit_test(test_body_too_large_gets_413),
+        cmocka_unit_test(test_close_and_head),
+        cmocka_unit_test(test_close_ends_streams_and_held),
+        cmocka_unit_test(test_idle_connection_closed),
+        cmocka_unit_test(test_slow_reader_dropped),
+        cmocka_unit_test(test_bind_errors),
+    };
+    signal(SIGPIPE, SIG_IGN);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,144 @@
+-- `ebb run` for integration specs: the built binary against `ebb serve`
+-- (spec/integration/serve_harness.lua) on 127.0.0.1, each run a process of
+-- its own with a scratch directory, a kubeconfig pointing at the server,
+-- its stderr in a file, and /metrics on a free port.
+--
+--   local R = require("spec.integration.run_harness")
+--   local run = R.start(srv, { policy = "...yaml text...", "--once" })
+--   assert.equal(0, run:wait())
+--   assert.matches("evicted pod", run:stderr())
+local S = require("spec.integration.serve_harness")
+
+local R = {}
+R.NOW = "2026-11-22T12:00:00Z"
+
+local function write(path, text)
+  local f = assert(io.open(path, "wb"))
+  f:write(text)
+  f:close()
+end
+
+local Run = {}
+Run.__index = Run
+
+-- R.start(srv, opts): opts.policy (YAML text), opts.policy_file (a path),
+-- opts.now (default R.NOW; false for the wall clock), plus extra flags as
+-- array items. /metrics is served on a free port.
+function R.start(srv, opts)
+  opts = opts or {}
+  local dir = S.tmpdir()
+  write(dir .. "/kubeconfig", string.format([[
+apiVersion: v1
+kind: Config
+clusters:
+- name: serve
+  cluster: {server: "%s"}
+users:
+- name: ebb
+  user: {token: "spec-token"}
+contexts:
+- name: serve
+  context: {cluster: serve, user: ebb}
+current-context: serve
+]], srv.url))
+  local policy = opts.policy_file
+  if opts.policy then
+    policy = dir .. "/policy.yaml"
+    write(policy, opts.policy)
+  end
+  -- a free port for /metrics (--port 0 would switch the server off)
+  local pp = assert(io.popen("python3 -c 'import socket; s=socket.socket(); " ..
+    "s.bind((\"127.0.0.1\", 0)); print(s.getsockname()[1])'"))
+  local mport = pp:read("l")
+  pp:close()
+  local args = { "run", "--kubeconfig", dir .. "/kubeconfig", "--policy", policy,
+                 "--port", mport, "--bind-address", "127.0.0.1" }
+  if opts.now ~= false then
+    args[#args + 1] = "--now"
+    args[#args + 1] = opts.now or R.NOW
+  end
+  for _, a in ipairs(opts) do args[#args + 1] = a end
+  local q = {}
+  for _, a in ipairs(args) do q[#q + 1] = S.shq(a) end
+  os.execute(string.format(
+    "(%s %s >%s/out 2>%s/err & echo $! >%s/pid; wait $!; echo $? >%s/status) >/dev/null 2>&1 &",
+    S.shq(S.EBB), table.concat(q, " "), dir, dir, dir, dir))
+  local run = setmetatable({ dir = dir }, Run)
+  run.pid = S.eventually(function() return tonumber((S.read(dir .. "/pid") or ""):match("%d+")) end, 5)
+  return run
+end
+
+function Run:stderr()
+  return S.read(self.dir .. "/err") or ""
+end
+
+function Run:status()
+  local s = S.read(self.dir .. "/status")
+  return s and tonumber(s:match("%d+"))
+end
+
+-- Wait for the process to exit (at most `secs`, default 20); its status.
+function Run:wait(secs)
+  return S.eventually(function() return self:status() end, secs or 20)
+end
+
+function Run:kill(signal)
+  if self:status() == nil then
+    os.execute("kill -" .. (signal or "TERM") .. " " .. self.pid .. " 2>/dev/null")
+  end
+end
+
+-- Stop (TERM), wait, clean up; the exit status.
+function Run:stop()
+  self:kill("TERM")
+  local st = self:wait(20)
+  if st == nil then os.execute("kill -KILL " .. self.pid .. " 2>/dev/null") end
+  os.execute("rm -rf " .. S.shq(self.dir))
+  return st
+end
+
+-- Wait until stderr matches `pattern`; the match, or nil after `secs`.
+function Run:wait_log(pattern, secs)
+  return S.eventually(function() return self:stderr():match(pattern) end, secs or 15)
+end
+
+-- Every "evicted pod ns/name" the run logged, in order.
+function Run:evicted()
+  local out = {}
+  for key in self:stderr():gmatch("evicted pod ([%w%-%.]+/[%w%-%.]+)") do out[#out + 1] = key end
+  return out
+end
+
+-- The metrics port (from the log line), then /metrics as text.
+function Run:metrics()
+  local port = self:wait_log("on 127%.0%.0%.1:(%d+)", 10)
+  if not port then return nil end
+  local p = assert(io.popen("curl -s --max-time 5 http://127.0.0.1:" .. port .. "/metrics"))
+  local text = p:read("a")
+  p:close()
+  return text
+end
+
+-- The value of one metric series in a /metrics text (nil when absent).
+function R.metric(text, name, labels)
+  for line in (text or ""):gmatch("[^\n]+") do
+    local n, l, v = line:match("^([%w_]+)(%b{}) ([%d%.eE%+%-]+)$")
+    if not n then
+      n, v = line:match("^([%w_]+) ([%d%.eE%+%-]+)$")
+      l = "{}"
+    end
+    if n == name and (labels == nil or l == labels) then return tonumber(v) end
+  end
+end
+
+-- Pods the server still has, as "ns/name" (sorted).
+function R.pods(srv)
+  local list = srv:get("/api/v1/pods")
+  local out = {}
+  for _, p in ipairs(list.items) do out[#out + 1] = p.metadata.namespace .. "/" .. p.metadata.name end
+  table.sort(out)
+  return out
+end
+
+R.S = S
+return R
