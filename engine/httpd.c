@@ -382,6 +382,7 @@ static void finish_request(struct conn *c)
     bool keep = c->req.keep_alive;
 
     req_reset(&c->req);
+    c->last_active = uv_now(c->h->loop);   /* idle from the end of the answer */
     if (c->closing)
         return;
     if (!keep)

@@ -25,7 +25,7 @@ struct guard {
 };
 
 /* Free what the guard holds (now, rather than at the next collection). */
-static void l_guard_release(struct guard *g)
+static void guard_release(struct guard *g)
 {
     ebb_topology_destroy(g->t);
     g->t = NULL;
@@ -36,7 +36,7 @@ static void l_guard_release(struct guard *g)
 
 static int l_guard_gc(lua_State *L)
 {
-    l_guard_release(luaL_checkudata(L, 1, GUARD_MT));
+    guard_release(luaL_checkudata(L, 1, GUARD_MT));
     return 0;
 }
 
@@ -139,6 +139,7 @@ static struct guard *setup(lua_State *L, struct ebb_pod *const **pods, size_t *n
     struct guard *g;
     int rc;
 
+    lua_settop(L, 3);   /* scratch userdata go above the arguments */
     *pods = check_pods(L, 1, npods);
     nodes = ebb__lua_check_nodes(L, 2, &nnodes);
     check_opts(L, 3, &o);
@@ -189,7 +190,7 @@ static int l_topology_balance(lua_State *L)
         lua_setfield(L, -2, "max_skew");
         lua_rawseti(L, -2, (lua_Integer)i + 1);
     }
-    l_guard_release(g);
+    guard_release(g);
     return 3;
 }
 
@@ -284,7 +285,7 @@ static int l_topology_domains(lua_State *L)
             lua_rawseti(L, -2, (lua_Integer)++k);
         }
     }
-    l_guard_release(g);
+    guard_release(g);
     return 1;
 }
 

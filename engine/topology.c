@@ -3,11 +3,14 @@
  *
  * Costs, per namespace of P pods with C distinct constraints over N nodes:
  * collecting is O(P x constraints per pod) with a hash on the merged
- * constraint; counting one constraint is O(N) for the domains plus the
- * selector checks of its candidates only (the pods a (key, value) index
- * gives for its narrowest In requirement, else all P); balancing sorts the
- * domains and their pods and runs at most one fit check per pod of a
- * source domain.
+ * constraint. The nodes' values of each topology key are read once per
+ * object (an ordinal per distinct value, per node). Counting one constraint
+ * creates its domains in O(values) when every node is eligible (no node
+ * selection under Honor, taints Ignored), else O(N) policy checks, then
+ * checks the selector of its candidates only (the pods a (key, value) index
+ * of the namespace gives for its narrowest In requirement, else all P).
+ * Balancing sorts the domains and their pods and runs at most one fit check
+ * per pod of a source domain.
  */
 #include <math.h>
 #include <stdlib.h>

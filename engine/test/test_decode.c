@@ -131,10 +131,12 @@ static void test_requests_init_max_and_union(void **state)
 
     assert_int_equal(req(p, "cpu"), 500);
     assert_int_equal(req(p, "example.com/dongle"), 1);
-    /* a zero request is listed (the key exists) but is not "requested" */
+    /* a zero request is listed and counts as requested, as upstream's
+     * OnlyThresholdingResources sees the key */
     assert_true(ebb_res_has(&p->requests, EBB_RES_MEMORY));
     assert_int_equal(req(p, "memory"), 0);
-    assert_false(p->requested_mask & (1u << EBB_RES_MEMORY));
+    assert_true(p->requested_mask & (1u << EBB_RES_MEMORY));
+    assert_false(p->requested_mask & (1u << EBB_RES_EPHEMERAL));
     assert_true(p->requested_mask & (1ull << ebb_resource_find("example.com/dongle")));
     ebb_pod_free(p);
 }

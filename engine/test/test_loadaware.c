@@ -3,7 +3,7 @@
  * allocatable, skips, thresholds (fill quirks, deviation), classification,
  * scores, capacity, fit with reservation, the pod order and the
  * bookkeeping after an eviction. Cases marked "Koordinator" replay a test
- * of koordinator-sh/koordinator loadaware/*_test.go or sorter/*_test.go. */
+ * of koordinator-sh/koordinator loadaware (the _test.go files) or sorter. */
 #include <math.h>
 
 #include "fixtures.h"
@@ -212,6 +212,7 @@ static void classes_and_costs(void **state)
 static void usage_from_node_metric(void **state)
 {
     struct ebb_cache *c;
+    struct ebb_la_thresholds t = thr();
     struct ebb_la_set *s;
     struct ebb_la_node *n;
     const struct ebb_res *u;
@@ -232,7 +233,9 @@ static void usage_from_node_metric(void **state)
     node_metric("n1", "2026-11-22T11:59:00Z", "\"cpu\":\"300m\",\"memory\":\"1Gi\"", pods);
     c = load();
 
-    s = make(c, names, 1, NULL, 180);
+    /* usage is measured for the threshold resources (and pods) only */
+    set_pct(&t.has_low, t.low, "cpu", 30);
+    s = make(c, names, 1, &t, 180);
     n = F(s, "n1");
     assert_int_equal(n->skip, EBB_LA_MEASURED);
     assert_int_equal(n->source, EBB_LA_SRC_KOORD);
@@ -248,6 +251,7 @@ static void usage_from_node_metric(void **state)
     assert_int_equal(ebb_res_get(u, EBB_RES_CPU), 100);
     assert_null(ebb_la_pod_usage(n, P(c, "a", "quiet")));
     /* memory is always a threshold resource (100% here); pods only when named */
+    assert_int_equal(s->nres, 3);
     assert_true(s->thresholded[MEM(s)]);
     assert_false(s->thresholded[s->pods_index]);
     assert_int_equal(n->high[MEM(s)], 32 * GI);
@@ -258,6 +262,7 @@ static void usage_from_node_metric(void **state)
 static void raw_allocatable_and_metrics_server(void **state)
 {
     struct ebb_cache *c;
+    struct ebb_la_thresholds t = thr();
     struct ebb_la_set *s;
     const char *names[] = { "norm", "bad", "ms" };
     (void)state;
@@ -283,7 +288,8 @@ static void raw_allocatable_and_metrics_server(void **state)
         "{\"name\":\"main\",\"usage\":{\"cpu\":\"400m\",\"memory\":\"1Gi\"}}]}");
     c = load();
 
-    s = make(c, names, 3, NULL, 180);
+    set_pct(&t.has_low, t.low, "cpu", 30);
+    s = make(c, names, 3, &t, 180);
     assert_int_equal(F(s, "norm")->alloc[CPU(s)], 8000);
     assert_int_equal(F(s, "norm")->alloc[MEM(s)], 32 * GI);   /* not in the annotation */
     assert_int_equal(F(s, "bad")->alloc[CPU(s)], 16000);      /* unparsable: allocatable */
@@ -372,6 +378,11 @@ static void thresholds_and_classes(void **state)
     assert_int_equal(F(s, "n4")->cls, EBB_LA_PROD_LOW);
     assert_int_equal(F(s, "n5")->cls, EBB_LA_HIGH);
     assert_int_equal(F(s, "n6")->cls, EBB_LA_HIGH);
+    /* over is strictly over */
+    F(s, "n6")->usage[CPU(s)] = 5200;
+    assert_int_equal(ebb_la_over(s, F(s, "n6"), false), 0);
+    F(s, "n6")->usage[CPU(s)] = 5201;
+    assert_int_equal(ebb_la_over(s, F(s, "n6"), false), 1u << CPU(s));
     assert_string_equal(ebb_la_class_name(EBB_LA_PROD_HIGH), "prod_high");
     assert_int_equal(ebb_la_class_parse("both_low"), EBB_LA_BOTH_LOW);
     assert_int_equal(ebb_la_class_parse("lowish"), -1);
@@ -683,7 +694,7 @@ static void pods_by_usage(void **state)
     begin();
     node("node0", "32", "32Gi", NULL, NULL, NULL);
     for (int i = 0; i < 4; i++) {
-        char name[8];
+        char name[16];
         snprintf(name, sizeof(name), "pod%d", i + 1);
         pod("ns", name, "node0", NULL, NULL, NULL, NULL);
     }
@@ -702,7 +713,7 @@ static void pods_by_usage(void **state)
     n->usage[MEM(s)] = 998244353, n->high[MEM(s)] = 27487790694;
     w[CPU(s)] = w[MEM(s)] = 1;
     for (int i = 0; i < 4; i++) {
-        char name[8];
+        char name[16];
         snprintf(name, sizeof(name), "pod%d", i + 1);
         v[i] = P(c, "ns", name);
     }
@@ -712,13 +723,16 @@ static void pods_by_usage(void **state)
     assert_string_equal(v[2]->name, "pod3");
     assert_string_equal(v[3]->name, "pod1");
     assert_true(fabs(ebb_la_pod_score(s, n, v[0], w, false) - 0.4) < 1e-12);
-    /* past the excess the score is 1/r + 1: 15000m is 1.5 times the 10000m */
-    n->usage[CPU(s)] = 30000 - 10000 + 2000;     /* excess 2000m: pod4 r=2 -> 1.5, pod3 r=1 -> 2 */
+    /* past the excess the score is 1/r + 1, so the pod nearest the excess
+     * wins: with an excess of 2000m pod3 (r = 1) scores 2, pod2 (r = 1.5)
+     * 1.67, pod4 (r = 2) 1.5, pod1 (r = 0.5) 0.5 */
+    n->usage[CPU(s)] = 22000;
     ebb_la_sort_pods(s, n, v, 4, w, false);
-    assert_string_equal(v[0]->name, "pod3");     /* 2 */
-    assert_string_equal(v[1]->name, "pod4");     /* 1/2 + 1 */
-    assert_string_equal(v[2]->name, "pod2");     /* 1/1.5 + 1 */
-    assert_string_equal(v[3]->name, "pod1");     /* 0.5 */
+    assert_string_equal(v[0]->name, "pod3");
+    assert_string_equal(v[1]->name, "pod2");
+    assert_string_equal(v[2]->name, "pod4");
+    assert_string_equal(v[3]->name, "pod1");
+    assert_true(fabs(ebb_la_pod_score(s, n, v[2], w, false) - 1.5) < 1e-12);
     ebb_la_destroy(s);
     ebb_cache_destroy(c);
 }

@@ -56,7 +56,9 @@ struct ebb_httpd_opts {
 
 /* Bind and listen. EBB_EINVAL for a missing handler, a bad host or port;
  * EBB_EIO when the address cannot be bound (err->msg says why: "listen
- * 127.0.0.1:80: permission denied"). `err` may be NULL. */
+ * 127.0.0.1:80: address already in use"). `err` may be NULL. On EBB_EIO
+ * the handles already opened are closing: run the loop before
+ * uv_loop_close, as after ebb_httpd_close. */
 int ebb_httpd_create(uv_loop_t *loop, const struct ebb_httpd_opts *opts, struct ebb_httpd **out,
                      struct ebb_error *err);
 

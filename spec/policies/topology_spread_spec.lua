@@ -333,6 +333,25 @@ describe("RemovePodsViolatingTopologySpreadConstraint", function()
         domains(POOLS, "nil", "render"))
     end)
 
+    it("takes a plain list of pods as well as a PodList", function()
+      local dir = h.plugin_dir{ ["l.lua"] = [[
+        local ebb = require("ebb")
+        return { name = "PlainList", balance = function(ctx, nodes)
+          local list = {}
+          for _, p in ebb.pods(nodes, { filter = true }):iter() do list[#list + 1] = p end
+          local evict, skipped, why = ebb.topology_balance(list, nodes)
+          return false, "evict:" .. table.concat(evict:keys(), ",") .. ";" .. #skipped .. ";"
+            .. why[1].topology_key .. "=" .. why[1].domain .. "/" .. why[1].max_skew
+        end }
+      ]] }
+      local plan = h.simulate{ snapshot = ZONES, policy_dirs = { dir },
+                               plugins = { { name = "PlainList", ext = "balance" } } }
+      h.rmdir(dir)
+      assert.equal(1, #plan.errors, plan.errors[1] and plan.errors[1].message)
+      assert.equal("evict:" .. table.concat(DEFAULT, ",") .. ";2;topology.kubernetes.io/zone=eu-west-1a/1",
+                   plan.errors[1].message:match("evict:.*$"))
+    end)
+
     it("rejects an unknown constraint action", function()
       local dir = h.plugin_dir{ ["b.lua"] = [[
         local ebb = require("ebb")
