@@ -101,10 +101,15 @@ bool ebb_node_term_matches(const struct ebb_node_term *t, const struct ebb_node 
         return false;
     if (t->nexprs == 0 && t->nfields == 0)
         return false;   /* an empty term selects nothing */
-    for (uint16_t i = 0; i < t->nexprs; i++)
-        if (!expr_valid(&t->exprs[i]))
-            return false;
-    if (!fields_valid(t))
+    if (t->validity == 0) {
+        /* whether the scheduler could parse the term never changes: check
+         * once, remember on the term (engine thread only) */
+        bool ok = fields_valid(t);
+        for (uint16_t i = 0; ok && i < t->nexprs; i++)
+            ok = expr_valid(&t->exprs[i]);
+        ((struct ebb_node_term *)t)->validity = ok ? 1 : 2;
+    }
+    if (t->validity == 2)
         return false;
     for (uint16_t i = 0; i < t->nexprs; i++)
         if (!ebb_req_matches(&t->exprs[i], &n->labels))

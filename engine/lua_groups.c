@@ -109,25 +109,33 @@ static void push_images(lua_State *L, const char *images)
     }
 }
 
-static void push_group(lua_State *L, const struct ebb_dup_group *g)
+/* With `details`, everything; otherwise only what a strategy acts on: the
+ * owner, the counts and the nodes that have something to evict (the names
+ * of thousands of feasible nodes per group are costly to build). */
+static void push_group(lua_State *L, const struct ebb_dup_group *g, bool details)
 {
     lua_createtable(L, 0, 9);
     setstr(L, "namespace", g->ns);
     setstr(L, "kind", g->kind);
     setstr(L, "name", g->name);
-    push_images(L, g->images);
-    lua_setfield(L, -2, "images");
     setint(L, "occurrences", g->occurrences);
     setint(L, "upper_avg", g->upper_avg);
-    lua_createtable(L, (int)g->ntargets, 0);
-    for (uint32_t i = 0; i < g->ntargets; i++) {
-        lua_pushstring(L, g->targets[i]->name);
-        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    setint(L, "feasible", g->ntargets);
+    if (details) {
+        push_images(L, g->images);
+        lua_setfield(L, -2, "images");
+        lua_createtable(L, (int)g->ntargets, 0);
+        for (uint32_t i = 0; i < g->ntargets; i++) {
+            lua_pushstring(L, g->targets[i]->name);
+            lua_rawseti(L, -2, (lua_Integer)i + 1);
+        }
+        lua_setfield(L, -2, "feasible_nodes");
     }
-    lua_setfield(L, -2, "feasible_nodes");
     lua_createtable(L, (int)g->nnodes, 0);
-    for (uint32_t i = 0; i < g->nnodes; i++) {
+    for (uint32_t i = 0, k = 0; i < g->nnodes; i++) {
         const struct ebb_dup_node *dn = &g->nodes[i];
+        if (!details && dn->first_evict >= dn->ndups)
+            continue;
         lua_createtable(L, 0, 4);
         setstr(L, "node", dn->node_name);
         setint(L, "count", (lua_Integer)dn->ndups + 1);
@@ -135,7 +143,7 @@ static void push_group(lua_State *L, const struct ebb_dup_group *g)
         lua_setfield(L, -2, "duplicates");
         ebb__lua_push_podlist(L, dn->dups + dn->first_evict, dn->ndups - dn->first_evict);
         lua_setfield(L, -2, "evict");
-        lua_rawseti(L, -2, (lua_Integer)i + 1);
+        lua_rawseti(L, -2, (lua_Integer)++k);
     }
     lua_setfield(L, -2, "nodes");
 }
@@ -144,12 +152,14 @@ static void push_group(lua_State *L, const struct ebb_dup_group *g)
  * RemoveDuplicates' grouping over a PodList of candidate pods (as listed,
  * node by node), against `nodes` (a NodeList, a list of nodes or names, or
  * nil: the cycle's nodes) for the feasible targets. opts.exclude_kinds:
- * owner kinds whose pods are left out. One group per owner key that has
- * duplicates, sorted by namespace, kind, name, images:
- *   { namespace, kind, name, images = {sorted}, occurrences,
- *     feasible_nodes = {names}, upper_avg (0: fewer than two feasible nodes),
- *     nodes = { {node = name, count = duplicates + 1, duplicates = PodList,
- *                evict = PodList}, ... } }   -- nodes sorted by name
+ * owner kinds whose pods are left out; opts.details: also images,
+ * feasible_nodes and the nodes with nothing to evict. One group per owner
+ * key that has duplicates, sorted by namespace, kind, name, images:
+ *   { namespace, kind, name, occurrences, feasible (count), upper_avg
+ *     (0: fewer than two feasible nodes), nodes = { {node = name, count =
+ *     duplicates + 1, duplicates = PodList, evict = PodList}, ... },
+ *     details: images = {sorted}, feasible_nodes = {names} }
+ * nodes are sorted by name; without details only those with evictions.
  * Linear in pods (plus the feasibility check of each group's distinct
  * placements against the nodes). */
 static int l_duplicates(lua_State *L)
@@ -159,8 +169,14 @@ static int l_duplicates(lua_State *L)
     struct ebb_node *const *nodes = ebb__lua_check_nodes(L, 2, &nnodes);
     const ebb_str *ex = exclude_kinds(L, 3, &nex);
     struct ebb_dups **guard;
+    bool details = false;
     int rc;
 
+    if (lua_istable(L, 3)) {
+        lua_getfield(L, 3, "details");
+        details = lua_toboolean(L, -1);
+        lua_pop(L, 1);
+    }
     guard = lua_newuserdatauv(L, sizeof(*guard), 0);
     *guard = NULL;
     luaL_setmetatable(L, DUPS_GUARD_MT);
@@ -169,7 +185,7 @@ static int l_duplicates(lua_State *L)
         return luaL_error(L, "ebb.duplicates: %s", ebb_strerror(rc));
     lua_createtable(L, (int)(*guard)->ngroups, 0);
     for (size_t i = 0; i < (*guard)->ngroups; i++) {
-        push_group(L, &(*guard)->groups[i]);
+        push_group(L, &(*guard)->groups[i], details);
         lua_rawseti(L, -2, (lua_Integer)i + 1);
     }
     return 1;   /* the guard frees the groups on return */

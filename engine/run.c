@@ -372,6 +372,16 @@ static void on_evicted(struct ebb_kube_req *req, int status, const char *body, s
                   ebb_engine_policy(r->engine)->eviction_failure_events;
     (void)req;
 
+    /* the API server answers some refusals with 201 and a Status body of
+     * "Failure" (a pod with more than one PodDisruptionBudget: code 500) */
+    if ((status == 200 || status == 201) && body != NULL) {
+        cJSON *j = cJSON_ParseWithLength(body, len);
+        const cJSON *st = cJSON_GetObjectItemCaseSensitive(j, "status");
+        const cJSON *code = cJSON_GetObjectItemCaseSensitive(j, "code");
+        if (cJSON_IsString(st) && strcmp(st->valuestring, "Failure") == 0)
+            status = cJSON_IsNumber(code) && code->valueint >= 400 ? code->valueint : 500;
+        cJSON_Delete(j);
+    }
     if (status == 200 || status == 201) {
         why = EBB_WHY_OK;
         msg[0] = '\0';

@@ -131,6 +131,7 @@ struct ebb_toleration {
 
 struct ebb_node_term {           /* v1.NodeSelectorTerm */
     uint16_t nexprs, nfields;
+    uint8_t validity;            /* 0 not checked yet, 1 parses, 2 does not (affinity.c) */
     struct ebb_req *exprs;       /* matchExpressions on node labels */
     struct ebb_req *fields;      /* matchFields (metadata.name only) */
 };
