@@ -11,7 +11,7 @@ CC      ?= gcc
 PKGS    := lua5.4 libcjson yaml-0.1 libuv libcurl
 DEBS    := liblua5.4-dev lua5.4 lua-busted libcurl4-openssl-dev libcjson-dev \
            libyaml-dev libuv1-dev libcmocka-dev libhttp-parser-dev pkg-config \
-           curl python3
+           curl python3 python3-yaml
 LUA     := lua5.4
 BUSTED  := $(LUA) /usr/bin/busted
 
@@ -76,9 +76,11 @@ $(B)/ebb: $(B)/obj/main.o $(B)/libebb.a
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -o $@ $^ $(PKG_LIBS)
 
+# nodelete: the script watchdog thread (engine/vm.c) lives in the module;
+# lua_close at exit must not unmap it under the running thread.
 $(B)/ebb_core.so: $(B)/pic/module.o $(PIC_OBJ)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -shared -o $@ $^ $(filter-out -llua5.4,$(PKG_LIBS))
+	$(Q)$(CC) -shared -Wl,-z,nodelete -o $@ $^ $(filter-out -llua5.4,$(PKG_LIBS))
 
 $(B)/asan/test_%: engine/test/test_%.c engine/test/fixtures.h $(ASAN_OBJ) | $(B)/asan
 	@$(if $(Q),echo "  LD asan $@")

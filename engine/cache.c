@@ -7,6 +7,7 @@
 #include <cjson/cJSON.h>
 
 #include "ebb/cache.h"
+#include "ebb/selector.h"
 #include "map.h"
 
 struct slots {
@@ -22,6 +23,27 @@ struct ptrvec {
     void **v;
 };
 
+/* PDBs by (namespace, key, value) of the first In requirement of their
+ * selector; (namespace, NULL, NULL): those without a usable one. An
+ * eviction checks the PDBs its pod's labels lead to, not every PDB of the
+ * namespace. Slots are never emptied (a vector may be). */
+struct pdb_slot {
+    ebb_str ns, key, value;         /* ns == NULL: free */
+    struct ptrvec v;
+};
+
+struct pdb_labels {
+    struct pdb_slot *s;
+    size_t cap, n;                  /* cap: a power of two */
+};
+
+/* Pods laid out side by side by ebb_cache_compact. */
+struct pod_block {
+    struct ebb_pod *v;
+    uint32_t n;                     /* pods laid out */
+    uint32_t live;                  /* of them still in the cache */
+};
+
 struct ebb_cache {
     struct slots pods, nodes;
     struct ebb_map pod_by_key;      /* (ns, name) -> pod */
@@ -33,9 +55,13 @@ struct ebb_cache {
     bool sorted_valid;
     struct ebb_map by_kind[EBB_KIND_MAX];   /* other kinds: (ns|name, name|-) */
     struct ebb_map pdbs_by_ns;      /* (ns, -) -> struct ptrvec of pdbs */
+    struct pdb_labels pdb_labels;   /* which PDBs a pod's labels can meet */
+    struct pod_block *blocks;
+    uint32_t nblocks;
     FILE **sources;
     uint16_t nsources;
     uint64_t version;
+    uint64_t content;               /* version, less hiding and showing pods */
     uint64_t epoch;
     uint32_t next_serial;
 };
@@ -61,12 +87,106 @@ static void free_object(int kind, void *o)
     ebb_object_free(&obj);
 }
 
+/* The arrays of a pod the cycle reads in its loops (owner kinds, labels,
+ * node selector, tolerations, images, requests, spread constraints, the
+ * affinity struct): ebb_cache_compact lays them out beside the pods, in the
+ * same order (what they point to stays where it is). X(field, count). */
+#define POD_ARRAYS(p, X)                                                     \
+    X((p)->owners, (p)->nowners)                                             \
+    X((p)->labels.kv, (p)->labels.n)                                         \
+    X((p)->node_selector.kv, (p)->node_selector.n)                           \
+    X((p)->tolerations, (p)->ntolerations)                                   \
+    X((p)->images, (p)->nimages)                                             \
+    X((p)->requests.q, (p)->requests.n)                                      \
+    X((p)->tsc, (p)->ntsc)                                                   \
+    X((p)->affinity, (p)->affinity != NULL)
+
+#define ALIGN8(x) (((x) + 7) & ~(size_t)7)
+#define ARRAY_BYTES(f, n) ((size_t)(n) * sizeof(*(f)))
+
+static struct pod_block *block_of(const struct ebb_cache *c, const struct ebb_pod *p)
+{
+    for (uint32_t i = 0; i < c->nblocks; i++)
+        if (p >= c->blocks[i].v && p < c->blocks[i].v + c->blocks[i].n)
+            return &c->blocks[i];
+    return NULL;
+}
+
+/* Drop the blocks no pod lives in any more (the array keeps its room). */
+static void blocks_trim(struct ebb_cache *c)
+{
+    uint32_t k = 0;
+
+    for (uint32_t i = 0; i < c->nblocks; i++) {
+        if (c->blocks[i].live == 0)
+            free(c->blocks[i].v);
+        else
+            c->blocks[k++] = c->blocks[i];
+    }
+    c->nblocks = k;
+}
+
+/* A heap copy of a pod of a block, its arrays too, for ebb_pod_free, which
+ * frees them and the struct; NULL when out of memory (what the pod refers
+ * to is then lost rather than freed wrong). */
+static struct ebb_pod *heap_copy(const struct ebb_pod *p)
+{
+    struct ebb_pod *h = malloc(sizeof(*h));
+    bool ok = h != NULL;
+
+    if (h == NULL)
+        return NULL;
+    *h = *p;
+#define TO_HEAP(f, n)                                                        \
+    if ((n) > 0) {                                                           \
+        void *m = ok ? malloc(ARRAY_BYTES(f, n)) : NULL;                     \
+        if (m != NULL)                                                       \
+            memcpy(m, (f), ARRAY_BYTES(f, n));                               \
+        else                                                                 \
+            ok = false;                                                      \
+        (f) = m;                                                             \
+    }
+    POD_ARRAYS(h, TO_HEAP)
+#undef TO_HEAP
+    if (!ok) {
+#define DROP(f, n) free((void *)(f));
+        POD_ARRAYS(h, DROP)
+#undef DROP
+        free(h);
+        return NULL;
+    }
+    return h;
+}
+
+/* Free a pod the cache holds, wherever it lives. */
+static void pod_free(struct ebb_cache *c, struct ebb_pod *p)
+{
+    struct pod_block *b = p ? block_of(c, p) : NULL;
+
+    if (b == NULL) {
+        ebb_pod_free(p);
+        return;
+    }
+    ebb_pod_free(heap_copy(p));
+    memset(p, 0, sizeof(*p));
+    if (--b->live == 0)
+        blocks_trim(c);
+}
+
 void ebb_cache_destroy(struct ebb_cache *c)
 {
     if (c == NULL)
         return;
     for (uint32_t i = 0; i < c->pods.n; i++)
-        ebb_pod_free(c->pods.v[i]);
+        if (c->pods.v[i] != NULL && block_of(c, c->pods.v[i]) == NULL)
+            ebb_pod_free(c->pods.v[i]);
+    for (uint32_t b = 0; b < c->nblocks; b++) {
+        for (uint32_t i = 0; i < c->blocks[b].n; i++)
+            if (c->blocks[b].v[i].ns != NULL)   /* not freed already (zeroed) */
+                ebb_pod_free(heap_copy(&c->blocks[b].v[i]));
+        free(c->blocks[b].v);
+    }
+    free(c->blocks);
     for (uint32_t i = 0; i < c->nodes.n; i++)
         ebb_node_free(c->nodes.v[i]);
     free(c->pods.v);
@@ -104,6 +224,9 @@ void ebb_cache_destroy(struct ebb_cache *c)
         }
     }
     ebb__map_free(&c->pdbs_by_ns);
+    for (size_t i = 0; i < c->pdb_labels.cap; i++)
+        free(c->pdb_labels.s[i].v.v);
+    free(c->pdb_labels.s);
     for (uint16_t i = 0; i < c->nsources; i++)
         fclose(c->sources[i]);
     free(c->sources);
@@ -278,7 +401,7 @@ static int put_pod(struct ebb_cache *c, struct ebb_pod *p)
         slot = old->slot;
         p->serial = old->uid == p->uid ? old->serial : c->next_serial++;
         unindex_pod(c, old);
-        ebb_pod_free(old);
+        pod_free(c, old);
         c->epoch++;
         c->pods.live--;
     } else {
@@ -308,7 +431,7 @@ static void delete_pod(struct ebb_cache *c, struct ebb_pod *p)
     unindex_pod(c, p);
     slot_give(&c->pods, p->slot);
     c->pods.live--;
-    ebb_pod_free(p);
+    pod_free(c, p);
     c->epoch++;
 }
 
@@ -363,6 +486,119 @@ static void kind_key(const struct ebb_object *o, ebb_str *a, ebb_str *b)
     }
 }
 
+static size_t pdb_slot_hash(ebb_str ns, ebb_str key, ebb_str value)
+{
+    uint64_t h = (uint64_t)(uintptr_t)ns * 0x9E3779B97F4A7C15ull;
+    h = (h ^ (uint64_t)(uintptr_t)key) * 0x9E3779B97F4A7C15ull;
+    h = (h ^ (uint64_t)(uintptr_t)value) * 0x9E3779B97F4A7C15ull;
+    return (size_t)(h ^ (h >> 32));
+}
+
+static struct ptrvec *pdb_slot_find(const struct pdb_labels *t, ebb_str ns, ebb_str key,
+                                    ebb_str value)
+{
+    if (t->cap == 0 || ns == NULL)
+        return NULL;
+    for (size_t i = pdb_slot_hash(ns, key, value) & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+        struct pdb_slot *sl = &t->s[i];
+        if (sl->ns == NULL)
+            return NULL;
+        if (sl->ns == ns && sl->key == key && sl->value == value)
+            return &sl->v;
+    }
+}
+
+static struct ptrvec *pdb_slot_at(struct pdb_labels *t, ebb_str ns, ebb_str key, ebb_str value)
+{
+    struct ptrvec *v = pdb_slot_find(t, ns, key, value);
+    size_t i;
+
+    if (v != NULL)
+        return v;
+    if ((t->n + 1) * 2 > t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 64;
+        struct pdb_slot *ns2 = calloc(cap, sizeof(*ns2));
+        if (ns2 == NULL)
+            return NULL;
+        for (size_t k = 0; k < t->cap; k++) {
+            if (t->s[k].ns == NULL)
+                continue;
+            for (i = pdb_slot_hash(t->s[k].ns, t->s[k].key, t->s[k].value) & (cap - 1); ns2[i].ns;
+                 i = (i + 1) & (cap - 1))
+                ;
+            ns2[i] = t->s[k];
+        }
+        free(t->s);
+        t->s = ns2;
+        t->cap = cap;
+    }
+    for (i = pdb_slot_hash(ns, key, value) & (t->cap - 1); t->s[i].ns; i = (i + 1) & (t->cap - 1))
+        ;
+    t->s[i] = (struct pdb_slot){ ns, key, value, { 0, 0, NULL } };
+    t->n++;
+    return &t->s[i].v;
+}
+
+/* The requirement a PDB is filed under: the first In requirement of its
+ * selector, if its values are all non-empty (else NULL: filed under
+ * (ns, NULL, NULL)). *never: the selector is nil, empty or nothing, which
+ * select nothing for an eviction: filed nowhere. */
+static const struct ebb_req *pdb_anchor(const struct ebb_pdb *pdb, bool *never)
+{
+    const struct ebb_selector *sel = pdb->selector;
+
+    *never = sel == NULL || ebb_selector_is_empty(sel) || (sel->flags & EBB_SEL_NOTHING);
+    if (*never)
+        return NULL;
+    for (uint16_t i = 0; i < sel->nreqs; i++) {
+        const struct ebb_req *r = &sel->reqs[i];
+        if (r->op != EBB_OP_IN || r->nvalues == 0 || r->key == NULL)
+            continue;
+        for (uint16_t k = 0; k < r->nvalues; k++)
+            if (ebb_str_len(r->values[k]) == 0)
+                return NULL;
+        return r;
+    }
+    return NULL;
+}
+
+static int pdb_label_add(struct ebb_cache *c, struct ebb_pdb *pdb)
+{
+    bool never;
+    const struct ebb_req *r = pdb_anchor(pdb, &never);
+    struct ptrvec *v;
+
+    if (never)
+        return 0;
+    if (r == NULL)
+        return (v = pdb_slot_at(&c->pdb_labels, pdb->ns, NULL, NULL)) ? ptrvec_push(v, pdb) : EBB_ENOMEM;
+    for (uint16_t k = 0; k < r->nvalues; k++) {
+        if ((v = pdb_slot_at(&c->pdb_labels, pdb->ns, r->key, r->values[k])) == NULL)
+            return EBB_ENOMEM;
+        if (ptrvec_push(v, pdb) != 0)
+            return EBB_ENOMEM;
+    }
+    return 0;
+}
+
+static void pdb_label_remove(struct ebb_cache *c, const struct ebb_pdb *pdb)
+{
+    bool never;
+    const struct ebb_req *r = pdb_anchor(pdb, &never);
+    struct ptrvec *v;
+
+    if (never)
+        return;
+    if (r == NULL) {
+        if ((v = pdb_slot_find(&c->pdb_labels, pdb->ns, NULL, NULL)) != NULL)
+            ptrvec_remove(v, (void *)pdb);
+        return;
+    }
+    for (uint16_t k = 0; k < r->nvalues; k++)
+        if ((v = pdb_slot_find(&c->pdb_labels, pdb->ns, r->key, r->values[k])) != NULL)
+            ptrvec_remove(v, (void *)pdb);
+}
+
 static int pdb_index(struct ebb_cache *c, struct ebb_pdb *pdb, struct ebb_pdb *old)
 {
     struct ptrvec *v = ebb__map_get(&c->pdbs_by_ns, pdb->ns, NULL);
@@ -380,9 +616,12 @@ static int pdb_index(struct ebb_cache *c, struct ebb_pdb *pdb, struct ebb_pdb *o
         for (uint32_t i = 0; i < v->n; i++)
             if (v->v[i] == old)
                 v->v[i] = pdb;
-        return 0;
+        pdb_label_remove(c, old);
+        return pdb_label_add(c, pdb);
     }
-    return ptrvec_push(v, pdb);
+    if (ptrvec_push(v, pdb) != 0)
+        return EBB_ENOMEM;
+    return pdb_label_add(c, pdb);
 }
 
 static int put_other(struct ebb_cache *c, struct ebb_object *o)
@@ -423,8 +662,10 @@ int ebb_cache_put(struct ebb_cache *c, struct ebb_object *obj)
     case EBB_KIND_KOORD_NODE_METRIC: rc = put_other(c, obj); break;
     default: return EBB_EINVAL;
     }
-    if (rc == 0)
+    if (rc == 0) {
         c->version++;
+        c->content++;
+    }
     return rc;
 }
 
@@ -462,6 +703,7 @@ int ebb_cache_delete(struct ebb_cache *c, int kind, ebb_str ns, ebb_str name)
             struct ptrvec *v = ebb__map_get(&c->pdbs_by_ns, ns, NULL);
             if (v)
                 ptrvec_remove(v, o);
+            pdb_label_remove(c, o);
         }
         free_object(kind, o);
         break;
@@ -477,6 +719,7 @@ int ebb_cache_delete(struct ebb_cache *c, int kind, ebb_str ns, ebb_str name)
         return EBB_EINVAL;
     }
     c->version++;
+    c->content++;
     return 0;
 }
 
@@ -599,6 +842,112 @@ void ebb_cache_build_indexes(struct ebb_cache *c)
     ebb_cache_nodes_sorted(c, &n);
 }
 
+/* Every pod is visited once per strategy, node by node in name order: laid
+ * out in that order, numbered in it, with the arrays the loops read next to
+ * each other in the same order, the visits (and whatever is kept per slot)
+ * read memory in sequence instead of missing the cache once or more per
+ * pod. */
+int ebb_cache_compact(struct ebb_cache *c)
+{
+    struct ebb_node *const *nodes;
+    struct ebb_pod **order = NULL;
+    struct pod_block *blocks;
+    uint32_t *slot_of = NULL;       /* old slot -> new slot, UINT32_MAX: not yet */
+    struct ebb_pod *v = NULL;
+    size_t extra = 0;
+    char *at;
+    uint32_t nn, k = 0, n;
+
+    if (c == NULL)
+        return EBB_EINVAL;
+    if ((n = c->pods.live) == 0)
+        return 0;
+    if ((order = malloc(n * sizeof(*order))) == NULL ||
+        (slot_of = malloc(c->pods.n * sizeof(*slot_of))) == NULL ||
+        (blocks = realloc(c->blocks, (c->nblocks + 1) * sizeof(*blocks))) == NULL) {
+        free(order);
+        free(slot_of);
+        return EBB_ENOMEM;
+    }
+    c->blocks = blocks;
+    memset(slot_of, 0xff, c->pods.n * sizeof(*slot_of));
+    nodes = ebb_cache_nodes_sorted(c, &nn);
+    for (uint32_t i = 0; i < nn; i++) {
+        const struct ebb_podvec *pv = ebb_cache_pods_on_node(c, nodes[i]->name);
+        for (uint32_t j = 0; j < pv->n; j++) {
+            slot_of[pv->v[j]->slot] = k;
+            order[k++] = pv->v[j];
+        }
+    }
+    for (uint32_t i = 0; i < c->pods.n; i++) {
+        if (c->pods.v[i] != NULL && slot_of[i] == UINT32_MAX) {
+            slot_of[i] = k;
+            order[k++] = c->pods.v[i];
+        }
+    }
+    for (uint32_t i = 0; i < n; i++) {
+#define SIZE(f, n) extra += ALIGN8(ARRAY_BYTES(f, n));
+        POD_ARRAYS(order[i], SIZE)
+#undef SIZE
+    }
+    if ((v = malloc(ALIGN8((size_t)n * sizeof(*v)) + extra)) == NULL) {
+        free(order);
+        free(slot_of);
+        return EBB_ENOMEM;
+    }
+    /* copy, arrays included; point every index at the copies (the old
+     * structs are read for their slot until the end); free the old ones */
+    at = (char *)v + ALIGN8((size_t)n * sizeof(*v));
+    for (uint32_t i = 0; i < n; i++) {
+        v[i] = *order[i];
+        v[i].slot = i;
+#define PLACE(f, n)                                                          \
+        if ((n) > 0) {                                                       \
+            memcpy(at, (f), ARRAY_BYTES(f, n));                              \
+            (f) = (void *)at;                                                \
+            at += ALIGN8(ARRAY_BYTES(f, n));                                 \
+        }
+        POD_ARRAYS(&v[i], PLACE)
+#undef PLACE
+    }
+    for (size_t i = 0; i < c->pod_by_key.cap; i++)
+        if (ebb__map_live(&c->pod_by_key, i))
+            c->pod_by_key.s[i].v = &v[slot_of[((struct ebb_pod *)c->pod_by_key.s[i].v)->slot]];
+    for (size_t i = 0; i < c->pods_by_node.cap; i++) {
+        if (ebb__map_live(&c->pods_by_node, i)) {
+            struct ebb_podvec *pv = c->pods_by_node.s[i].v;
+            for (uint32_t j = 0; j < pv->n; j++)
+                pv->v[j] = &v[slot_of[pv->v[j]->slot]];
+        }
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        struct pod_block *b = block_of(c, order[i]);
+        if (b != NULL) {
+            b->live--;   /* its arrays live in the block too */
+        } else {
+            /* the strings the arrays hold moved with them: free only the memory */
+#define DROP(f, n)                                                           \
+            if ((n) > 0)                                                     \
+                free((void *)(f));
+            POD_ARRAYS(order[i], DROP)
+#undef DROP
+            free(order[i]);
+        }
+        c->pods.v[i] = &v[i];
+    }
+    c->pods.n = n;
+    c->pods.nfree = 0;
+    blocks_trim(c);   /* the array has room for one more: reserved above */
+    c->blocks[c->nblocks++] = (struct pod_block){ v, n, n };
+    free(order);
+    free(slot_of);
+    /* slots changed: whatever is kept by slot is stale */
+    c->version++;
+    c->content++;
+    c->epoch++;
+    return 0;
+}
+
 uint32_t ebb_cache_count_owned(const struct ebb_cache *c, ebb_str owner_uid)
 {
     return (uint32_t)(uintptr_t)ebb__map_get(&c->owned, owner_uid, NULL);
@@ -610,6 +959,44 @@ const struct ebb_pdb *const *ebb_cache_pdbs_in(const struct ebb_cache *c, ebb_st
 
     *n = v ? v->n : 0;
     return v ? (const struct ebb_pdb *const *)v->v : NULL;
+}
+
+static void add_candidates(const struct ptrvec *v, const struct ebb_pdb **out, uint32_t max,
+                           uint32_t *n)
+{
+    for (uint32_t i = 0; v != NULL && i < v->n; i++, (*n)++)
+        if (*n < max)
+            out[*n] = v->v[i];
+}
+
+uint32_t ebb_cache_pdbs_selecting(const struct ebb_cache *c, const struct ebb_pod *p,
+                                  const struct ebb_pdb **out, uint32_t max)
+{
+    const struct ptrvec *all;
+    uint32_t n = 0, k = 0;
+
+    if (c->pdb_labels.n == 0)
+        return 0;
+    add_candidates(pdb_slot_find(&c->pdb_labels, p->ns, NULL, NULL), out, max, &n);
+    for (uint32_t i = 0; i < p->labels.n; i++)
+        if (ebb_str_len(p->labels.kv[i].value) > 0)
+            add_candidates(pdb_slot_find(&c->pdb_labels, p->ns, p->labels.kv[i].key,
+                                         p->labels.kv[i].value), out, max, &n);
+    if (n < 2 || n > max)
+        return n;
+    /* from several vectors: back to the namespace's order, once each */
+    all = ebb__map_get(&c->pdbs_by_ns, p->ns, NULL);
+    for (uint32_t i = 0; all != NULL && i < all->n && k < n; i++) {
+        for (uint32_t j = k; j < n; j++) {
+            if (out[j] == all->v[i]) {
+                const struct ebb_pdb *t = out[k];
+                out[k++] = out[j];
+                out[j] = t;
+                break;
+            }
+        }
+    }
+    return k;
 }
 
 size_t ebb_cache_count(const struct ebb_cache *c, int kind)
@@ -672,6 +1059,7 @@ void ebb_cache_purge_hidden(struct ebb_cache *c)
         if (p && (p->flags & EBB_POD_GONE)) {
             delete_pod(c, p);
             c->version++;
+            c->content++;
         }
     }
 }
@@ -679,6 +1067,11 @@ void ebb_cache_purge_hidden(struct ebb_cache *c)
 uint64_t ebb_cache_version(const struct ebb_cache *c)
 {
     return c->version;
+}
+
+uint64_t ebb_cache_content_version(const struct ebb_cache *c)
+{
+    return c->content;
 }
 
 uint64_t ebb_cache_epoch(const struct ebb_cache *c)

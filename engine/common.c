@@ -1,6 +1,9 @@
 /* Errors, logging and RFC 3339 times shared by every unit. */
+#include <dirent.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -231,4 +234,65 @@ int ebb_duration_parse(const char *s, int64_t *ns)
     }
     *ns = (int64_t)(neg ? -total : total);
     return 0;
+}
+
+uint64_t ebb_fnv64(uint64_t h, const void *data, size_t len)
+{
+    const unsigned char *p = data;
+
+    for (size_t i = 0; i < len; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int ebb_dir_names(const char *dir, bool (*keep)(const char *name), char ***names, size_t *n,
+                  struct ebb_error *err)
+{
+    DIR *dp = opendir(dir);
+    struct dirent *de;
+    char **v = NULL;
+    size_t cnt = 0, cap = 0;
+
+    *names = NULL;
+    *n = 0;
+    if (dp == NULL)
+        return ebb_error_set(err, EBB_EIO, dir, 0, NULL, "cannot open directory: %s", strerror(errno));
+    while ((de = readdir(dp)) != NULL) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+            (keep != NULL && !keep(de->d_name)))
+            continue;
+        if (cnt == cap) {
+            char **nv = realloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*nv));
+            if (nv == NULL)
+                goto nomem;
+            v = nv;
+        }
+        if ((v[cnt] = strdup(de->d_name)) == NULL)
+            goto nomem;
+        cnt++;
+    }
+    closedir(dp);
+    if (cnt > 1)
+        qsort(v, cnt, sizeof(*v), cmp_names);
+    *names = v;
+    *n = cnt;
+    return 0;
+nomem:
+    closedir(dp);
+    ebb_names_free(v, cnt);
+    return EBB_ENOMEM;
+}
+
+void ebb_names_free(char **names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
 }

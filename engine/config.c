@@ -15,6 +15,7 @@
 #include <strings.h>
 
 #include "ebb/config.h"
+#include "ebb/quantity.h"
 #include "ebb/selector.h"
 
 #define API_VERSION "descheduler/v1alpha2"
@@ -42,6 +43,7 @@ static const char *const ext_names[EBB_EXT_MAX] = {
     [EBB_EXT_BALANCE] = "balance",
     [EBB_EXT_FILTER] = "filter",
     [EBB_EXT_PREEVICTIONFILTER] = "preevictionfilter",
+    [EBB_EXT_EVICT] = "evict",
 };
 
 const char *ebb_ext_name(int ext)
@@ -539,11 +541,61 @@ static int check_metrics(struct ctx *c, const struct ebb_val *root)
 /* ---- profiles --------------------------------------------------------------- */
 
 static const char *const profile_keys[] = {"name", "pluginConfig", "plugins", NULL};
-static const char *const config_keys[] = {"name", "args", NULL};
+static const char *const config_keys[] = {"name", "args", "limits", NULL};
+static const char *const limits_keys[] = {"memory", "timeout", "quarantineAfter", NULL};
+
+/* An ebb extension: limits for the plugin's sandboxes and its quarantine. */
+static int parse_limits(struct ctx *c, const struct ebb_val *item, struct ebb_plugin_config *pc)
+{
+    struct member m, f;
+    int64_t v;
+    int rc;
+
+    pc->limits = (struct ebb_plugin_limits){ 0, 0, -1 };
+    if (!member(item, "limits", pc->path, &m))
+        return 0;
+    if (m.v->type != EBB_VAL_MAP)
+        return type_error(c, m.line, m.path, "a map", m.v);
+    if ((rc = check_keys(c, m.v, m.path, limits_keys)) < 0)
+        return rc;
+    if (member(m.v, "memory", m.path, &f)) {
+        const char *s = f.v->type == EBB_VAL_STRING ? f.v->u.str.s : NULL;
+        char num[32];
+        if (f.v->type == EBB_VAL_INT) {
+            snprintf(num, sizeof(num), "%lld", (long long)f.v->u.i);
+            s = num;
+        }
+        if (s == NULL)
+            return type_error(c, f.line, f.path, "a quantity such as 128Mi", f.v);
+        if (ebb_quantity_parse(s, strlen(s), false, &v) != 0)
+            return fail(c, f.line, f.path, "\"%s\" is not a quantity (e.g. 64Mi, 1Gi)", s);
+        if (v < ((int64_t)1 << 20) || v > ((int64_t)16 << 30))
+            return fail(c, f.line, f.path, "must be between 1Mi and 16Gi, got %s", s);
+        pc->limits.memory = v;
+    }
+    if (member(m.v, "timeout", m.path, &f)) {
+        if (f.v->type != EBB_VAL_STRING)
+            return type_error(c, f.line, f.path, "a duration such as 10s", f.v);
+        if (ebb_duration_parse(f.v->u.str.s, &v) != 0 || v <= 0)
+            return fail(c, f.line, f.path, "\"%s\" is not a positive duration (e.g. 500ms, 10s, 2m)",
+                        f.v->u.str.s);
+        if (v < 1000000)
+            return fail(c, f.line, f.path, "must be at least 1ms, got %s", f.v->u.str.s);
+        pc->limits.timeout_ns = v;
+    }
+    if (member(m.v, "quarantineAfter", m.path, &f)) {
+        if ((rc = get_integer(c, &f, "a non-negative integer", &v)) < 0)
+            return rc;
+        if (v < 0)
+            return fail(c, f.line, f.path, "must not be negative, got %lld", (long long)v);
+        pc->limits.quarantine_after = v;
+    }
+    return 0;
+}
 static const char *const set_keys[] = {"enabled", "disabled", NULL};
 static const char *const plugins_keys[] = {
     "presort", "sort", "deschedule", "balance", "filter", "preevictionfilter",
-    "preEvictionFilter", NULL,
+    "preEvictionFilter", "evict", NULL,
 };
 
 static int parse_configs(struct ctx *c, const struct ebb_val *pv, struct ebb_profile *prof)
@@ -583,6 +635,8 @@ static int parse_configs(struct ctx *c, const struct ebb_val *pv, struct ebb_pro
         if ((pc->name = strdup(name)) == NULL)
             return nomem(c);
         prof->nconfigs = i + 1;
+        if ((rc = parse_limits(c, item, pc)) < 0)
+            return rc;
         if (!member(item, "args", pc->path, &am))
             continue;
         if (am.v->type != EBB_VAL_MAP)
@@ -668,6 +722,26 @@ static int parse_set(struct ctx *c, const struct ebb_val *plugins, const char *k
     return 0;
 }
 
+/* Koordinator's framework: "only one evict plugin can be enabled". Its
+ * DefaultEvictor is an evict plugin that uses the Eviction API, which is
+ * what a profile without one does here: listed alone, it is dropped. */
+static int check_evict_set(struct ctx *c, const char *base, struct ebb_profile *prof)
+{
+    struct ebb_plugin_set *set = &prof->sets[EBB_EXT_EVICT];
+    char path[300];
+
+    if (set->n == 1 && strcmp(set->v[0].name, DEFAULT_EVICTOR) == 0) {
+        free(set->v[0].name);
+        set->n = 0;
+    }
+    if (set->n < 2)
+        return 0;
+    join(path, sizeof(path), base, "evict.enabled");
+    return fail(c, set->v[1].line, path, "only one evict plugin can be enabled per profile: "
+                "profile \"%s\" enables \"%s\" (line %d) and \"%s\" (line %d)", prof->name,
+                set->v[0].name, set->v[0].line, set->v[1].name, set->v[1].line);
+}
+
 static int parse_plugins(struct ctx *c, const struct ebb_val *pv, struct ebb_profile *prof)
 {
     struct member m;
@@ -699,9 +773,10 @@ static int parse_plugins(struct ctx *c, const struct ebb_val *pv, struct ebb_pro
         (rc = parse_set(c, m.v, "deschedule", m.path, EBB_EXT_DESCHEDULE, prof)) < 0 ||
         (rc = parse_set(c, m.v, "balance", m.path, EBB_EXT_BALANCE, prof)) < 0 ||
         (rc = parse_set(c, m.v, "filter", m.path, EBB_EXT_FILTER, prof)) < 0 ||
-        (rc = parse_set(c, m.v, pef, m.path, EBB_EXT_PREEVICTIONFILTER, prof)) < 0)
+        (rc = parse_set(c, m.v, pef, m.path, EBB_EXT_PREEVICTIONFILTER, prof)) < 0 ||
+        (rc = parse_set(c, m.v, "evict", m.path, EBB_EXT_EVICT, prof)) < 0)
         return rc;
-    return 0;
+    return check_evict_set(c, m.path, prof);
 }
 
 static bool set_has(const struct ebb_plugin_set *set, const char *name)
@@ -746,6 +821,7 @@ static int add_default_evictor(struct ctx *c, struct ebb_profile *prof)
     memset(&prof->configs[0], 0, sizeof(prof->configs[0]));
     prof->nconfigs++;
     prof->configs[0].line = prof->line;
+    prof->configs[0].limits = (struct ebb_plugin_limits){ 0, 0, -1 };
     memcpy(prof->configs[0].path, prof->path, sizeof(prof->path));
     if ((prof->configs[0].name = strdup(DEFAULT_EVICTOR)) == NULL)
         return nomem(c);

@@ -61,6 +61,22 @@ struct default_evictor {
     size_t nfit_nodes;
     uint64_t fit_nodes_version;
     bool fit_nodes_valid;
+    /* Every strategy of a profile asks Filter about the same pods: the
+     * answer of the checks that read only the pod and other objects is
+     * kept per pod slot while the cache's content (not what a cycle hid)
+     * and the resolved threshold stay the same. minReplicas (the owner's
+     * pods left) and minPodAge (the clock) are asked every time. */
+    uint8_t *verdict;                    /* per slot: VERDICT_* */
+    uint32_t nverdict;
+    const struct ebb_cache *verdict_cache;
+    uint64_t verdict_content;
+};
+
+enum {
+    VERDICT_UNKNOWN = 0,
+    VERDICT_NO,
+    VERDICT_YES,                         /* then minReplicas and minPodAge */
+    VERDICT_YES_FINAL,                   /* the evict annotation: nothing else */
 };
 
 static void de_destroy(void *state)
@@ -77,6 +93,7 @@ static void de_destroy(void *state)
         ebb_str_release(d->protected_sc[i]);
     free(d->protected_sc);
     free(d->fit_nodes);
+    free(d->verdict);
     ebb_str_release(d->daemonset);
     free(d);
 }
@@ -322,6 +339,7 @@ static int de_cycle_begin(void *state, struct ebb_ctx *ctx, struct ebb_error *er
 
     d->fit_nodes_valid = false;
     d->threshold_unresolved = false;
+    d->verdict_cache = NULL;             /* the threshold is resolved again */
     if (d->threshold_name == NULL)
         return 0;
     pc = ebb_cache_priority_class(ebb_ctx_cache(ctx), ebb_str_find(d->threshold_name,
@@ -379,40 +397,78 @@ static bool covered_by_pdb(struct ebb_cache *c, const struct ebb_pod *p)
     return false;
 }
 
+/* Filter less minReplicas and minPodAge. */
+static int static_verdict(const struct default_evictor *d, struct ebb_cache *c,
+                          const struct ebb_pod *p)
+{
+    if (p->flags & EBB_POD_EVICT_ANNOTATION)
+        return VERDICT_YES_FINAL;
+    if (d->mandatory && (p->flags & EBB_POD_PREFER_NO_EVICTION))
+        return VERDICT_NO;
+    if (p->flags & (EBB_POD_MIRROR | EBB_POD_STATIC | EBB_POD_TERMINATING))
+        return VERDICT_NO;
+    if (d->protect & P_SYSTEM_CRITICAL) {
+        if ((p->flags & EBB_POD_HAS_PRIORITY) &&
+            (p->priority >= SYSTEM_CRITICAL || p->priority >= d->threshold))
+            return VERDICT_NO;
+    }
+    if (p->nowners == 0 && ((d->protect & P_FAILED_BARE) || p->phase != EBB_PHASE_FAILED))
+        return VERDICT_NO;
+    if ((d->protect & P_LOCAL_STORAGE) && (p->flags & EBB_POD_LOCAL_STORAGE))
+        return VERDICT_NO;
+    if ((d->protect & P_DAEMONSET) && has_owner_kind(p, d->daemonset))
+        return VERDICT_NO;
+    if ((d->protect & P_PVC) && protected_by_pvc(d, c, p))
+        return VERDICT_NO;
+    if ((d->protect & P_WITHOUT_PDB) && !covered_by_pdb(c, p))
+        return VERDICT_NO;
+    if ((d->protect & P_RESOURCE_CLAIMS) && (p->flags & EBB_POD_RESOURCE_CLAIMS))
+        return VERDICT_NO;
+    if (d->label_selector && !ebb_selector_matches(d->label_selector, &p->labels))
+        return VERDICT_NO;
+    return VERDICT_YES;
+}
+
+/* static_verdict, kept per slot for the pods the cache holds. */
+static int verdict_of(struct default_evictor *d, struct ebb_cache *c, const struct ebb_pod *p)
+{
+    uint32_t slots;
+    int v;
+
+    if (ebb_cache_pod_at(c, p->slot) != p)
+        return static_verdict(d, c, p);   /* not a cached pod: nothing to key on */
+    if (d->verdict_cache != c || d->verdict_content != ebb_cache_content_version(c)) {
+        if (d->nverdict > 0)
+            memset(d->verdict, VERDICT_UNKNOWN, d->nverdict);
+        d->verdict_cache = c;
+        d->verdict_content = ebb_cache_content_version(c);
+    }
+    if (p->slot >= d->nverdict) {
+        uint8_t *v8;
+        slots = ebb_cache_pod_slots(c);
+        if ((v8 = realloc(d->verdict, slots)) == NULL)
+            return static_verdict(d, c, p);
+        memset(v8 + d->nverdict, VERDICT_UNKNOWN, slots - d->nverdict);
+        d->verdict = v8;
+        d->nverdict = slots;
+    }
+    if ((v = d->verdict[p->slot]) == VERDICT_UNKNOWN)
+        d->verdict[p->slot] = (uint8_t)(v = static_verdict(d, c, p));
+    return v;
+}
+
 static bool de_filter(void *state, struct ebb_ctx *ctx, const struct ebb_pod *p)
 {
     struct default_evictor *d = state;
     struct ebb_cache *c = ebb_ctx_cache(ctx);
+    int v;
 
     /* a PriorityClass named by priorityThreshold is missing: upstream would
      * not have started at all, so nothing is evictable, whatever it carries */
     if (d->threshold_unresolved)
         return false;
-    if (p->flags & EBB_POD_EVICT_ANNOTATION)
-        return true;
-    if (d->mandatory && (p->flags & EBB_POD_PREFER_NO_EVICTION))
-        return false;
-    if (p->flags & (EBB_POD_MIRROR | EBB_POD_STATIC | EBB_POD_TERMINATING))
-        return false;
-    if (d->protect & P_SYSTEM_CRITICAL) {
-        if ((p->flags & EBB_POD_HAS_PRIORITY) &&
-            (p->priority >= SYSTEM_CRITICAL || p->priority >= d->threshold))
-            return false;
-    }
-    if (p->nowners == 0 && ((d->protect & P_FAILED_BARE) || p->phase != EBB_PHASE_FAILED))
-        return false;
-    if ((d->protect & P_LOCAL_STORAGE) && (p->flags & EBB_POD_LOCAL_STORAGE))
-        return false;
-    if ((d->protect & P_DAEMONSET) && has_owner_kind(p, d->daemonset))
-        return false;
-    if ((d->protect & P_PVC) && protected_by_pvc(d, c, p))
-        return false;
-    if ((d->protect & P_WITHOUT_PDB) && !covered_by_pdb(c, p))
-        return false;
-    if ((d->protect & P_RESOURCE_CLAIMS) && (p->flags & EBB_POD_RESOURCE_CLAIMS))
-        return false;
-    if (d->label_selector && !ebb_selector_matches(d->label_selector, &p->labels))
-        return false;
+    if ((v = verdict_of(d, c, p)) != VERDICT_YES)
+        return v == VERDICT_YES_FINAL;
     if (d->min_replicas > 1 && p->nowners == 1 &&
         ebb_cache_count_owned(c, p->owners[0].uid) < (uint64_t)d->min_replicas)
         return false;

@@ -23,8 +23,19 @@ struct ebb_vm {
     int depth;                      /* nested calls into this vm */
     struct ebb_ctx *ctx;            /* the call running, set by framework.c */
     int co_ref;                     /* a suspended call's coroutine, or LUA_NOREF */
+    lua_State *call_co;             /* the coroutine the engine resumed for the call
+                                       running: only it may wait for the API */
+    lua_State *volatile running;    /* the innermost coroutine running (a script's
+                                       own, or call_co); written under the watchdog
+                                       lock, which hooks it when the budget expires */
+    bool engine_yield;              /* the pending yield is the evictor's, not a script's */
     char *const *policy_dirs;       /* require() roots after home/lua */
     char *home;
+    size_t nmods;
+    struct ebb_vm_module {          /* modules required from the policy dirs: */
+        char *path;                 /* a reload keeps an instance only if none */
+        uint64_t hash;              /* of them changed */
+    } *mods;
 };
 
 struct ebb_vm_opts {
@@ -60,6 +71,15 @@ int ebb__vm_call(struct ebb_vm *vm, int nargs, int nres, struct ebb_error *err);
 int ebb__vm_start(struct ebb_vm *vm, int nargs, int nres, struct ebb_error *err);
 int ebb__vm_resume(struct ebb_vm *vm, int nres, struct ebb_error *err);
 bool ebb__vm_waiting(const struct ebb_vm *vm);
+/* Every module the vm required from the policy directories still has the
+ * content it had when it was loaded. */
+bool ebb__vm_modules_unchanged(const struct ebb_vm *vm);
+
+/* True when the code running in L may suspend the call to wait for the API
+ * (it is the call's own coroutine, not a script's coroutine or a callback);
+ * ebb__vm_engine_yield then marks the yield as the engine's. */
+bool ebb__vm_can_wait(lua_State *L);
+void ebb__vm_engine_yield(lua_State *L);
 
 /* Long native helpers check this inside their loops. */
 static inline bool ebb__vm_expired(const struct ebb_vm *vm)
@@ -75,6 +95,7 @@ struct ebb_plugin_def {
     char *name;
     int type;
     unsigned exts;                  /* bit (1 << EBB_EXT_*) */
+    unsigned triggers;              /* EBB_TRIGGER_* the plugin reacts to */
     struct ebb_native_plugin native;
     char *path;                     /* Lua: the file */
     char *source;
@@ -86,11 +107,17 @@ struct ebb_profile_inst;
 struct ebb_plugin_inst {
     struct ebb_plugin_def *def;
     struct ebb_profile_inst *profile;
+    const struct ebb_plugin_config *pc;   /* in the engine's policy; may be NULL */
     struct ebb_vm *vm;              /* Lua */
     int table_ref;                  /* Lua: the plugin table */
     int ctx_ref;                    /* Lua: the ctx table handed to every call */
     void *state;                    /* native */
-    int failures;                   /* consecutive failed calls */
+    int failures;                   /* deschedule/balance runs failed in a row */
+    int quarantine_after;           /* failures that set it aside; 0: never */
+    int quarantines;                /* times set aside in a row (the backoff) */
+    int quarantined_until;          /* skipped through this cycle */
+    int reported_skip;              /* last cycle the skip was noted */
+    bool run_failed;                /* the run going on has reported a failure */
     int reported_cycle;             /* last cycle a failing filter was reported */
     uint64_t last_ns;               /* duration of the last deschedule/balance call */
     uint64_t total_ns;              /* all calls since the instance was made */
@@ -113,12 +140,17 @@ struct ebb_ctx {
 
 /* ---- evict.c ------------------------------------------------------------ */
 
+struct ebb_evict_call;              /* lua_evictor.c */
+
 struct ebb_evictor {
     int64_t max_per_node, max_per_namespace, max_total;   /* EBB_UNLIMITED: none */
     uint32_t total;
     struct ebb_map per_node;        /* (node, -) -> count */
     struct ebb_map per_ns;          /* (ns, -) -> count */
     struct ebb_map pdb_state;       /* (ns, name) -> struct ebb_pdb_state */
+    int pdb_cycle;                  /* live: the cycle pdb_state belongs to */
+    struct ebb_evict_call *call;    /* the evict plugin's evict() running, or NULL */
+    uint64_t call_serial;           /* numbers the calls (a ctx.api handle is for one) */
 };
 
 /* What simulation tracks of a PDB as pods it selects are evicted. */
@@ -137,6 +169,28 @@ void ebb__evictor_forget_pdbs(struct ebb_evictor *ev);      /* new cache */
 int ebb__evict(struct ebb_ctx *ctx, struct ebb_pod *pod, const char *reason, char *detail,
                size_t detail_len, struct ebb_eviction **pending);
 uint32_t ebb__evictor_node_count(const struct ebb_evictor *ev, ebb_str node);
+
+/* What a profile's evict plugin asked for in one call (lua_evictor.c). */
+struct ebb_evict_action {
+    const char *method;             /* static; NULL: the Eviction API */
+    char *path, *body;              /* owned; body may be NULL */
+    const char *content_type;       /* static; NULL: application/json */
+    char *text;                     /* owned: "evict", "delete", "patch ...", "create Kind name" */
+    int64_t grace_period;           /* the Eviction API's; -1: the pod's default */
+};
+void ebb__evict_action_free(struct ebb_evict_action *a);
+
+/* lua_evictor.c: call `inst`'s evict(ctx, pod, opts) for an eviction the
+ * core has already allowed. 0: the action in *out stands (owned by the
+ * caller); EBB_WHY_EVICTOR: declined or failed, nothing done, `detail`
+ * says why (a failure is also reported as a plugin error). */
+int ebb__evictor_call(struct ebb_ctx *ctx, struct ebb_plugin_inst *inst, struct ebb_pod *pod,
+                      const char *reason, struct ebb_evict_action *out, char *detail,
+                      size_t detail_len);
+/* Registration: an evict plugin's `creates` declaration (the table on top
+ * of the stack), EBB_ESCRIPT naming `path` when it is malformed. */
+int ebb__evictor_check_table(lua_State *L, const char *path, unsigned exts,
+                             struct ebb_error *err);
 
 /* framework.c: ask one filter plugin about a pod (a failing script says no) */
 bool ebb__plugin_pod_check(struct ebb_plugin_inst *inst, int ext, struct ebb_ctx *ctx,
@@ -158,6 +212,7 @@ struct ebb_engine {
     int64_t fixed_now;              /* EBB_TIME_NONE: wall clock */
     size_t mem_limit;
     uint64_t budget_ns;
+    int quarantine_after;           /* default for plugins; 0: never */
     size_t ndefs;
     struct ebb_plugin_def **defs;
     char **policy_dirs;             /* NULL-terminated, for require() */
@@ -186,6 +241,13 @@ struct ebb_engine {
     char answer_detail[512];
     struct ebb_node **cycle_nodes;  /* the nodes of the running cycle */
     size_t ncycle_nodes;
+    unsigned run_mask;              /* a triggered run: only these plugins; 0: all */
+    const char *const *run_nodes;   /* ... handed these nodes (names; during begin) */
+    size_t nrun_nodes;
+    struct ebb_node **focus_nodes;  /* the cycle's nodes among run_nodes: what a
+                                       triggered run hands its plugins (helpers
+                                       still see every node of the cycle) */
+    size_t nfocus_nodes;
 };
 
 int64_t ebb__engine_now(const struct ebb_engine *e);
@@ -236,6 +298,7 @@ void ebb__lua_open_usage(lua_State *L);
 void ebb__lua_open_topology(lua_State *L);
 void ebb__lua_open_groups(lua_State *L);
 void ebb__lua_open_loadaware(lua_State *L);
+void ebb__lua_open_evictor(lua_State *L);   /* ebb.json, ebb.rfc3339, ctx.api */
 /* The nodes of a NodeList at idx, or NULL with *n = 0 when it is not one. */
 struct ebb_node *const *ebb__lua_nodelist(lua_State *L, int idx, size_t *n);
 /* Nodes from a NodeList, a list of Nodes/names, or nil (the cycle's nodes).

@@ -2,7 +2,12 @@
  * It re-checks the profile's filters, the per-cycle limits (total, then
  * node, then namespace, as upstream) and, when simulating, the pod's
  * PodDisruptionBudget as the API server would; then it records the eviction
- * in the plan and hides the pod for the rest of the cycle. */
+ * in the plan and hides the pod for the rest of the cycle.
+ *
+ * A profile may name an evict plugin (plugins.evict, Koordinator's custom
+ * Evictor): the same checks run first, then the plugin chooses what to do
+ * with the pod (lua_evictor.c) and that request takes the Eviction API's
+ * place. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +20,7 @@ const char *ebb_why_name(int why)
 {
     static const char *const names[] = {
         "ok", "filtered", "node-limit", "namespace-limit", "total-limit", "pdb", "api-error",
-        "not-found",
+        "not-found", "evictor",
     };
     return why >= 0 && why < EBB_WHY_MAX ? names[why] : "unknown";
 }
@@ -73,14 +78,28 @@ uint32_t ebb__evictor_node_count(const struct ebb_evictor *ev, ebb_str node)
     return count_of(&ev->per_node, node);
 }
 
+/* The profile's evict plugin, or NULL: the Eviction API. */
+static struct ebb_plugin_inst *evict_plugin(const struct ebb_profile_inst *pr)
+{
+    return pr->nset[EBB_EXT_EVICT] > 0 ? pr->set[EBB_EXT_EVICT][0] : NULL;
+}
+
 bool ebb_ctx_filter(struct ebb_ctx *ctx, const struct ebb_pod *pod)
 {
     struct ebb_profile_inst *pr = ctx->profile;
+    struct ebb_plugin_inst *evp;
 
     for (size_t i = 0; i < pr->nset[EBB_EXT_FILTER]; i++)
         if (!ebb__plugin_pod_check(pr->set[EBB_EXT_FILTER][i], EBB_EXT_FILTER, ctx, pod))
             return false;
-    return true;
+    /* The evict plugin's own filter is the Evictor's Filter: it applies
+     * on top of the filter plugins, listed among them or not. */
+    if ((evp = evict_plugin(pr)) == NULL || !(evp->def->exts & (1u << EBB_EXT_FILTER)))
+        return true;
+    for (size_t i = 0; i < pr->nset[EBB_EXT_FILTER]; i++)
+        if (pr->set[EBB_EXT_FILTER][i] == evp)
+            return true;
+    return ebb__plugin_pod_check(evp, EBB_EXT_FILTER, ctx, pod);
 }
 
 bool ebb_ctx_pre_eviction_filter(struct ebb_ctx *ctx, const struct ebb_pod *pod)
@@ -155,7 +174,19 @@ static void eviction_free(struct ebb_eviction *ev)
     ebb_str_release(ev->plugin);
     ebb_str_release(ev->profile);
     ebb_str_release(ev->reason);
+    ebb_str_release(ev->evictor);
+    free(ev->path);
+    free(ev->body);
+    free(ev->action);
     free(ev);
+}
+
+void ebb__evict_action_free(struct ebb_evict_action *a)
+{
+    free(a->path);
+    free(a->body);
+    free(a->text);
+    a->path = a->body = a->text = NULL;
 }
 
 /* Live: the limits were reserved when the request went out (so concurrent
@@ -172,6 +203,8 @@ void ebb_engine_eviction_done(struct ebb_engine *e, struct ebb_eviction *ev, int
     snprintf(key, sizeof(key), "%s/%s", ev->ns, ev->name);
     if (why == EBB_WHY_OK) {
         ebb_plan_add_eviction(&e->plan, key, ev->node, ev->plugin, ev->profile, ev->reason);
+        if (ev->action != NULL)
+            ebb_plan_set_action(&e->plan, ev->action, ev->body);
         p = e->cache ? ebb_cache_pod_at(e->cache, ev->pod_slot) : NULL;
         if (p != NULL && p->serial == ev->pod_serial)
             ebb_cache_hide_pod(e->cache, p);
@@ -191,8 +224,10 @@ void ebb_engine_eviction_done(struct ebb_engine *e, struct ebb_eviction *ev, int
     eviction_free(ev);
 }
 
+/* `act` (may be NULL): an evict plugin's request; its strings move to the
+ * eviction. */
 static int send_live(struct ebb_ctx *ctx, struct ebb_pod *pod, const char *reason,
-                     struct ebb_eviction **pending)
+                     struct ebb_evict_action *act, struct ebb_eviction **pending)
 {
     struct ebb_engine *e = ctx->engine;
     struct ebb_eviction *ev;
@@ -215,6 +250,17 @@ static int send_live(struct ebb_ctx *ctx, struct ebb_pod *pod, const char *reaso
     ev->grace_period = e->policy && e->policy->has_grace_period ? e->policy->grace_period_seconds : -1;
     ev->pod_slot = pod->slot;
     ev->pod_serial = pod->serial;
+    if (act != NULL) {
+        ev->evictor = ebb_str_cstr(evict_plugin(ctx->profile)->def->name);
+        ev->method = act->method;
+        ev->content_type = act->content_type;
+        ev->path = act->path;
+        ev->body = act->body;
+        ev->action = act->text;
+        if (act->method == NULL)
+            ev->grace_period = act->grace_period;
+        act->path = act->body = act->text = NULL;
+    }
     e->evictor.total++;
     count_up(&e->evictor.per_node, pod->node);
     count_up(&e->evictor.per_ns, pod->ns);
@@ -241,14 +287,89 @@ static int refuse(struct ebb_ctx *ctx, const struct ebb_pod *pod, int why, const
     return why;
 }
 
+/* The API server's PDB answer, from the cache and what this cycle took.
+ * Returns EBB_WHY_OK (then *d and *pdb say what to commit) or a refusal. */
+static int pdb_check(struct ebb_ctx *ctx, struct ebb_pod *pod, char *detail, size_t detail_len,
+                     const struct ebb_pdb **pdb, int *d)
+{
+    struct ebb_engine *e = ctx->engine;
+    char msg[512], who[1100];
+
+    *d = ebb__pdb_decide(e->cache, pod, &e->evictor.pdb_state, pdb, msg, sizeof(msg));
+    if (*d != EBB_PDB_REFUSE && *d != EBB_PDB_ERROR)
+        return EBB_WHY_OK;
+    snprintf(who, sizeof(who), "%s/%s: %s", pod->ns, *pdb ? (*pdb)->name : "-", msg);
+    if (detail_len)
+        snprintf(detail, detail_len, "%s", *pdb ? (*pdb)->name : msg);
+    return refuse(ctx, pod, *d == EBB_PDB_REFUSE ? EBB_WHY_PDB : EBB_WHY_API_ERROR, who);
+}
+
+/* Simulation and dry run: the eviction happened. */
+static void record(struct ebb_ctx *ctx, struct ebb_pod *pod, const char *reason,
+                   const struct ebb_evict_action *act)
+{
+    struct ebb_engine *e = ctx->engine;
+    struct ebb_evictor *ev = &e->evictor;
+    char key[512];
+
+    ev->total++;
+    count_up(&ev->per_node, pod->node);
+    count_up(&ev->per_ns, pod->ns);
+    ebb_plan_add_eviction(&e->plan, ebb_pod_key(pod, key, sizeof(key)), pod->node,
+                          ctx->plugin ? ctx->plugin->def->name : NULL, ctx->profile->name,
+                          reason);
+    if (act != NULL)
+        ebb_plan_set_action(&e->plan, act->text, act->body);
+    ebb_cache_hide_pod(e->cache, pod);
+}
+
+/* Through the profile's evict plugin. The API checks budgets for the
+ * Eviction API only, not for a DELETE, a patch or a created object, so the
+ * core checks them from its view first, in every mode (live: against this
+ * cycle's evictions). The plugin acts only once everything else allowed
+ * the eviction; what it takes from a budget is committed only if it acts. */
+static int evict_by_plugin(struct ebb_ctx *ctx, struct ebb_pod *pod, const char *reason,
+                           char *detail, size_t detail_len, struct ebb_eviction **pending)
+{
+    struct ebb_engine *e = ctx->engine;
+    struct ebb_evictor *ev = &e->evictor;
+    struct ebb_evict_action act = { .grace_period = -1 };
+    const struct ebb_pdb *pdb = NULL;
+    char why[600];
+    int d, rc;
+
+    if (e->mode == EBB_MODE_LIVE && ev->pdb_cycle != e->cycle) {
+        /* the watch has brought the budgets' own counts since */
+        ebb__evictor_forget_pdbs(ev);
+        ev->pdb_cycle = e->cycle;
+    }
+    if ((rc = pdb_check(ctx, pod, detail, detail_len, &pdb, &d)) != EBB_WHY_OK)
+        return rc;
+    if (ebb__evictor_call(ctx, evict_plugin(ctx->profile), pod, reason, &act, why,
+                          sizeof(why)) != 0) {
+        if (detail_len)
+            snprintf(detail, detail_len, "%s", why);
+        return refuse(ctx, pod, EBB_WHY_EVICTOR, why);
+    }
+    if (d == EBB_PDB_ALLOW_DECREMENT)
+        ebb__pdb_commit(&ev->pdb_state, pdb, pod);
+    if (e->mode == EBB_MODE_LIVE) {
+        rc = send_live(ctx, pod, reason, &act, pending);
+        ebb__evict_action_free(&act);
+        return rc;
+    }
+    record(ctx, pod, reason, &act);
+    ebb__evict_action_free(&act);
+    return EBB_WHY_OK;
+}
+
 int ebb__evict(struct ebb_ctx *ctx, struct ebb_pod *pod, const char *reason, char *detail,
                size_t detail_len, struct ebb_eviction **pending)
 {
     struct ebb_engine *e = ctx->engine;
     struct ebb_evictor *ev = &e->evictor;
     const struct ebb_pdb *pdb = NULL;
-    char msg[512], key[512];
-    int d;
+    int d, rc;
 
     if (detail_len)
         detail[0] = '\0';
@@ -265,27 +386,14 @@ int ebb__evict(struct ebb_ctx *ctx, struct ebb_pod *pod, const char *reason, cha
         count_of(&ev->per_ns, pod->ns) >= (uint64_t)ev->max_per_namespace)
         return refuse(ctx, pod, EBB_WHY_NAMESPACE_LIMIT, NULL);
 
+    if (evict_plugin(ctx->profile) != NULL)
+        return evict_by_plugin(ctx, pod, reason, detail, detail_len, pending);
     if (e->mode == EBB_MODE_LIVE)
-        return send_live(ctx, pod, reason, pending);
-    {
-        d = ebb__pdb_decide(e->cache, pod, &ev->pdb_state, &pdb, msg, sizeof(msg));
-        if (d == EBB_PDB_REFUSE || d == EBB_PDB_ERROR) {
-            char who[1100];
-            snprintf(who, sizeof(who), "%s/%s: %s", pod->ns, pdb ? pdb->name : "-", msg);
-            if (detail_len)
-                snprintf(detail, detail_len, "%s", pdb ? pdb->name : msg);
-            return refuse(ctx, pod, d == EBB_PDB_REFUSE ? EBB_WHY_PDB : EBB_WHY_API_ERROR, who);
-        }
-        if (d == EBB_PDB_ALLOW_DECREMENT)
-            ebb__pdb_commit(&ev->pdb_state, pdb, pod);
-    }
-
-    ev->total++;
-    count_up(&ev->per_node, pod->node);
-    count_up(&ev->per_ns, pod->ns);
-    ebb_plan_add_eviction(&e->plan, ebb_pod_key(pod, key, sizeof(key)), pod->node,
-                          ctx->plugin ? ctx->plugin->def->name : NULL, ctx->profile->name,
-                          reason);
-    ebb_cache_hide_pod(e->cache, pod);
+        return send_live(ctx, pod, reason, NULL, pending);
+    if ((rc = pdb_check(ctx, pod, detail, detail_len, &pdb, &d)) != EBB_WHY_OK)
+        return rc;
+    if (d == EBB_PDB_ALLOW_DECREMENT)
+        ebb__pdb_commit(&ev->pdb_state, pdb, pod);
+    record(ctx, pod, reason, NULL);
     return EBB_WHY_OK;
 }

@@ -8,7 +8,6 @@
  *
  * A plugin that fails is reported in the plan and the cycle goes on.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -82,7 +81,12 @@ int ebb_engine_create(const struct ebb_engine_opts *opts, struct ebb_engine **ou
     e->evictions_allowed = true;
     e->fixed_now = opts ? opts->now : EBB_TIME_NONE;
     e->mem_limit = opts && opts->mem_limit ? opts->mem_limit : (size_t)64 << 20;
-    e->budget_ns = (opts && opts->time_budget_ms ? opts->time_budget_ms : 10000) * 1000000ull;
+    if (opts && opts->time_budget_ms == EBB_BUDGET_OFF)
+        e->budget_ns = UINT64_MAX;
+    else
+        e->budget_ns = (opts && opts->time_budget_ms ? opts->time_budget_ms : 10000) * 1000000ull;
+    e->quarantine_after = opts && opts->quarantine_after ? (opts->quarantine_after < 0 ? 0 : opts->quarantine_after)
+                                                         : EBB_QUARANTINE_AFTER;
     e->home = find_home(opts ? opts->home : NULL);
     if ((e->policy_dirs = calloc(1, sizeof(char *))) == NULL) {
         ebb_engine_destroy(e);
@@ -150,6 +154,7 @@ void ebb_engine_destroy(struct ebb_engine *e)
     ebb__evictor_free(&e->evictor);
     ebb_plan_clear(&e->plan);
     free(e->cycle_nodes);
+    free(e->focus_nodes);
     ebb_cache_destroy(e->cache);
     free(e->home);
     free(e);
@@ -278,7 +283,7 @@ static char *read_all(const char *path, size_t *len)
 }
 
 static const char *const ext_funcs[EBB_EXT_MAX] = {
-    "deschedule", "balance", "filter", "preevictionfilter",
+    "deschedule", "balance", "filter", "preevictionfilter", "evict",
 };
 
 static bool valid_plugin_name(const char *s)
@@ -292,18 +297,24 @@ static bool valid_plugin_name(const char *s)
     return true;
 }
 
-static struct ebb_vm *new_vm(struct ebb_engine *e, const char *name)
+static struct ebb_vm *new_vm_limited(struct ebb_engine *e, const char *name,
+                                     const struct ebb_plugin_limits *lim)
 {
     struct ebb_vm_opts o = {
         .engine = e,
         .name = name,
-        .mem_limit = e->mem_limit,
-        .budget_ns = e->budget_ns,
+        .mem_limit = lim && lim->memory > 0 ? (size_t)lim->memory : e->mem_limit,
+        .budget_ns = lim && lim->timeout_ns > 0 ? (uint64_t)lim->timeout_ns : e->budget_ns,
         .home = e->home,
         .policy_dirs = e->policy_dirs,
     };
     struct ebb_vm *vm = NULL;
     return ebb__vm_create(&o, &vm) == 0 ? vm : NULL;
+}
+
+static struct ebb_vm *new_vm(struct ebb_engine *e, const char *name)
+{
+    return new_vm_limited(e, name, NULL);
 }
 
 /* Check the table a plugin chunk returned (on top of the stack): fill the
@@ -340,7 +351,7 @@ static int check_plugin_table(lua_State *L, const char *path, char **name, unsig
     if (*exts == 0)
         return ebb_error_set(err, EBB_ESCRIPT, path, 0, NULL,
                              "the plugin table has none of deschedule, balance, filter, "
-                             "preevictionfilter");
+                             "preevictionfilter, evict");
     if (lua_getfield(L, -1, "args") != LUA_TNIL && !lua_istable(L, -1)) {
         lua_pop(L, 1);
         return ebb_error_set(err, EBB_ESCRIPT, path, 0, "args",
@@ -352,6 +363,72 @@ static int check_plugin_table(lua_State *L, const char *path, char **name, unsig
         return ebb_error_set(err, EBB_ESCRIPT, path, 0, "validate", "`validate` must be a function");
     }
     lua_pop(L, 1);
+    return ebb__evictor_check_table(L, path, *exts, err);
+}
+
+static const char *const trigger_names[EBB_TRIGGER_MAX_BIT] = {
+    "node-added", "node-labels", "node-taints", "node-unschedulable", "node-ready",
+    "pod-added", "pod-updated",
+};
+
+const char *ebb_trigger_name(unsigned bit)
+{
+    for (int i = 0; i < EBB_TRIGGER_MAX_BIT; i++)
+        if (bit == 1u << i)
+            return trigger_names[i];
+    return "?";
+}
+
+unsigned ebb_trigger_parse(const char *name)
+{
+    for (int i = 0; i < EBB_TRIGGER_MAX_BIT; i++)
+        if (strcmp(name, trigger_names[i]) == 0)
+            return 1u << i;
+    return 0;
+}
+
+/* `triggers` of a plugin table (on top of the stack): a list of names. */
+static int check_triggers(lua_State *L, const char *path, unsigned exts, unsigned *out,
+                          struct ebb_error *err)
+{
+    int t = lua_getfield(L, -1, "triggers");
+    lua_Integer n;
+
+    *out = 0;
+    if (t == LUA_TNIL) {
+        lua_pop(L, 1);
+        return 0;
+    }
+    if (t != LUA_TTABLE) {
+        lua_pop(L, 1);
+        return ebb_error_set(err, EBB_ESCRIPT, path, 0, "triggers",
+                             "`triggers` must be a list of change names such as \"node-taints\"");
+    }
+    n = (lua_Integer)lua_rawlen(L, -1);
+    for (lua_Integer i = 1; i <= n; i++) {
+        unsigned bit = 0;
+        if (lua_rawgeti(L, -1, i) == LUA_TSTRING)
+            bit = ebb_trigger_parse(lua_tostring(L, -1));
+        if (bit == 0) {
+            char known[256];
+            size_t k = 0;
+            for (int b = 0; b < EBB_TRIGGER_MAX_BIT; b++)
+                k += (size_t)snprintf(known + k, sizeof(known) - k, "%s%s", b ? ", " : "", trigger_names[b]);
+            ebb_error_set(err, EBB_ESCRIPT, path, 0, "triggers",
+                          "triggers[%lld]: %s%s%s is not a change ebb reports (one of: %s)", (long long)i,
+                          lua_type(L, -1) == LUA_TSTRING ? "\"" : "",
+                          lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : luaL_typename(L, -1),
+                          lua_type(L, -1) == LUA_TSTRING ? "\"" : "", known);
+            lua_pop(L, 2);
+            return EBB_ESCRIPT;
+        }
+        lua_pop(L, 1);
+        *out |= bit;
+    }
+    lua_pop(L, 1);
+    if (*out && !(exts & ((1u << EBB_EXT_DESCHEDULE) | (1u << EBB_EXT_BALANCE))))
+        return ebb_error_set(err, EBB_ESCRIPT, path, 0, "triggers",
+                             "`triggers` needs a deschedule or balance function to run");
     return 0;
 }
 
@@ -380,7 +457,8 @@ int ebb_engine_register_lua_file(struct ebb_engine *e, const char *path, struct 
     snprintf(chunk, sizeof(chunk), "@%s", path);
     if ((rc = ebb__vm_dochunk(vm, d->source, d->source_len, chunk, err)) != 0)
         goto fail;
-    if ((rc = check_plugin_table(vm->L, path, &d->name, &d->exts, err)) != 0)
+    if ((rc = check_plugin_table(vm->L, path, &d->name, &d->exts, err)) != 0 ||
+        (rc = check_triggers(vm->L, path, d->exts, &d->triggers, err)) != 0)
         goto fail;
     ebb__vm_destroy(vm);
     vm = NULL;
@@ -393,62 +471,36 @@ fail:
     return rc;
 }
 
-static int cmp_str(const void *a, const void *b)
+/* Plugin files: *.lua, not hidden (ConfigMap's ..data) nor _helpers. */
+static bool plugin_file(const char *name)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    size_t len = strlen(name);
+    return name[0] != '.' && name[0] != '_' && len >= 5 && strcmp(name + len - 4, ".lua") == 0;
 }
 
 int ebb_engine_register_lua_dir(struct ebb_engine *e, const char *dir, struct ebb_error *err)
 {
-    DIR *dp;
-    struct dirent *de;
-    char **names = NULL, path[PATH_MAX], **dirs;
-    size_t n = 0, cap = 0;
-    int rc = 0;
+    char **names, path[PATH_MAX], **dirs;
+    size_t n;
+    int rc;
 
-    if ((dp = opendir(dir)) == NULL)
-        return ebb_error_set(err, EBB_EIO, dir, 0, NULL, "cannot open directory: %s", strerror(errno));
-    while ((de = readdir(dp)) != NULL) {
-        size_t len = strlen(de->d_name);
-        if (de->d_name[0] == '.' || de->d_name[0] == '_' || len < 5 ||
-            strcmp(de->d_name + len - 4, ".lua") != 0)
-            continue;
-        if (n == cap) {
-            char **nv = realloc(names, (cap = cap ? cap * 2 : 16) * sizeof(*nv));
-            if (nv == NULL) {
-                rc = EBB_ENOMEM;
-                break;
-            }
-            names = nv;
-        }
-        if ((names[n] = strdup(de->d_name)) == NULL) {
+    if ((rc = ebb_dir_names(dir, plugin_file, &names, &n, err)) != 0)
+        return rc;
+    /* modules a plugin requires resolve against its directory too */
+    if ((dirs = realloc(e->policy_dirs, (e->npolicy_dirs + 2) * sizeof(*dirs))) == NULL) {
+        rc = EBB_ENOMEM;
+    } else {
+        e->policy_dirs = dirs;
+        if ((dirs[e->npolicy_dirs] = strdup(dir)) == NULL)
             rc = EBB_ENOMEM;
-            break;
-        }
-        n++;
+        else
+            dirs[++e->npolicy_dirs] = NULL;
     }
-    closedir(dp);
-    if (rc == 0) {
-        /* modules a plugin requires resolve against its directory too */
-        if ((dirs = realloc(e->policy_dirs, (e->npolicy_dirs + 2) * sizeof(*dirs))) == NULL) {
-            rc = EBB_ENOMEM;
-        } else {
-            e->policy_dirs = dirs;
-            if ((dirs[e->npolicy_dirs] = strdup(dir)) == NULL)
-                rc = EBB_ENOMEM;
-            else
-                dirs[++e->npolicy_dirs] = NULL;
-        }
-    }
-    if (n > 1)
-        qsort(names, n, sizeof(*names), cmp_str);
     for (size_t i = 0; i < n && rc == 0; i++) {
         snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
         rc = ebb_engine_register_lua_file(e, path, err);
     }
-    for (size_t i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
+    ebb_names_free(names, n);
     return rc;
 }
 
@@ -498,7 +550,10 @@ static int inst_create(struct ebb_engine *e, const struct ebb_policy *pol,
         return EBB_ENOMEM;
     inst->def = d;
     inst->profile = profile;
+    inst->pc = pc;
     inst->table_ref = inst->ctx_ref = LUA_NOREF;
+    inst->quarantine_after = pc && pc->limits.quarantine_after >= 0 ? (int)pc->limits.quarantine_after
+                                                                      : e->quarantine_after;
     if (d->type == EBB_PLUGIN_NATIVE) {
         if ((rc = d->native.create(pc ? pc->args : NULL, &inst->state, &e2)) != 0) {
             char field[600];
@@ -514,7 +569,7 @@ static int inst_create(struct ebb_engine *e, const struct ebb_policy *pol,
         return 0;
     }
 
-    if ((inst->vm = new_vm(e, d->name)) == NULL) {
+    if ((inst->vm = new_vm_limited(e, d->name, pc ? &pc->limits : NULL)) == NULL) {
         rc = EBB_ENOMEM;
         goto fail;
     }
@@ -607,6 +662,7 @@ static void report(struct ebb_engine *e, struct ebb_plugin_inst *inst, const cha
     char msg[1200];
 
     snprintf(msg, sizeof(msg), "%s%s%s", what ? what : "", what ? ": " : "", err->msg);
+    inst->run_failed = true;
     ebb_plan_add_error(&e->plan, inst->def->name, inst->profile->name, msg);
     ebb_log(EBB_LOG_ERROR, "plugin %s (profile %s) failed: %s", inst->def->name,
             inst->profile->name, msg);
@@ -675,10 +731,42 @@ static void finish_lua(struct ebb_engine *e, struct ebb_plugin_inst *inst, int r
     lua_pop(L, 2);
 }
 
-static void account_time(struct ebb_plugin_inst *inst, uint64_t t0)
+/* A deschedule/balance run is over: time it, and count it towards (or out
+ * of) quarantine. A plugin that failed quarantine_after runs in a row is
+ * skipped for 1, 2, 4 ... up to EBB_QUARANTINE_MAX_CYCLES cycles; the run
+ * after that is its trial: a success clears everything. Filters are never
+ * set aside: a failing filter already protects every pod. */
+static void end_run(struct ebb_engine *e, struct ebb_plugin_inst *inst, uint64_t t0)
 {
     inst->last_ns = now_ns() - t0;
     inst->total_ns += inst->last_ns;
+    if (!inst->run_failed) {
+        if (inst->quarantines > 0)
+            ebb_log(EBB_LOG_INFO, "plugin %s (profile %s) ran cleanly again: out of quarantine",
+                    inst->def->name, inst->profile->name);
+        inst->failures = inst->quarantines = 0;
+        return;
+    }
+    inst->run_failed = false;
+    inst->failures++;
+    if (inst->quarantine_after > 0 && inst->failures >= inst->quarantine_after) {
+        int skip = inst->quarantines >= 5 ? EBB_QUARANTINE_MAX_CYCLES : 1 << inst->quarantines;
+        char msg[256];
+        if (skip > EBB_QUARANTINE_MAX_CYCLES)
+            skip = EBB_QUARANTINE_MAX_CYCLES;
+        inst->quarantines++;
+        inst->quarantined_until = e->cycle + skip;
+        snprintf(msg, sizeof(msg), "quarantined: failed %d run%s in a row; skipped for the next %d "
+                 "cycle%s, then tried again", inst->failures, inst->failures == 1 ? "" : "s", skip,
+                 skip == 1 ? "" : "s");
+        ebb_plan_add_note(&e->plan, inst->def->name, inst->profile->name, NULL, msg);
+        ebb_log(EBB_LOG_ERROR, "plugin %s (profile %s) %s", inst->def->name, inst->profile->name, msg);
+    }
+}
+
+static bool quarantined(const struct ebb_engine *e, const struct ebb_plugin_inst *inst)
+{
+    return inst->quarantines > 0 && e->cycle <= inst->quarantined_until;
 }
 
 /* Run one deschedule/balance plugin. Returns 0 when it is done, or
@@ -691,13 +779,24 @@ static int start_plugin(struct ebb_engine *e, struct ebb_profile_inst *profile,
     lua_State *L;
     int rc;
 
+    if (quarantined(e, inst)) {
+        if (inst->reported_skip != e->cycle) {
+            char msg[128];
+            inst->reported_skip = e->cycle;
+            snprintf(msg, sizeof(msg), "skipped: quarantined through cycle %d", inst->quarantined_until);
+            ebb_plan_add_note(&e->plan, inst->def->name, profile->name, NULL, msg);
+        }
+        return 0;
+    }
+    inst->run_failed = false;
     if (inst->def->type == EBB_PLUGIN_NATIVE) {
         struct ebb_ctx ctx = { e, profile, inst };
         int (*fn)(void *, struct ebb_ctx *, struct ebb_node *const *, size_t, struct ebb_error *) =
             ext == EBB_EXT_DESCHEDULE ? inst->def->native.deschedule : inst->def->native.balance;
-        if (fn(inst->state, &ctx, e->cycle_nodes, e->ncycle_nodes, &err) != 0)
+        if (fn(inst->state, &ctx, e->run_mask ? e->focus_nodes : e->cycle_nodes,
+               e->run_mask ? e->nfocus_nodes : e->ncycle_nodes, &err) != 0)
             report(e, inst, NULL, &err);
-        account_time(inst, t0);
+        end_run(e, inst, t0);
         return 0;
     }
     L = inst->vm->L;
@@ -705,7 +804,10 @@ static int start_plugin(struct ebb_engine *e, struct ebb_profile_inst *profile,
     lua_getfield(L, -1, ext_funcs[ext]);
     lua_remove(L, -2);
     lua_rawgeti(L, LUA_REGISTRYINDEX, inst->ctx_ref);
-    ebb__lua_push_nodelist(L, e->cycle_nodes, e->ncycle_nodes);
+    if (e->run_mask)
+        ebb__lua_push_nodelist(L, e->focus_nodes, e->nfocus_nodes);
+    else
+        ebb__lua_push_nodelist(L, e->cycle_nodes, e->ncycle_nodes);
     e->waiting_ctx = (struct ebb_ctx){ e, profile, inst };
     inst->vm->ctx = &e->waiting_ctx;
     rc = ebb__vm_start(inst->vm, 2, 2, &err);
@@ -715,7 +817,7 @@ static int start_plugin(struct ebb_engine *e, struct ebb_profile_inst *profile,
         return EBB_CYCLE_WAITING;
     }
     finish_lua(e, inst, rc, &err);
-    account_time(inst, t0);
+    end_run(e, inst, t0);
     return 0;
 }
 
@@ -731,7 +833,9 @@ size_t ebb_engine_plugin_times(const struct ebb_engine *e, struct ebb_plugin_tim
                 continue;
             if (k < max)
                 out[k] = (struct ebb_plugin_time){ pr->name, inst->def->name, inst->last_ns,
-                                                   inst->total_ns };
+                                                   inst->total_ns, inst->failures,
+                                                   inst->quarantines > 0 &&
+                                                       e->cycle < inst->quarantined_until };
             k++;
         }
     }
@@ -872,8 +976,119 @@ int ebb_engine_set_policy(struct ebb_engine *e, struct ebb_policy *policy, struc
     return 0;
 }
 
+/* ---- generations -------------------------------------------------------- */
+
+/* The same plugin in the same state of mind: the same source, the same
+ * modules from the policy directories, the same args. */
+static bool same_plugin(const struct ebb_plugin_inst *a, const struct ebb_plugin_inst *b)
+{
+    const struct ebb_plugin_def *da = a->def, *db = b->def;
+
+    if (da->type != EBB_PLUGIN_LUA || db->type != EBB_PLUGIN_LUA || strcmp(da->name, db->name) != 0 ||
+        da->source_len != db->source_len || memcmp(da->source, db->source, da->source_len) != 0)
+        return false;
+    if (!ebb_val_equal(a->pc ? a->pc->args : NULL, b->pc ? b->pc->args : NULL))
+        return false;
+    return ebb__vm_modules_unchanged(a->vm);
+}
+
+static struct ebb_profile_inst *find_profile(struct ebb_engine *e, const char *name)
+{
+    for (size_t i = 0; i < e->nprofiles; i++)
+        if (strcmp(e->profiles[i]->name, name) == 0)
+            return e->profiles[i];
+    return NULL;
+}
+
+static void replace_inst(struct ebb_profile_inst *p, struct ebb_plugin_inst *was,
+                         struct ebb_plugin_inst *now)
+{
+    for (size_t i = 0; i < p->ninsts; i++)
+        if (p->insts[i] == was)
+            p->insts[i] = now;
+    for (int x = 0; x < EBB_EXT_MAX; x++)
+        for (size_t i = 0; i < p->nset[x]; i++)
+            if (p->set[x][i] == was)
+                p->set[x][i] = now;
+}
+
+static void own_vms(struct ebb_engine *e)
+{
+    for (size_t p = 0; p < e->nprofiles; p++) {
+        for (size_t i = 0; i < e->profiles[p]->ninsts; i++) {
+            struct ebb_vm *vm = e->profiles[p]->insts[i]->vm;
+            if (vm != NULL) {
+                vm->engine = e;
+                vm->policy_dirs = e->policy_dirs;
+            }
+        }
+    }
+}
+
+#define SWAP(a, b) do { __typeof__(a) t_ = (a); (a) = (b); (b) = t_; } while (0)
+
+int ebb_engine_adopt(struct ebb_engine *e, struct ebb_engine *from, size_t *kept)
+{
+    size_t nkept = 0;
+
+    if (e == NULL || from == NULL || from->policy == NULL)
+        return EBB_EINVAL;
+    if (e->cycle_active || from->cycle_active)
+        return EBB_ESTATE;
+    /* Instances that did not change keep running, ctx.state and all: the
+     * old one moves into the new profile, the new one (made only to check
+     * it) leaves with the old generation. */
+    for (size_t p = 0; p < from->nprofiles; p++) {
+        struct ebb_profile_inst *np = from->profiles[p], *op = find_profile(e, np->name);
+        for (size_t i = 0; op != NULL && i < np->ninsts; i++) {
+            struct ebb_plugin_inst *ni = np->insts[i], *oi = find_inst(op, ni->def->name);
+            struct ebb_plugin_def *od;
+            if (oi == NULL || !same_plugin(oi, ni))
+                continue;
+            replace_inst(np, ni, oi);
+            replace_inst(op, oi, ni);
+            od = oi->def;
+            oi->def = ni->def;
+            ni->def = od;
+            oi->profile = np;
+            ni->profile = op;
+            SWAP(oi->pc, ni->pc);
+            /* the new limits apply to the instance kept */
+            oi->vm->mem_limit = ni->vm->mem_limit;
+            oi->vm->budget_ns = ni->vm->budget_ns;
+            oi->quarantine_after = ni->quarantine_after;
+            nkept++;
+        }
+    }
+    SWAP(e->defs, from->defs);
+    SWAP(e->ndefs, from->ndefs);
+    SWAP(e->policy_dirs, from->policy_dirs);
+    SWAP(e->npolicy_dirs, from->npolicy_dirs);
+    SWAP(e->policy, from->policy);
+    SWAP(e->profiles, from->profiles);
+    SWAP(e->nprofiles, from->nprofiles);
+    own_vms(e);
+    own_vms(from);
+    e->evictor.max_per_node = e->policy->max_per_node;
+    e->evictor.max_per_namespace = e->policy->max_per_namespace;
+    e->evictor.max_total = e->policy->max_total;
+    if (kept != NULL)
+        *kept = nkept;
+    return 0;
+}
+
+size_t ebb_engine_plugin_count(const struct ebb_engine *e)
+{
+    size_t n = 0;
+    for (size_t p = 0; p < e->nprofiles; p++)
+        n += e->profiles[p]->ninsts;
+    return n;
+}
+
 /* ---- the cycle ---------------------------------------------------------- */
 
+/* The cycle's nodes and, for a triggered run, those among them that
+ * changed (focus_nodes). */
 static int select_nodes(struct ebb_engine *e)
 {
     struct ebb_selector *sel = NULL;
@@ -890,10 +1105,23 @@ static int select_nodes(struct ebb_engine *e)
         return EBB_ENOMEM;
     }
     e->cycle_nodes = v;
-    e->ncycle_nodes = 0;
-    for (uint32_t i = 0; i < n; i++)
-        if (all[i]->ready && ebb_selector_matches(sel, &all[i]->labels))
-            v[e->ncycle_nodes++] = all[i];
+    if ((v = realloc(e->focus_nodes, (n + 1) * sizeof(*v))) == NULL) {
+        ebb_selector_free(sel);
+        return EBB_ENOMEM;
+    }
+    e->focus_nodes = v;
+    e->ncycle_nodes = e->nfocus_nodes = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!all[i]->ready || !ebb_selector_matches(sel, &all[i]->labels))
+            continue;
+        e->cycle_nodes[e->ncycle_nodes++] = all[i];
+        for (size_t k = 0; k < e->nrun_nodes; k++) {
+            if (strcmp(e->run_nodes[k], all[i]->name) == 0) {
+                e->focus_nodes[e->nfocus_nodes++] = all[i];
+                break;
+            }
+        }
+    }
     ebb_selector_free(sel);
     return 0;
 }
@@ -916,8 +1144,10 @@ static int cycle_advance(struct ebb_engine *e)
         for (; e->cycle_profile < e->nprofiles; e->cycle_profile++, e->cycle_index = 0) {
             struct ebb_profile_inst *pr = e->profiles[e->cycle_profile];
             for (; e->cycle_index < pr->nset[e->cycle_ext]; e->cycle_index++) {
-                if (start_plugin(e, pr, pr->set[e->cycle_ext][e->cycle_index], e->cycle_ext) ==
-                    EBB_CYCLE_WAITING)
+                struct ebb_plugin_inst *inst = pr->set[e->cycle_ext][e->cycle_index];
+                if (e->run_mask != 0 && !(inst->def->triggers & e->run_mask))
+                    continue;   /* a triggered run: not one of this change's plugins */
+                if (start_plugin(e, pr, inst, e->cycle_ext) == EBB_CYCLE_WAITING)
                     return EBB_CYCLE_WAITING;
             }
         }
@@ -926,7 +1156,46 @@ static int cycle_advance(struct ebb_engine *e)
     return 0;
 }
 
+unsigned ebb_engine_triggers(const struct ebb_engine *e)
+{
+    unsigned m = 0;
+
+    for (size_t p = 0; e && p < e->nprofiles; p++)
+        for (int x = EBB_EXT_DESCHEDULE; x <= EBB_EXT_BALANCE; x++)
+            for (size_t i = 0; i < e->profiles[p]->nset[x]; i++)
+                m |= e->profiles[p]->set[x][i]->def->triggers;
+    return m;
+}
+
+static int cycle_begin(struct ebb_engine *e);
+
+int ebb_engine_trigger_begin(struct ebb_engine *e, unsigned mask, const char *const *nodes,
+                             size_t n)
+{
+    int rc;
+
+    if (e == NULL || mask == 0)
+        return EBB_EINVAL;
+    e->run_mask = mask;
+    e->run_nodes = nodes;
+    e->nrun_nodes = n;
+    rc = cycle_begin(e);
+    e->run_nodes = NULL;   /* the names are the caller's: used by begin only */
+    e->nrun_nodes = 0;
+    return rc;
+}
+
 int ebb_engine_cycle_begin(struct ebb_engine *e)
+{
+    if (e == NULL)
+        return EBB_ESTATE;
+    e->run_mask = 0;
+    e->run_nodes = NULL;
+    e->nrun_nodes = 0;
+    return cycle_begin(e);
+}
+
+static int cycle_begin(struct ebb_engine *e)
 {
     int rc;
 
@@ -936,11 +1205,13 @@ int ebb_engine_cycle_begin(struct ebb_engine *e)
      * (a live cache loses pods through its watch instead). */
     if (e->mode == EBB_MODE_SIMULATE)
         ebb_cache_purge_hidden(e->cache);
+    if ((rc = select_nodes(e)) != 0)
+        return rc;
+    if (e->run_mask != 0 && e->nfocus_nodes == 0)
+        return 0;   /* the nodes that changed are not the policy's: nothing to run */
     e->cycle++;
     e->plan.cycles = e->cycle;
     ebb__evictor_reset(&e->evictor);
-    if ((rc = select_nodes(e)) != 0)
-        return rc;
     if (e->cycle == 1 || e->plan.nnodes == 0)
         ebb_plan_snapshot_nodes(&e->plan, e->cache, true);
     if (e->ncycle_nodes < 2) {
@@ -989,7 +1260,7 @@ int ebb_engine_cycle_resume(struct ebb_engine *e)
         return EBB_CYCLE_WAITING;
     e->waiting = NULL;
     finish_lua(e, inst, rc, &err);
-    account_time(inst, e->waiting_t0);
+    end_run(e, inst, e->waiting_t0);
     e->cycle_index++;
     return cycle_advance(e);
 }

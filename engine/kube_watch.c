@@ -52,6 +52,7 @@ struct ebb_informers {
     FILE *spill;                  /* bytes of cached objects, for pod.object */
     uint16_t spill_src;
     bool hold;
+    bool started;
     size_t n;
     struct informer inf[10];
     ebb_informer_change_fn change;
@@ -647,7 +648,30 @@ static void start_watch(struct informer *i)
 
 void ebb_informers_start(struct ebb_informers *s)
 {
+    s->started = true;
     for (size_t k = 0; k < s->n; k++)
+        start_list(&s->inf[k], NULL);
+}
+
+/* A reloaded policy may need a source the first one did not: it is added
+ * (and listed at once when the others run); until it has synced, cycles
+ * wait as they do at start. Sources are never dropped: a later policy may
+ * want them again, and they cost little. */
+void ebb_informers_enable(struct ebb_informers *s, bool metrics, bool koord_metrics)
+{
+    size_t first = s->n;
+
+    if (koord_metrics && !s->o.koord_metrics) {
+        s->o.koord_metrics = true;
+        add(s, "nodemetrics.slo.koordinator.sh", "/apis/slo.koordinator.sh/v1alpha1/nodemetrics",
+            EBB_KIND_KOORD_NODE_METRIC, false);
+    }
+    if (metrics && !s->o.metrics) {
+        s->o.metrics = true;
+        add(s, "nodes.metrics.k8s.io", "/apis/metrics.k8s.io/v1beta1/nodes", EBB_KIND_NODE_METRICS, true);
+        add(s, "pods.metrics.k8s.io", "/apis/metrics.k8s.io/v1beta1/pods", EBB_KIND_POD_METRICS, true);
+    }
+    for (size_t k = first; s->started && k < s->n; k++)
         start_list(&s->inf[k], NULL);
 }
 

@@ -913,17 +913,22 @@ static int l_evictor_evict(lua_State *L)
     } else if (!lua_isnoneornil(L, 3)) {
         return luaL_argerror(L, 3, "expected a table of options");
     }
+    if (ctx->engine->evictor.call != NULL)
+        return luaL_error(L, "ctx.evictor:evict() cannot be called from inside an evict plugin's "
+                             "evict(): act on the pod through ctx.api");
     /* Live evictions wait for the API by suspending this coroutine; from a
      * callback (a sort comparator, a `where` filter) nothing can wait. */
-    if (ctx->engine->mode == EBB_MODE_LIVE && !lua_isyieldable(L)) {
+    if (ctx->engine->mode == EBB_MODE_LIVE && !ebb__vm_can_wait(L)) {
         lua_pushnil(L);
         lua_pushstring(L, ebb_why_name(EBB_WHY_API_ERROR));
-        lua_pushstring(L, "evict() cannot wait for the API from inside a callback");
+        lua_pushstring(L, "evict() cannot wait for the API from inside a callback or a "
+                          "coroutine of the script");
         return 3;
     }
     why = ebb__evict(ctx, p, reason, detail, sizeof(detail), &pending);
     if (why == EBB_WHY_PENDING) {
         pending->lua_waiting = true;
+        ebb__vm_engine_yield(L);
         return lua_yieldk(L, 0, 0, evict_cont);
     }
     if (why == EBB_WHY_OK) {
@@ -1059,6 +1064,7 @@ int luaopen_ebb_native(lua_State *L)
     ebb__lua_open_topology(L);
     ebb__lua_open_groups(L);
     ebb__lua_open_loadaware(L);
+    ebb__lua_open_evictor(L);
     lua_pushlightuserdata(L, NULL);
     lua_setfield(L, -2, "null");
     return 1;

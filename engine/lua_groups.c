@@ -112,8 +112,12 @@ static void push_images(lua_State *L, const char *images)
 /* With `details`, everything; otherwise only what a strategy acts on: the
  * owner, the counts and the nodes that have something to evict (the names
  * of thousands of feasible nodes per group are costly to build). */
-static void push_group(lua_State *L, const struct ebb_dup_group *g, bool details)
+static void push_group(lua_State *L, struct ebb_dups *d, size_t gi, bool details)
 {
+    const struct ebb_dup_group *g = &d->groups[gi];
+
+    if (details && ebb_dups_targets(d, gi) != 0)
+        luaL_error(L, "ebb.duplicates: %s", ebb_strerror(EBB_ENOMEM));
     lua_createtable(L, 0, 9);
     setstr(L, "namespace", g->ns);
     setstr(L, "kind", g->kind);
@@ -185,7 +189,7 @@ static int l_duplicates(lua_State *L)
         return luaL_error(L, "ebb.duplicates: %s", ebb_strerror(rc));
     lua_createtable(L, (int)(*guard)->ngroups, 0);
     for (size_t i = 0; i < (*guard)->ngroups; i++) {
-        push_group(L, &(*guard)->groups[i], details);
+        push_group(L, *guard, i, details);
         lua_rawseti(L, -2, (lua_Integer)i + 1);
     }
     return 1;   /* the guard frees the groups on return */

@@ -596,10 +596,12 @@ struct ebb_pod *const *ebb__lua_check_podlist(lua_State *L, int idx, size_t *n)
     return pl->v;
 }
 
-/* Used by the query helpers in lua_ebb.c. */
+/* Used by the query helpers (lua_ebb.c, lua_usage.c, ...) on the list
+ * they made with ebb__lua_new_podlist: once per pod listed, so the type is
+ * not checked again (a registry lookup each time). */
 void ebb__lua_podlist_append(lua_State *L, int idx, struct ebb_pod *p)
 {
-    list_push(L, luaL_checkudata(L, idx, PODLIST_MT), p);
+    list_push(L, lua_touserdata(L, idx), p);
 }
 
 struct ebb_pod *const *ebb__lua_podlist(lua_State *L, int idx, size_t *n)

@@ -14,10 +14,13 @@
 #include <string.h>
 
 #include "ebb.h"
+#include "ebb/flags.h"
 #include "ebb/record.h"
+#include "ebb/reload.h"
 #include "ebb/run.h"
 #include "ebb/serve.h"
 #include "ebb/simulate.h"
+#include "ebb/testrun.h"
 
 #define EXIT_INPUT 2
 
@@ -30,6 +33,8 @@ struct opts {
     long cycles;
     bool json;
     bool stats;
+    uint64_t script_timeout_ms;
+    size_t script_memory;
 };
 
 static void usage(FILE *f)
@@ -42,6 +47,8 @@ static void usage(FILE *f)
           "               (ebb run --help for the rest)\n"
           "  ebb record   -o FILE [--kubeconfig FILE]\n"
           "  ebb serve    --snapshot FILE [--listen 127.0.0.1:8001]\n"
+          "  ebb test     [DIR] [--policy-dir DIR]... [--run PATTERN] [-v]\n"
+          "               (strategy fixtures: DIR/<name>.lua + DIR/<name>_test.yaml)\n"
           "  ebb version\n"
           "\n"
           "  --snapshot FILE    a cluster recorded as `kubectl get ... -o json` (or YAML)\n"
@@ -51,6 +58,9 @@ static void usage(FILE *f)
           "  --cycles N         run N cycles on the snapshot; evicted pods stay gone (default 1)\n"
           "  --output FORMAT    table (default) or json\n"
           "  --stats            print load and cycle measurements to stderr\n"
+          "  --script-timeout D time budget per call into a Lua plugin (10s; 0: none, for\n"
+          "                     measuring what the budget costs)\n"
+          "  --script-memory Q  memory cap of each Lua plugin instance (64Mi)\n"
           "  -v, --verbose      log more; -q, --quiet: errors only\n",
           f);
 }
@@ -73,6 +83,8 @@ static int parse(int argc, char **argv, struct opts *o)
         { "cycles", required_argument, NULL, 'c' },
         { "output", required_argument, NULL, 'o' },
         { "stats", no_argument, NULL, 'S' },
+        { "script-timeout", required_argument, NULL, 'T' },
+        { "script-memory", required_argument, NULL, 'M' },
         { "verbose", no_argument, NULL, 'v' },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
@@ -120,6 +132,14 @@ static int parse(int argc, char **argv, struct opts *o)
             }
             break;
         case 'S': o->stats = true; break;
+        case 'T':
+            if (!ebb_flag_script_timeout("--script-timeout", optarg, true, &o->script_timeout_ms))
+                return EXIT_INPUT;
+            break;
+        case 'M':
+            if (!ebb_flag_script_memory("--script-memory", optarg, &o->script_memory))
+                return EXIT_INPUT;
+            break;
         case 'v': ebb_log_level = EBB_LOG_DEBUG; break;
         case 'q': ebb_log_level = EBB_LOG_ERROR; break;
         case 'h': usage(stdout); exit(0);
@@ -150,6 +170,8 @@ static int run(const struct opts *o, bool check)
         .now = o->now,
         .cycles = (int)o->cycles,
         .stats = &stats,
+        .time_budget_ms = o->script_timeout_ms,
+        .mem_limit = o->script_memory,
     };
     struct ebb_engine *e = NULL;
     struct ebb_error err = { 0 };
@@ -167,13 +189,22 @@ static int run(const struct opts *o, bool check)
         fprintf(stderr, "stats: resident after load %.1f MB\n", (double)so.rss_after_load / 1048576.0);
         for (int i = 0; i < 8 && i < o->cycles; i++)
             fprintf(stderr, "stats: cycle %d: %.1f ms\n", i + 1, (double)so.cycle_ns[i] / 1e6);
+        fprintf(stderr, "stats: time budgets armed: %llu calls into Lua%s\n",
+                (unsigned long long)ebb_budget_arms(),
+                o->script_timeout_ms == EBB_BUDGET_OFF ? " (budget off)" : "");
         for (size_t i = 0; i < n && i < 64; i++)
             fprintf(stderr, "stats:   %-45s %8.1f ms  %5.1f%%\n", t[i].plugin,
                     (double)t[i].last_ns / 1e6,
                     cyc > 0 ? (double)t[i].last_ns / 1e9 / cyc * 100.0 : 0.0);
     }
     if (check) {
-        printf("%s: ok\n", o->policy);
+        struct ebb_sources src = { o->policy, o->dirs, (size_t)o->ndirs };
+        char hash[17] = "?";
+        ebb_sources_hash(&src, hash, NULL);
+        printf("%s: ok (generation hash %s, %zu plugin instances)\n", o->policy, hash,
+               ebb_engine_plugin_count(e));
+        if (o->stats)
+            fprintf(stderr, "stats: generation built in %.1f ms\n", (double)so.build_ns / 1e6);
     } else {
         ebb_log(EBB_LOG_INFO, "%s: %zu nodes, %zu pods, %zu items skipped, %.1f MB in %.2f s",
                 o->snapshot, stats.kinds[EBB_KIND_NODE], stats.kinds[EBB_KIND_POD], stats.skipped,
@@ -247,6 +278,8 @@ int main(int argc, char **argv)
         return ebb_run_main(argc, argv);
     if (strcmp(argv[1], "record") == 0)
         return ebb_record_main(argc, argv);
+    if (strcmp(argv[1], "test") == 0)
+        return ebb_test_main(argc, argv);
     fprintf(stderr, "ebb: error: unknown command \"%s\"\n", argv[1]);
     usage(stderr);
     return EXIT_INPUT;

@@ -52,6 +52,8 @@ static void push_plan(lua_State *L, const struct ebb_plan *p)
         setstr(L, "plugin", e->plugin);
         setstr(L, "profile", e->profile);
         setstr(L, "reason", e->reason ? e->reason : "");
+        setstr(L, "action", e->action);
+        setstr(L, "request", e->request);
         lua_pushinteger(L, e->cycle);
         lua_setfield(L, -2, "cycle");
         lua_rawseti(L, -2, (lua_Integer)i + 1);

@@ -26,7 +26,7 @@ static struct ebb_pdb_state current(struct ebb_map *state, const struct ebb_pdb 
 int ebb__pdb_decide(const struct ebb_cache *c, const struct ebb_pod *pod, struct ebb_map *state,
                     const struct ebb_pdb **which, char *msg, size_t msglen)
 {
-    const struct ebb_pdb *const *pdbs, *match = NULL;
+    const struct ebb_pdb *const *pdbs, *match = NULL, *some[16];
     uint32_t n, nmatch = 0;
     struct ebb_pdb_state st;
 
@@ -35,7 +35,11 @@ int ebb__pdb_decide(const struct ebb_cache *c, const struct ebb_pod *pod, struct
         msg[0] = '\0';
     if (can_ignore_pdb(pod))
         return EBB_PDB_ALLOW;
-    pdbs = ebb_cache_pdbs_in(c, pod->ns, &n);
+    /* the ones its labels can meet, in namespace order: not every PDB */
+    if ((n = ebb_cache_pdbs_selecting(c, pod, some, EBB_ARRAY_LEN(some))) <= EBB_ARRAY_LEN(some))
+        pdbs = some;
+    else
+        pdbs = ebb_cache_pdbs_in(c, pod->ns, &n);
     for (uint32_t i = 0; i < n; i++) {
         /* a nil or empty selector matches nothing here, unlike elsewhere */
         if (pdbs[i]->selector == NULL || ebb_selector_is_empty(pdbs[i]->selector) ||

@@ -28,6 +28,8 @@ void ebb_plan_clear(struct ebb_plan *p)
         ebb_str_release(e->plugin);
         ebb_str_release(e->profile);
         ebb_str_release(e->reason);
+        free(e->action);
+        free(e->request);
     }
     for (size_t i = 0; i < p->nrefusals; i++) {
         struct ebb_plan_refusal *r = &p->refusals[i];
@@ -90,7 +92,22 @@ int ebb_plan_add_eviction(struct ebb_plan *p, const char *pod, const char *node,
     e->profile = ebb_str_cstr(profile);
     e->reason = ebb_str_cstr(reason);
     e->cycle = p->cycles;
+    e->action = e->request = NULL;
     return 0;
+}
+
+int ebb_plan_set_action(struct ebb_plan *p, const char *action, const char *request)
+{
+    struct ebb_plan_eviction *e;
+
+    if (p->nevictions == 0)
+        return EBB_EINVAL;
+    e = &p->evictions[p->nevictions - 1];
+    free(e->action);
+    free(e->request);
+    e->action = dup_or_null(action);
+    e->request = dup_or_null(request);
+    return (action && !e->action) || (request && !e->request) ? EBB_ENOMEM : 0;
 }
 
 int ebb_plan_add_refusal(struct ebb_plan *p, const char *pod, const char *node,
@@ -236,6 +253,13 @@ char *ebb_plan_to_json(const struct ebb_plan *p, bool pretty)
         add_str(o, "profile", e->profile);
         add_str(o, "reason", e->reason ? e->reason : "");
         cJSON_AddNumberToObject(o, "cycle", e->cycle);
+        if (e->action)
+            add_str(o, "action", e->action);
+        if (e->request) {
+            cJSON *req = cJSON_Parse(e->request);
+            if (req != NULL)
+                cJSON_AddItemToObject(o, "request", req);
+        }
         cJSON_AddItemToArray(a, o);
     }
     a = cJSON_AddArrayToObject(root, "refusals");
@@ -299,24 +323,29 @@ static int width(const char *s, int w)
 
 void ebb_plan_print_table(const struct ebb_plan *p, FILE *out)
 {
-    int wp = 3, wn = 4, wg = 6, wf = 7;
+    int wp = 3, wn = 4, wg = 6, wf = 7, wa = 0;
 
     for (size_t i = 0; i < p->nevictions; i++) {
         wp = width(p->evictions[i].pod, wp);
         wn = width(p->evictions[i].node, wn);
         wg = width(p->evictions[i].plugin, wg);
         wf = width(p->evictions[i].profile, wf);
+        if (p->evictions[i].action)
+            wa = width(p->evictions[i].action, wa ? wa : 6);
     }
     fprintf(out, "%d cycle%s, %zu eviction%s, %zu refusal%s, %zu plugin error%s\n", p->cycles,
             p->cycles == 1 ? "" : "s", p->nevictions, p->nevictions == 1 ? "" : "s", p->nrefusals,
             p->nrefusals == 1 ? "" : "s", p->nerrors, p->nerrors == 1 ? "" : "s");
     if (p->nevictions) {
-        fprintf(out, "\nEVICTIONS\n%-5s  %-*s  %-*s  %-*s  %-*s  %s\n", "CYCLE", wf, "PROFILE", wg,
-                "PLUGIN", wp, "POD", wn, "NODE", "REASON");
+        /* ACTION only when an evict plugin chose what to do */
+        fprintf(out, "\nEVICTIONS\n%-5s  %-*s  %-*s  %-*s  %-*s  %-*s%s\n", "CYCLE", wf, "PROFILE",
+                wg, "PLUGIN", wp, "POD", wn, "NODE", wa, wa ? "ACTION" : "",
+                wa ? "  REASON" : "REASON");
         for (size_t i = 0; i < p->nevictions; i++) {
             const struct ebb_plan_eviction *e = &p->evictions[i];
-            fprintf(out, "%-5d  %-*s  %-*s  %-*s  %-*s  %s\n", e->cycle, wf, e->profile, wg,
-                    e->plugin ? e->plugin : "-", wp, e->pod, wn, e->node ? e->node : "-",
+            fprintf(out, "%-5d  %-*s  %-*s  %-*s  %-*s  %-*s%s%s\n", e->cycle, wf, e->profile, wg,
+                    e->plugin ? e->plugin : "-", wp, e->pod, wn, e->node ? e->node : "-", wa,
+                    wa ? (e->action ? e->action : "evict") : "", wa ? "  " : "",
                     e->reason && e->reason[0] ? e->reason : "-");
         }
     }

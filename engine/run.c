@@ -16,10 +16,13 @@
 #include <cjson/cJSON.h>
 
 #include "ebb.h"
+#include "ebb/changes.h"
 #include "ebb/httpd.h"
 #include "ebb/kube.h"
 #include "ebb/leader.h"
 #include "ebb/metrics.h"
+#include "ebb/flags.h"
+#include "ebb/reload.h"
 #include "ebb/run.h"
 #include "ebb/watch.h"
 
@@ -43,6 +46,12 @@ struct run_opts {
     double max_stale_s;
     int page_size;
     int64_t now;                  /* --now: a fixed clock (tests, replays) */
+    bool reload;                  /* watch --policy and --policy-dir for changes */
+    uint64_t script_timeout_ms;   /* engine defaults for every Lua sandbox */
+    size_t script_memory;
+    double reload_debounce_s;
+    double reload_poll_s;
+    double trigger_delay_s;       /* from the first change to the triggered run */
 };
 
 struct runner {
@@ -56,6 +65,24 @@ struct runner {
     struct ebb_leader *leader;
     struct ebb_httpd *httpd;
     struct ebb_metrics *metrics;
+    /* policy generations */
+    struct ebb_engine_opts eo;
+    struct ebb_sources src;
+    int generation;
+    char hash[17];                /* the active generation's content */
+    char failed_hash[17];         /* the last content that did not load */
+    struct ebb_engine *pending;   /* built and valid, waiting for the cycle to end */
+    char pending_hash[17];
+    double pending_ms;
+    struct ebb_reloader *reloader;
+    uv_signal_t sighup;
+    /* event-triggered runs */
+    struct ebb_changes *changes;
+    unsigned triggers;            /* what the plugins of the generation react to */
+    uv_timer_t trigger_timer;
+    bool run_triggered;           /* the run in progress is a triggered one */
+    bool trigger_due;             /* changes came in during a run: go after it */
+    bool cycle_due;               /* the periodic cycle came due during a triggered run */
     uv_timer_t cycle_timer;       /* next cycle */
     uv_timer_t resume_timer;      /* resume a waiting cycle outside I/O callbacks */
     uv_timer_t stats_timer;
@@ -89,6 +116,14 @@ static void usage(FILE *f)
           "    --leader-elect-resource-namespace NS (kube-system)\n"
           "  --port N              /metrics, /healthz, /readyz (0 disables)\n"
           "  --max-stale D         skip cycles while a watch has been broken longer (30s)\n"
+          "  --reload-debounce D   reload the policy and scripts this long after they last\n"
+          "                        changed (1s); SIGHUP reloads at once\n"
+          "  --no-reload           never reload on changes (SIGHUP still does)\n"
+          "  --trigger-delay D     run the plugins that react to a change (their `triggers`)\n"
+          "                        this long after the first change (1s)\n"
+          "  --script-timeout D    time budget per call into a Lua plugin (10s)\n"
+          "  --script-memory Q     memory cap of each Lua plugin instance (64Mi)\n"
+          "                        (per plugin: pluginConfig[].limits in the policy)\n"
           "  --now TIME            a fixed clock for pod ages (tests, replays)\n"
           "Upstream names are accepted too: --policy-config-file, --descheduling-interval,\n"
           "--client-connection-kubeconfig, --client-connection-qps, --client-connection-burst.\n",
@@ -97,13 +132,7 @@ static void usage(FILE *f)
 
 static int duration_s(const char *flag, const char *v, double *out)
 {
-    int64_t ns;
-    if (ebb_duration_parse(v, &ns) != 0 || ns < 0) {
-        fprintf(stderr, "ebb: error: %s: \"%s\" is not a duration (e.g. 5m, 90s, 1h30m)\n", flag, v);
-        return EXIT_INPUT;
-    }
-    *out = (double)ns / 1e9;
-    return 0;
+    return ebb_flag_duration(flag, v, out) ? 0 : EXIT_INPUT;
 }
 
 static int parse(int argc, char **argv, struct run_opts *o)
@@ -111,7 +140,8 @@ static int parse(int argc, char **argv, struct run_opts *o)
     enum {
         F_POLICY = 1000, F_DIR, F_KUBECONFIG, F_CONTEXT, F_INTERVAL, F_ONCE, F_DRY, F_LE, F_LE_DUR,
         F_LE_RENEW, F_LE_RETRY, F_LE_NAME, F_LE_NS, F_LE_LOCK, F_QPS, F_BURST, F_BIND, F_PORT,
-        F_STALE, F_PAGE, F_NOW,
+        F_STALE, F_PAGE, F_NOW, F_RELOAD_DEBOUNCE, F_NO_RELOAD, F_RELOAD_POLL,
+        F_SCRIPT_TIMEOUT, F_SCRIPT_MEMORY, F_TRIGGER_DELAY,
     };
     static const struct option longopts[] = {
         { "policy", required_argument, NULL, F_POLICY },
@@ -141,6 +171,12 @@ static int parse(int argc, char **argv, struct run_opts *o)
         { "max-stale", required_argument, NULL, F_STALE },
         { "page-size", required_argument, NULL, F_PAGE },
         { "now", required_argument, NULL, F_NOW },
+        { "reload-debounce", required_argument, NULL, F_RELOAD_DEBOUNCE },
+        { "reload-poll", required_argument, NULL, F_RELOAD_POLL },
+        { "no-reload", no_argument, NULL, F_NO_RELOAD },
+        { "script-timeout", required_argument, NULL, F_SCRIPT_TIMEOUT },
+        { "trigger-delay", required_argument, NULL, F_TRIGGER_DELAY },
+        { "script-memory", required_argument, NULL, F_SCRIPT_MEMORY },
         { "verbose", no_argument, NULL, 'v' },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
@@ -157,6 +193,10 @@ static int parse(int argc, char **argv, struct run_opts *o)
     o->bind = "0.0.0.0";
     o->port = 10258;
     o->max_stale_s = 30;
+    o->reload = true;
+    o->reload_debounce_s = 1;
+    o->reload_poll_s = 60;
+    o->trigger_delay_s = 1;
     opterr = 0;
     optind = 2;
     while ((c = getopt_long(argc, argv, ":vqh", longopts, NULL)) != -1) {
@@ -226,6 +266,27 @@ static int parse(int argc, char **argv, struct run_opts *o)
             break;
         case F_PAGE:
             o->page_size = (int)strtol(optarg, &end, 10);
+            break;
+        case F_RELOAD_DEBOUNCE:
+            if ((rc = duration_s("--reload-debounce", optarg, &o->reload_debounce_s)) != 0)
+                return rc;
+            break;
+        case F_RELOAD_POLL:
+            if ((rc = duration_s("--reload-poll", optarg, &o->reload_poll_s)) != 0)
+                return rc;
+            break;
+        case F_NO_RELOAD: o->reload = false; break;
+        case F_TRIGGER_DELAY:
+            if ((rc = duration_s("--trigger-delay", optarg, &o->trigger_delay_s)) != 0)
+                return rc;
+            break;
+        case F_SCRIPT_TIMEOUT:
+            if (!ebb_flag_script_timeout("--script-timeout", optarg, false, &o->script_timeout_ms))
+                return EXIT_INPUT;
+            break;
+        case F_SCRIPT_MEMORY:
+            if (!ebb_flag_script_memory("--script-memory", optarg, &o->script_memory))
+                return EXIT_INPUT;
             break;
         case F_NOW:
             if (ebb_time_parse(optarg, &o->now) != 0) {
@@ -301,10 +362,15 @@ static void emit_event(struct runner *r, const struct ebb_eviction *ev, bool ok,
     struct ebb_kube_req_opts ro = { .method = "POST", .write = true, .on_done = on_event_done };
 
     micro_time(now, sizeof(now));
+    /* with an evict plugin, the note says what it did: "(DeleteEvictor: delete)" */
     if (ok)
-        snprintf(note, sizeof(note), "pod eviction from %s node by ebb", ev->node ? ev->node : "");
+        snprintf(note, sizeof(note), "pod eviction from %s node by ebb%s%s%s%s%s",
+                 ev->node ? ev->node : "", ev->evictor ? " (" : "", ev->evictor ? ev->evictor : "",
+                 ev->evictor ? ": " : "", ev->evictor ? ev->action : "", ev->evictor ? ")" : "");
     else
-        snprintf(note, sizeof(note), "pod eviction from %s node by ebb failed: %s", ev->node ? ev->node : "",
+        snprintf(note, sizeof(note), "pod eviction from %s node by ebb%s%s%s%s%s failed: %s",
+                 ev->node ? ev->node : "", ev->evictor ? " (" : "", ev->evictor ? ev->evictor : "",
+                 ev->evictor ? ": " : "", ev->evictor ? ev->action : "", ev->evictor ? ")" : "",
                  error ? error : "");
     o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "apiVersion", "events.k8s.io/v1");
@@ -332,6 +398,53 @@ static void emit_event(struct runner *r, const struct ebb_eviction *ev, bool ok,
     if (body == NULL)
         return;
     snprintf(path, sizeof(path), "/apis/events.k8s.io/v1/namespaces/%s/events", ev->ns);
+    ro.path = path;
+    ro.body = body;
+    ro.body_len = strlen(body);
+    ebb_kube_request(r->kube, &ro, NULL);
+    free(body);
+}
+
+/* An Event about ebb itself (a policy that did not load, a plugin set
+ * aside), on its own Pod when the downward API names it (POD_NAME and
+ * POD_NAMESPACE, as deploy/ sets them); otherwise the log has it alone. */
+static void emit_self_event(struct runner *r, const char *type, const char *reason, const char *note)
+{
+    const char *pod = getenv("POD_NAME"), *ns = getenv("POD_NAMESPACE");
+    char now[64], path[512];
+    cJSON *o, *meta, *reg;
+    char *body;
+    struct ebb_kube_req_opts ro = { .method = "POST", .write = true, .on_done = on_event_done };
+
+    if (pod == NULL || ns == NULL || pod[0] == '\0' || ns[0] == '\0' || r->kube == NULL)
+        return;
+    micro_time(now, sizeof(now));
+    o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "apiVersion", "events.k8s.io/v1");
+    cJSON_AddStringToObject(o, "kind", "Event");
+    meta = cJSON_AddObjectToObject(o, "metadata");
+    snprintf(path, sizeof(path), "%s.", pod);
+    cJSON_AddStringToObject(meta, "generateName", path);
+    cJSON_AddStringToObject(meta, "namespace", ns);
+    cJSON_AddStringToObject(o, "eventTime", now);
+    cJSON_AddStringToObject(o, "reportingController", "ebb");
+    cJSON_AddStringToObject(o, "reportingInstance", r->leader ? ebb_leader_identity(r->leader) : pod);
+    cJSON_AddStringToObject(o, "action", reason);
+    cJSON_AddStringToObject(o, "reason", reason);
+    cJSON_AddStringToObject(o, "type", type);
+    /* the API server refuses notes over 1 kB */
+    snprintf(path, sizeof(path), "%.500s", note);
+    cJSON_AddStringToObject(o, "note", path);
+    reg = cJSON_AddObjectToObject(o, "regarding");
+    cJSON_AddStringToObject(reg, "apiVersion", "v1");
+    cJSON_AddStringToObject(reg, "kind", "Pod");
+    cJSON_AddStringToObject(reg, "namespace", ns);
+    cJSON_AddStringToObject(reg, "name", pod);
+    body = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    if (body == NULL)
+        return;
+    snprintf(path, sizeof(path), "/apis/events.k8s.io/v1/namespaces/%s/events", ns);
     ro.path = path;
     ro.body = body;
     ro.body_len = strlen(body);
@@ -382,19 +495,27 @@ static void on_evicted(struct ebb_kube_req *req, int status, const char *body, s
             status = cJSON_IsNumber(code) && code->valueint >= 400 ? code->valueint : 500;
         cJSON_Delete(j);
     }
-    if (status == 200 || status == 201) {
+    if (status >= 200 && status < 300) {
         why = EBB_WHY_OK;
         msg[0] = '\0';
-        ebb_log(EBB_LOG_INFO, "evicted pod %s/%s from %s (%s)", ev->ns, ev->name, ev->node ? ev->node : "-",
-                ev->plugin);
+        ebb_log(EBB_LOG_INFO, "evicted pod %s/%s from %s (%s%s%s%s%s)", ev->ns, ev->name,
+                ev->node ? ev->node : "-", ev->plugin, ev->evictor ? "; " : "",
+                ev->evictor ? ev->evictor : "", ev->evictor ? ": " : "", ev->evictor ? ev->action : "");
         emit_event(r, ev, true, NULL);
     } else {
-        why = status == 429 ? EBB_WHY_PDB : status == 404 ? EBB_WHY_NOT_FOUND : EBB_WHY_API_ERROR;
+        /* 429 is a budget's refusal for the Eviction API only; to an evict
+         * plugin's request it is throttling, an API error. A 404 to a create
+         * is a resource the cluster does not serve, not a pod gone. */
+        bool creating = ev->method != NULL && strcmp(ev->method, "POST") == 0;
+        why = status == 429 && ev->method == NULL ? EBB_WHY_PDB
+              : status == 404 && !creating        ? EBB_WHY_NOT_FOUND
+                                                  : EBB_WHY_API_ERROR;
         if (status < 0)
             snprintf(msg, sizeof(msg), "%s", body ? body : ebb_strerror(status));
         else
             status_message(body, len, msg, sizeof(msg));
-        ebb_log(EBB_LOG_WARN, "error evicting pod %s/%s (%s): %d %s", ev->ns, ev->name, ev->plugin, status, msg);
+        ebb_log(EBB_LOG_WARN, "error evicting pod %s/%s (%s%s%s): %d %s", ev->ns, ev->name, ev->plugin,
+                ev->evictor ? "; " : "", ev->evictor ? ev->action : "", status, msg);
         if (notify && why != EBB_WHY_NOT_FOUND)
             emit_event(r, ev, false, msg);
     }
@@ -411,6 +532,15 @@ static int start_eviction(void *ud, struct ebb_eviction *ev)
     struct ebb_kube_req_opts ro = { .method = "POST", .write = true, .on_done = on_evicted, .ud = ev };
     int rc;
 
+    if (ev->method != NULL) {
+        /* the request the profile's evict plugin chose (engine/lua_evictor.c) */
+        ro.method = ev->method;
+        ro.path = ev->path;
+        ro.body = ev->body;
+        ro.body_len = ev->body ? strlen(ev->body) : 0;
+        ro.content_type = ev->content_type;
+        return ebb_kube_request(r->kube, &ro, NULL) == 0 ? 0 : EBB_WHY_API_ERROR;
+    }
     snprintf(reason, sizeof(reason), "triggered by %s/%s%s%s", ev->profile, ev->plugin,
              ev->reason ? ": " : "", ev->reason ? ev->reason : "");
     o = cJSON_CreateObject();
@@ -449,12 +579,14 @@ static const char *result_of(const char *why)
         return "maximum number of evicted pods per namespace reached";
     if (strcmp(why, "total-limit") == 0)
         return "maximum number of evicted pods per a descheduling cycle reached";
+    if (strcmp(why, "evictor") == 0)
+        return "refused by the evict plugin";
     return "error";
 }
 
 /* What the cycle did goes to the metrics and the log; the plan is then
  * cleared (a long-running process keeps no history). */
-static void account_cycle(struct runner *r, double seconds)
+static void account_cycle(struct runner *r, double seconds, bool triggered)
 {
     struct ebb_plan *p = ebb_engine_plan(r->engine);
     struct ebb_metric *ev_total = ebb_metrics_find(r->metrics, "descheduler_pods_evicted_total");
@@ -489,21 +621,37 @@ static void account_cycle(struct runner *r, double seconds)
         const char *v[] = { p->errors[i].plugin, p->errors[i].profile };
         ebb_metric_add(errs, v, 1);
     }
+    for (size_t i = 0; i < p->nnotes; i++) {
+        char note[600];
+        if (strncmp(p->notes[i].message, "quarantined:", 12) != 0)
+            continue;
+        snprintf(note, sizeof(note), "plugin %s of profile %s %s", p->notes[i].plugin,
+                 p->notes[i].profile, p->notes[i].message);
+        emit_self_event(r, "Warning", "PluginQuarantined", note);
+    }
+    ebb_metric_reset(ebb_metrics_find(r->metrics, "ebb_plugin_quarantined"));
     for (size_t i = 0; i < n && i < 64; i++) {
         const char *v[] = { t[i].plugin, t[i].profile };
+        ebb_metric_set(ebb_metrics_find(r->metrics, "ebb_plugin_quarantined"), v, t[i].quarantined);
+        if (triggered)
+            continue;   /* durations are those of the periodic cycle */
         ebb_metric_observe(ebb_metrics_find(r->metrics, "descheduler_strategy_duration_seconds"), v,
                            (double)t[i].last_ns / 1e9);
         ebb_metric_observe(ebb_metrics_find(r->metrics, "descheduler_descheduler_strategy_duration_seconds"),
                            v, (double)t[i].last_ns / 1e9);
     }
-    ebb_metric_observe(ebb_metrics_find(r->metrics, "descheduler_loop_duration_seconds"), NULL, seconds);
-    ebb_metric_observe(ebb_metrics_find(r->metrics, "descheduler_descheduler_loop_duration_seconds"), NULL, seconds);
+    if (!triggered) {
+        ebb_metric_observe(ebb_metrics_find(r->metrics, "descheduler_loop_duration_seconds"), NULL, seconds);
+        ebb_metric_observe(ebb_metrics_find(r->metrics, "descheduler_descheduler_loop_duration_seconds"), NULL,
+                           seconds);
+    }
     {
-        const char *v[] = { "done" };
+        const char *v[] = { triggered ? "triggered" : "done" };
         ebb_metric_add(ebb_metrics_find(r->metrics, "ebb_cycles_total"), v, 1);
     }
-    ebb_log(EBB_LOG_INFO, "cycle %d: %zu evicted, %zu refused, %zu plugin errors in %.3f s%s",
-            p->cycles, p->nevictions, p->nrefusals, p->nerrors, seconds, r->o.dry_run ? " (dry run)" : "");
+    ebb_log(EBB_LOG_INFO, "%s %d: %zu evicted, %zu refused, %zu plugin errors in %.3f s%s",
+            triggered ? "triggered run, cycle" : "cycle", p->cycles, p->nevictions, p->nrefusals, p->nerrors,
+            seconds, r->o.dry_run ? " (dry run)" : "");
     for (size_t i = 0; i < p->nerrors; i++)
         ebb_log(EBB_LOG_ERROR, "plugin %s/%s: %s", p->errors[i].profile, p->errors[i].plugin, p->errors[i].message);
     for (size_t i = 0; i < p->nnotes; i++)
@@ -584,22 +732,38 @@ static void on_http(struct ebb_http_req *req, void *ud)
 /* ---- the cycle ------------------------------------------------------------------ */
 
 static void shutdown_all(struct runner *r);
+static void try_swap(struct runner *r);
 
 static void schedule_next(struct runner *r, uint64_t ms);
+
+static void on_trigger(uv_timer_t *t);
 
 static void cycle_finished(struct runner *r)
 {
     double seconds = (double)(uv_hrtime() - r->cycle_t0) / 1e9;
+    bool triggered = r->run_triggered;
 
     r->in_cycle = false;
-    ebb_informers_hold(r->inf, false);
-    account_cycle(r, seconds);
-    r->cycles_done++;
+    r->run_triggered = false;
+    ebb_informers_hold(r->inf, false);   /* may report changes: trigger_due */
+    account_cycle(r, seconds, triggered);
+    if (!triggered)
+        r->cycles_done++;
+    try_swap(r);   /* a generation that waited for this cycle to end */
     if (r->o.once || r->stopping) {
         shutdown_all(r);
         return;
     }
-    schedule_next(r, (uint64_t)(r->o.interval_s * 1000));
+    if (!triggered) {
+        schedule_next(r, (uint64_t)(r->o.interval_s * 1000));
+    } else if (r->cycle_due) {
+        r->cycle_due = false;
+        schedule_next(r, 0);
+    }
+    if (r->trigger_due) {
+        r->trigger_due = false;
+        uv_timer_start(&r->trigger_timer, on_trigger, 0, 0);
+    }
 }
 
 static void on_resume(uv_timer_t *t)
@@ -639,8 +803,12 @@ static void on_cycle_timer(uv_timer_t *t)
     uint64_t broken;
     int rc;
 
-    if (r->stopping || r->in_cycle)
+    if (r->stopping)
         return;
+    if (r->in_cycle) {
+        r->cycle_due = true;   /* a triggered run is on: right after it */
+        return;
+    }
     if (!ebb_informers_synced(r->inf)) {
         if (!r->announced_wait) {
             ebb_log(EBB_LOG_INFO, "waiting for the caches to sync");
@@ -681,6 +849,72 @@ static void schedule_next(struct runner *r, uint64_t ms)
 {
     if (!r->stopping)
         uv_timer_start(&r->cycle_timer, on_cycle_timer, ms, 0);
+}
+
+/* ---- event-triggered runs --------------------------------------------------------- */
+
+/* Changes have settled: run the plugins that react to them, on the nodes
+ * concerned, under the same rules as a cycle (synced caches, a fresh view,
+ * the lease). A run in progress goes first; changes seen before the caches
+ * synced, on a standby or on a stale view are dropped (the periodic cycle
+ * covers them). */
+static void on_trigger(uv_timer_t *t)
+{
+    struct runner *r = t->data;
+    const char *const *nodes;
+    char which[64] = "", names[256] = "", kinds[160] = "";
+    size_t n, k = 0, kk = 0;
+    unsigned mask;
+    int rc;
+
+    if (r->stopping)
+        return;
+    if (r->in_cycle) {
+        r->trigger_due = true;
+        return;
+    }
+    mask = ebb_changes_take(r->changes, &nodes, &n) & r->triggers;
+    if (mask == 0 || n == 0)
+        return;
+    if (!ebb_informers_synced(r->inf) || (r->leader && !ebb_leader_leading(r->leader)) ||
+        ebb_informers_broken_ms(r->inf, which, sizeof(which)) > (uint64_t)(r->o.max_stale_s * 1000))
+        return;
+    for (unsigned b = 0; b < EBB_TRIGGER_MAX_BIT; b++)
+        if (mask & (1u << b))
+            kk += (size_t)snprintf(kinds + kk, kk < sizeof(kinds) ? sizeof(kinds) - kk : 0, "%s%s",
+                                   kk ? ", " : "", ebb_trigger_name(1u << b));
+    for (size_t i = 0; i < n && k < sizeof(names); i++)
+        k += (size_t)snprintf(names + k, sizeof(names) - k, "%s%s", i ? ", " : "", nodes[i]);
+    ebb_log(EBB_LOG_INFO, "changes (%s) on %zu node%s (%s): running the plugins that react to them", kinds,
+            n, n == 1 ? "" : "s", names);
+    r->in_cycle = true;
+    r->run_triggered = true;
+    r->cycle_t0 = uv_hrtime();
+    ebb_informers_hold(r->inf, true);
+    rc = ebb_engine_trigger_begin(r->engine, mask, nodes, n);
+    if (rc == EBB_CYCLE_WAITING)
+        return;
+    if (rc != 0)
+        ebb_log(EBB_LOG_ERROR, "triggered run: %s", ebb_strerror(rc));
+    cycle_finished(r);
+}
+
+static void on_change(void *ud, int kind, const char *type, ebb_str ns, ebb_str name)
+{
+    struct runner *r = ud;
+    unsigned wanted;
+
+    if (r->changes == NULL)
+        return;
+    /* until every cache has synced, only the fingerprints are kept: the
+     * listing itself is not a change */
+    wanted = r->triggers && ebb_informers_synced(r->inf) ? r->triggers : 0;
+    if (ebb_changes_observe(r->changes, r->cache, kind, type, ns, name, wanted) == 0)
+        return;
+    if (r->in_cycle)
+        r->trigger_due = true;
+    else if (!uv_is_active((uv_handle_t *)&r->trigger_timer))
+        uv_timer_start(&r->trigger_timer, on_trigger, (uint64_t)(r->o.trigger_delay_s * 1000), 0);
 }
 
 /* ---- leadership, signals, shutdown ------------------------------------------------ */
@@ -724,9 +958,19 @@ static void shutdown_all(struct runner *r)
     uv_close((uv_handle_t *)&r->cycle_timer, closed_handle);
     uv_close((uv_handle_t *)&r->resume_timer, closed_handle);
     uv_close((uv_handle_t *)&r->stats_timer, closed_handle);
-    r->sigterm.data = r->sigint.data = r;
+    r->sigterm.data = r->sigint.data = r->sighup.data = r;
     uv_close((uv_handle_t *)&r->sigterm, closed_handle);
     uv_close((uv_handle_t *)&r->sigint, closed_handle);
+    r->pending_close += 2;
+    uv_close((uv_handle_t *)&r->sighup, closed_handle);
+    uv_timer_stop(&r->trigger_timer);
+    r->trigger_timer.data = r;
+    uv_close((uv_handle_t *)&r->trigger_timer, closed_handle);
+    if (r->reloader) {
+        r->pending_close++;
+        ebb_reloader_close(r->reloader, closed_one, r);
+        r->reloader = NULL;
+    }
     if (r->leader) {
         r->pending_close++;
         ebb_leader_close(r->leader, closed_one, r);
@@ -788,12 +1032,142 @@ static void report(const struct ebb_error *err)
     fprintf(stderr, "ebb: error: %s\n", buf);
 }
 
+/* ---- policy generations ------------------------------------------------------------ */
+
+static double ms_since(uint64_t t0)
+{
+    return (double)(uv_hrtime() - t0) / 1e6;
+}
+
+static void set_generation_metrics(struct runner *r)
+{
+    struct ebb_metric *info = ebb_metrics_find(r->metrics, "ebb_policy_generation_info");
+    const char *v[] = { r->hash };
+
+    ebb_metric_reset(info);
+    ebb_metric_set(info, v, 1);
+    ebb_metric_set(ebb_metrics_find(r->metrics, "ebb_policy_generation"), NULL, r->generation);
+}
+
+/* Swap the pending generation in, unless a cycle runs (then the end of the
+ * cycle does it): a cycle always sees one generation from start to end. */
+static void try_swap(struct runner *r)
+{
+    struct ebb_engine *old;
+    size_t kept = 0;
+    bool metrics, koord;
+
+    if (r->pending == NULL || r->in_cycle || ebb_engine_cycle_active(r->engine))
+        return;
+    old = r->pending;
+    r->pending = NULL;
+    if (ebb_engine_adopt(r->engine, old, &kept) != 0) {
+        ebb_log(EBB_LOG_ERROR, "policy reload: the new generation could not be swapped in");
+        ebb_engine_destroy(old);
+        return;
+    }
+    ebb_engine_destroy(old);   /* now the previous generation */
+    r->generation++;
+    memcpy(r->hash, r->pending_hash, sizeof(r->hash));
+    needs(ebb_engine_policy(r->engine), &metrics, &koord);
+    ebb_informers_enable(r->inf, metrics, koord);
+    r->triggers = ebb_engine_triggers(r->engine);
+    set_generation_metrics(r);
+    {
+        const char *v[] = { "success" };
+        ebb_metric_add(ebb_metrics_find(r->metrics, "ebb_policy_reloads_total"), v, 1);
+    }
+    ebb_log(EBB_LOG_INFO, "policy generation %d active: hash %s, %zu plugin instances (%zu unchanged "
+            "kept with their state), built in %.1f ms", r->generation, r->hash,
+            ebb_engine_plugin_count(r->engine), kept, r->pending_ms);
+}
+
+/* Something changed (or SIGHUP): build a new generation off to the side if
+ * the content differs from what runs; keep the running one if any part of
+ * the new one is not valid. */
+static void reload(struct runner *r, bool forced)
+{
+    struct ebb_error err = { 0 };
+    struct ebb_engine *gen = NULL;
+    char hash[17], buf[2048];
+    uint64_t t0 = uv_hrtime();
+    int rc;
+
+    if (r->stopping)
+        return;
+    if ((rc = ebb_sources_hash(&r->src, hash, &err)) == 0) {
+        if (!forced) {
+            if (strcmp(hash, r->pending ? r->pending_hash : r->hash) == 0 ||
+                strcmp(hash, r->failed_hash) == 0)
+                return;   /* nothing new, or what already failed */
+            if (strcmp(hash, r->hash) == 0) {
+                /* changed back to what runs before the swap */
+                ebb_engine_destroy(r->pending);
+                r->pending = NULL;
+                return;
+            }
+        }
+        ebb_log(EBB_LOG_INFO, "policy sources changed (hash %s): loading a new generation", hash);
+        rc = ebb_generation_build(&r->eo, &r->src, &gen, &err);
+    }
+    if (rc != 0) {
+        const char *v[] = { "failure" };
+        ebb_error_format(&err, buf, sizeof(buf));
+        ebb_log(EBB_LOG_ERROR, "policy reload failed, generation %d (hash %s) keeps running: %s",
+                r->generation, r->hash, buf);
+        ebb_metric_add(ebb_metrics_find(r->metrics, "ebb_policy_reloads_total"), v, 1);
+        emit_self_event(r, "Warning", "PolicyReloadFailed", buf);
+        if (err.code != EBB_EIO)   /* a file caught mid-update is tried again */
+            memcpy(r->failed_hash, hash, sizeof(r->failed_hash));
+        return;
+    }
+    ebb_engine_destroy(r->pending);   /* a newer one replaces it */
+    r->pending = gen;
+    r->pending_ms = ms_since(t0);
+    memcpy(r->pending_hash, hash, sizeof(r->pending_hash));
+    r->failed_hash[0] = '\0';
+    if (r->in_cycle)
+        ebb_log(EBB_LOG_INFO, "policy generation ready (hash %s): swapped in when the running cycle ends",
+                hash);
+    try_swap(r);
+}
+
+static void on_sources_changed(void *ud)
+{
+    reload(ud, false);
+}
+
+static void on_sighup(uv_signal_t *s, int signum)
+{
+    (void)signum;
+    ebb_log(EBB_LOG_INFO, "SIGHUP: reloading the policy and scripts");
+    reload(s->data, true);
+}
+
+static int register_run_metrics(struct ebb_metrics *m)
+{
+    static const char *const result[] = { "result", NULL };
+    static const char *const hash[] = { "hash", NULL };
+    static const char *const plugin[] = { "plugin", "profile", NULL };
+
+    if (!ebb_metrics_family(m, EBB_METRIC_COUNTER, "ebb_policy_reloads_total",
+                            "Policy reloads, by result (success: the new generation runs; failure: "
+                            "the last good one keeps running)", result, NULL, 0) ||
+        !ebb_metrics_family(m, EBB_METRIC_GAUGE, "ebb_policy_generation_info",
+                            "The content hash of the policy generation that runs (value 1)", hash, NULL, 0) ||
+        !ebb_metrics_family(m, EBB_METRIC_GAUGE, "ebb_policy_generation",
+                            "Number of the policy generation that runs (1 at start)", NULL, NULL, 0) ||
+        !ebb_metrics_family(m, EBB_METRIC_GAUGE, "ebb_plugin_quarantined",
+                            "1 while the plugin is set aside after failing runs in a row", plugin, NULL, 0))
+        return EBB_ENOMEM;
+    return 0;
+}
+
 int ebb_run_main(int argc, char **argv)
 {
     struct runner *r = calloc(1, sizeof(*r));
-    struct ebb_engine_opts eo = { .now = EBB_TIME_NONE };
-    struct ebb_policy *policy = NULL;
     struct ebb_error err = { 0 };
+    uint64_t t0 = uv_hrtime();
     struct ebb_kube_opts ko = { 0 };
     struct ebb_informers_opts io = { 0 };
     bool metrics = false, koord = false;
@@ -807,22 +1181,20 @@ int ebb_run_main(int argc, char **argv)
         return rc;
     }
     /* what the user wrote is checked before anything talks to the cluster */
-    eo.mode = r->o.dry_run ? EBB_MODE_DRY_RUN : EBB_MODE_LIVE;
-    eo.now = r->o.now;
-    if ((rc = ebb_engine_create(&eo, &r->engine, &err)) != 0 ||
-        (rc = ebb_engine_load_builtins(r->engine, &err)) != 0)
+    r->eo.mode = r->o.dry_run ? EBB_MODE_DRY_RUN : EBB_MODE_LIVE;
+    r->eo.now = r->o.now;
+    r->eo.time_budget_ms = r->o.script_timeout_ms;
+    r->eo.mem_limit = r->o.script_memory;
+    r->src.policy = r->o.policy;
+    r->src.dirs = r->o.dirs;
+    r->src.ndirs = (size_t)r->o.ndirs;
+    if ((rc = ebb_sources_hash(&r->src, r->hash, &err)) != 0 ||
+        (rc = ebb_generation_build(&r->eo, &r->src, &r->engine, &err)) != 0)
         goto input;
-    for (int i = 0; i < r->o.ndirs; i++)
-        if ((rc = ebb_engine_register_lua_dir(r->engine, r->o.dirs[i], &err)) != 0)
-            goto input;
-    if ((rc = ebb_policy_load(r->o.policy, &policy, &err)) != 0)
-        goto input;
-    for (size_t i = 0; i < policy->nwarnings; i++)
-        ebb_log(EBB_LOG_WARN, "%s", policy->warnings[i]);
-    needs(policy, &metrics, &koord);
-    if ((rc = ebb_engine_set_policy(r->engine, policy, &err)) != 0)
-        goto input;
-    policy = NULL;
+    r->generation = 1;
+    needs(ebb_engine_policy(r->engine), &metrics, &koord);
+    ebb_log(EBB_LOG_INFO, "policy generation 1: hash %s, %zu plugin instances, built in %.1f ms", r->hash,
+            ebb_engine_plugin_count(r->engine), ms_since(t0));
     if ((rc = ebb_kube_config_load(r->o.kubeconfig, r->o.context, &r->kc, &err)) != 0)
         goto input;
 
@@ -840,8 +1212,18 @@ int ebb_run_main(int argc, char **argv)
     io.koord_metrics = koord;
     if ((rc = ebb_informers_create(r->loop, r->kube, r->cache, &io, &r->inf)) != 0)
         goto fail;
-    if ((rc = ebb_metrics_create(&r->metrics)) != 0 || (rc = ebb_metrics_register_standard(r->metrics)) != 0)
+    if (!r->o.once) {
+        /* node fingerprints cost little; they are kept even when no plugin
+         * reacts to changes yet, as a reload may bring one */
+        if ((rc = ebb_changes_create(&r->changes)) != 0)
+            goto fail;
+        r->triggers = ebb_engine_triggers(r->engine);
+        ebb_informers_on_change(r->inf, on_change, r);
+    }
+    if ((rc = ebb_metrics_create(&r->metrics)) != 0 || (rc = ebb_metrics_register_standard(r->metrics)) != 0 ||
+        (rc = register_run_metrics(r->metrics)) != 0)
         goto fail;
+    set_generation_metrics(r);
     if (r->o.port > 0) {
         struct ebb_httpd_opts ho = { .host = r->o.bind, .port = r->o.port, .handler = on_http, .ud = r };
         if ((rc = ebb_httpd_create(r->loop, &ho, &r->httpd, &err)) != 0)
@@ -851,13 +1233,20 @@ int ebb_run_main(int argc, char **argv)
     uv_timer_init(r->loop, &r->cycle_timer);
     uv_timer_init(r->loop, &r->resume_timer);
     uv_timer_init(r->loop, &r->stats_timer);
-    r->cycle_timer.data = r->resume_timer.data = r->stats_timer.data = r;
+    uv_timer_init(r->loop, &r->trigger_timer);
+    r->cycle_timer.data = r->resume_timer.data = r->stats_timer.data = r->trigger_timer.data = r;
     uv_signal_init(r->loop, &r->sigterm);
     uv_signal_init(r->loop, &r->sigint);
     r->sigterm.data = r->sigint.data = r;
     uv_signal_start(&r->sigterm, on_signal, SIGTERM);
     uv_signal_start(&r->sigint, on_signal, SIGINT);
+    uv_signal_init(r->loop, &r->sighup);
+    r->sighup.data = r;
+    uv_signal_start(&r->sighup, on_sighup, SIGHUP);
     signal(SIGPIPE, SIG_IGN);
+    if (r->o.reload && !r->o.once)
+        ebb_reloader_create(r->loop, &r->src, (uint64_t)(r->o.reload_debounce_s * 1000),
+                            (uint64_t)(r->o.reload_poll_s * 1000), on_sources_changed, r, &r->reloader);
 
     if (r->o.leader_elect) {
         ebb_engine_set_eviction_allowed(r->engine, false);
@@ -880,7 +1269,9 @@ int ebb_run_main(int argc, char **argv)
     uv_loop_close(r->loop);
     rc = r->exit_code;
     ebb_metrics_destroy(r->metrics);
+    ebb_engine_destroy(r->pending);
     ebb_engine_destroy(r->engine);
+    ebb_changes_destroy(r->changes);
     ebb_kube_config_free(r->kc);
     free(r);
     return rc;
@@ -888,7 +1279,7 @@ input:
     report(&err);
     rc = EXIT_INPUT;
 fail:
-    ebb_policy_free(policy);
+    ebb_changes_destroy(r->changes);
     if (r->kube) {
         /* nothing started yet: the client has no request in flight */
         ebb_kube_close(r->kube, NULL, NULL);

@@ -14,10 +14,14 @@
  * Served: discovery, nodes, pods, namespaces, persistentvolumeclaims,
  * events (core v1 and events.k8s.io/v1: two stores here, one in a real
  * cluster), poddisruptionbudgets, priorityclasses, leases, NodeMetrics and
- * PodMetrics. Reads everywhere; leases and events are written; pods are
+ * PodMetrics. Reads everywhere; leases and events are written; nodes are
+ * updated and patched (a taint or a label, as `kubectl taint` does); pods are
  * deleted and evicted (POST pods/NAME/eviction, decided by
- * ebb__pdb_decide). Faults for tests: failing requests, latency, watches
- * closed on a timer, a short history.
+ * ebb__pdb_decide). What evict plugins send is answered too: pods are
+ * patched (merge patch, metadata.uid a precondition) and, with
+ * --koordinator, Koordinator's PodMigrationJobs are created, listed and
+ * watched. Faults for tests: failing requests, latency, watches closed on a
+ * timer, a short history.
  *
  * One loop thread: everything happens in libuv callbacks. */
 #include <getopt.h>
@@ -50,7 +54,7 @@ enum { V_GET = 1, V_LIST = 2, V_WATCH = 4, V_CREATE = 8, V_UPDATE = 16, V_PATCH 
        V_DELETE = 64 };
 
 enum { R_NODES, R_PODS, R_NAMESPACES, R_PVCS, R_EVENTS, R_PDBS, R_PRIORITY_CLASSES, R_LEASES,
-       R_EVENTS_V1, R_NODE_METRICS, R_POD_METRICS, NRES };
+       R_EVENTS_V1, R_NODE_METRICS, R_POD_METRICS, R_POD_MIGRATION_JOBS, NRES };
 
 struct rdef {
     const char *group, *version, *plural, *singular, *kind;
@@ -65,7 +69,7 @@ struct rdef {
 #define WRITE (V_CREATE | V_UPDATE | V_PATCH | V_DELETE)
 
 static const struct rdef rdefs[NRES] = {
-    [R_NODES] = { "", "v1", "nodes", "node", "Node", false, READ, "no", false,
+    [R_NODES] = { "", "v1", "nodes", "node", "Node", false, READ | V_UPDATE | V_PATCH, "no", false,
                   { "spec.unschedulable" } },
     [R_PODS] = { "", "v1", "pods", "pod", "Pod", true, READ | V_DELETE, "po", true,
                  { "spec.nodeName", "spec.restartPolicy", "spec.schedulerName",
@@ -95,11 +99,16 @@ static const struct rdef rdefs[NRES] = {
                          V_GET | V_LIST, NULL, false, { NULL } },
     [R_POD_METRICS] = { "metrics.k8s.io", "v1beta1", "pods", "", "PodMetrics", true,
                         V_GET | V_LIST, NULL, false, { NULL } },
+    /* Koordinator's CRD (apis/scheduling/v1alpha1): cluster-scoped */
+    [R_POD_MIGRATION_JOBS] = { "scheduling.koordinator.sh", "v1alpha1", "podmigrationjobs",
+                               "podmigrationjob", "PodMigrationJob", false, READ | WRITE, NULL,
+                               false, { NULL } },
 };
 
 /* The groups after the core one, in discovery order. */
 static const char *const groups[] = { "policy", "scheduling.k8s.io", "coordination.k8s.io",
-                                      "events.k8s.io", "metrics.k8s.io" };
+                                      "events.k8s.io", "metrics.k8s.io",
+                                      "scheduling.koordinator.sh" };
 
 /* "pods" or "leases.coordination.k8s.io": how API messages name a resource. */
 static void qualified(const struct rdef *d, char *buf, size_t len)
@@ -399,6 +408,7 @@ struct opts {
     long latency_ms;
     long expire_after;           /* events kept; -1: DEFAULT_HISTORY */
     double bookmark_every;       /* seconds */
+    bool koordinator;            /* serve Koordinator's PodMigrationJobs */
 };
 
 struct watch;
@@ -422,6 +432,7 @@ struct server {
     uv_signal_t sigint, sigterm;
     uint64_t rng;
     bool has_metrics, stopping;
+    bool has_koordinator;        /* --koordinator, or the snapshot has its objects */
     size_t nrequests;
 };
 
@@ -855,6 +866,8 @@ static void reply_json(struct ebb_http_req *r, int code, cJSON *j)
 
 static bool res_served(const struct server *s, int res)
 {
+    if (strcmp(rdefs[res].group, "scheduling.koordinator.sh") == 0)
+        return s->has_koordinator;
     return strcmp(rdefs[res].group, "metrics.k8s.io") != 0 || s->has_metrics;
 }
 
@@ -2185,6 +2198,42 @@ static void do_evict(struct server *s, struct ebb_http_req *r, const struct rout
     reply_status(r, 201, NULL, NULL, NULL);
 }
 
+/* ---- what evict plugins send ---------------------------------------------------------------- */
+
+/* PATCH pods/NAME (merge or strategic merge): what SoftEvictor-like plugins
+ * send. A metadata.uid in the patch is the precondition it is in the API
+ * server: a different uid is an immutable field changed, 422. The cache
+ * the PDB rules read keeps the pod as loaded (labels a budget selects are
+ * not what evictors patch). */
+static void do_patch_pod(struct server *s, struct ebb_http_req *r, const struct route *rt)
+{
+    struct ver *cur = store_get2(s, R_PODS, rt->ns, rt->name);
+    size_t len;
+    const char *body = ebb_http_req_body(r, &len);
+    cJSON *patch = cur != NULL && len > 0 ? cJSON_ParseWithLength(body, len) : NULL;
+    const char *uid = meta_str(patch, "uid");
+
+    if (uid != NULL && strcmp(uid, cur->uid) != 0) {
+        char msg[400];
+        cJSON *det = cJSON_CreateObject(), *causes, *c;
+        snprintf(msg, sizeof(msg), "Pod \"%.100s\" is invalid: metadata.uid: Invalid value: "
+                                   "\"%.60s\": field is immutable", rt->name, uid);
+        cJSON_AddStringToObject(det, "name", rt->name);
+        cJSON_AddStringToObject(det, "kind", "Pod");
+        causes = cJSON_AddArrayToObject(det, "causes");
+        c = cJSON_CreateObject();
+        cJSON_AddStringToObject(c, "reason", "FieldValueInvalid");
+        cJSON_AddStringToObject(c, "message", strstr(msg, "Invalid value: "));
+        cJSON_AddStringToObject(c, "field", "metadata.uid");
+        cJSON_AddItemToArray(causes, c);
+        cJSON_Delete(patch);
+        reply_status(r, 422, "Invalid", msg, det);
+        return;
+    }
+    cJSON_Delete(patch);
+    do_patch(s, r, rt);
+}
+
 /* ---- dispatch ------------------------------------------------------------------------------- */
 
 static void route_request(struct server *s, struct ebb_http_req *r)
@@ -2277,7 +2326,12 @@ static void route_request(struct server *s, struct ebb_http_req *r)
         reply_method_not_allowed(r);
         return;
     }
-    if (strcmp(method, "POST") == 0 && rt.name == NULL && (verbs & V_CREATE) && rt.ns != NULL)
+    if (rt.res == R_PODS && rt.name != NULL && strcmp(method, "PATCH") == 0) {
+        do_patch_pod(s, r, &rt);
+        return;
+    }
+    if (strcmp(method, "POST") == 0 && rt.name == NULL && (verbs & V_CREATE) &&
+        (rt.ns != NULL) == rdefs[rt.res].namespaced)
         do_create(s, r, &rt);
     else if (strcmp(method, "PUT") == 0 && rt.name != NULL && (verbs & V_UPDATE))
         do_update(s, r, &rt);
@@ -2400,6 +2454,8 @@ static int res_for_item(const cJSON *item, int kind)
         return R_EVENTS;
     if (strcmp(k, "Event") == 0 && strcmp(av, "events.k8s.io/v1") == 0)
         return R_EVENTS_V1;
+    if (strcmp(k, "PodMigrationJob") == 0 && strcmp(av, "scheduling.koordinator.sh/v1alpha1") == 0)
+        return R_POD_MIGRATION_JOBS;
     return -1;
 }
 
@@ -2442,6 +2498,8 @@ static int on_item(const cJSON *item, int kind, void *ud)
     s->rv++;
     if (res == R_NODE_METRICS || res == R_POD_METRICS)
         s->has_metrics = true;
+    if (res == R_POD_MIGRATION_JOBS)
+        s->has_koordinator = true;
     return 0;
 }
 
@@ -2459,6 +2517,9 @@ static void usage(FILE *f)
           "  --bookmark-every SECONDS     BOOKMARK events to watches that allow them (default 60)\n"
           "  --expire-after N             keep the last N changes: older resourceVersions get 410\n"
           "                               (default 10000)\n"
+          "  --koordinator                serve Koordinator's PodMigrationJobs\n"
+          "                               (scheduling.koordinator.sh/v1alpha1), as a cluster with\n"
+          "                               Koordinator installed (also when the snapshot has one)\n"
           "faults, for tests:\n"
           "  --close-watches-every SECONDS  end every watch stream on this period\n"
           "  --fail-fraction F            answer 500 to this share of requests (0 to 1)\n"
@@ -2510,6 +2571,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         { "latency-ms", required_argument, NULL, 'L' },
         { "expire-after", required_argument, NULL, 'E' },
         { "bookmark-every", required_argument, NULL, 'B' },
+        { "koordinator", no_argument, NULL, 'K' },
         { "verbose", no_argument, NULL, 'v' },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
@@ -2570,6 +2632,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             else
                 o->expire_after = (long)ll;
             break;
+        case 'K': o->koordinator = true; break;
         case 'v': ebb_log_level = EBB_LOG_DEBUG; break;
         case 'q': ebb_log_level = EBB_LOG_ERROR; break;
         case 'h': usage(stdout); exit(0);
@@ -2661,6 +2724,7 @@ int ebb_serve_main(int argc, char **argv)
         return rc;
     signal(SIGPIPE, SIG_IGN);
     s.rng = s.o.seed;
+    s.has_koordinator = s.o.koordinator;
     ebb__map_init(&s.pdb_state);
     s.log_keep = s.o.expire_after >= 0 ? (size_t)s.o.expire_after : DEFAULT_HISTORY;
     s.log_cap = s.log_keep + 1;

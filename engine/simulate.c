@@ -38,6 +38,7 @@ int ebb_simulate(struct ebb_sim_opts *o, struct ebb_engine **out, struct ebb_err
     struct ebb_engine *e = NULL;
     struct ebb_policy *policy = NULL;
     struct ebb_cache *cache = NULL;
+    uint64_t t0 = mono_ns();
     int rc;
 
     if ((rc = ebb_engine_create(&eo, &e, err)) != 0)
@@ -56,6 +57,7 @@ int ebb_simulate(struct ebb_sim_opts *o, struct ebb_engine **out, struct ebb_err
         goto fail;
     for (size_t i = 0; i < policy->nwarnings; i++)
         ebb_log(EBB_LOG_WARN, "%s", policy->warnings[i]);
+    o->build_ns = mono_ns() - t0;
     if (o->snapshot != NULL || o->snapshot_buf != NULL) {
         if ((rc = ebb_cache_create(&cache)) != 0)
             goto fail;
@@ -70,18 +72,20 @@ int ebb_simulate(struct ebb_sim_opts *o, struct ebb_engine **out, struct ebb_err
         ebb_engine_set_cache(e, cache);
         cache = NULL;
     }
+    t0 = mono_ns();
     if ((rc = ebb_engine_set_policy(e, policy, err)) != 0)
         goto fail;
     policy = NULL;
+    o->build_ns += mono_ns() - t0;
     if (ebb_engine_cache(e) != NULL) {
         for (int i = 0; i < (o->cycles > 0 ? o->cycles : 1); i++) {
-            uint64_t t0 = mono_ns();
+            uint64_t c0 = mono_ns();
             if ((rc = ebb_engine_run_cycle(e)) != 0) {
                 ebb_error_set(err, rc, NULL, 0, NULL, "cycle %d: %s", i + 1, ebb_strerror(rc));
                 goto fail;
             }
             if (i < 8)
-                o->cycle_ns[i] = mono_ns() - t0;
+                o->cycle_ns[i] = mono_ns() - c0;
         }
     }
     *out = e;

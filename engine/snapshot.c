@@ -129,6 +129,7 @@ struct loader {
     bool has_src;
     struct arena arena;
     ebb_snapshot_item_fn item_fn;   /* ebb_snapshot_load_each */
+    bool compact;                   /* a whole view: lay its pods out (ebb_cache_compact) */
     void *item_ud;
     struct ebb_list_meta *meta;     /* LIST pages: fill from metadata */
     ebb_item_cb on_item;            /* LIST pages: each object stored */
@@ -845,6 +846,8 @@ static void loader_done(struct loader *l, double t0)
     free(l->buf);
     arena_destroy(&l->arena);
     ebb_cache_build_indexes(l->cache);
+    if (l->compact)
+        ebb_cache_compact(l->cache);   /* out of memory: the pods stay where they are */
     if (l->stats != NULL)
         l->stats->seconds = now_seconds() - t0;
 }
@@ -865,6 +868,7 @@ int ebb_snapshot_load_each(struct ebb_cache *cache, const char *path, ebb_snapsh
     if (cache == NULL || path == NULL)
         return EBB_EINVAL;
     loader_init(&l, cache, path, stats, err);
+    l.compact = true;
     l.item_fn = fn;
     l.item_ud = ud;
     if ((l.f = fopen(path, "rb")) == NULL)
@@ -887,6 +891,7 @@ int ebb_snapshot_load_buf(struct ebb_cache *cache, const char *buf, size_t len, 
     if (name == NULL)
         name = "<buffer>";
     loader_init(&l, cache, name, stats, err);
+    l.compact = true;
     if (len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0)
         i = 3;
     while (i < len && strchr(" \t\r\n", buf[i]) != NULL && buf[i] != '\0')

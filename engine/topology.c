@@ -96,13 +96,17 @@ struct ebb_topology {
     struct reqref *tmp;             /* the constraint being collected */
     size_t tmpcap;
 
-    /* (label key, value) -> the pods carrying it, built on demand */
-    bool indexed;
+    /* (label key, value) -> the pods carrying it, built on demand one key
+     * at a time (the keys the constraints' In requirements name) */
+    bool indexed;                   /* indexing is on for the namespace */
+    struct ebb_map keys_done;       /* (key, -) -> 1 once indexed */
     struct ebb_map label_at;        /* -> range index + 1 */
     struct lentry *lent;
     size_t nlent, lentcap;
     struct range *ranges;
     size_t nranges, rangecap;
+    uint32_t *kv_range;             /* per label of the key being indexed: its range */
+    size_t kvcap;
 
     /* the constraint counted last */
     size_t counted;
@@ -111,9 +115,41 @@ struct ebb_topology {
     uint32_t *dom_of;               /* ordinal -> domain index + 1 */
     uint32_t *dom_ord;              /* domain index -> ordinal */
     size_t domofcap, domordcap;
-    struct ebb_node **below;
-    size_t nbelow, belowcap;
+    struct ebb_node **below;        /* the nodes of the below-average domains:
+                                       belowbuf, or a kept list */
+    size_t nbelow;
+    struct ebb_node **belowbuf;
+    size_t belowcap;
+    struct belowset *bsets;         /* kept lists, see below_nodes */
+    size_t nbsets, bsetcap;
+
+    /* which nodes pass the inclusion policies, per distinct (policies,
+     * node selection, tolerations): constraints share a few */
+    struct elig *elig;
+    size_t nelig, eligcap;
 };
+
+struct elig {
+    uint64_t hash;
+    const struct ebb_pod *pod;      /* stands for the ones equal to it */
+    uint8_t affinity_policy, taints_policy;
+    uint8_t *ok;                    /* per node */
+};
+
+#define MAX_ELIG 1024               /* past this, nodes are checked each time */
+
+/* The nodes below the average for one topology key, one set of eligible
+ * nodes and one set of below-average values: constraints over the same
+ * few zones meet the same few sets, and the list is as long as the nodes. */
+struct belowset {
+    ebb_str key;
+    long elig;                      /* index in elig, -1: every node */
+    uint64_t mask;                  /* bit per ordinal below the average */
+    struct ebb_node **nodes;
+    size_t n;
+};
+
+#define MAX_BELOWSETS 256
 
 /* ---- small helpers ------------------------------------------------------- */
 
@@ -380,6 +416,7 @@ int ebb_topology_create(struct ebb_cache *c, struct ebb_node *const *nodes, size
     t->counted = SIZE_MAX;
     ebb__map_init(&t->node_at);
     ebb__map_init(&t->label_at);
+    ebb__map_init(&t->keys_done);
     for (size_t i = 0; i < nnodes; i++) {
         /* a name given twice keeps its first node */
         if (ebb__map_get(&t->node_at, nodes[i]->name, NULL) == NULL &&
@@ -410,6 +447,8 @@ void ebb_topology_destroy(struct ebb_topology *t)
     free(t->dom.v);
     ebb__map_free(&t->node_at);
     ebb__map_free(&t->label_at);
+    ebb__map_free(&t->keys_done);
+    free(t->kv_range);
     for (size_t i = 0; i < t->nkeys; i++) {
         free(t->keys[i].ord);
         free(t->keys[i].vals);
@@ -434,7 +473,13 @@ void ebb_topology_destroy(struct ebb_topology *t)
     free(t->tmp);
     free(t->lent);
     free(t->ranges);
-    free(t->below);
+    free(t->belowbuf);
+    for (size_t i = 0; i < t->nbsets; i++)
+        free(t->bsets[i].nodes);
+    free(t->bsets);
+    for (size_t i = 0; i < t->nelig; i++)
+        free(t->elig[i].ok);
+    free(t->elig);
     free(t);
 }
 
@@ -615,47 +660,64 @@ const struct ebb_topo_constraint *ebb_topology_constraint(const struct ebb_topol
 
 /* ---- the (label key, value) index ------------------------------------------ */
 
-static int cmp_lentry(const void *a, const void *b)
+/* Turn indexing on for the loaded namespace: keys come with index_key. */
+static void start_index(struct ebb_topology *t)
 {
-    const struct lentry *x = a, *y = b;
-    int c = cmp_ptr(x->key, y->key);
-    if (c == 0)
-        c = cmp_ptr(x->value, y->value);
-    return c ? c : (x->pod < y->pod ? -1 : x->pod > y->pod);
+    ebb__map_free(&t->label_at);
+    ebb__map_free(&t->keys_done);
+    t->nranges = 0;
+    t->nlent = 0;
+    t->indexed = true;
 }
 
-static int build_index(struct ebb_topology *t)
+/* Index the pods by their value of `key`: one range per value, the pods of a
+ * range in listing order. A counting pass, then a filling pass: linear in
+ * the pods, where sorting every (key, value, pod) of the namespace was not. */
+static int index_key(struct ebb_topology *t, ebb_str key)
 {
-    size_t n = 0;
+    size_t first = t->nranges, nkv = 0, k = 0, off = t->nlent;
 
-    ebb__map_free(&t->label_at);
-    t->nranges = 0;
-    for (size_t i = 0; i < t->npods; i++)
-        n += t->pods[i]->labels.n;
-    if (grow((void **)&t->lent, &t->lentcap, n + 1, sizeof(*t->lent)) != 0)
-        return EBB_ENOMEM;
-    t->nlent = 0;
+    if (key == NULL || ebb__map_get(&t->keys_done, key, NULL) != NULL)
+        return 0;
     for (size_t i = 0; i < t->npods; i++) {
         const struct ebb_labels *l = &t->pods[i]->labels;
-        for (uint32_t k = 0; k < l->n; k++)
-            t->lent[t->nlent++] = (struct lentry){ l->kv[k].key, l->kv[k].value, (uint32_t)i };
+        for (uint32_t j = 0; j < l->n; j++) {
+            uintptr_t r;
+            if (l->kv[j].key != key)
+                continue;
+            if (grow((void **)&t->kv_range, &t->kvcap, nkv + 1, sizeof(*t->kv_range)) != 0)
+                return EBB_ENOMEM;
+            if ((r = (uintptr_t)ebb__map_get(&t->label_at, key, l->kv[j].value)) == 0) {
+                if (grow((void **)&t->ranges, &t->rangecap, t->nranges + 1, sizeof(*t->ranges)) != 0)
+                    return EBB_ENOMEM;
+                t->ranges[t->nranges++] = (struct range){ 0, 0 };
+                r = t->nranges;
+                if (ebb__map_put(&t->label_at, key, l->kv[j].value, (void *)r, NULL) != 0)
+                    return EBB_ENOMEM;
+            }
+            t->ranges[r - 1].n++;
+            t->kv_range[nkv++] = (uint32_t)(r - 1);
+        }
     }
-    qsort(t->lent, t->nlent, sizeof(*t->lent), cmp_lentry);
-    for (size_t i = 0; i < t->nlent;) {
-        size_t j = i;
-        while (j < t->nlent && t->lent[j].key == t->lent[i].key && t->lent[j].value == t->lent[i].value)
-            j++;
-        if (grow((void **)&t->ranges, &t->rangecap, t->nranges + 1, sizeof(*t->ranges)) != 0)
-            return EBB_ENOMEM;
-        t->ranges[t->nranges++] = (struct range){ (uint32_t)i, (uint32_t)(j - i) };
-        if (t->lent[i].key != NULL &&
-            ebb__map_put(&t->label_at, t->lent[i].key, t->lent[i].value,
-                         (void *)(uintptr_t)t->nranges, NULL) != 0)
-            return EBB_ENOMEM;
-        i = j;
+    if (grow((void **)&t->lent, &t->lentcap, t->nlent + nkv + 1, sizeof(*t->lent)) != 0)
+        return EBB_ENOMEM;
+    for (size_t r = first; r < t->nranges; r++) {
+        t->ranges[r].off = (uint32_t)off;
+        off += t->ranges[r].n;
+        t->ranges[r].n = 0;
     }
-    t->indexed = true;
-    return 0;
+    for (size_t i = 0; i < t->npods; i++) {
+        const struct ebb_labels *l = &t->pods[i]->labels;
+        for (uint32_t j = 0; j < l->n; j++) {
+            struct range *g;
+            if (l->kv[j].key != key)
+                continue;
+            g = &t->ranges[t->kv_range[k++]];
+            t->lent[g->off + g->n++] = (struct lentry){ key, l->kv[j].value, (uint32_t)i };
+        }
+    }
+    t->nlent += nkv;
+    return ebb__map_put(&t->keys_done, key, NULL, (void *)1, NULL);
 }
 
 static const struct range *range_of(const struct ebb_topology *t, ebb_str key, ebb_str value)
@@ -686,6 +748,8 @@ static size_t candidates(struct ebb_topology *t, size_t ci)
         size_t total = 0;
         if (r->op != EBB_OP_IN)
             continue;
+        if (index_key(t, r->key) != 0)
+            return SIZE_MAX;   /* out of memory: check every pod instead */
         for (uint16_t j = 0; j < r->nvalues; j++) {
             const struct range *g = range_of(t, r->key, r->values[j]);
             total += g ? g->n : 0;
@@ -763,6 +827,45 @@ static bool eligible(const struct ebb_topo_constraint *c, const struct ebb_node 
         !ebb_pod_tolerates_node_taints(c->pod, n, EBB_EFFECT_NO_SCHEDULE | EBB_EFFECT_NO_EXECUTE))
         return false;
     return true;
+}
+
+/* eligible() of constraint c for every node, as an index in t->elig, or -1
+ * (out of memory, or too many distinct ones kept): then ask eligible(). */
+static long eligible_index(struct ebb_topology *t, const struct ebb_topo_constraint *c)
+{
+    bool ha = c->affinity_policy == EBB_POLICY_HONOR, ht = c->taints_policy == EBB_POLICY_HONOR;
+    uint64_t h = mix(mix(0, c->affinity_policy), c->taints_policy);
+    struct elig *e;
+
+    if (ha)
+        h = hash_node_affinity(h, c->pod);
+    if (ht)
+        h = hash_tolerations(h, c->pod);
+    for (size_t i = 0; i < t->nelig; i++) {
+        e = &t->elig[i];
+        if (e->hash == h && e->affinity_policy == c->affinity_policy &&
+            e->taints_policy == c->taints_policy && (!ha || node_affinity_equal(e->pod, c->pod)) &&
+            (!ht || tolerations_equal(e->pod, c->pod)))
+            return (long)i;
+    }
+    if (t->nelig == MAX_ELIG || grow((void **)&t->elig, &t->eligcap, t->nelig + 1, sizeof(*t->elig)) != 0)
+        return -1;
+    e = &t->elig[t->nelig];
+    if ((e->ok = malloc(t->nnodes + 1)) == NULL)
+        return -1;
+    e->hash = h;
+    e->pod = c->pod;
+    e->affinity_policy = c->affinity_policy;
+    e->taints_policy = c->taints_policy;
+    for (size_t i = 0; i < t->nnodes; i++)
+        e->ok[i] = eligible(c, t->nodes[i]);
+    return (long)t->nelig++;
+}
+
+static const uint8_t *eligible_nodes(struct ebb_topology *t, const struct ebb_topo_constraint *c)
+{
+    long i = eligible_index(t, c);
+    return i >= 0 ? t->elig[i].ok : NULL;
 }
 
 /* Every node passes the inclusion policies: nothing to check per node. */
@@ -845,7 +948,6 @@ int ebb_topology_count(struct ebb_topology *t, size_t ci, const struct ebb_topo_
     const struct ebb_topo_constraint *c;
     const struct keyinfo *key;
     size_t n;
-    int rc;
 
     if (t == NULL || ci >= t->ncons)
         return EBB_EINVAL;
@@ -860,8 +962,8 @@ int ebb_topology_count(struct ebb_topology *t, size_t ci, const struct ebb_topo_
         return EBB_ENOMEM;
     memset(t->dom_of, 0, key->nvals * sizeof(*t->dom_of));
     /* more than one constraint over the namespace: index it once */
-    if (!t->indexed && t->ncons > 1 && (rc = build_index(t)) != 0)
-        return rc;
+    if (!t->indexed && t->ncons > 1)
+        start_index(t);
 
     /* every value of a node that passes the inclusion policies, even with
      * no pod: a topology may have 0 pods */
@@ -870,9 +972,12 @@ int ebb_topology_count(struct ebb_topology *t, size_t ci, const struct ebb_topo_
             if (domain(t, (int32_t)o) == NULL)
                 return EBB_ENOMEM;
     } else {
-        for (size_t i = 0; i < t->nnodes; i++) {
+        const uint8_t *ok = eligible_nodes(t, c);
+        /* until every value has its domain: not every node per constraint */
+        for (size_t i = 0; i < t->nnodes && t->dom.n < key->nvals; i++) {
             int32_t o = key->ord[i];
-            if (o >= 0 && t->dom_of[o] == 0 && eligible(c, t->nodes[i]) && domain(t, o) == NULL)
+            if (o >= 0 && t->dom_of[o] == 0 && (ok ? ok[i] : eligible(c, t->nodes[i])) &&
+                domain(t, o) == NULL)
                 return EBB_ENOMEM;
         }
     }
@@ -978,6 +1083,62 @@ static int cmp_in_domain(const void *ud, uint32_t a, uint32_t b)
     return 0;
 }
 
+/* t->below: the eligible nodes of the domains (counted last) whose size is
+ * below `ideal`, in node order. Kept per (key, eligible nodes, values below)
+ * when the key has at most 64 values. */
+static int below_nodes(struct ebb_topology *t, const struct ebb_topo_constraint *c, double ideal)
+{
+    const struct ebb_topo_domains *d = &t->dom;
+    bool all = every_node_eligible(c);
+    long ei = all ? -1 : eligible_index(t, c);
+    const uint8_t *ok = ei >= 0 ? t->elig[ei].ok : NULL;
+    bool keep = t->ckey->nvals <= 64 && (all || ok != NULL);
+    uint64_t mask = 0;
+    struct belowset *bs;
+    size_t n = 0;
+
+    if (keep) {
+        for (uint32_t o = 0; o < t->ckey->nvals; o++) {
+            uint32_t x = t->dom_of[o];
+            if (x != 0 && (double)d->v[x - 1].size < ideal)
+                mask |= 1ull << o;
+        }
+        for (size_t i = 0; i < t->nbsets; i++) {
+            bs = &t->bsets[i];
+            if (bs->key == c->topology_key && bs->elig == ei && bs->mask == mask) {
+                t->below = bs->nodes;
+                t->nbelow = bs->n;
+                return 0;
+            }
+        }
+    }
+    for (size_t k = 0; k < t->nnodes; k++) {
+        int32_t o = t->ckey->ord[k];
+        uint32_t x;
+        if (o < 0 || (x = t->dom_of[o]) == 0 || !((double)d->v[x - 1].size < ideal) ||
+            !(all || (ok ? ok[k] : eligible(c, t->nodes[k]))))
+            continue;
+        if (grow((void **)&t->belowbuf, &t->belowcap, n + 1, sizeof(*t->belowbuf)) != 0)
+            return EBB_ENOMEM;
+        t->belowbuf[n++] = t->nodes[k];
+    }
+    t->below = t->belowbuf;
+    t->nbelow = n;
+    if (!keep || t->nbsets == MAX_BELOWSETS ||
+        grow((void **)&t->bsets, &t->bsetcap, t->nbsets + 1, sizeof(*t->bsets)) != 0)
+        return 0;
+    bs = &t->bsets[t->nbsets];
+    if ((bs->nodes = malloc((n + 1) * sizeof(*bs->nodes))) == NULL)
+        return 0;
+    memcpy(bs->nodes, t->belowbuf, n * sizeof(*bs->nodes));
+    bs->key = c->topology_key;
+    bs->elig = ei;
+    bs->mask = mask;
+    bs->n = n;
+    t->nbsets++;
+    return 0;
+}
+
 /* node.PodFitsAnyOtherNode against the nodes of the below-average domains,
  * once per pod and constraint. */
 static bool fits_below(struct ebb_topology *t, uint32_t i)
@@ -1002,6 +1163,7 @@ int ebb_topology_balance(struct ebb_topology *t, size_t ci)
     struct ebb_topo_domains *d;
     double ideal;
     size_t i, j;
+    int rc;
 
     if (t == NULL || ci >= t->ncons)
         return EBB_EINVAL;
@@ -1016,17 +1178,8 @@ int ebb_topology_balance(struct ebb_topology *t, size_t ci)
 
     /* filterNodesBelowIdealAvg over the eligible nodes, with the sizes
      * before any move */
-    t->nbelow = 0;
-    for (size_t k = 0; k < t->nnodes; k++) {
-        int32_t o = t->ckey->ord[k];
-        uint32_t x;
-        if (o < 0 || (x = t->dom_of[o]) == 0 || !((double)d->v[x - 1].size < ideal) ||
-            !eligible(c, t->nodes[k]))
-            continue;
-        if (grow((void **)&t->below, &t->belowcap, t->nbelow + 1, sizeof(*t->below)) != 0)
-            return EBB_ENOMEM;
-        t->below[t->nbelow++] = t->nodes[k];
-    }
+    if ((rc = below_nodes(t, c, ideal)) != 0)
+        return rc;
     if (++t->gen == 0) {   /* the fit memo's generation wrapped */
         memset(t->fit_gen, 0, t->npods * sizeof(*t->fit_gen));
         t->gen = 1;
@@ -1128,35 +1281,72 @@ bool ebb_topology_mark_reason(const struct ebb_topology *t, uint32_t idx, ebb_st
     return true;
 }
 
-static int cmp_ns(const void *ud, uint32_t a, uint32_t b)
+struct nsbucket {
+    ebb_str ns;
+    uint32_t n, off;
+};
+
+/* By name; off holds the order met while sorting (NULL buckets tie). */
+static int cmp_bucket(const void *a, const void *b)
 {
-    struct ebb_pod *const *pods = ud;
-    return ebb_str_cmp(pods[a]->ns, pods[b]->ns);
+    const struct nsbucket *x = a, *y = b;
+    int c = ebb_str_cmp(x->ns, y->ns);
+    return c ? c : (x->off < y->off ? -1 : x->off > y->off);
 }
 
+/* A stable bucket sort: pods by namespace name, in listing order within
+ * one; linear in the pods, plus sorting the namespaces. */
 int ebb_topology_by_namespace(struct ebb_pod *const *pods, size_t n, struct ebb_pod **out)
 {
-    uint32_t *idx, *tmp;
+    struct ebb_map at;                  /* (ns, -) -> bucket + 1 */
+    struct nsbucket *b = NULL;
+    uint32_t *bucket = NULL, *rank = NULL;
+    size_t nb = 0, cap = 0;
+    int rc = EBB_ENOMEM;
 
     if (n == 0)
         return 0;
     if (n >= NONE)
         return EBB_EINVAL;
-    idx = malloc(n * sizeof(*idx));
-    tmp = malloc(n * sizeof(*tmp));
-    if (idx == NULL || tmp == NULL) {
-        free(idx);
-        free(tmp);
-        return EBB_ENOMEM;
+    ebb__map_init(&at);
+    if ((bucket = malloc(n * sizeof(*bucket))) == NULL)
+        goto out;
+    for (size_t i = 0; i < n; i++) {
+        ebb_str ns = pods[i]->ns;
+        uintptr_t k = ns ? (uintptr_t)ebb__map_get(&at, ns, NULL) : 0;
+        if (k == 0) {
+            /* a pod without a namespace (none in a cache) gets a bucket of
+             * its own: they sort first, as ebb_str_cmp puts NULL first */
+            if (grow((void **)&b, &cap, nb + 1, sizeof(*b)) != 0)
+                goto out;
+            b[nb++] = (struct nsbucket){ ns, 0, 0 };
+            k = nb;
+            if (ns != NULL && ebb__map_put(&at, ns, NULL, (void *)k, NULL) != 0)
+                goto out;
+        }
+        b[k - 1].n++;
+        bucket[i] = (uint32_t)(k - 1);
+    }
+    /* the buckets by name: the order they were met in goes to a rank */
+    if ((rank = malloc(nb * sizeof(*rank))) == NULL)
+        goto out;
+    for (size_t k = 0; k < nb; k++)
+        b[k].off = (uint32_t)k;
+    qsort(b, nb, sizeof(*b), cmp_bucket);
+    for (size_t k = 0, off = 0; k < nb; k++) {
+        rank[b[k].off] = (uint32_t)k;
+        b[k].off = (uint32_t)off;
+        off += b[k].n;
     }
     for (size_t i = 0; i < n; i++)
-        idx[i] = (uint32_t)i;
-    msort(idx, tmp, n, cmp_ns, pods);
-    for (size_t i = 0; i < n; i++)
-        out[i] = pods[idx[i]];
-    free(idx);
-    free(tmp);
-    return 0;
+        out[b[rank[bucket[i]]].off++] = pods[i];
+    rc = 0;
+out:
+    ebb__map_free(&at);
+    free(b);
+    free(bucket);
+    free(rank);
+    return rc;
 }
 
 void ebb_topology_result_free(struct ebb_topology_result *r)

@@ -516,6 +516,40 @@ struct ebb_val *ebb_val_dup(const struct ebb_val *v)
     return v ? dup_rec(v, &budget) : NULL;
 }
 
+bool ebb_val_equal(const struct ebb_val *a, const struct ebb_val *b)
+{
+    if (a == NULL || b == NULL)
+        return a == b;
+    if (a->type != b->type)
+        return false;
+    switch (a->type) {
+    case EBB_VAL_NULL: return true;
+    case EBB_VAL_BOOL: return a->u.b == b->u.b;
+    case EBB_VAL_INT: return a->u.i == b->u.i;
+    case EBB_VAL_FLOAT: return a->u.f == b->u.f;
+    case EBB_VAL_STRING:
+        return a->u.str.len == b->u.str.len && memcmp(a->u.str.s, b->u.str.s, a->u.str.len) == 0;
+    case EBB_VAL_SEQ:
+        if (a->u.seq.n != b->u.seq.n)
+            return false;
+        for (size_t i = 0; i < a->u.seq.n; i++)
+            if (!ebb_val_equal(a->u.seq.items[i], b->u.seq.items[i]))
+                return false;
+        return true;
+    case EBB_VAL_MAP:
+        if (a->u.map.n != b->u.map.n)
+            return false;
+        for (size_t i = 0; i < a->u.map.n; i++) {
+            const struct ebb_val *o = ebb_val_get(b, a->u.map.keys[i]);
+            if (o == NULL || !ebb_val_equal(a->u.map.vals[i], o))
+                return false;
+        }
+        return true;
+    default:
+        return false;
+    }
+}
+
 /* ---- collections ------------------------------------------------------------ */
 
 static int parse_node(struct parser *p, yaml_event_t *ev, struct ebb_val **out);

@@ -1,7 +1,7 @@
 /* The Lua sandbox: one lua_State per plugin instance.
  *
  * - A capped allocator: a state never holds more than mem_limit bytes.
- * - Only base, string, table, math and utf8 are opened; dofile, loadfile
+ * - Only base, string, table, math, utf8 and coroutine are opened; dofile, loadfile
  *   and collectgarbage are removed; load is text-only; require resolves
  *   home/lua/ and the policy directories only; print goes to the log;
  *   reading or writing an undeclared global raises.
@@ -76,12 +76,17 @@ static void *wd_main(void *arg)
         for (int i = 0; i < wd_n; i++) {
             struct wd_entry *e = &wd_stack[i];
             if (!e->fired && e->deadline <= now) {
+                lua_State *inner = e->vm->running;
                 e->fired = true;
                 e->vm->expired = 1;
                 /* lua_sethook is safe to call asynchronously (lua.c does it
-                 * from a signal handler); the entry is popped under this
-                 * lock, so L is alive here. */
+                 * from a signal handler); the entry is popped and `running`
+                 * changed under this lock, so both threads are alive here.
+                 * The call's coroutine and the script coroutine running
+                 * inside it (if any) both stop at their next instruction. */
                 lua_sethook(e->L, budget_hook, LUA_MASKCOUNT, 1);
+                if (inner != NULL && inner != e->L)
+                    lua_sethook(inner, budget_hook, LUA_MASKCOUNT, 1);
             }
         }
     }
@@ -106,10 +111,18 @@ static int wd_start(void)
     return 0;
 }
 
+static uint64_t wd_arms;   /* calls armed, for --stats (loop thread only) */
+
+uint64_t ebb_budget_arms(void)
+{
+    return wd_arms;
+}
+
 static int wd_arm(struct ebb_vm *vm, lua_State *L)
 {
     int rc = 0;
 
+    wd_arms++;
     pthread_mutex_lock(&wd_mu);
     if (wd_n == WD_MAX) {
         rc = EBB_ELIMIT;
@@ -126,6 +139,127 @@ static void wd_disarm(void)
     pthread_mutex_lock(&wd_mu);
     wd_n--;
     pthread_mutex_unlock(&wd_mu);
+}
+
+/* The coroutine now running in vm; returns the one it replaces. */
+static lua_State *set_running(struct ebb_vm *vm, lua_State *co)
+{
+    lua_State *prev;
+
+    pthread_mutex_lock(&wd_mu);
+    prev = vm->running;
+    vm->running = co;
+    pthread_mutex_unlock(&wd_mu);
+    return prev;
+}
+
+bool ebb__vm_can_wait(lua_State *L)
+{
+    struct ebb_vm *vm = ebb__vm_of(L);
+    return vm != NULL && vm->call_co == L && lua_isyieldable(L);
+}
+
+void ebb__vm_engine_yield(lua_State *L)
+{
+    struct ebb_vm *vm = ebb__vm_of(L);
+    if (vm != NULL)
+        vm->engine_yield = true;
+}
+
+/* ---- coroutines of scripts ---------------------------------------------- */
+
+/* coroutine.resume and coroutine.wrap as lcorolib.c has them, except that
+ * the watchdog knows which coroutine runs: a budget that expires while a
+ * script's coroutine loops stops that coroutine, and every resumer it
+ * returns to stops too (a coroutine cannot swallow the kill). */
+static int auxresume(lua_State *L, lua_State *co, int narg)
+{
+    struct ebb_vm *vm = ebb__vm_of(L);
+    lua_State *prev;
+    int status, nres;
+
+    if (lua_status(co) == LUA_OK && lua_gettop(co) == 0) {
+        lua_pushliteral(L, "cannot resume dead coroutine");
+        return -1;
+    }
+    if (!lua_checkstack(co, narg)) {
+        lua_pushliteral(L, "too many arguments to resume");
+        return -1;
+    }
+    lua_xmove(L, co, narg);
+    prev = set_running(vm, co);
+    if (vm->expired)
+        lua_sethook(co, budget_hook, LUA_MASKCOUNT, 1);
+    status = lua_resume(co, L, narg, &nres);
+    set_running(vm, prev);
+    if (vm->expired)
+        lua_sethook(L, budget_hook, LUA_MASKCOUNT, 1);
+    if (status == LUA_OK || status == LUA_YIELD) {
+        if (!lua_checkstack(L, nres + 1)) {
+            lua_pop(co, nres);
+            lua_pushliteral(L, "too many results to resume");
+            return -1;
+        }
+        lua_xmove(co, L, nres);
+        return nres;
+    }
+    lua_xmove(co, L, 1);
+    return -1;
+}
+
+static lua_State *getco(lua_State *L)
+{
+    lua_State *co = lua_tothread(L, 1);
+    luaL_argexpected(L, co, 1, "coroutine");
+    return co;
+}
+
+static int l_co_resume(lua_State *L)
+{
+    lua_State *co = getco(L);
+    int r = auxresume(L, co, lua_gettop(L) - 1);
+
+    if (r < 0) {
+        lua_pushboolean(L, 0);
+        lua_insert(L, -2);
+        return 2;
+    }
+    lua_pushboolean(L, 1);
+    lua_insert(L, -(r + 1));
+    return r + 1;
+}
+
+static int l_co_auxwrap(lua_State *L)
+{
+    lua_State *co = lua_tothread(L, lua_upvalueindex(1));
+    int r = auxresume(L, co, lua_gettop(L));
+
+    if (r < 0) {
+        int stat = lua_status(co);
+        if (stat != LUA_OK && stat != LUA_YIELD) {
+            stat = lua_resetthread(co);
+            lua_xmove(co, L, 1);
+        }
+        if (stat != LUA_ERRMEM && lua_type(L, -1) == LUA_TSTRING) {
+            luaL_where(L, 1);
+            lua_insert(L, -2);
+            lua_concat(L, 2);
+        }
+        return lua_error(L);
+    }
+    return r;
+}
+
+static int l_co_wrap(lua_State *L)
+{
+    lua_State *NL;
+
+    luaL_checktype(L, 1, LUA_TFUNCTION);
+    NL = lua_newthread(L);
+    lua_pushvalue(L, 1);
+    lua_xmove(L, NL, 1);
+    lua_pushcclosure(L, l_co_auxwrap, 1);
+    return 1;
 }
 
 /* ---- allocator ---------------------------------------------------------- */
@@ -271,6 +405,32 @@ static char *find_module(const char *root, const char *name, char *path, size_t 
     return NULL;
 }
 
+static int remember_module(struct ebb_vm *vm, const char *path, const char *src, size_t len)
+{
+    struct ebb_vm_module *v = realloc(vm->mods, (vm->nmods + 1) * sizeof(*v));
+
+    if (v == NULL)
+        return EBB_ENOMEM;
+    vm->mods = v;
+    if ((v[vm->nmods].path = strdup(path)) == NULL)
+        return EBB_ENOMEM;
+    v[vm->nmods++].hash = ebb_fnv64(EBB_FNV64_INIT, src, len);
+    return 0;
+}
+
+bool ebb__vm_modules_unchanged(const struct ebb_vm *vm)
+{
+    for (size_t i = 0; i < vm->nmods; i++) {
+        size_t len;
+        char *src = read_file(vm->mods[i].path, &len);
+        bool same = src != NULL && ebb_fnv64(EBB_FNV64_INIT, src, len) == vm->mods[i].hash;
+        free(src);
+        if (!same)
+            return false;
+    }
+    return true;
+}
+
 static int l_require(lua_State *L)
 {
     struct ebb_vm *vm = ebb__vm_of(L);
@@ -293,17 +453,22 @@ static int l_require(lua_State *L)
         lua_pop(L, 1);
         if (!valid_module_name(name))
             return luaL_error(L, "module name '%s' is not allowed", name);
+        bool user = false;
         if (vm->home) {
             snprintf(lib, sizeof(lib), "%s/lua", vm->home);
             found = find_module(lib, name, path, sizeof(path));
         }
         for (size_t i = 0; found == NULL && vm->policy_dirs && vm->policy_dirs[i]; i++)
-            found = find_module(vm->policy_dirs[i], name, path, sizeof(path));
+            user = (found = find_module(vm->policy_dirs[i], name, path, sizeof(path))) != NULL;
         if (found == NULL)
             return luaL_error(L, "module '%s' not found (searched lua/ and the policy "
                                  "directories)", name);
         if ((src = read_file(path, &len)) == NULL)
             return luaL_error(L, "cannot read module '%s' from %s", name, path);
+        if (user && remember_module(vm, path, src, len) != 0) {
+            free(src);
+            return luaL_error(L, "out of memory");
+        }
         snprintf(chunk, sizeof(chunk), "@%s", path);
         int st = luaL_loadbufferx(L, src, len, chunk, "t");
         free(src);
@@ -330,6 +495,11 @@ static int open_sandbox(lua_State *L)
     luaL_requiref(L, LUA_TABLIBNAME, luaopen_table, 1);
     luaL_requiref(L, LUA_MATHLIBNAME, luaopen_math, 1);
     luaL_requiref(L, LUA_UTF8LIBNAME, luaopen_utf8, 1);
+    luaL_requiref(L, LUA_COLIBNAME, luaopen_coroutine, 1);
+    lua_pushcfunction(L, l_co_resume);
+    lua_setfield(L, -2, "resume");
+    lua_pushcfunction(L, l_co_wrap);
+    lua_setfield(L, -2, "wrap");
     lua_settop(L, 0);
 
     /* deterministic random numbers: simulations must repeat */
@@ -415,6 +585,9 @@ void ebb__vm_destroy(struct ebb_vm *vm)
         return;
     if (vm->L)
         lua_close(vm->L);
+    for (size_t i = 0; i < vm->nmods; i++)
+        free(vm->mods[i].path);
+    free(vm->mods);
     free(vm->name);
     free(vm->home);
     free(vm);
@@ -488,24 +661,40 @@ int ebb__vm_dochunk(struct ebb_vm *vm, const char *src, size_t len, const char *
 static int run_co(struct ebb_vm *vm, lua_State *co, int nargs, int nres, bool allow_yield,
                   struct ebb_error *err)
 {
-    lua_State *L = vm->L;
+    lua_State *L = vm->L, *prev_call = vm->call_co, *prev_running;
     int st, got = 0, rc;
     bool was_on;
 
     if (vm->depth == 0)
         vm->expired = 0;
-    if ((rc = wd_arm(vm, co)) != 0)
+    if (vm->budget_ns != UINT64_MAX && (rc = wd_arm(vm, co)) != 0)
         return ebb_error_set(err, rc, NULL, 0, NULL, "calls nested too deeply");
     vm->depth++;
     was_on = vm->limit_on;
     vm->limit_on = true;
+    vm->call_co = co;
+    vm->engine_yield = false;
+    prev_running = set_running(vm, co);
     st = lua_resume(co, L, nargs, &got);
+    set_running(vm, prev_running);
+    vm->call_co = prev_call;
     vm->limit_on = was_on;
     vm->depth--;
-    wd_disarm();
+    if (vm->budget_ns != UINT64_MAX)
+        wd_disarm();
     lua_sethook(co, NULL, 0, 0);
     if (st == LUA_YIELD) {
+        bool engine_yield = vm->engine_yield;
+        vm->engine_yield = false;
         lua_pop(co, got);
+        if (!engine_yield) {
+            /* a script's coroutine.yield with no coroutine of its own to
+             * return to: the call cannot go on */
+            lua_resetthread(co);
+            return ebb_error_set(err, EBB_ESCRIPT, vm->name, 0, NULL,
+                                 "coroutine.yield outside a coroutine: a strategy's own "
+                                 "function cannot yield");
+        }
         if (allow_yield)
             return EBB_VM_YIELDED;
         return ebb_error_set(err, EBB_ESCRIPT, vm->name, 0, NULL,

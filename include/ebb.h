@@ -32,9 +32,22 @@ struct ebb_engine_opts {
                                    then next to the executable */
     int64_t now;                /* fixed clock in seconds; EBB_TIME_NONE: wall clock */
     size_t mem_limit;           /* bytes per Lua plugin instance; 0: 64 MiB */
-    uint64_t time_budget_ms;    /* per call into a plugin; 0: 10 s */
+    uint64_t time_budget_ms;    /* per call into a plugin; 0: 10 s; EBB_BUDGET_OFF: none
+                                   (benchmarks: what an armed budget costs) */
     int mode;                   /* EBB_MODE_* */
+    int quarantine_after;       /* failed runs in a row that set a plugin aside;
+                                   0: EBB_QUARANTINE_AFTER, negative: never */
 };
+
+/* A plugin whose deschedule/balance failed this many runs in a row is
+ * skipped for 1, 2, 4 ... cycles (at most EBB_QUARANTINE_MAX_CYCLES), then
+ * tried again; a clean run ends the quarantine. Per plugin in the policy:
+ * pluginConfig[].limits.quarantineAfter. */
+#define EBB_QUARANTINE_AFTER 3
+#define EBB_BUDGET_OFF UINT64_MAX
+/* Calls into Lua that armed a time budget so far (benchmarks). */
+uint64_t ebb_budget_arms(void);
+#define EBB_QUARANTINE_MAX_CYCLES 32
 
 enum {
     EBB_MODE_SIMULATE = 0,      /* evictions go to the plan; PDBs from the cache */
@@ -52,6 +65,7 @@ enum ebb_why {
     EBB_WHY_PDB,                /* a PodDisruptionBudget allows no disruption */
     EBB_WHY_API_ERROR,
     EBB_WHY_NOT_FOUND,          /* already evicted or gone */
+    EBB_WHY_EVICTOR,            /* the profile's evict plugin declined or failed */
     EBB_WHY_MAX,
 };
 const char *ebb_why_name(int why);   /* "filtered", "node-limit", ... */
@@ -90,8 +104,9 @@ int ebb_engine_register_native(struct ebb_engine *e, const struct ebb_native_plu
 /* Register the Lua plugin in `path` (its returned table's `name`). The file
  * is checked in a scratch sandbox: it must compile as text, return a table
  * with a string `name` and at least one of deschedule, balance, filter,
- * preevictionfilter, an `args` schema table if any and a `validate`
- * function if any. EBB_ESCRIPT/EBB_EEXIST with the file and line. */
+ * preevictionfilter, evict, an `args` schema table if any, a `validate`
+ * function if any and, for an evictor, a `creates` declaration if any.
+ * EBB_ESCRIPT/EBB_EEXIST with the file and line. */
 int ebb_engine_register_lua_file(struct ebb_engine *e, const char *path, struct ebb_error *err);
 /* Every *.lua file of `dir` (not recursive; sorted by name; files whose
  * names start with '.' or '_' are skipped, so ConfigMap's ..data links and
@@ -118,6 +133,44 @@ int ebb_engine_set_policy(struct ebb_engine *e, struct ebb_policy *policy, struc
 
 void ebb_engine_set_now(struct ebb_engine *e, int64_t now);
 
+/* Hot reload: `from` is a new generation built off to the side (its own
+ * registry, policy and plugin instances, all validated). Between cycles,
+ * move all of it into `e`, which keeps its cache, evictor state and plan;
+ * `from` receives e's previous generation and is the caller's to destroy.
+ * A plugin instance whose source, modules and args did not change is
+ * carried over as it is (its ctx.state included); *kept (may be NULL) says
+ * how many. EBB_ESTATE while a cycle runs. */
+int ebb_engine_adopt(struct ebb_engine *e, struct ebb_engine *from, size_t *kept);
+
+/* ---- event-triggered runs ------------------------------------------------ */
+
+/* The changes a plugin may react to, besides the periodic cycle: its table
+ * lists them by name, `triggers = { "node-taints", "node-labels" }`. */
+enum ebb_trigger {
+    EBB_TRIGGER_NODE_ADDED = 1u << 0,          /* "node-added" */
+    EBB_TRIGGER_NODE_LABELS = 1u << 1,         /* "node-labels" */
+    EBB_TRIGGER_NODE_TAINTS = 1u << 2,         /* "node-taints" */
+    EBB_TRIGGER_NODE_UNSCHEDULABLE = 1u << 3,  /* "node-unschedulable" */
+    EBB_TRIGGER_NODE_READY = 1u << 4,          /* "node-ready": readiness changed */
+    EBB_TRIGGER_POD_ADDED = 1u << 5,           /* "pod-added": a new pod on a node */
+    EBB_TRIGGER_POD_UPDATED = 1u << 6,         /* "pod-updated": a pod on a node changed */
+    EBB_TRIGGER_MAX_BIT = 7,
+};
+const char *ebb_trigger_name(unsigned bit);          /* one bit -> "node-taints" */
+unsigned ebb_trigger_parse(const char *name);         /* 0 if unknown */
+
+/* The union of the triggers of the bound policy's deschedule/balance
+ * plugins (0: nothing to watch for). */
+unsigned ebb_engine_triggers(const struct ebb_engine *e);
+/* A run of the plugins whose triggers meet `mask`, on the cycle's nodes
+ * (ready, the policy's nodeSelector) that are among `nodes` (names). It is
+ * a cycle in every other way: limits, PDBs, the plan, waiting for the API;
+ * continue it with ebb_engine_cycle_resume. */
+int ebb_engine_trigger_begin(struct ebb_engine *e, unsigned mask, const char *const *nodes,
+                             size_t n);
+/* Plugin instances of the bound policy, over every profile. */
+size_t ebb_engine_plugin_count(const struct ebb_engine *e);
+
 /* The policy bound by ebb_engine_set_policy (NULL before). */
 const struct ebb_policy *ebb_engine_policy(const struct ebb_engine *e);
 
@@ -135,6 +188,8 @@ struct ebb_plugin_time {
     const char *plugin;
     uint64_t last_ns;
     uint64_t total_ns;
+    int failures;               /* runs failed in a row */
+    bool quarantined;           /* set aside for the coming cycle(s) */
 };
 size_t ebb_engine_plugin_times(const struct ebb_engine *e, struct ebb_plugin_time *out, size_t max);
 
@@ -147,16 +202,27 @@ struct ebb_eviction {
     int64_t grace_period;            /* -1: the pod's default */
     bool lua_waiting;                /* a strategy's coroutine waits for the answer */
     uint32_t pod_slot, pod_serial;
+    /* A profile with an evict plugin: what that plugin chose. method NULL:
+     * the Eviction API as above (429 is a PDB refusal); else this request,
+     * whose 2xx is success (429 is then an API error). */
+    ebb_str evictor;                 /* the evict plugin, or NULL */
+    const char *method;              /* static: "DELETE", "PATCH", "POST", or NULL */
+    char *path;                      /* owned: the API path */
+    char *body;                      /* owned: JSON; may be NULL */
+    const char *content_type;        /* static; NULL: application/json */
+    char *action;                    /* owned: "evict", "delete", "patch ...",
+                                        "create Kind name" (logs, Events, the plan) */
 };
 
 /* In EBB_MODE_LIVE, an eviction that passed every local check is handed to
- * `start`, which sends it (POST pods/eviction) and returns 0, or returns an
- * enum ebb_why to refuse at once. The answer comes back through
+ * `start`, which sends it (POST pods/eviction, or the evict plugin's
+ * request) and returns 0, or returns an enum ebb_why to refuse at once.
+ * The answer comes back through
  * ebb_engine_eviction_done (from an I/O callback is fine: it runs no Lua). */
 typedef int (*ebb_evict_start_fn)(void *ud, struct ebb_eviction *ev);
 void ebb_engine_set_evictor(struct ebb_engine *e, ebb_evict_start_fn start, void *ud);
-/* why: EBB_WHY_OK, EBB_WHY_PDB (429), EBB_WHY_NOT_FOUND (404) or
- * EBB_WHY_API_ERROR; detail (may be NULL) says what the API said. Frees ev. */
+/* why: EBB_WHY_OK, EBB_WHY_PDB (429 to an Eviction), EBB_WHY_NOT_FOUND (404)
+ * or EBB_WHY_API_ERROR; detail (may be NULL) says what the API said. Frees ev. */
 void ebb_engine_eviction_done(struct ebb_engine *e, struct ebb_eviction *ev, int why,
                               const char *detail);
 

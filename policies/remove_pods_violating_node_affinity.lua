@@ -28,6 +28,10 @@ local PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
 
 local M = {
   name = "RemovePodsViolatingNodeAffinity",
+  -- a node whose labels change may stop matching its pods' required
+  -- affinity: the run is handed the nodes whose labels changed, and the
+  -- targets a pod could move to are still every node of the cycle
+  triggers = { "node-labels" },
   args = {
     namespaces = A.namespaces(),
     labelSelector = A.label_selector(),
@@ -42,7 +46,9 @@ function M.validate(a)
   return true
 end
 
--- The listing test of each type: function(pod, node, nodes) -> reason | nil
+-- The listing test of each type: function(pod, node, targets) -> reason |
+-- nil; targets are the cycle's nodes (the same as the nodes handed to
+-- deschedule, except in a run triggered by a change)
 local TESTS = {
   [REQUIRED] = function(pod, node, nodes)
     if pod:has_node_affinity("required") and not pod:matches_node_selector(node)
@@ -66,12 +72,13 @@ local TESTS = {
 -- One pass over the nodes for one type.
 local function process(ctx, nodes, test)
   local a = ctx.args
+  local targets = ebb.nodes("cycle")
   for _, node in nodes:iter() do
     local reasons = {}
     local pods = ebb.pods(node, {
       evictable = true, namespaces = a.namespaces, selector = a.labelSelector,
       where = function(pod)
-        local why = test(pod, node, nodes)
+        local why = test(pod, node, targets)
         reasons[pod] = why
         return why ~= nil
       end,

@@ -11,6 +11,9 @@ local A = ebb.args
 
 local M = {
   name = "RemovePodsViolatingNodeTaints",
+  -- a taint added to a node is acted on within seconds, not at the next
+  -- cycle: the run is handed the nodes whose taints changed
+  triggers = { "node-taints" },
   args = {
     namespaces = A.namespaces(),
     labelSelector = A.label_selector(),

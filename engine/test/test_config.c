@@ -222,7 +222,6 @@ static void test_warnings(void **state)
         DIR "warnings.yaml:11: metricsCollector: unknown field \"interval\", ignored",
         DIR "warnings.yaml:14: profiles[0]: unknown field \"nodeSelector\", ignored",
         DIR "warnings.yaml:17: profiles[0].pluginConfig[0]: unknown field \"argz\", ignored",
-        DIR "warnings.yaml:30: profiles[0].plugins: unknown field \"evict\", ignored",
         DIR "warnings.yaml:23: profiles[0].plugins.presort.enabled: no plugin implements the "
             "presort extension point, ignored",
         DIR "warnings.yaml:29: profiles[0].plugins.deschedule: unknown field \"weight\", ignored",
@@ -244,6 +243,8 @@ static void test_warnings(void **state)
     assert_false(p->metrics_collector_enabled);
     assert_set(set_of(p, 0, EBB_EXT_DESCHEDULE), deschedule, 1);
     assert_int_equal(set_of(p, 0, EBB_EXT_DESCHEDULE)->ndisabled, 1);
+    /* evict: [DefaultEvictor] is Koordinator's way of saying the Eviction API */
+    assert_int_equal(set_of(p, 0, EBB_EXT_EVICT)->n, 0);
     /* the alias spelling fills preevictionfilter; DefaultEvictor was listed, so
      * it keeps its place */
     assert_set(set_of(p, 0, EBB_EXT_PREEVICTIONFILTER), pef, 2);
@@ -313,6 +314,7 @@ static void test_ext_names(void **state)
     assert_string_equal(ebb_ext_name(EBB_EXT_BALANCE), "balance");
     assert_string_equal(ebb_ext_name(EBB_EXT_FILTER), "filter");
     assert_string_equal(ebb_ext_name(EBB_EXT_PREEVICTIONFILTER), "preevictionfilter");
+    assert_string_equal(ebb_ext_name(EBB_EXT_EVICT), "evict");
     assert_null(ebb_ext_name(EBB_EXT_MAX));
     assert_null(ebb_ext_name(-1));
     assert_null(ebb_profile_config(NULL, "x"));

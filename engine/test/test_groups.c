@@ -319,7 +319,13 @@ static void dups_feasible_targets(void **state)
     assert_int_equal(d->ngroups, 5);
     /* a: n1 n2 n3 soft */
     assert_int_equal(d->groups[0].ntargets, 4);
+    assert_null(d->groups[0].targets);          /* listed on demand */
+    assert_int_equal(ebb_dups_targets(d, 0), 0);
+    assert_string_equal(d->groups[0].targets[0]->name, "n1");
     assert_string_equal(d->groups[0].targets[3]->name, "soft");
+    assert_int_equal(ebb_dups_targets(d, 3), 0);   /* no targets: none listed */
+    assert_null(d->groups[3].targets);
+    assert_int_equal(ebb_dups_targets(d, 5), EBB_EINVAL);
     assert_int_equal(d->groups[0].upper_avg, 3);
     /* b: the two control-plane nodes too */
     assert_int_equal(d->groups[1].ntargets, 6);
@@ -358,6 +364,75 @@ static void dups_one_feasible_node_is_none(void **state)
     assert_int_equal(d->ngroups, 1);
     assert_int_equal(d->groups[0].ntargets, 0);
     assert_int_equal(d->groups[0].upper_avg, 0);
+    ebb_dups_destroy(d);
+    done();
+}
+
+/* Upstream compares keys as text, "namespace/kind/name/image": with a '/'
+ * in an owner name, two different owners can make the same text. */
+static void dups_keys_are_text(void **state)
+{
+    struct ebb_dups *d;
+    (void)state;
+
+    begin();
+    three_nodes();
+    pod("shop", "first", "n1", RS("a/b"), "c", "", "");
+    pod("shop", "second", "n1", RS("a"), "b/c", "", "");
+    pod("shop", "third", "n2", RS("a"), "b/c", "", "");
+    end();
+    {
+        struct ebb_node *nodes[] = { N("n1"), N("n2"), N("n3") };
+        d = find(nodes, 3, NULL);
+    }
+    /* "shop/ReplicaSet/a/b/c" both: the second pod is a duplicate of the
+     * first, under its own owner key (a, images "b/c") */
+    assert_int_equal(d->ngroups, 1);
+    assert_string_equal(d->groups[0].name, "a");
+    assert_string_equal(d->groups[0].images, "b/c");
+    assert_int_equal(d->groups[0].occurrences, 2);
+    assert_int_equal(d->groups[0].nnodes, 1);
+    assert_string_equal(d->groups[0].nodes[0].dups[0]->name, "second");
+    ebb_dups_destroy(d);
+    done();
+}
+
+/* Owners and images by address give what their text gives: the same pods
+ * grouped the same way whatever the order they come in. */
+static void dups_multi_owner_and_images(void **state)
+{
+    struct ebb_dups *d;
+    (void)state;
+
+    begin();
+    three_nodes();
+#define TWO "[{\"apiVersion\":\"v1\",\"kind\":\"Job\",\"name\":\"j\",\"uid\":\"j1\"}," \
+            "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"name\":\"r\",\"uid\":\"r1\"}]"
+#define TWO_SWAPPED "[{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"name\":\"r\",\"uid\":\"r1\"}," \
+            "{\"apiVersion\":\"v1\",\"kind\":\"Job\",\"name\":\"j\",\"uid\":\"j1\"}]"
+    pod("shop", "p1", "n1", TWO, "x:1,y:1", "", "");
+    pod("shop", "p2", "n1", TWO_SWAPPED, "y:1,x:1", "", "");   /* the same keys, reordered */
+    pod("shop", "p3", "n1", TWO, "x:1,y:2", "", "");           /* not the same */
+    pod("shop", "p4", "n2", TWO, "x:1,y:1", "", "");
+#undef TWO
+#undef TWO_SWAPPED
+    end();
+    {
+        struct ebb_node *nodes[] = { N("n1"), N("n2"), N("n3") };
+        d = find(nodes, 3, NULL);
+    }
+    /* p2 duplicates p1 under both owner keys (Job j and ReplicaSet r, images
+     * "x:1#y:1"), each counting p1, p2 and p4 */
+    assert_int_equal(d->ngroups, 2);
+    assert_string_equal(d->groups[0].kind, "Job");
+    assert_string_equal(d->groups[1].kind, "ReplicaSet");
+    for (int i = 0; i < 2; i++) {
+        assert_string_equal(d->groups[i].images, "x:1#y:1");
+        assert_int_equal(d->groups[i].occurrences, 3);
+        assert_int_equal(d->groups[i].nnodes, 1);
+        assert_int_equal(d->groups[i].nodes[0].ndups, 1);
+        assert_string_equal(d->groups[i].nodes[0].dups[0]->name, "p2");
+    }
     ebb_dups_destroy(d);
     done();
 }
@@ -600,6 +675,8 @@ int main(void)
         cmocka_unit_test(dups_uniform_spread),
         cmocka_unit_test(dups_keys_images_and_owners),
         cmocka_unit_test(dups_feasible_targets),
+        cmocka_unit_test(dups_keys_are_text),
+        cmocka_unit_test(dups_multi_owner_and_images),
         cmocka_unit_test(dups_one_feasible_node_is_none),
         cmocka_unit_test(dups_bad_arguments),
         cmocka_unit_test(anti_topology_domains),

@@ -1,8 +1,9 @@
 /* ebb/cache.h: the store of decoded objects and its indexes.
  *
  * Filled by the snapshot loader or the watch cache; read by the cycle.
- * Pods live in slots (stable while the pod exists; a reused slot gets a new
- * serial, so a Lua view of a deleted pod is detected). Indexes: pods by
+ * Pods live in slots (stable while the pod exists, but for ebb_cache_compact
+ * once a view is loaded; a reused slot gets a new serial, so a Lua view of a
+ * deleted pod is detected). Indexes: pods by
  * ns/name, by node (sorted by namespace/name on demand), by owner uid;
  * nodes, namespaces, priority classes, PVCs, metrics by name; PDBs by
  * namespace. Engine thread only.
@@ -69,6 +70,14 @@ const struct ebb_podvec *ebb_cache_pods_on_node(struct ebb_cache *c, ebb_str nod
  * use (the snapshot loader calls this when a file is in). */
 void ebb_cache_build_indexes(struct ebb_cache *c);
 
+/* Lay the pods out side by side, node by node in name order, each node's
+ * by namespace/name, as the cycle visits them, and number their slots in
+ * that order. Pods move: pod pointers and slots taken before are invalid
+ * (serials stay, so a Lua view held across is seen as gone; the indexes
+ * stay right; version, content version and epoch bump). For loaders, once
+ * a whole view is in and before any cycle. 0 or EBB_ENOMEM (nothing moved). */
+int ebb_cache_compact(struct ebb_cache *c);
+
 /* A pod occupies its node's resources: bound, not Succeeded/Failed, not hidden. */
 bool ebb_pod_occupies(const struct ebb_pod *p);
 
@@ -77,6 +86,14 @@ uint32_t ebb_cache_count_owned(const struct ebb_cache *c, ebb_str owner_uid);
 
 /* PDBs of a namespace (NULL when none). */
 const struct ebb_pdb *const *ebb_cache_pdbs_in(const struct ebb_cache *c, ebb_str ns, uint32_t *n);
+
+/* The PDBs of p's namespace whose selector may select p for an eviction
+ * (nil, empty and nothing selectors, which select nothing there, left out):
+ * a superset of those that do, in the order of ebb_cache_pdbs_in, each
+ * once, into out[0..max). Returns how many; more than max: out is partial,
+ * use ebb_cache_pdbs_in. */
+uint32_t ebb_cache_pdbs_selecting(const struct ebb_cache *c, const struct ebb_pod *p,
+                                  const struct ebb_pdb **out, uint32_t max);
 
 /* Generic counts and iteration for the other kinds. */
 size_t ebb_cache_count(const struct ebb_cache *c, int kind);
@@ -91,6 +108,10 @@ void ebb_cache_purge_hidden(struct ebb_cache *c);
 
 /* Bumped by every change; lets readers know a cached derivation is stale. */
 uint64_t ebb_cache_version(const struct ebb_cache *c);
+/* Bumped by every change but hiding and showing pods: what is derived from
+ * the objects alone (not from which pods a cycle has evicted) stays valid
+ * while it lasts. */
+uint64_t ebb_cache_content_version(const struct ebb_cache *c);
 /* Bumped only when an object is freed (delete, replace, purge): arrays of
  * pointers made at one epoch are safe to read while it lasts. */
 uint64_t ebb_cache_epoch(const struct ebb_cache *c);

@@ -71,4 +71,15 @@ void ebb_time_format(int64_t t, char *buf, size_t len);
  * unknown unit, overflow). */
 int ebb_duration_parse(const char *s, int64_t *ns);
 
+/* The entries of `dir` that `keep` accepts (NULL: all but "." and ".."),
+ * sorted by name; free them with ebb_names_free. EBB_EIO names the dir. */
+int ebb_dir_names(const char *dir, bool (*keep)(const char *name), char ***names, size_t *n,
+                  struct ebb_error *err);
+void ebb_names_free(char **names, size_t n);
+
+/* FNV-1a, 64 bits: content fingerprints (policy generations, modules);
+ * chain calls by passing the previous result as `h` (start: EBB_FNV64_INIT). */
+#define EBB_FNV64_INIT 0xcbf29ce484222325ull
+uint64_t ebb_fnv64(uint64_t h, const void *data, size_t len);
+
 #endif

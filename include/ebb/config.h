@@ -24,10 +24,13 @@ enum ebb_ext {
     EBB_EXT_BALANCE,
     EBB_EXT_FILTER,
     EBB_EXT_PREEVICTIONFILTER,
+    EBB_EXT_EVICT,               /* the profile's evictor (Koordinator's plugins.evict): at
+                                    most one; none: the Eviction API */
     EBB_EXT_MAX,
 };
 
-const char *ebb_ext_name(int ext);   /* "deschedule", "balance", "filter", "preevictionfilter" */
+/* "deschedule", "balance", "filter", "preevictionfilter", "evict" */
+const char *ebb_ext_name(int ext);
 
 struct ebb_plugin_ref {
     char *name;
@@ -40,11 +43,24 @@ struct ebb_plugin_set {
     size_t ndisabled;            /* `disabled` is parsed and, as upstream, unused */
 };
 
+/* `limits` of a pluginConfig entry (an ebb extension next to `args`):
+ *   limits: {memory: 128Mi, timeout: 30s, quarantineAfter: 3}
+ * memory and timeout bound each Lua instance of the plugin (per call for
+ * the timeout); quarantineAfter is the number of failed runs in a row
+ * after which the plugin is set aside with backoff (0: never). Zero /
+ * negative values mean "not set": the engine's defaults apply. */
+struct ebb_plugin_limits {
+    int64_t memory;              /* bytes; 0: not set */
+    int64_t timeout_ns;          /* 0: not set */
+    int64_t quarantine_after;    /* -1: not set; 0: never */
+};
+
 struct ebb_plugin_config {
     char *name;
     int line;
     char path[96];               /* "profiles[0].pluginConfig[2]" */
     struct ebb_val *args;        /* owned copy of `args`; NULL if absent */
+    struct ebb_plugin_limits limits;
 };
 
 struct ebb_profile {

@@ -43,16 +43,21 @@ struct ebb_dup_group {
     ebb_str images;                  /* sorted images joined by "#" (a reference) */
     uint32_t occurrences;            /* candidate pods with this owner key, all nodes */
     uint32_t ntargets;               /* feasible target nodes (see ebb_dups_find) */
-    const struct ebb_node **targets; /* sorted by name */
+    const struct ebb_node **targets; /* sorted by name; NULL until ebb_dups_targets */
     uint32_t upper_avg;              /* ceil(occurrences / ntargets); 0 if ntargets < 2 */
     uint32_t nnodes;
     struct ebb_dup_node *nodes;      /* nodes with duplicates, sorted by node name */
+    const bool *feasible;            /* private: per node given, a target or not */
+    bool owns_feasible;              /* private */
 };
+
+struct ebb_dups_private;
 
 struct ebb_dups {
     size_t ngroups;
     struct ebb_dup_group *groups;    /* owners with duplicates, sorted by namespace,
                                         kind, name, images */
+    struct ebb_dups_private *priv;   /* what ebb_dups_targets needs */
 };
 
 /* Find the duplicates among `pods` (the candidate pods, as listed: every
@@ -86,6 +91,11 @@ int ebb_dups_find(struct ebb_pod *const *pods, size_t npods,
                   const ebb_str *exclude_kinds, size_t nexclude,
                   struct ebb_dups **out);
 void ebb_dups_destroy(struct ebb_dups *d);   /* NULL-safe */
+
+/* Fill groups[i].targets (once: the nodes are listed on demand, as a
+ * strategy acts on the count; thousands of nodes per group cost). 0,
+ * EBB_EINVAL or EBB_ENOMEM. */
+int ebb_dups_targets(struct ebb_dups *d, size_t i);
 
 /* ---- RemovePodsViolatingInterPodAntiAffinity ---------------------------- */
 

@@ -4,7 +4,8 @@
  * framework appends plugin failures, skipped cycles and per-node utilization
  * before the first and after the last cycle. Printed as a table for people
  * or as JSON:
- *   {"evictions":[{"pod","node","plugin","profile","reason","cycle"}],
+ *   {"evictions":[{"pod","node","plugin","profile","reason","cycle"
+ *                  [, "action", "request"]}],
  *    "refusals":[{"pod","node","plugin","profile","why","cycle"}],
  *    "errors":[{"plugin","profile","message","cycle"}],
  *    "skipped":[{"cycle","reason"}],
@@ -27,6 +28,8 @@ struct ebb_plan_eviction {
     ebb_str profile;
     ebb_str reason;     /* strategies reuse one reason for many pods */
     int cycle;
+    char *action;       /* an evict plugin's: "delete", "patch ...", ...; NULL: the Eviction API */
+    char *request;      /* the body of that request (JSON); may be NULL */
 };
 
 struct ebb_plan_refusal {
@@ -87,6 +90,8 @@ void ebb_plan_clear(struct ebb_plan *p);   /* frees everything, back to init sta
 
 int ebb_plan_add_eviction(struct ebb_plan *p, const char *pod, const char *node,
                           const char *plugin, const char *profile, const char *reason);
+/* What the profile's evict plugin did for the last eviction added. */
+int ebb_plan_set_action(struct ebb_plan *p, const char *action, const char *request);
 int ebb_plan_add_refusal(struct ebb_plan *p, const char *pod, const char *node,
                          const char *plugin, const char *profile, const char *why,
                          const char *detail);

@@ -24,6 +24,8 @@ struct ebb_sim_opts {
     /* out: measurements for --stats and the benchmarks */
     uint64_t rss_after_load;       /* bytes resident once the snapshot is cached */
     uint64_t cycle_ns[8];          /* duration of the first cycles */
+    uint64_t build_ns;             /* plugins registered and the policy bound
+                                      (what a reload costs), the snapshot aside */
 };
 
 /* Resident set size of this process in bytes (0 if unknown). */

@@ -56,6 +56,8 @@ int ebb_val_parse_all(const char *buf, size_t len, const char *file,
 
 void ebb_val_free(struct ebb_val *v);
 struct ebb_val *ebb_val_dup(const struct ebb_val *v);
+/* Same values (lines aside; map keys in any order). NULL equals NULL only. */
+bool ebb_val_equal(const struct ebb_val *a, const struct ebb_val *b);
 
 /* Map lookup (NULL if `v` is not a map or has no such key). */
 struct ebb_val *ebb_val_get(const struct ebb_val *v, const char *key);

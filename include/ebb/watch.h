@@ -42,6 +42,8 @@ int ebb_informers_create(uv_loop_t *loop, struct ebb_kube *kube, struct ebb_cach
                          const struct ebb_informers_opts *opts, struct ebb_informers **out);
 void ebb_informers_on_change(struct ebb_informers *inf, ebb_informer_change_fn fn, void *ud);
 void ebb_informers_start(struct ebb_informers *inf);
+/* Add the optional sources a reloaded policy needs (never removes any). */
+void ebb_informers_enable(struct ebb_informers *inf, bool metrics, bool koord_metrics);
 
 /* Every resource has been listed once. */
 bool ebb_informers_synced(const struct ebb_informers *inf);

@@ -22,8 +22,9 @@ local Run = {}
 Run.__index = Run
 
 -- R.start(srv, opts): opts.policy (YAML text), opts.policy_file (a path),
--- opts.now (default R.NOW; false for the wall clock), plus extra flags as
--- array items. /metrics is served on a free port.
+-- opts.now (default R.NOW; false for the wall clock), opts.env (a table of
+-- environment variables), plus extra flags as array items. /metrics is
+-- served on a free port.
 function R.start(srv, opts)
   opts = opts or {}
   local dir = S.tmpdir()
@@ -60,9 +61,14 @@ current-context: serve
   for _, a in ipairs(opts) do args[#args + 1] = a end
   local q = {}
   for _, a in ipairs(args) do q[#q + 1] = S.shq(a) end
+  -- opts.env: extra environment (POD_NAME, POD_NAMESPACE, ...)
+  local env = {}
+  for k, v in pairs(opts.env or {}) do env[#env + 1] = k .. "=" .. S.shq(v) end
+  table.sort(env)
   os.execute(string.format(
-    "(%s %s >%s/out 2>%s/err & echo $! >%s/pid; wait $!; echo $? >%s/status) >/dev/null 2>&1 &",
-    S.shq(S.EBB), table.concat(q, " "), dir, dir, dir, dir))
+    "(%s %s %s >%s/out 2>%s/err & echo $! >%s/pid; wait $!; echo $? >%s/status) >/dev/null 2>&1 &",
+    #env > 0 and ("env " .. table.concat(env, " ")) or "", S.shq(S.EBB), table.concat(q, " "),
+    dir, dir, dir, dir))
   local run = setmetatable({ dir = dir }, Run)
   run.pid = S.eventually(function() return tonumber((S.read(dir .. "/pid") or ""):match("%d+")) end, 5)
   return run
@@ -137,6 +143,42 @@ function R.pods(srv)
   local out = {}
   for _, p in ipairs(list.items) do out[#out + 1] = p.metadata.namespace .. "/" .. p.metadata.name end
   table.sort(out)
+  return out
+end
+
+-- Inside a describe(): what a test starts is stopped after it (busted's
+-- hooks are the spec file's, so it hands them over).
+--   local T = R.suite(before_each, after_each)
+--   T.srv = S.start{ snapshot = ... }; local run = T.start{ policy = ..., "--once" }
+function R.suite(before_each, after_each)
+  local T = { runs = {} }
+  before_each(function() T.runs = {} end)
+  after_each(function()
+    for _, r in ipairs(T.runs) do r:stop() end
+    if T.srv then T.srv:stop() end
+    T.srv = nil
+  end)
+  function T.start(opts)
+    local r = R.start(T.srv, opts)
+    T.runs[#T.runs + 1] = r
+    return r
+  end
+  return T
+end
+
+-- A sorted copy of a list.
+function R.sorted(t)
+  local c = {}
+  for i, v in ipairs(t) do c[i] = v end
+  table.sort(c)
+  return c
+end
+
+-- The items of `all` that are not in `gone`, in order.
+function R.without(all, gone)
+  local g, out = {}, {}
+  for _, k in ipairs(gone) do g[k] = true end
+  for _, k in ipairs(all) do if not g[k] then out[#out + 1] = k end end
   return out
 end
 

@@ -30,49 +30,22 @@ local EXPECTED = { "monitoring/grafana-5c8d7e6f9-r4t6y", "batch/spark-driver-9c8
   "payments/ledger-db-0", "shop/frontend-6b8f9d7c5-a1b2c", "shop/frontend-6b8f9d7c5-d3e4f",
   "shop/frontend-6b8f9d7c5-g5h6i", "shop/cart-5d7f8c6b9-t3u4v" }
 
-local function sorted(t)
-  local c = {}
-  for i, v in ipairs(t) do c[i] = v end
-  table.sort(c)
-  return c
-end
-
-local function without(all, gone)
-  local g, out = {}, {}
-  for _, k in ipairs(gone) do g[k] = true end
-  for _, k in ipairs(all) do if not g[k] then out[#out + 1] = k end end
-  return out
-end
-
 describe("ebb run against ebb serve", function()
-  local srv, runs
-
-  before_each(function() runs = {} end)
-  after_each(function()
-    for _, r in ipairs(runs) do r:stop() end
-    if srv then srv:stop() end
-    srv = nil
-  end)
-
-  local function start(opts)
-    local r = R.start(srv, opts)
-    runs[#runs + 1] = r
-    return r
-  end
+  local T = R.suite(before_each, after_each)
 
   it("syncs, then evicts through the Eviction API, and the pods are gone", function()
-    srv = S.start{ snapshot = DEMO }
-    local before = R.pods(srv)
-    local run = start{ policy = LIFETIME, "--once" }
+    T.srv = S.start{ snapshot = DEMO }
+    local before = R.pods(T.srv)
+    local run = T.start{ policy = LIFETIME, "--once" }
     assert.equal(0, run:wait(30), run:stderr())
-    assert.same(sorted(EXPECTED), sorted(run:evicted()))
-    assert.same(without(before, EXPECTED), R.pods(srv))
+    assert.same(R.sorted(EXPECTED), R.sorted(run:evicted()))
+    assert.same(R.without(before, EXPECTED), R.pods(T.srv))
     assert.matches("cycle 1: 7 evicted, 5 refused", run:stderr())
   end)
 
   it("reports what a PodDisruptionBudget refuses and does not retry it", function()
-    srv = S.start{ snapshot = DEMO }
-    local run = start{ policy = LIFETIME, "--once" }
+    T.srv = S.start{ snapshot = DEMO }
+    local run = T.start{ policy = LIFETIME, "--once" }
     assert.equal(0, run:wait(30))
     local err = run:stderr()
     assert.matches("error evicting pod payments/ledger%-db%-1 %(PodLifeTime%): 429 Cannot evict pod as it " ..
@@ -80,7 +53,7 @@ describe("ebb run against ebb serve", function()
     local _, n = err:gsub("error evicting pod payments/ledger%-db%-1", "")
     assert.equal(1, n)
     -- the refused pods are still there
-    local pods = R.pods(srv)
+    local pods = R.pods(T.srv)
     local has = {}
     for _, k in ipairs(pods) do has[k] = true end
     assert.is_true(has["payments/ledger-db-1"])
@@ -88,17 +61,17 @@ describe("ebb run against ebb serve", function()
   end)
 
   it("writes nothing in a dry run", function()
-    srv = S.start{ snapshot = DEMO }
-    local before = R.pods(srv)
-    local run = start{ policy = LIFETIME, "--once", "--dry-run" }
+    T.srv = S.start{ snapshot = DEMO }
+    local before = R.pods(T.srv)
+    local run = T.start{ policy = LIFETIME, "--once", "--dry-run" }
     assert.equal(0, run:wait(30), run:stderr())
-    assert.same(before, R.pods(srv))
+    assert.same(before, R.pods(T.srv))
     assert.matches("cycle 1: 7 evicted, 5 refused, 0 plugin errors in [%d%.]+ s %(dry run%)", run:stderr())
   end)
 
   it("resumes dropped watches from their resourceVersion without relisting", function()
-    srv = S.start{ snapshot = DEMO, "--close-watches-every", "1" }
-    local run = start{ policy = QUIET, "--interval", "1s" }
+    T.srv = S.start{ snapshot = DEMO, "--close-watches-every", "1" }
+    local run = T.start{ policy = QUIET, "--interval", "1s" }
     assert.is_not_nil(run:wait_log("cycle 1:", 15), run:stderr())
     S.sleep(3.5)
     local m = run:metrics()
@@ -109,8 +82,8 @@ describe("ebb run against ebb serve", function()
 
   it("relists after 410 Gone", function()
     -- versions older than the last change expire; evictions make changes
-    srv = S.start{ snapshot = DEMO, "--expire-after", "1", "--close-watches-every", "1" }
-    local run = start{ policy = LIFETIME, "--interval", "1s" }
+    T.srv = S.start{ snapshot = DEMO, "--expire-after", "1", "--close-watches-every", "1" }
+    local run = T.start{ policy = LIFETIME, "--interval", "1s" }
     local res = run:wait_log("watch ([%w.]+): resourceVersion expired %(410%): relisting", 20)
     assert.is_not_nil(res, run:stderr())
     local m = S.eventually(function()
@@ -122,8 +95,8 @@ describe("ebb run against ebb serve", function()
   end)
 
   it("gets through 500s with backoff", function()
-    srv = S.start{ snapshot = DEMO, "--fail-fraction", "0.3", "--seed", "7" }
-    local run = start{ policy = LIFETIME, "--once" }
+    T.srv = S.start{ snapshot = DEMO, "--fail-fraction", "0.3", "--seed", "7" }
+    local run = T.start{ policy = LIFETIME, "--once" }
     assert.equal(0, run:wait(60), run:stderr())
     -- reads were retried until the caches synced; writes were not retried, so
     -- an eviction answered 500 is an api-error and the others went through
@@ -137,30 +110,30 @@ describe("ebb run against ebb serve", function()
   end)
 
   it("skips cycles while a watch is broken for longer than --max-stale", function()
-    srv = S.start{ snapshot = DEMO }
-    local run = start{ policy = QUIET, "--interval", "1s", "--max-stale", "1s" }
+    T.srv = S.start{ snapshot = DEMO }
+    local run = T.start{ policy = QUIET, "--interval", "1s", "--max-stale", "1s" }
     assert.is_not_nil(run:wait_log("cycle 1:", 15), run:stderr())
-    srv:stop("KILL")
-    srv = nil
+    T.srv:stop("KILL")
+    T.srv = nil
     assert.is_not_nil(run:wait_log("cycle skipped: stale: the [%w.]+ watch has been broken for", 15),
       run:stderr())
   end)
 
   it("evicts from one instance only with --leader-elect, and hands over on SIGTERM", function()
-    srv = S.start{ snapshot = DEMO }
+    T.srv = S.start{ snapshot = DEMO }
     local le = { "--leader-elect", "--leader-elect-lease-duration", "3s",
       "--leader-elect-renew-deadline", "2s", "--leader-elect-retry-period", "500ms",
       "--leader-elect-resource-namespace", "kube-system", "--interval", "1s" }
     local a_opts = { policy = QUIET }
     for _, f in ipairs(le) do a_opts[#a_opts + 1] = f end
-    local a = start(a_opts)
+    local a = T.start(a_opts)
     assert.is_not_nil(a:wait_log("acquired lease", 15), a:stderr())
     local b_opts = { policy = QUIET }
     for _, f in ipairs(le) do b_opts[#b_opts + 1] = f end
-    local b = start(b_opts)
+    local b = T.start(b_opts)
     S.sleep(2)
     assert.is_nil(b:stderr():match("acquired lease"))
-    local lease = srv:get("/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/descheduler")
+    local lease = T.srv:get("/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/descheduler")
     assert.matches("_", lease.spec.holderIdentity)
     -- a releases the lease on SIGTERM; b takes it without waiting for expiry
     assert.equal(0, a:stop())
@@ -168,21 +141,21 @@ describe("ebb run against ebb serve", function()
   end)
 
   it("only the leader evicts", function()
-    srv = S.start{ snapshot = DEMO }
+    T.srv = S.start{ snapshot = DEMO }
     local le = { "--leader-elect", "--leader-elect-lease-duration", "3s",
       "--leader-elect-renew-deadline", "2s", "--leader-elect-retry-period", "500ms", "--interval", "1s" }
-    local a = start((function() local o = { policy = LIFETIME } for _, f in ipairs(le) do o[#o + 1] = f end return o end)())
+    local a = T.start((function() local o = { policy = LIFETIME } for _, f in ipairs(le) do o[#o + 1] = f end return o end)())
     assert.is_not_nil(a:wait_log("cycle 1:", 15), a:stderr())
-    local b = start((function() local o = { policy = LIFETIME } for _, f in ipairs(le) do o[#o + 1] = f end return o end)())
+    local b = T.start((function() local o = { policy = LIFETIME } for _, f in ipairs(le) do o[#o + 1] = f end return o end)())
     S.sleep(3)
-    assert.same(sorted(EXPECTED), sorted(a:evicted()))
+    assert.same(R.sorted(EXPECTED), R.sorted(a:evicted()))
     assert.same({}, b:evicted())
     assert.is_nil(b:stderr():match("cycle %d+:"))
   end)
 
   it("stops evicting on SIGTERM mid-cycle, finishes what is in flight and exits 0", function()
-    srv = S.start{ snapshot = DEMO, "--latency-ms", "400" }
-    local run = start{ policy = LIFETIME, "--interval", "1m" }
+    T.srv = S.start{ snapshot = DEMO, "--latency-ms", "400" }
+    local run = T.start{ policy = LIFETIME, "--interval", "1m" }
     assert.is_not_nil(run:wait_log("evicted pod", 30), run:stderr())
     run:kill("TERM")
     assert.equal(0, run:wait(20), run:stderr())

@@ -1,0 +1,17 @@
+/* ebb/flags.h: command-line values the subcommands share. Each parser
+ * prints "ebb: error: FLAG: ..." to stderr and returns false when the value
+ * is wrong, so every command words its flag errors the same way. */
+#ifndef EBB_FLAGS_H
+#define EBB_FLAGS_H
+
+#include "common.h"
+
+/* A Go duration ("90s", "1h30m") of at least 0, in seconds. */
+bool ebb_flag_duration(const char *flag, const char *v, double *seconds);
+/* --script-timeout: a duration of 1ms or more, in ms; with allow_off, "0"
+ * is EBB_BUDGET_OFF (no budget: benchmarks of what the budget costs). */
+bool ebb_flag_script_timeout(const char *flag, const char *v, bool allow_off, uint64_t *ms);
+/* --script-memory: a quantity from 1Mi to 16Gi, in bytes. */
+bool ebb_flag_script_memory(const char *flag, const char *v, size_t *bytes);
+
+#endif
