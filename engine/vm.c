@@ -39,6 +39,7 @@ static pthread_cond_t wd_cv;
 static struct wd_entry wd_stack[WD_MAX];
 static int wd_n;
 static bool wd_started;
+static uint64_t wd_sleep_until = UINT64_MAX;   /* when the watchdog wakes next */
 
 static uint64_t mono_ns(void)
 {
@@ -65,6 +66,7 @@ static void *wd_main(void *arg)
         for (int i = 0; i < wd_n; i++)
             if (!wd_stack[i].fired && wd_stack[i].deadline < next)
                 next = wd_stack[i].deadline;
+        wd_sleep_until = next;
         if (next == UINT64_MAX) {
             pthread_cond_wait(&wd_cv, &wd_mu);
             continue;
@@ -72,6 +74,7 @@ static void *wd_main(void *arg)
         struct timespec ts = { .tv_sec = (time_t)(next / 1000000000u),
                                .tv_nsec = (long)(next % 1000000000u) };
         pthread_cond_timedwait(&wd_cv, &wd_mu, &ts);
+        wd_sleep_until = 0;   /* awake: it looks at every entry before sleeping */
         now = mono_ns();
         for (int i = 0; i < wd_n; i++) {
             struct wd_entry *e = &wd_stack[i];
@@ -127,8 +130,14 @@ static int wd_arm(struct ebb_vm *vm, lua_State *L)
     if (wd_n == WD_MAX) {
         rc = EBB_ELIMIT;
     } else {
-        wd_stack[wd_n++] = (struct wd_entry){ vm, L, mono_ns() + vm->budget_ns, false };
-        pthread_cond_signal(&wd_cv);
+        uint64_t deadline = mono_ns() + vm->budget_ns;
+        wd_stack[wd_n++] = (struct wd_entry){ vm, L, deadline, false };
+        /* Waking the watchdog is the expensive part of arming (two context
+         * switches): only when it would sleep past this deadline. Calls one
+         * after another with the same budget leave it asleep until the
+         * first deadline, when it looks again. */
+        if (deadline < wd_sleep_until)
+            pthread_cond_signal(&wd_cv);
     }
     pthread_mutex_unlock(&wd_mu);
     return rc;
