@@ -81,7 +81,14 @@ void ebb_error_format(const struct ebb_error *err, char *buf, size_t len)
     }
     if (err->field[0] != '\0')
         append(buf, len, &off, "%s: ", err->field);
-    append(buf, len, &off, "%s", err->msg[0] ? err->msg : ebb_strerror(err->code));
+    {
+        const char *msg = err->msg[0] ? err->msg : ebb_strerror(err->code);
+        /* a Lua message carries "file:line: " itself: say it once */
+        size_t where = strlen(buf);
+        if (err->field[0] == '\0' && where > 0 && strncmp(msg, buf, where) == 0)
+            msg += where;
+        append(buf, len, &off, "%s", msg);
+    }
 }
 
 void ebb_log(int level, const char *fmt, ...)
