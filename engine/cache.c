@@ -1149,3 +1149,119 @@ size_t ebb_cache_bytes(const struct ebb_cache *c)
          sizeof(struct ebb_map_slot);
     return b;
 }
+
+/* ---- source files: what is still read, and rewriting them ------------------- */
+
+static size_t srcs_of(const struct ebb_cache *c, uint16_t file, struct ebb_src **out)
+{
+    size_t k = 0;
+
+    for (uint32_t i = 0; i < c->pods.n; i++) {
+        struct ebb_pod *p = c->pods.v[i];
+        if (p != NULL && p->src.len > 0 && p->src.file == file) {
+            if (out)
+                out[k] = &p->src;
+            k++;
+        }
+    }
+    for (uint32_t i = 0; i < c->nodes.n; i++) {
+        struct ebb_node *nd = c->nodes.v[i];
+        if (nd != NULL && nd->src.len > 0 && nd->src.file == file) {
+            if (out)
+                out[k] = &nd->src;
+            k++;
+        }
+    }
+    return k;
+}
+
+uint64_t ebb_cache_source_live(const struct ebb_cache *c, uint16_t file)
+{
+    uint64_t b = 0;
+
+    if (c == NULL)
+        return 0;
+    for (uint32_t i = 0; i < c->pods.n; i++) {
+        const struct ebb_pod *p = c->pods.v[i];
+        if (p != NULL && p->src.file == file)
+            b += p->src.len;
+    }
+    for (uint32_t i = 0; i < c->nodes.n; i++) {
+        const struct ebb_node *nd = c->nodes.v[i];
+        if (nd != NULL && nd->src.file == file)
+            b += nd->src.len;
+    }
+    return b;
+}
+
+static int by_off(const void *a, const void *b)
+{
+    const struct ebb_src *x = *(const struct ebb_src *const *)a, *y = *(const struct ebb_src *const *)b;
+    return x->off < y->off ? -1 : x->off > y->off;
+}
+
+int ebb_cache_rewrite_source(struct ebb_cache *c, uint16_t file, FILE *into)
+{
+    struct ebb_src **v = NULL;
+    uint64_t *off = NULL;
+    char *buf = NULL;
+    size_t n, cap = 0, i;
+    FILE *old;
+    int rc = EBB_ENOMEM;
+
+    if (c == NULL || into == NULL || file >= c->nsources) {
+        if (into)
+            fclose(into);
+        return EBB_EINVAL;
+    }
+    old = c->sources[file];
+    fflush(old);
+    n = srcs_of(c, file, NULL);
+    if ((v = malloc((n ? n : 1) * sizeof(*v))) == NULL || (off = malloc((n ? n : 1) * sizeof(*off))) == NULL)
+        goto fail;
+    srcs_of(c, file, v);
+    qsort(v, n, sizeof(*v), by_off);   /* read the old file front to back */
+    for (i = 0; i < n; i++) {
+        size_t got = 0;
+        long at;
+        if (v[i]->len > cap) {
+            char *b = realloc(buf, v[i]->len);
+            if (b == NULL)
+                goto fail;
+            buf = b;
+            cap = v[i]->len;
+        }
+        while (got < v[i]->len) {
+            ssize_t k = pread(fileno(old), buf + got, v[i]->len - got, (off_t)(v[i]->off + got));
+            if (k <= 0) {
+                rc = EBB_EIO;
+                goto fail;
+            }
+            got += (size_t)k;
+        }
+        if ((at = ftell(into)) < 0 || fwrite(buf, 1, got, into) != got) {
+            rc = EBB_EIO;
+            goto fail;
+        }
+        off[i] = (uint64_t)at;
+    }
+    if (fflush(into) != 0) {
+        rc = EBB_EIO;
+        goto fail;
+    }
+    /* everything copied: only now does anything point at the new file */
+    for (i = 0; i < n; i++)
+        v[i]->off = off[i];
+    c->sources[file] = into;
+    fclose(old);
+    free(v);
+    free(off);
+    free(buf);
+    return 0;
+fail:
+    fclose(into);
+    free(v);
+    free(off);
+    free(buf);
+    return rc;
+}

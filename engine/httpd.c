@@ -1016,6 +1016,13 @@ int ebb_http_stream_write(struct ebb_http_req *r, const char *data, size_t len)
     return 0;
 }
 
+size_t ebb_http_stream_unsent(const struct ebb_http_req *r)
+{
+    if (r == NULL || r->state != REQ_STREAMING)
+        return 0;
+    return uv_stream_get_write_queue_size((const uv_stream_t *)&r->c->tcp);
+}
+
 int ebb_http_stream_end(struct ebb_http_req *r)
 {
     int rc;

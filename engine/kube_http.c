@@ -87,6 +87,9 @@ struct ebb_kube_req {
     char *buf;                   /* response body (error body of a stream) */
     size_t len, cap;
     char errbuf[CURL_ERROR_SIZE];
+    bool paused;                 /* a stream that had its share of a loop turn */
+    uint64_t turn;               /* the turn turn_bytes counts */
+    size_t turn_bytes;
 };
 
 struct sock {
@@ -101,6 +104,7 @@ struct ebb_kube {
     CURLM *multi;
     uv_timer_t curl_timer;
     uv_timer_t wake;
+    uv_idle_t soon;              /* "now" for curl and paused streams, see soon_cb */
     int handles;                 /* uv handles not yet closed */
     bool closing, cleaning;
     void (*close_cb)(void *ud);
@@ -117,6 +121,8 @@ struct ebb_kube {
     char *ca_file, *ca_data, *cert_file, *cert_data, *key_file, *key_data;
     bool insecure;
 
+    uint64_t turn;               /* bumped by every callback from the loop */
+    bool any_paused;
     double qps, tokens;
     int burst;
     uint64_t refilled;           /* uv_hrtime() of the last refill */
@@ -126,6 +132,9 @@ struct ebb_kube {
 };
 
 static void wake_cb(uv_timer_t *t);
+
+/* What a stream hands on in one turn of the loop before it yields. */
+#define STREAM_TURN_BYTES ((size_t)1 << 20)
 
 /* ---- small helpers -------------------------------------------------------- */
 
@@ -197,6 +206,7 @@ static void drive(struct ebb_kube *k, curl_socket_t fd, int flags)
 {
     int running;
 
+    k->turn++;
     curl_multi_socket_action(k->multi, fd, flags, &running);
     check_done(k);
 }
@@ -274,16 +284,39 @@ static void curl_timer_cb(uv_timer_t *t)
     drive(k, CURL_SOCKET_TIMEOUT, 0);
 }
 
+static void unpause_all(struct ebb_kube *k);
+
+/* What curl wants done at once (a 0 ms timeout), and the streams that
+ * paused, run here, once per loop turn. A 0 ms uv timer started from a
+ * timer callback would run again in the same pass of the loop's timers,
+ * and a stream that never runs dry would then never let the loop poll:
+ * /healthz, /metrics and every other request would wait for the stream. */
+static void soon_cb(uv_idle_t *h)
+{
+    struct ebb_kube *k = h->data;
+
+    uv_idle_stop(h);
+    if (k->cleaning || k->closing)
+        return;
+    if (k->any_paused)
+        unpause_all(k);
+    drive(k, CURL_SOCKET_TIMEOUT, 0);
+}
+
 static int timer_fn(CURLM *multi, long ms, void *userp)
 {
     struct ebb_kube *k = userp;
 
     if (k->cleaning)
         return 0;
-    if (ms < 0)
+    if (ms < 0) {
         uv_timer_stop(&k->curl_timer);
-    else
+    } else if (ms == 0) {
+        uv_timer_stop(&k->curl_timer);
+        uv_idle_start(&k->soon, soon_cb);
+    } else {
         uv_timer_start(&k->curl_timer, curl_timer_cb, (uint64_t)ms, 0);
+    }
     return 0;
 }
 
@@ -364,6 +397,20 @@ static size_t on_write(char *ptr, size_t size, size_t nmemb, void *ud)
         return 0;   /* cancelled: stop the transfer */
     curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &code);
     if (r->stream && code >= 200 && code < 300) {
+        /* A stream that never runs dry (a watch under heavy churn) would
+         * keep libcurl reading in one callback: past its share of a loop
+         * turn it pauses, and soon_cb resumes it once the loop has served
+         * everything else (/healthz, other requests, cycles). */
+        if (r->turn != r->k->turn) {
+            r->turn = r->k->turn;
+            r->turn_bytes = 0;
+        }
+        if (r->turn_bytes >= STREAM_TURN_BYTES) {
+            r->paused = r->k->any_paused = true;
+            uv_idle_start(&r->k->soon, soon_cb);
+            return CURL_WRITEFUNC_PAUSE;
+        }
+        r->turn_bytes += n;
         r->delivered = true;
         r->on_data(r, ptr, n, r->ud);
         /* on_data may have cancelled it or closed the client */
@@ -719,6 +766,32 @@ static void shutdown_all(struct ebb_kube *k)
     }
     uv_close((uv_handle_t *)&k->curl_timer, handle_closed);
     uv_close((uv_handle_t *)&k->wake, handle_closed);
+    uv_close((uv_handle_t *)&k->soon, handle_closed);
+}
+
+/* Resume the streams that paused (see on_write). Resuming hands the held
+ * chunk to on_write at once, which may end or cancel requests: the list
+ * is searched again after each. */
+static void unpause_all(struct ebb_kube *k)
+{
+    bool again = true;
+
+    k->turn++;
+    k->any_paused = false;
+    while (again) {
+        again = false;
+        for (struct qnode *n = k->reqs.next; n != &k->reqs; n = n->next) {
+            struct ebb_kube_req *r = q_data(n, struct ebb_kube_req, all);
+            if (r->paused) {
+                r->paused = false;
+                if (r->state == RS_ACTIVE) {
+                    curl_easy_pause(r->easy, CURLPAUSE_CONT);
+                    again = true;
+                    break;
+                }
+            }
+        }
+    }
 }
 
 static void wake_cb(uv_timer_t *t)
@@ -822,9 +895,11 @@ int ebb_kube_create(uv_loop_t *loop, const struct ebb_kube_config *cfg,
     /* no failure is possible past this point: the handles tie k to the loop */
     uv_timer_init(loop, &k->curl_timer);
     uv_timer_init(loop, &k->wake);
+    uv_idle_init(loop, &k->soon);
     k->curl_timer.data = k;
     k->wake.data = k;
-    k->handles = 2;
+    k->soon.data = k;
+    k->handles = 3;
     *out = k;
     return 0;
 fail:

@@ -1,6 +1,8 @@
 /* The watch cache: one informer per resource (LIST, then WATCH), a poller
  * for metrics.k8s.io, and a queue that holds changes while a cycle runs.
  * See include/ebb/watch.h. */
+#include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,8 +53,12 @@ struct ebb_informers {
     struct ebb_informers_opts o;
     FILE *spill;                  /* bytes of cached objects, for pod.object */
     uint16_t spill_src;
+    struct ebb_json_arena *arena; /* watch events are parsed here */
     bool hold;
     bool started;
+    bool compacted;               /* laid out once, when everything first synced */
+    uint64_t spill_check;         /* size of the spill file at which to look again */
+    uint64_t spill_rewrites;
     size_t n;
     struct informer inf[10];
     ebb_informer_change_fn change;
@@ -104,12 +110,19 @@ int ebb_informers_create(uv_loop_t *loop, struct ebb_kube *kube, struct ebb_cach
         s->o.watch_timeout_s = 300;
     if (s->o.metrics_interval_s <= 0)
         s->o.metrics_interval_s = 5;
+    if (ebb_json_arena_create(&s->arena) != 0) {
+        free(s);
+        return EBB_ENOMEM;
+    }
     if ((s->spill = tmpfile()) == NULL || ebb_cache_add_source(cache, s->spill, &s->spill_src) != 0) {
         if (s->spill)
             fclose(s->spill);
+        ebb_json_arena_destroy(s->arena);
         free(s);
         return EBB_EIO;
     }
+    /* events append a few KB each: one write per MB, not per event */
+    setvbuf(s->spill, NULL, _IOFBF, 1u << 20);
     /* nodes first: a cycle needs them, and pods refer to them */
     add(s, "nodes", "/api/v1/nodes", EBB_KIND_NODE, false);
     add(s, "namespaces", "/api/v1/namespaces", EBB_KIND_NAMESPACE, false);
@@ -310,12 +323,75 @@ static void apply_metrics_page(struct informer *i, const char *body, size_t len)
     cJSON_Delete(j);
 }
 
+/* Once every resource has been listed the first time, before any cycle:
+ * sort the indexes once and lay the pods out in the order cycles visit
+ * them (ebb_cache_compact; slots are renumbered, which nothing holds yet). */
+static void first_sync(struct ebb_informers *s)
+{
+    if (s->compacted || !ebb_informers_synced(s))
+        return;
+    s->compacted = true;
+    ebb_cache_build_indexes(s->cache);
+    if (ebb_cache_compact(s->cache) != 0)
+        ebb_log(EBB_LOG_WARN, "watch: out of memory laying out the pods; they stay where they are");
+}
+
+/* Every new version of a pod or node is appended to the spill file, so
+ * under churn it grows without end. When it passes spill_check, what the
+ * cache still reads of it is measured; once more than SPILL_SLACK plus
+ * that is garbage, the live bytes are copied to a new file (one pass, in
+ * file order). The file so stays under about twice the live bytes plus
+ * twice SPILL_SLACK, and a copy happens once per that much growth. */
+#define SPILL_SLACK ((uint64_t)64 << 20)
+
+static void spill_tend(struct ebb_informers *s)
+{
+    long size = ftell(s->spill);
+    uint64_t live;
+    FILE *f;
+    int rc;
+
+    if (size < 0 || (uint64_t)size < s->spill_check)
+        return;
+    live = ebb_cache_source_live(s->cache, s->spill_src);
+    if ((uint64_t)size > 2 * live + SPILL_SLACK) {
+        uint64_t t0 = uv_hrtime();
+        if ((f = tmpfile()) == NULL) {
+            ebb_log(EBB_LOG_WARN, "watch: cannot make a file to compact the object spill into: %s",
+                    strerror(errno));
+        } else if ((rc = ebb_cache_rewrite_source(s->cache, s->spill_src, f)) != 0) {
+            ebb_log(EBB_LOG_WARN, "watch: compacting the object spill: %s; it stays as it is",
+                    ebb_strerror(rc));
+        } else {
+            setvbuf(f, NULL, _IOFBF, 1u << 20);
+            s->spill = f;
+            s->spill_rewrites++;
+            ebb_log(EBB_LOG_DEBUG, "watch: object spill compacted from %ld to %" PRIu64 " bytes in %.1f ms",
+                    size, live, (double)(uv_hrtime() - t0) / 1e6);
+            size = (long)live;
+        }
+    }
+    s->spill_check = (uint64_t)size + live + SPILL_SLACK;
+}
+
+uint64_t ebb_informers_spill_bytes(const struct ebb_informers *s, uint64_t *live, uint64_t *rewrites)
+{
+    long size = s ? ftell(s->spill) : -1;
+
+    if (live)
+        *live = s ? ebb_cache_source_live(s->cache, s->spill_src) : 0;
+    if (rewrites)
+        *rewrites = s ? s->spill_rewrites : 0;
+    return size < 0 ? 0 : (uint64_t)size;
+}
+
 /* Apply one LIST page (now, or when the hold ends). */
 static void apply_page(struct informer *i, const char *body, size_t len)
 {
     struct ebb_list_meta meta;
     struct ebb_error err = { 0 };
     char name[96];
+    bool asked = false, ahead = false;
     int rc;
 
     if (i->poll) {
@@ -324,11 +400,20 @@ static void apply_page(struct informer *i, const char *body, size_t len)
         free_seen(i);
         i->synced = true;
         i->st.lists++;
+        first_sync(i->set);
         return;
+    }
+    /* Ask for the next page before decoding this one: the server makes it
+     * while this one is decoded. */
+    if (i->req == NULL && ebb_snapshot_list_peek(body, len, &meta) == 0 && meta.cont[0] != '\0') {
+        start_list(i, meta.cont);
+        asked = true;
+        ahead = i->req != NULL;   /* else a retry is armed */
     }
     snprintf(name, sizeof(name), "LIST %s", i->path);
     rc = ebb_snapshot_load_page(i->set->cache, i->set->spill, i->set->spill_src, body, len, name,
                                 &meta, list_seen, i, &err);
+    spill_tend(i->set);
     if (rc != 0) {
         char msg[1200];
         ebb_error_format(&err, msg, sizeof(msg));
@@ -336,11 +421,17 @@ static void apply_page(struct informer *i, const char *body, size_t len)
         /* half a page may be in: only a complete relist can be trusted */
         i->relisting = true;
         free_seen(i);
+        if (ahead) {
+            struct ebb_kube_req *r = i->req;
+            i->req = NULL;
+            ebb_kube_cancel(r);
+        }
         retry_later(i);
         return;
     }
     if (meta.cont[0] != '\0') {
-        start_list(i, meta.cont);
+        if (!asked)
+            start_list(i, meta.cont);
         return;
     }
     drop_unseen(i);
@@ -352,6 +443,7 @@ static void apply_page(struct informer *i, const char *body, size_t len)
     i->st.lists++;
     changed(i->set, i->kind, "RELIST", NULL, NULL);
     start_watch(i);
+    first_sync(i->set);
 }
 
 static void queue(struct informer *i, bool page, const char *data, size_t len)
@@ -381,8 +473,9 @@ static void on_list_done(struct ebb_kube_req *req, int status, const char *body,
 {
     struct informer *i = ud;
     char msg[160];
-    (void)req;
 
+    if (req != i->req)
+        return;   /* cancelled on purpose (a page asked for ahead) */
     i->req = NULL;
     if (i->state == ST_CLOSED)
         return;
@@ -447,7 +540,7 @@ static void relist(struct informer *i, const char *why)
 static int apply_event(struct informer *i, const char *line, size_t len)
 {
     struct ebb_informers *s = i->set;
-    cJSON *ev = cJSON_ParseWithLength(line, len), *obj;
+    cJSON *ev = ebb_json_arena_parse(s->arena, line, len), *obj;
     const cJSON *type = cJSON_GetObjectItemCaseSensitive(ev, "type");
     const cJSON *meta, *rv;
     const char *t;
@@ -460,7 +553,7 @@ static int apply_event(struct informer *i, const char *line, size_t len)
     if (ev == NULL || !cJSON_IsString(type) ||
         !cJSON_IsObject(obj = cJSON_GetObjectItemCaseSensitive(ev, "object"))) {
         broke(i, "a watch event that is not an event object; resuming");
-        cJSON_Delete(ev);
+        ebb_json_arena_reset(s->arena);
         return -1;
     }
     t = type->valuestring;
@@ -469,7 +562,7 @@ static int apply_event(struct informer *i, const char *line, size_t len)
     if (strcmp(t, "ERROR") == 0) {
         const cJSON *code = cJSON_GetObjectItemCaseSensitive(obj, "code");
         int c = cJSON_IsNumber(code) ? code->valueint : 0;
-        cJSON_Delete(ev);
+        ebb_json_arena_reset(s->arena);
         if (c == 410) {
             relist(i, "resourceVersion expired (410)");
             return 1;
@@ -480,14 +573,14 @@ static int apply_event(struct informer *i, const char *line, size_t len)
     if (strcmp(t, "BOOKMARK") == 0) {
         if (cJSON_IsString(rv))
             snprintf(i->rv, sizeof(i->rv), "%s", rv->valuestring);
-        cJSON_Delete(ev);
+        ebb_json_arena_reset(s->arena);
         return 0;
     }
     if (strcmp(t, "ADDED") != 0 && strcmp(t, "MODIFIED") != 0 && strcmp(t, "DELETED") != 0) {
         char msg[128];
         snprintf(msg, sizeof(msg), "unknown watch event type \"%.40s\"; resuming", t);
         broke(i, msg);
-        cJSON_Delete(ev);
+        ebb_json_arena_reset(s->arena);
         return -1;
     }
     if ((rc = ebb_decode_object(obj, &o, &err)) != 0 || o.kind != i->kind) {
@@ -498,7 +591,7 @@ static int apply_event(struct informer *i, const char *line, size_t len)
         }
         snprintf(msg, sizeof(msg), "a %s event with a bad object: %s: %s; resuming", t, err.field, err.msg);
         broke(i, msg);
-        cJSON_Delete(ev);
+        ebb_json_arena_reset(s->arena);
         return -1;
     }
     key_of(o.kind, o.u.any, &ns, &name);
@@ -509,7 +602,7 @@ static int apply_event(struct informer *i, const char *line, size_t len)
         ebb_cache_delete(s->cache, i->kind, ns, name);
     } else {
         /* the event line backs pod.object */
-        if ((o.kind == EBB_KIND_POD || o.kind == EBB_KIND_NODE) && fseek(s->spill, 0, SEEK_END) == 0 &&
+        if ((o.kind == EBB_KIND_POD || o.kind == EBB_KIND_NODE) &&
             (off = ftell(s->spill)) >= 0 && fwrite(line, 1, len, s->spill) == len) {
             struct ebb_src src = { (uint64_t)off, (uint32_t)len, s->spill_src, 1 };
             if (o.kind == EBB_KIND_POD)
@@ -519,6 +612,7 @@ static int apply_event(struct informer *i, const char *line, size_t len)
         }
         if (ebb_cache_put(s->cache, &o) != 0)
             ebb_object_free(&o);
+        spill_tend(s);
     }
     if (cJSON_IsString(rv))
         snprintf(i->rv, sizeof(i->rv), "%s", rv->valuestring);
@@ -526,7 +620,7 @@ static int apply_event(struct informer *i, const char *line, size_t len)
     changed(s, i->kind, t, ns, name);
     ebb_str_release(ns);
     ebb_str_release(name);
-    cJSON_Delete(ev);
+    ebb_json_arena_reset(s->arena);
     return 0;
 }
 
@@ -766,6 +860,7 @@ static void timer_closed(uv_handle_t *h)
     }
     if (s->closed_cb)
         s->closed_cb(s->closed_ud);
+    ebb_json_arena_destroy(s->arena);
     free(s);   /* the spill file belongs to the cache */
 }
 
@@ -787,6 +882,7 @@ void ebb_informers_close(struct ebb_informers *s, void (*cb)(void *ud), void *ud
     if (s->n == 0) {
         if (cb)
             cb(ud);
+        ebb_json_arena_destroy(s->arena);
         free(s);
     }
 }

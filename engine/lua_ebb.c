@@ -11,6 +11,7 @@
 
 #include <lauxlib.h>
 
+#include "ebb/affinity.h"
 #include "ebb/quantity.h"
 #include "ebb/fit.h"
 #include "ebb/selector.h"
@@ -257,6 +258,7 @@ static int l_selector_tostring(lua_State *L)
 /* ---- the pod query ------------------------------------------------------ */
 
 enum { PHASE_ACTIVE = -1, PHASE_ALL = -2 };
+enum { NODE_AFFINITY_ANY = 0, NODE_AFFINITY_REQUIRED, NODE_AFFINITY_PREFERRED };
 
 struct cond_filter {
     ebb_str type, status, reason;
@@ -279,6 +281,8 @@ struct query {
     size_t nconds;
     int32_t *exit_codes;
     size_t nexit;
+    int node_affinity;           /* NODE_AFFINITY_*: pods that have this kind */
+    bool off_node;               /* pods their node no longer matches */
     int where;                   /* stack index of a function, 0: none */
     int64_t now;
 };
@@ -451,6 +455,17 @@ static void parse_query(lua_State *L, int opts, struct query *q)
         }
         q->nconds = n;
     }
+    if (lua_getfield(L, opts, "node_affinity") != LUA_TNIL) {
+        const char *na = lua_tostring(L, -1);
+        if (na != NULL && strcmp(na, "required") == 0)
+            q->node_affinity = NODE_AFFINITY_REQUIRED;
+        else if (na != NULL && strcmp(na, "preferred") == 0)
+            q->node_affinity = NODE_AFFINITY_PREFERRED;
+        else
+            luaL_error(L, "ebb.pods: option 'node_affinity' must be \"required\" or \"preferred\"");
+    }
+    lua_pop(L, 1);
+    q->off_node = opt_bool(L, opts, "off_node");
     if (lua_getfield(L, opts, "where") == LUA_TFUNCTION)
         q->where = lua_gettop(L);
     else
@@ -555,6 +570,10 @@ static bool match_cheap(const struct query *q, const struct ebb_pod *p)
         return false;
     if (q->nexit && !match_exit_codes(q, p))
         return false;
+    if (q->node_affinity == NODE_AFFINITY_REQUIRED && !ebb_pod_has_required_node_affinity(p))
+        return false;
+    if (q->node_affinity == NODE_AFFINITY_PREFERRED && !ebb_pod_has_preferred_node_affinity(p))
+        return false;
     return true;
 }
 
@@ -562,6 +581,7 @@ static void query_node(lua_State *L, struct ebb_engine *e, struct ebb_ctx *ctx,
                        const struct query *q, ebb_str node, int out)
 {
     const struct ebb_podvec *pv = ebb_cache_pods_on_node(e->cache, node);
+    struct ebb_node *n = q->off_node && node ? ebb_cache_node(e->cache, node) : NULL;
     struct ebb_vm *vm = ebb__vm_of(L);
 
     for (uint32_t i = 0; i < pv->n; i++) {
@@ -571,6 +591,9 @@ static void query_node(lua_State *L, struct ebb_engine *e, struct ebb_ctx *ctx,
         if (q->filter && !ebb_ctx_filter(ctx, p))
             continue;
         if (q->pre && !ebb_ctx_pre_eviction_filter(ctx, p))
+            continue;
+        /* after the filters, as upstream's node affinity strategy asks */
+        if (q->off_node && n != NULL && ebb_pod_matches_node_selector(p, n))
             continue;
         if (q->where) {
             bool keep;
@@ -602,6 +625,10 @@ static void query_node(lua_State *L, struct ebb_engine *e, struct ebb_ctx *ctx,
  *   conditions = {{type=, status=, reason=, minTimeSinceLastTransitionSeconds=}...}
  *   exit_codes = {...} (terminated containers)
  *   including_init, including_ephemeral = booleans for states/exit codes/restarts
+ *   node_affinity = "required" | "preferred": pods with node affinity of
+ *   that kind (before the filters, as upstream's node affinity strategy)
+ *   off_node = true: pods whose nodeSelector and required node affinity
+ *   their node no longer matches (PodMatchNodeSelector; after the filters)
  *   filter, pre_eviction_filter = true: the profile's evictor filters;
  *   evictable = true: both
  *   where = function(pod) -> boolean, applied last */

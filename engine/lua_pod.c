@@ -759,7 +759,7 @@ static int cmp_lua(const struct ebb_pod *a, const struct ebb_pod *b, void *ud)
 static int l_list_sort(lua_State *L)
 {
     struct podlist *pl = check_list(L, 1);
-    struct ebb_pod **tmp;
+    struct ebb_pod **tmp, *small[256];
     pod_cmp cmp;
     void *ud = NULL;
     bool with_init = false;
@@ -784,7 +784,10 @@ static int l_list_sort(lua_State *L)
             return luaL_argerror(L, 2, "expected \"priority\", \"age\", \"restarts\", \"key\" or a function");
         }
     }
-    if (pl->n > 1) {
+    if (pl->n > 1 && pl->n <= EBB_ARRAY_LEN(small)) {
+        /* a node's pods: no garbage for the collector per sort */
+        merge_sort(pl->v, small, pl->n, cmp, ud);
+    } else if (pl->n > 1) {
         /* Park the scratch array in a userdata so a raising comparator
          * does not leak it. */
         tmp = lua_newuserdatauv(L, pl->n * sizeof(*tmp), 0);

@@ -26,6 +26,11 @@ struct ebb_metric {
     double *buckets;
     size_t nseries, cap;
     struct series *series;
+    /* series by their label values: a counter labelled by namespace and
+     * node (descheduler_pods_evicted_total) grows a series per pair, and a
+     * cycle adds one per eviction */
+    uint32_t *index;              /* series + 1, open addressing */
+    size_t icap;                  /* a power of two */
 };
 
 struct ebb_metrics {
@@ -59,6 +64,7 @@ void ebb_metrics_destroy(struct ebb_metrics *m)
         for (size_t l = 0; l < f->nlabels; l++)
             free(f->labels[l]);
         free(f->series);
+        free(f->index);
         free(f->buckets);
         free(f->name);
         free(f->help);
@@ -109,17 +115,62 @@ struct ebb_metric *ebb_metrics_family(struct ebb_metrics *m, int type, const cha
     return f;
 }
 
+static uint32_t values_hash(const struct ebb_metric *f, const char *const *values)
+{
+    uint32_t h = 2166136261u;
+
+    for (size_t l = 0; l < f->nlabels; l++) {
+        for (const char *c = values && values[l] ? values[l] : ""; *c; c++)
+            h = (h ^ (unsigned char)*c) * 16777619u;
+        h = (h ^ 0xff) * 16777619u;   /* no label value holds 0xff alone */
+    }
+    return h;
+}
+
+static bool series_is(const struct ebb_metric *f, const struct series *x, const char *const *values)
+{
+    for (size_t l = 0; l < f->nlabels; l++)
+        if (strcmp(x->values[l], values && values[l] ? values[l] : "") != 0)
+            return false;
+    return true;
+}
+
+/* Rebuild the index at twice the series' room (0 or EBB_ENOMEM). */
+static int index_grow(struct ebb_metric *f)
+{
+    size_t cap = f->icap ? f->icap * 2 : 16;
+    uint32_t *v = calloc(cap, sizeof(*v));
+
+    if (v == NULL)
+        return EBB_ENOMEM;
+    for (size_t i = 0; i < f->nseries; i++) {
+        size_t j = values_hash(f, (const char *const *)f->series[i].values) & (cap - 1);
+        while (v[j] != 0)
+            j = (j + 1) & (cap - 1);
+        v[j] = (uint32_t)i + 1;
+    }
+    free(f->index);
+    f->index = v;
+    f->icap = cap;
+    return 0;
+}
+
 static struct series *find_series(struct ebb_metric *f, const char *const *values, bool create)
 {
-    for (size_t i = 0; i < f->nseries; i++) {
-        bool eq = true;
-        for (size_t l = 0; l < f->nlabels && eq; l++)
-            eq = strcmp(f->series[i].values[l], values && values[l] ? values[l] : "") == 0;
-        if (eq)
-            return &f->series[i];
-    }
+    uint32_t h = values_hash(f, values);
+    size_t j;
+
+    for (j = f->icap ? h & (f->icap - 1) : 0; f->icap && f->index[j] != 0; j = (j + 1) & (f->icap - 1))
+        if (series_is(f, &f->series[f->index[j] - 1], values))
+            return &f->series[f->index[j] - 1];
     if (!create)
         return NULL;
+    if ((f->nseries + 1) * 2 > f->icap) {
+        if (index_grow(f) != 0)
+            return NULL;
+        for (j = h & (f->icap - 1); f->index[j] != 0; j = (j + 1) & (f->icap - 1))
+            ;
+    }
     if (f->nseries == f->cap) {
         size_t cap = f->cap ? f->cap * 2 : 8;
         struct series *v = realloc(f->series, cap * sizeof(*v));
@@ -138,7 +189,7 @@ static struct series *find_series(struct ebb_metric *f, const char *const *value
         series_free(f, s);
         return NULL;
     }
-    f->nseries++;
+    f->index[j] = (uint32_t)++f->nseries;
     return s;
 }
 
@@ -178,8 +229,11 @@ void ebb_metric_reset(struct ebb_metric *f)
 {
     for (size_t i = 0; f && i < f->nseries; i++)
         series_free(f, &f->series[i]);
-    if (f)
+    if (f) {
         f->nseries = 0;
+        if (f->icap > 0)
+            memset(f->index, 0, f->icap * sizeof(*f->index));
+    }
 }
 
 struct buf {
@@ -360,6 +414,12 @@ int ebb_metrics_register_standard(struct ebb_metrics *m)
                             "Failed requests and answers that are not what the API promises", resource, NULL, 0) ||
         !ebb_metrics_family(m, EBB_METRIC_GAUGE, "ebb_cache_objects",
                             "Objects in the cache", kind, NULL, 0) ||
+        !ebb_metrics_family(m, EBB_METRIC_GAUGE, "ebb_cache_spill_bytes",
+                            "Size of the file that backs pod.object for watched pods and nodes", NULL, NULL, 0) ||
+        !ebb_metrics_family(m, EBB_METRIC_GAUGE, "ebb_cache_spill_live_bytes",
+                            "Bytes of that file the cache still reads", NULL, NULL, 0) ||
+        !ebb_metrics_family(m, EBB_METRIC_COUNTER, "ebb_cache_spill_compactions_total",
+                            "Times the file was rewritten to what the cache still reads", NULL, NULL, 0) ||
         !ebb_metrics_family(m, EBB_METRIC_COUNTER, "ebb_script_errors_total",
                             "Plugin calls that failed (a script error, a limit, a native error)", plugin, NULL, 0) ||
         !ebb_metrics_family(m, EBB_METRIC_COUNTER, "ebb_cycles_total",

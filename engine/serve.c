@@ -21,7 +21,8 @@
  * patched (merge patch, metadata.uid a precondition) and, with
  * --koordinator, Koordinator's PodMigrationJobs are created, listed and
  * watched. Faults for tests: failing requests, latency, watches closed on a
- * timer, a short history.
+ * timer, a short history. For benchmarks, --churn changes pods at a given
+ * rate once they are watched, held back while a watcher lags.
  *
  * One loop thread: everything happens in libuv callbacks. */
 #include <getopt.h>
@@ -336,19 +337,17 @@ static int labels_of(const cJSON *obj, struct ebb_labels *l)
     return 0;
 }
 
-/* A new version of `json` (owned: printed, indexed, freed) at rv. NULL when
- * out of memory. */
-static struct ver *ver_make(const struct rdef *d, cJSON *json, uint64_t rv)
+/* A new version of `json` (borrowed: its resourceVersion set, printed,
+ * indexed) at rv. NULL when out of memory. */
+static struct ver *ver_make_kept(const struct rdef *d, cJSON *json, uint64_t rv)
 {
     struct ver *v = calloc(1, sizeof(*v));
     const char *ns, *name, *uid;
     char rvs[24], val[512];
     bool ok;
 
-    if (v == NULL) {
-        cJSON_Delete(json);
+    if (v == NULL)
         return NULL;
-    }
     v->refs = 1;
     v->rv = rv;
     snprintf(rvs, sizeof(rvs), "%" PRIu64, rv);
@@ -372,11 +371,19 @@ static struct ver *ver_make(const struct rdef *d, cJSON *json, uint64_t rv)
     }
     if (ok && v->key != NULL && (v->text = cJSON_PrintUnformatted(json)) != NULL)
         v->len = strlen(v->text);
-    cJSON_Delete(json);
     if (v->text == NULL) {
         ver_release(v);
         return NULL;
     }
+    return v;
+}
+
+/* The same, `json` owned (freed). */
+static struct ver *ver_make(const struct rdef *d, cJSON *json, uint64_t rv)
+{
+    struct ver *v = ver_make_kept(d, json, rv);
+
+    cJSON_Delete(json);
     return v;
 }
 
@@ -409,6 +416,8 @@ struct opts {
     long expire_after;           /* events kept; -1: DEFAULT_HISTORY */
     double bookmark_every;       /* seconds */
     bool koordinator;            /* serve Koordinator's PodMigrationJobs */
+    double churn_rate;           /* pod events per second; 0: none */
+    uint64_t churn_total;        /* stop after this many; 0: never */
 };
 
 struct watch;
@@ -434,6 +443,22 @@ struct server {
     bool has_metrics, stopping;
     bool has_koordinator;        /* --koordinator, or the snapshot has its objects */
     size_t nrequests;
+    bool holding;                /* watch events wait in each watch's buffer */
+    /* --churn */
+    uv_timer_t churn_timer;
+    bool churning;
+    uint64_t churned, churn_last;    /* events made; uv_now of the last tick */
+    double churn_credit;             /* events owed, by the rate */
+    char **added;                    /* keys of the pods churn added, oldest first */
+    size_t added_head, nadded, added_cap;
+    struct churn_pod *pool;          /* the pods churn changes, parsed once */
+    size_t npool;
+};
+
+struct churn_pod {
+    char *key;
+    uint64_t rv;                     /* the version `json` is */
+    cJSON *json;
 };
 
 static uint64_t rng_next(struct server *s)
@@ -555,10 +580,18 @@ static void record(struct server *s, int type, int res, struct ver *obj, struct 
 
 /* Store `json` (owned) as the new state of its object: ADDED or MODIFIED.
  * *out (may be NULL) gets the version, borrowed. */
+static int store_put_ver(struct server *s, int res, struct ver *v, struct ver **out);
+
 static int store_put(struct server *s, int res, cJSON *json, struct ver **out)
 {
+    return store_put_ver(s, res, ver_make(&rdefs[res], json, s->rv + 1), out);
+}
+
+/* store_put of a version made at s->rv + 1 (owned; NULL: out of memory). */
+static int store_put_ver(struct server *s, int res, struct ver *v, struct ver **out)
+{
     struct store *st = &s->stores[res];
-    struct ver *v = ver_make(&rdefs[res], json, s->rv + 1), *prev = NULL;
+    struct ver *prev = NULL;
     bool found;
     size_t i;
 
@@ -1365,6 +1398,7 @@ struct watch {
     int res;
     struct filter f;
     bool bookmarks;
+    struct sb held;              /* events held while s->holding, sent in one write */
     struct watch *prev, *next;
 };
 
@@ -1372,6 +1406,7 @@ static void on_watch_timer_closed(uv_handle_t *h)
 {
     struct watch *w = h->data;
     filter_free(&w->f);
+    free(w->held.p);
     free(w);
 }
 
@@ -1405,17 +1440,43 @@ static void on_watch_gone(struct ebb_http_req *req, void *ud)
     watch_free(ud);
 }
 
-/* One event line. false: the client is gone (the watch is freed). */
+/* One event line. false: the client is gone (the watch is freed). While
+ * the server holds events, the line waits in w->held (watch_flush). */
 static bool watch_send(struct watch *w, const char *type, const char *obj)
 {
     struct sb b = { 0 };
     int rc;
 
+    if (w->s->holding) {
+        sb_printf(&w->held, "{\"type\":\"%s\",\"object\":", type);
+        sb_puts(&w->held, obj);
+        sb_puts(&w->held, "}\n");
+        return true;
+    }
     sb_printf(&b, "{\"type\":\"%s\",\"object\":", type);
     sb_puts(&b, obj);
     sb_puts(&b, "}\n");
     rc = b.oom ? EBB_ENOMEM : ebb_http_stream_write(w->req, b.p, b.n);
     free(b.p);
+    if (rc != 0) {
+        if (rc == EBB_ENOMEM)
+            ebb_http_req_abort(w->req);
+        watch_free(w);
+        return false;
+    }
+    return true;
+}
+
+/* Send what was held. false: the client is gone (the watch is freed). */
+static bool watch_flush(struct watch *w)
+{
+    int rc;
+
+    if (w->held.n == 0 && !w->held.oom)
+        return true;
+    rc = w->held.oom ? EBB_ENOMEM : ebb_http_stream_write(w->req, w->held.p, w->held.n);
+    w->held.n = 0;
+    w->held.oom = false;
     if (rc != 0) {
         if (rc == EBB_ENOMEM)
             ebb_http_req_abort(w->req);
@@ -1521,6 +1582,338 @@ static void reply_watch_too_large(struct ebb_http_req *r, uint64_t want, uint64_
     reply_watch_error(r, st);
 }
 
+/* ---- churn (--churn) ----------------------------------------------------------------- */
+
+/* Pod events for benchmarks of a watcher's ingest: of every 20, one pod is
+ * added (a copy of an existing one under a new name and uid), one that was
+ * added is deleted (oldest first; the pods as loaded stay), and the others
+ * change one of CHURN_POOL pods picked at random when the churn starts: a
+ * label, an annotation or a container's restart count in turn. Each is a
+ * new version with the next resourceVersion, sent to the watchers like
+ * any change; a tick's events go out in one write per watcher. The pool
+ * keeps its pods parsed (a pod changed meanwhile by a client is parsed
+ * again), so making an event costs printing it. Generation waits while a
+ * pods watcher has more than CHURN_LAG bytes it has not read: the rate is a
+ * ceiling, the watchers' reading the pace. */
+#define CHURN_TICK_MS 10
+#define CHURN_LAG (1u << 20)
+#define CHURN_MAX_PER_TICK 4000
+#define CHURN_POOL 4096
+
+static bool churn_lagging(struct server *s)
+{
+    for (struct watch *w = s->watches; w != NULL; w = w->next)
+        if (w->res == R_PODS && w->req != NULL && ebb_http_stream_unsent(w->req) > CHURN_LAG)
+            return true;
+    return false;
+}
+
+static cJSON *child_object(cJSON *obj, const char *key)
+{
+    cJSON *j = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+    if (cJSON_IsObject(j))
+        return j;
+    cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
+    return cJSON_AddObjectToObject(obj, key);
+}
+
+/* Pool entry `cp` as the store has it now: parsed again when a client
+ * changed or deleted it (then another pod takes the place). NULL: none. */
+static cJSON *churn_pod(struct server *s, struct churn_pod *cp)
+{
+    struct ver *cur = store_get(s, R_PODS, cp->key);
+
+    if (cur != NULL && cur->rv == cp->rv && cp->json != NULL)
+        return cp->json;
+    if (cur == NULL) {
+        struct store *st = &s->stores[R_PODS];
+        char *key;
+        if (st->n == 0 || (key = strdup((cur = st->v[rng_next(s) % st->n])->key)) == NULL)
+            return NULL;
+        free(cp->key);
+        cp->key = key;
+    }
+    cJSON_Delete(cp->json);
+    cp->json = ver_json(cur);
+    cp->rv = cur->rv;
+    return cp->json;
+}
+
+static void churn_free(struct server *s)
+{
+    for (size_t i = 0; i < s->npool; i++) {
+        free(s->pool[i].key);
+        cJSON_Delete(s->pool[i].json);
+    }
+    free(s->pool);
+    s->pool = NULL;
+    s->npool = 0;
+    for (size_t i = 0; i < s->nadded; i++)
+        free(s->added[(s->added_head + i) % s->added_cap]);
+    free(s->added);
+    s->added = NULL;
+    s->nadded = 0;
+}
+
+static void churn_add(struct server *s, const struct ver *from, uint64_t n)
+{
+    cJSON *obj = ver_json(from), *meta;
+    char name[320], uid[40], ts[40];
+    struct ver *v;
+
+    if (obj == NULL)
+        return;
+    if (s->nadded == s->added_cap) {
+        size_t cap = s->added_cap ? s->added_cap * 2 : 64;
+        char **a = malloc(cap * sizeof(*a));
+        if (a == NULL) {
+            cJSON_Delete(obj);
+            return;
+        }
+        for (size_t i = 0; i < s->nadded; i++)
+            a[i] = s->added[(s->added_head + i) % s->added_cap];
+        free(s->added);
+        s->added = a;
+        s->added_head = 0;
+        s->added_cap = cap;
+    }
+    meta = obj_meta(obj);
+    snprintf(name, sizeof(name), "%.200s-churn-%" PRIu64, from->name, n);
+    make_uid(s, uid, sizeof(uid));
+    now_rfc3339(ts, sizeof(ts));
+    set_str(meta, "name", name);
+    set_str(meta, "uid", uid);
+    set_str(meta, "creationTimestamp", ts);
+    if (store_put(s, R_PODS, obj, &v) == 0 &&
+        (s->added[(s->added_head + s->nadded) % s->added_cap] = strdup(v->key)) != NULL)
+        s->nadded++;
+}
+
+static void churn_delete(struct server *s)
+{
+    char *key;
+
+    if (s->nadded == 0)
+        return;
+    key = s->added[s->added_head];
+    s->added_head = (s->added_head + 1) % s->added_cap;
+    s->nadded--;
+    store_delete(s, R_PODS, key, NULL);   /* gone already (deleted by a client): nothing */
+    free(key);
+}
+
+/* `text` with the value after its first `needle` replaced by `value`: a
+ * string (quoted; the values churn replaces hold no escapes) or a number.
+ * NULL when the needle is not there. */
+static char *text_with(const char *text, size_t len, const char *needle, bool quoted,
+                       const char *value, size_t *outlen)
+{
+    const char *at = strstr(text, needle), *end;
+    size_t vl = strlen(value);
+    char *t;
+
+    if (at == NULL)
+        return NULL;
+    at += strlen(needle);
+    if (quoted) {
+        if ((end = strchr(at, '"')) == NULL)
+            return NULL;
+    } else {
+        for (end = at; *end >= '0' && *end <= '9'; end++)
+            ;
+        if (end == at)
+            return NULL;
+    }
+    *outlen = (size_t)(at - text) + vl + (len - (size_t)(end - text));
+    if ((t = malloc(*outlen + 1)) == NULL)
+        return NULL;
+    memcpy(t, text, (size_t)(at - text));
+    memcpy(t + (at - text), value, vl);
+    memcpy(t + (at - text) + vl, end, len - (size_t)(end - text));
+    t[*outlen] = '\0';
+    return t;
+}
+
+/* The next version of `prev` whose text is `text` (owned): what selectors
+ * read is prev's, but for the label `lkey` set to `lval` (NULL: none). */
+static struct ver *ver_derive(const struct ver *prev, char *text, size_t len, uint64_t rv,
+                              const char *lkey, const char *lval)
+{
+    struct ver *v = calloc(1, sizeof(*v));
+    bool ok;
+
+    if (v == NULL) {
+        free(text);
+        return NULL;
+    }
+    v->refs = 1;
+    v->rv = rv;
+    v->text = text;
+    v->len = len;
+    ok = (v->key = strdup(prev->key)) && (v->ns = strdup(prev->ns)) &&
+         (v->name = strdup(prev->name)) && (v->uid = strdup(prev->uid));
+    for (size_t i = 0; ok && i < EBB_ARRAY_LEN(prev->fields); i++)
+        ok = prev->fields[i] == NULL || (v->fields[i] = strdup(prev->fields[i])) != NULL;
+    if (ok && (v->labels.kv = calloc(prev->labels.n + 1, sizeof(*v->labels.kv))) == NULL)
+        ok = false;
+    for (uint32_t i = 0; ok && i < prev->labels.n; i++) {
+        v->labels.kv[i].key = ebb_str_ref(prev->labels.kv[i].key);
+        v->labels.kv[i].value = ebb_str_ref(prev->labels.kv[i].value);
+        v->labels.n++;
+    }
+    if (ok && lkey != NULL) {
+        ebb_str k = ebb_str_cstr(lkey), val = ebb_str_cstr(lval);
+        uint32_t i = 0;
+        while (i < v->labels.n && v->labels.kv[i].key != k)
+            i++;
+        if (k == NULL || val == NULL) {
+            ebb_str_release(k);
+            ebb_str_release(val);
+            ok = false;
+        } else if (i < v->labels.n) {
+            ebb_str_release(k);
+            ebb_str_release(v->labels.kv[i].value);
+            v->labels.kv[i].value = val;
+        } else {
+            v->labels.kv[v->labels.n++] = (struct ebb_kv){ k, val };
+        }
+    }
+    if (!ok) {
+        ver_release(v);
+        return NULL;
+    }
+    return v;
+}
+
+/* A change to pod `cur` made on its text: the resourceVersion and one
+ * value replaced. 1 when the text lacks what to replace (the label or
+ * annotation is not there yet): then the caller changes the parsed pod. */
+static int churn_edit(struct server *s, const struct ver *cur, uint64_t n, struct ver **out)
+{
+    static const char *const needles[] = { "\"ebb.dev/churn\":\"", "\"ebb.dev/churn-note\":\"",
+                                           "\"restartCount\":" };
+    char rvs[24], val[32], *t1, *t2;
+    size_t l1, l2;
+    int k = (int)(n % 3);
+
+    snprintf(rvs, sizeof(rvs), "%" PRIu64, s->rv + 1);
+    if (k == 2) {
+        const char *at = strstr(cur->text, needles[2]);
+        snprintf(val, sizeof(val), "%ld", at ? strtol(at + strlen(needles[2]), NULL, 10) + 1 : 0L);
+    } else {
+        snprintf(val, sizeof(val), "%" PRIu64, n);
+    }
+    if ((t1 = text_with(cur->text, cur->len, needles[k], k != 2, val, &l1)) == NULL)
+        return 1;
+    t2 = text_with(t1, l1, "\"resourceVersion\":\"", true, rvs, &l2);
+    free(t1);
+    if (t2 == NULL)
+        return 1;
+    *out = ver_derive(cur, t2, l2, s->rv + 1, k == 0 ? "ebb.dev/churn" : NULL, val);
+    return 0;
+}
+
+static void churn_one(struct server *s)
+{
+    struct store *st = &s->stores[R_PODS];
+    uint64_t n = s->churned++;
+    struct churn_pod *cp;
+    struct ver *v;
+    cJSON *obj, *cs, *c0, *rc;
+    char val[32];
+
+    if (st->n == 0 || s->npool == 0)
+        return;
+    if (n % 20 == 0) {
+        churn_add(s, st->v[rng_next(s) % st->n], n);
+        return;
+    }
+    if (n % 20 == 10) {
+        churn_delete(s);
+        return;
+    }
+    cp = &s->pool[rng_next(s) % s->npool];
+    /* most changes: on the text, without parsing or printing the pod */
+    if ((v = store_get(s, R_PODS, cp->key)) != NULL && v->rv == cp->rv) {
+        struct ver *next = NULL;
+        if (churn_edit(s, v, n, &next) == 0) {
+            if (store_put_ver(s, R_PODS, next, &v) == 0)
+                cp->rv = v->rv;
+            return;
+        }
+    }
+    if ((obj = churn_pod(s, cp)) == NULL)
+        return;
+    snprintf(val, sizeof(val), "%" PRIu64, n);
+    cs = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "status"),
+                                          "containerStatuses");
+    c0 = cJSON_GetArrayItem(cs, 0);
+    rc = cJSON_GetObjectItemCaseSensitive(c0, "restartCount");
+    if (n % 3 == 2 && cJSON_IsNumber(rc))
+        cJSON_SetNumberValue(rc, rc->valuedouble + 1);
+    else
+        set_str(child_object(obj_meta(obj), n % 3 == 0 ? "labels" : "annotations"),
+                n % 3 == 0 ? "ebb.dev/churn" : "ebb.dev/churn-note", val);
+    if (store_put_ver(s, R_PODS, ver_make_kept(&rdefs[R_PODS], obj, s->rv + 1), &v) == 0)
+        cp->rv = v->rv;
+}
+
+static void on_churn(uv_timer_t *t)
+{
+    struct server *s = t->data;
+    uint64_t now = uv_now(s->loop), n;
+
+    if (churn_lagging(s)) {
+        s->churn_last = now;   /* what a lagging watcher could not take is not owed */
+        return;
+    }
+    s->churn_credit += s->o.churn_rate * (double)(now - s->churn_last) / 1000.0;
+    s->churn_last = now;
+    n = (uint64_t)s->churn_credit;
+    if (n > CHURN_MAX_PER_TICK) {
+        n = CHURN_MAX_PER_TICK;
+        s->churn_credit = CHURN_MAX_PER_TICK;
+    }
+    s->churn_credit -= (double)n;
+    s->holding = true;
+    for (uint64_t i = 0; i < n && (s->o.churn_total == 0 || s->churned < s->o.churn_total); i++)
+        churn_one(s);
+    s->holding = false;
+    for (struct watch *w = s->watches, *next; w != NULL; w = next) {
+        next = w->next;
+        if (w->req != NULL)
+            watch_flush(w);
+    }
+    if (s->o.churn_total > 0 && s->churned >= s->o.churn_total) {
+        uv_timer_stop(&s->churn_timer);
+        ebb_log(EBB_LOG_INFO, "churn: %" PRIu64 " pod events made, resourceVersion %" PRIu64,
+                s->churned, s->rv);
+    }
+}
+
+/* The first pods watch starts the churn. */
+static void churn_start(struct server *s)
+{
+    struct store *st = &s->stores[R_PODS];
+
+    if (s->o.churn_rate <= 0 || s->churning || s->stopping)
+        return;
+    s->churning = true;
+    if ((s->pool = calloc(CHURN_POOL, sizeof(*s->pool))) != NULL) {
+        for (size_t i = 0; i < CHURN_POOL && st->n > 0; i++) {
+            const struct ver *v = st->v[rng_next(s) % st->n];
+            if ((s->pool[s->npool].key = strdup(v->key)) == NULL)
+                break;
+            s->pool[s->npool].rv = v->rv;
+            s->pool[s->npool++].json = ver_json(v);   /* NULL: parsed when first used */
+        }
+    }
+    s->churn_last = uv_now(s->loop);
+    uv_timer_start(&s->churn_timer, on_churn, CHURN_TICK_MS, CHURN_TICK_MS);
+    ebb_log(EBB_LOG_INFO, "churn: up to %.0f pod events/s from now", s->o.churn_rate);
+}
+
 static bool truthy(const char *v)
 {
     return v != NULL && (strcmp(v, "1") == 0 || strcasecmp(v, "true") == 0);
@@ -1594,6 +1987,8 @@ static void do_watch(struct server *s, struct ebb_http_req *r, const struct rout
         if (secs > 0)
             uv_timer_start(&w->timer, on_watch_timeout, (uint64_t)(secs * 1000.0), 0);
     }
+    if (w->res == R_PODS)
+        churn_start(s);
 }
 
 static void on_bookmark_timer(uv_timer_t *t)
@@ -2525,7 +2920,13 @@ static void usage(FILE *f)
           "  --fail-fraction F            answer 500 to this share of requests (0 to 1)\n"
           "  --seed N                     the random source of --fail-fraction (default 1)\n"
           "  --latency-ms N               answer every request N ms late\n"
-          "  -v, --verbose                log every request; -q, --quiet: errors only\n",
+          "  -v, --verbose                log every request; -q, --quiet: errors only\n"
+          "benchmarks:\n"
+          "  --churn RATE                 once pods are watched, change pods at up to RATE\n"
+          "                               events/s (labels, annotations, restart counts; 1 in\n"
+          "                               20 an added pod, 1 in 20 one of those deleted), as\n"
+          "                               fast as the pods watchers read\n"
+          "  --churn-total N              stop after N events (default: never)\n",
           f);
 }
 
@@ -2572,6 +2973,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         { "expire-after", required_argument, NULL, 'E' },
         { "bookmark-every", required_argument, NULL, 'B' },
         { "koordinator", no_argument, NULL, 'K' },
+        { "churn", required_argument, NULL, 'R' },
+        { "churn-total", required_argument, NULL, 'T' },
         { "verbose", no_argument, NULL, 'v' },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
@@ -2633,6 +3036,18 @@ static int parse_opts(int argc, char **argv, struct opts *o)
                 o->expire_after = (long)ll;
             break;
         case 'K': o->koordinator = true; break;
+        case 'R':
+            d = strtod(optarg, &end);
+            if (*optarg == '\0' || *end != '\0' || !(d > 0) || d > 10000000)
+                return bad_flag("--churn", optarg, "a number of events per second above 0");
+            o->churn_rate = d;
+            break;
+        case 'T':
+            ll = strtoll(optarg, &end, 10);
+            if (*optarg == '\0' || *end != '\0' || ll < 1)
+                return bad_flag("--churn-total", optarg, "a whole number above 0");
+            o->churn_total = (uint64_t)ll;
+            break;
         case 'v': ebb_log_level = EBB_LOG_DEBUG; break;
         case 'q': ebb_log_level = EBB_LOG_ERROR; break;
         case 'h': usage(stdout); exit(0);
@@ -2653,6 +3068,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         fprintf(stderr, "ebb: error: serve needs --snapshot\n");
         return EXIT_INPUT;
     }
+    if (o->churn_total > 0 && o->churn_rate <= 0) {
+        fprintf(stderr, "ebb: error: --churn-total needs --churn\n");
+        return EXIT_INPUT;
+    }
     return 0;
 }
 
@@ -2665,6 +3084,7 @@ static void stop(struct server *s)
     uv_close((uv_handle_t *)&s->sigterm, NULL);
     uv_close((uv_handle_t *)&s->bookmark_timer, NULL);
     uv_close((uv_handle_t *)&s->close_timer, NULL);
+    uv_close((uv_handle_t *)&s->churn_timer, NULL);
     /* ends every watch and delayed request through their gone callbacks */
     ebb_httpd_close(s->httpd, NULL, NULL);
     s->httpd = NULL;
@@ -2688,6 +3108,7 @@ static void server_free(struct server *s)
     while (s->log_n > 0)
         log_drop_oldest(s);
     free(s->log);
+    churn_free(s);
     ebb__pdb_state_free(&s->pdb_state);
     ebb_cache_destroy(s->cache);
 }
@@ -2766,7 +3187,8 @@ int ebb_serve_main(int argc, char **argv)
     uv_signal_start(&s.sigterm, on_signal, SIGTERM);
     uv_timer_init(&loop, &s.bookmark_timer);
     uv_timer_init(&loop, &s.close_timer);
-    s.bookmark_timer.data = s.close_timer.data = &s;
+    uv_timer_init(&loop, &s.churn_timer);
+    s.bookmark_timer.data = s.close_timer.data = s.churn_timer.data = &s;
     {
         uint64_t every = (uint64_t)(s.o.bookmark_every * 1000.0);
         uv_timer_start(&s.bookmark_timer, on_bookmark_timer, every ? every : 1, every ? every : 1);

@@ -111,6 +111,45 @@ static cJSON *arena_parse(struct arena *a, const char *text, size_t len, const c
     return j;
 }
 
+/* ---- the arena for callers that parse many small documents ------------------ */
+
+struct ebb_json_arena {
+    struct arena a;
+};
+
+int ebb_json_arena_create(struct ebb_json_arena **out)
+{
+    if (out == NULL)
+        return EBB_EINVAL;
+    return (*out = calloc(1, sizeof(**out))) != NULL ? 0 : EBB_ENOMEM;
+}
+
+struct cJSON *ebb_json_arena_parse(struct ebb_json_arena *a, const char *text, size_t len)
+{
+    cJSON *j;
+
+    if (a == NULL || text == NULL)
+        return NULL;
+    j = arena_parse(&a->a, text, len, NULL);
+    if (j == NULL && a->a.oom)
+        arena_reset(&a->a);
+    return j;
+}
+
+void ebb_json_arena_reset(struct ebb_json_arena *a)
+{
+    if (a != NULL)
+        arena_reset(&a->a);
+}
+
+void ebb_json_arena_destroy(struct ebb_json_arena *a)
+{
+    if (a == NULL)
+        return;
+    arena_destroy(&a->a);
+    free(a);
+}
+
 /* ---- the loader -------------------------------------------------------------- */
 
 struct loader {
@@ -130,6 +169,7 @@ struct loader {
     struct arena arena;
     ebb_snapshot_item_fn item_fn;   /* ebb_snapshot_load_each */
     bool compact;                   /* a whole view: lay its pods out (ebb_cache_compact) */
+    bool mem;                       /* buf is the whole input, borrowed (a LIST page) */
     void *item_ud;
     struct ebb_list_meta *meta;     /* LIST pages: fill from metadata */
     ebb_item_cb on_item;            /* LIST pages: each object stored */
@@ -578,6 +618,8 @@ static int take_object_at(struct loader *l, uint64_t off, size_t n, int line)
     size_t got = 0;
     int rc;
 
+    if (l->mem)   /* it is all in memory: buf[0] is byte `base` */
+        return take_text(l, l->buf + (off - l->base), n, off, &o);
     if ((p = malloc(n)) == NULL)
         return lfail(l, EBB_ENOMEM, line, NULL, -1, NULL, "out of memory");
     while (got < n) {
@@ -843,9 +885,13 @@ static void loader_init(struct loader *l, struct ebb_cache *cache, const char *n
 
 static void loader_done(struct loader *l, double t0)
 {
-    free(l->buf);
+    if (!l->mem)
+        free(l->buf);
     arena_destroy(&l->arena);
-    ebb_cache_build_indexes(l->cache);
+    /* a LIST page is one of many: the informer sorts once all are in (the
+     * indexes also sort on demand) */
+    if (!l->mem)
+        ebb_cache_build_indexes(l->cache);
     if (l->compact)
         ebb_cache_compact(l->cache);   /* out of memory: the pods stay where they are */
     if (l->stats != NULL)
@@ -917,6 +963,8 @@ int ebb_snapshot_load_buf(struct ebb_cache *cache, const char *buf, size_t len, 
     return rc;
 }
 
+/* The page is parsed where it lies in memory; the spill only keeps a copy
+ * for pod.object (reading it back would copy every byte twice more). */
 int ebb_snapshot_load_page(struct ebb_cache *cache, FILE *spill, uint16_t spill_src,
                            const char *buf, size_t len, const char *name,
                            struct ebb_list_meta *meta, ebb_item_cb cb, void *ud,
@@ -931,12 +979,18 @@ int ebb_snapshot_load_page(struct ebb_cache *cache, FILE *spill, uint16_t spill_
         return EBB_EINVAL;
     if (meta != NULL)
         memset(meta, 0, sizeof(*meta));
-    if (fseek(spill, 0, SEEK_END) != 0 || (off = ftell(spill)) < 0 ||
-        fwrite(buf, 1, len, spill) != len || fflush(spill) != 0 || fseek(spill, off, SEEK_SET) != 0)
+    /* the spill is only ever appended to: it stands at its end (readers
+     * flush it and pread) */
+    if ((off = ftell(spill)) < 0 || fwrite(buf, 1, len, spill) != len)
         return ebb_error_set(err, EBB_EIO, name, 0, NULL, "cannot write the spill file: %s",
                              strerror(errno));
     loader_init(&l, cache, name ? name : "list", NULL, err);
     l.f = spill;
+    /* read only: with eof set, refill never moves or grows it */
+    l.buf = (char *)buf;
+    l.len = l.cap = len;
+    l.eof = true;
+    l.mem = true;
     l.base = (uint64_t)off;
     l.src = spill_src;
     l.has_src = true;
@@ -949,5 +1003,50 @@ int ebb_snapshot_load_page(struct ebb_cache *cache, FILE *spill, uint16_t spill_
         rc = unexpected(&l, c, NULL, -1, "a List object");
     l.f = NULL;   /* the cache owns it */
     loader_done(&l, t0);
+    return rc;
+}
+
+int ebb_snapshot_list_peek(const char *buf, size_t len, struct ebb_list_meta *meta)
+{
+    struct loader l;
+    int c, nl, rc = EBB_ENOENT;
+    long n;
+
+    if (buf == NULL || meta == NULL)
+        return EBB_EINVAL;
+    memset(meta, 0, sizeof(*meta));
+    loader_init(&l, NULL, "list", NULL, NULL);
+    l.buf = (char *)buf;   /* read only, as in ebb_snapshot_load_page */
+    l.len = l.cap = len;
+    l.eof = true;
+    l.mem = true;
+    l.meta = meta;
+    if (next_nonws(&l) != '{')
+        goto out;
+    l.pos++;
+    for (;;) {
+        bool is_meta, is_items;
+        if (next_nonws(&l) != '"' || (n = window_value(&l, l.line, NULL, -1, &nl)) < 0)
+            goto out;
+        is_meta = n == 10 && memcmp(l.buf + l.pos, "\"metadata\"", 10) == 0;
+        is_items = n == 7 && memcmp(l.buf + l.pos, "\"items\"", 7) == 0;
+        l.pos += (size_t)n;
+        if (is_items || next_nonws(&l) != ':')
+            goto out;   /* items first: only the whole page tells */
+        l.pos++;
+        if (next_nonws(&l) < 0 || (n = window_value(&l, l.line, NULL, -1, &nl)) < 0)
+            goto out;
+        if (is_meta) {
+            list_meta(&l, l.buf + l.pos, (size_t)n);
+            rc = 0;
+            goto out;
+        }
+        l.pos += (size_t)n;
+        if ((c = next_nonws(&l)) != ',')
+            goto out;
+        l.pos++;
+    }
+out:
+    arena_destroy(&l.arena);
     return rc;
 }

@@ -12,6 +12,8 @@
 #include "ebb/taints.h"
 #include "ebb/usage.h"
 
+static void tol_forget(struct ebb_usage *u);
+
 void ebb_usage_destroy(struct ebb_usage *u)
 {
     if (u == NULL)
@@ -26,6 +28,9 @@ void ebb_usage_destroy(struct ebb_usage *u)
     free(u->dest);
     free(u->skipped);
     free(u->slot_index);
+    free(u->dests);
+    tol_forget(u);
+    free(u->tol);
     free(u);
 }
 
@@ -125,6 +130,7 @@ int ebb_usage_create(struct ebb_cache *c, struct ebb_node *const *nodes, size_t 
         (u->avail = calloc(cells, sizeof(*u->avail))) == NULL ||
         (u->cls = calloc(n ? n : 1, sizeof(*u->cls))) == NULL ||
         (u->dest = calloc(n ? n : 1, sizeof(*u->dest))) == NULL ||
+        (u->dests = calloc(n ? n : 1, sizeof(*u->dests))) == NULL ||
         (u->skipped = calloc(n ? n : 1, sizeof(*u->skipped))) == NULL ||
         (u->slot_index = calloc(u->nslots ? u->nslots : 1, sizeof(*u->slot_index))) == NULL)
         goto fail;
@@ -280,10 +286,13 @@ void ebb_usage_classify(struct ebb_usage *u, int rule, size_t *nunder, size_t *n
 void ebb_usage_move(struct ebb_usage *u, int to)
 {
     memset(u->budget, 0, sizeof(u->budget));
+    u->ndests = 0;
+    tol_forget(u);
     for (size_t i = 0; i < u->n; i++) {
         u->dest[i] = u->cls[i] == to;
         if (!u->dest[i])
             continue;
+        u->dests[u->ndests++] = (uint32_t)i;
         for (uint16_t k = 0; k < u->nres; k++)
             u->budget[k] += u->avail[i * u->nres + k] - u->used[i * u->nres + k];
     }
@@ -414,12 +423,85 @@ void ebb_usage_subtract(struct ebb_usage *u, size_t i, const int64_t *pod)
     }
 }
 
-bool ebb_usage_tolerated(const struct ebb_usage *u, const struct ebb_pod *p)
+/* One set of tolerations and its answer over the destinations. The set is
+ * a copy holding its strings: a live cycle may outlast the pod it came from. */
+struct ebb_usage_tolerance {
+    uint64_t hash;
+    struct ebb_toleration *t;
+    uint16_t n;
+    bool ok;
+};
+
+static void tol_forget(struct ebb_usage *u)
 {
-    for (size_t i = 0; i < u->n; i++)
-        if (u->dest[i] && ebb_pod_tolerates_all_taints_strict(p, u->nodes[i]))
-            return true;
-    return false;
+    for (size_t i = 0; i < u->ntol; i++) {
+        for (uint16_t k = 0; k < u->tol[i].n; k++) {
+            ebb_str_release(u->tol[i].t[k].key);
+            ebb_str_release(u->tol[i].t[k].value);
+        }
+        free(u->tol[i].t);
+    }
+    u->ntol = 0;
+}
+
+#define MAX_TOLERANCES 256            /* past this, answers are not kept */
+
+static uint64_t tol_hash(const struct ebb_pod *p)
+{
+    uint64_t h = p->ntolerations;
+
+    for (uint16_t i = 0; i < p->ntolerations; i++) {
+        const struct ebb_toleration *t = &p->tolerations[i];
+        h = (h ^ (uint64_t)(uintptr_t)t->key) * 0x9E3779B97F4A7C15ull;
+        h = (h ^ (uint64_t)(uintptr_t)t->value) * 0x9E3779B97F4A7C15ull;
+        h = (h ^ ((uint64_t)t->op << 8 | t->effect)) * 0x9E3779B97F4A7C15ull;
+    }
+    return h ^ (h >> 31);
+}
+
+/* What tolerating a taint reads of a toleration (not tolerationSeconds). */
+static bool tol_equal(const struct ebb_toleration *a, const struct ebb_toleration *b, uint16_t n)
+{
+    for (uint16_t i = 0; i < n; i++)
+        if (a[i].key != b[i].key || a[i].value != b[i].value || a[i].op != b[i].op ||
+            a[i].effect != b[i].effect)
+            return false;
+    return true;
+}
+
+/* Pods of a workload carry the same tolerations: the answer is kept per
+ * distinct set, so a source node's pods do not each scan the destinations. */
+bool ebb_usage_tolerated(struct ebb_usage *u, const struct ebb_pod *p)
+{
+    uint64_t h = tol_hash(p);
+    bool ok = false;
+
+    for (size_t i = 0; i < u->ntol; i++)
+        if (u->tol[i].hash == h && u->tol[i].n == p->ntolerations &&
+            tol_equal(u->tol[i].t, p->tolerations, p->ntolerations))
+            return u->tol[i].ok;
+    for (size_t k = 0; k < u->ndests && !ok; k++)
+        ok = ebb_pod_tolerates_all_taints_strict(p, u->nodes[u->dests[k]]);
+    if (u->ntol < MAX_TOLERANCES) {
+        struct ebb_toleration *t;
+        if (u->ntol == u->captol) {
+            size_t cap = u->captol ? u->captol * 2 : 16;
+            struct ebb_usage_tolerance *v = realloc(u->tol, cap * sizeof(*v));
+            if (v == NULL)
+                return ok;
+            u->tol = v;
+            u->captol = cap;
+        }
+        if ((t = malloc((p->ntolerations + 1u) * sizeof(*t))) == NULL)
+            return ok;
+        for (uint16_t k = 0; k < p->ntolerations; k++) {
+            t[k] = p->tolerations[k];
+            ebb_str_ref(t[k].key);
+            ebb_str_ref(t[k].value);
+        }
+        u->tol[u->ntol++] = (struct ebb_usage_tolerance){ h, t, p->ntolerations, ok };
+    }
+    return ok;
 }
 
 /* A quantity as a person reads it: cpu in millicores, byte counts in the

@@ -46,18 +46,23 @@ function M.validate(a)
   return true
 end
 
--- The listing test of each type: function(pod, node, targets) -> reason |
--- nil; targets are the cycle's nodes (the same as the nodes handed to
--- deschedule, except in a run triggered by a change)
+-- The listing test of each type: the ebb.pods options that test in C
+-- (node_affinity: the pod has node affinity of that kind, before the
+-- filters; off_node: its node no longer matches it, after them, as
+-- upstream orders them), then function(pod, node, targets) -> reason | nil
+-- on the pods that pass; targets are the cycle's nodes (the same as the
+-- nodes handed to deschedule, except in a run triggered by a change)
+local QUERY = {
+  [REQUIRED] = { node_affinity = "required", off_node = true },
+  [PREFERRED] = { node_affinity = "preferred" },
+}
 local TESTS = {
   [REQUIRED] = function(pod, node, nodes)
-    if pod:has_node_affinity("required") and not pod:matches_node_selector(node)
-        and ebb.fits_any(pod, nodes) then
+    if ebb.fits_any(pod, nodes) then
       return "pod does not match the required node affinity of node " .. node.name
     end
   end,
   [PREFERRED] = function(pod, node, nodes)
-    if not pod:has_node_affinity("preferred") then return nil end
     -- upstream: best weight over the nodes > weight here; the first better
     -- node answers the same without weighing them all
     local here = pod:preferred_weight(node)
@@ -70,12 +75,14 @@ local TESTS = {
 }
 
 -- One pass over the nodes for one type.
-local function process(ctx, nodes, test)
+local function process(ctx, nodes, kind)
   local a = ctx.args
   local targets = ebb.nodes("cycle")
+  local test = TESTS[kind]
   for _, node in nodes:iter() do
     local reasons = {}
     local pods = ebb.pods(node, {
+      node_affinity = QUERY[kind].node_affinity, off_node = QUERY[kind].off_node,
       evictable = true, namespaces = a.namespaces, selector = a.labelSelector,
       where = function(pod)
         local why = test(pod, node, targets)
@@ -93,11 +100,10 @@ end
 
 function M.deschedule(ctx, nodes)
   for _, kind in ipairs(ctx.args.nodeAffinityType) do
-    local test = TESTS[kind]
-    if test == nil then
+    if TESTS[kind] == nil then
       ebb.note(string.format('invalid nodeAffinityType "%s": expected %s or %s', kind, REQUIRED, PREFERRED))
     else
-      process(ctx, nodes, test)
+      process(ctx, nodes, kind)
     end
   end
 end

@@ -622,6 +622,106 @@ static void test_streaming(void **state)
     unlink(path);
 }
 
+/* ---- LIST pages -------------------------------------------------------------- */
+
+static const char page1[] =
+    "{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"41\","
+    "\"continue\":\"tok-1\"},\"items\":["
+    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p1\",\"namespace\":\"a\","
+    "\"uid\":\"u1\"},\"spec\":{\"nodeName\":\"n1\",\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}},"
+    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p2\",\"namespace\":\"a\","
+    "\"uid\":\"u2\"},\"spec\":{\"nodeName\":\"n1\",\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}]}";
+static const char page2[] =
+    "{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"items\":["
+    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p3\",\"namespace\":\"b\","
+    "\"uid\":\"u3\"},\"spec\":{\"nodeName\":\"n2\",\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}],"
+    "\"metadata\":{\"resourceVersion\":\"42\"}}";
+
+static int nseen;
+
+static void seen(void *ud, int kind, ebb_str ns, ebb_str name)
+{
+    (void)ud;
+    (void)ns;
+    (void)name;
+    assert_int_equal(kind, EBB_KIND_POD);
+    nseen++;
+}
+
+/* Pages decode where they lie; the spill keeps them for pod.object, one
+ * after the other; the metadata is read before or after the items. */
+static void test_list_pages(void **state)
+{
+    struct ebb_cache *c = NULL;
+    struct ebb_list_meta meta;
+    struct ebb_error err = { 0 };
+    FILE *spill = tmpfile();
+    uint16_t src;
+    (void)state;
+
+    assert_non_null(spill);
+    assert_int_equal(ebb_cache_create(&c), 0);
+    assert_int_equal(ebb_cache_add_source(c, spill, &src), 0);
+    nseen = 0;
+    assert_int_equal(ebb_snapshot_load_page(c, spill, src, page1, strlen(page1), "LIST", &meta, seen,
+                                            NULL, &err), 0);
+    assert_string_equal(meta.resource_version, "41");
+    assert_string_equal(meta.cont, "tok-1");
+    assert_int_equal(ebb_snapshot_load_page(c, spill, src, page2, strlen(page2), "LIST", &meta, seen,
+                                            NULL, &err), 0);
+    assert_string_equal(meta.resource_version, "42");
+    assert_string_equal(meta.cont, "");
+    assert_int_equal(nseen, 3);
+    assert_int_equal(ebb_cache_count(c, EBB_KIND_POD), 3);
+    check_source(c, &pod(c, "a", "p1")->src, "p1");
+    check_source(c, &pod(c, "a", "p2")->src, "p2");
+    check_source(c, &pod(c, "b", "p3")->src, "p3");
+    assert_true(pod(c, "b", "p3")->src.off > strlen(page1));   /* the second page follows */
+    /* a bad page: an error that names the page, what came before it stays */
+    assert_int_not_equal(ebb_snapshot_load_page(c, spill, src, "{\"items\":[{]}", 13, "LIST x",
+                                                &meta, NULL, NULL, &err), 0);
+    assert_non_null(strstr(err.file, "LIST x"));
+    assert_int_equal(ebb_cache_count(c, EBB_KIND_POD), 3);
+    ebb_cache_destroy(c);
+}
+
+static void test_list_peek(void **state)
+{
+    struct ebb_list_meta meta;
+    (void)state;
+
+    assert_int_equal(ebb_snapshot_list_peek(page1, strlen(page1), &meta), 0);
+    assert_string_equal(meta.resource_version, "41");
+    assert_string_equal(meta.cont, "tok-1");
+    /* after the items: only the whole page tells */
+    assert_int_equal(ebb_snapshot_list_peek(page2, strlen(page2), &meta), EBB_ENOENT);
+    assert_int_equal(ebb_snapshot_list_peek("[]", 2, &meta), EBB_ENOENT);
+    assert_int_equal(ebb_snapshot_list_peek("{\"metadata\":{\"continue\":\"x\"", 27, &meta),
+                     EBB_ENOENT);   /* cut short */
+    assert_int_equal(ebb_snapshot_list_peek(NULL, 0, &meta), EBB_EINVAL);
+}
+
+static void test_json_arena(void **state)
+{
+    struct ebb_json_arena *a = NULL;
+    cJSON *j;
+    (void)state;
+
+    assert_int_equal(ebb_json_arena_create(&a), 0);
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < 100; i++) {
+            char text[64];
+            int n = snprintf(text, sizeof(text), "{\"type\":\"ADDED\",\"n\":%d}", i);
+            assert_non_null(j = ebb_json_arena_parse(a, text, (size_t)n));
+            assert_int_equal(cJSON_GetObjectItemCaseSensitive(j, "n")->valueint, i);
+        }
+        ebb_json_arena_reset(a);
+    }
+    assert_null(ebb_json_arena_parse(a, "{\"bad\"", 6));
+    ebb_json_arena_destroy(a);
+    ebb_json_arena_destroy(NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -630,6 +730,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_shapes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_streaming, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_list_pages, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_list_peek, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_json_arena, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

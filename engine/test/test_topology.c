@@ -553,6 +553,46 @@ static void plan_by_namespace_then_name(void **state)
     ebb_topology_destroy(t);
 }
 
+/* Constraints of the same shape share what is kept about the nodes (which
+ * pass the inclusion policies, which are below the average), but only for
+ * the same domains below the average: here zoneB for one namespace, zoneA
+ * for the other. Were the first list used for the second, its pods (on
+ * zoneB and zoneC) would fit nowhere below and be skipped. */
+static void kept_node_lists_follow_the_domains(void **state)
+{
+    char a[512], spec[1024];
+    struct ebb_topology *t;
+    struct ebb_topology_result r;
+    (void)state;
+
+    zone_node("n1", "zoneA");
+    zone_node("n2", "zoneB");
+    zone_node("n3", "zoneC");
+    /* nodeSelector under the default Honor: nodes are checked, and kept */
+    snprintf(spec, sizeof(spec), "%s,\"nodeSelector\":{\"kubernetes.io/os\":\"linux\"}",
+             zone_tsc(a, sizeof(a), 1, "web", ""));
+    /* one: 4/0/2, ideal 2: two leave zoneA for zoneB */
+    pods_on("one", "a", 0, 1, "n1", "web", spec);
+    pods_on("one", "a", 1, 3, "n1", "web", "");
+    pods_on("one", "c", 0, 2, "n3", "web", "");
+    /* two: 0/3/3, ideal 2: one leaves zoneC, then one zoneB, for zoneA */
+    pods_on("two", "y", 0, 1, "n2", "web", spec);
+    pods_on("two", "y", 1, 2, "n2", "web", "");
+    pods_on("two", "z", 0, 3, "n3", "web", "");
+    t = topo(EBB_TOPO_DO_NOT_SCHEDULE, true);
+    assert_int_equal(ebb_topology_plan(t, pods, npods, &r), 0);
+    assert_int_equal(r.nskipped, 0);
+    assert_int_equal(r.nevict, 4);
+    assert_string_equal(r.evict[0]->name, "a-002");
+    assert_string_equal(r.evict[1]->name, "a-003");
+    assert_string_equal(r.evict[2]->name, "y-002");
+    assert_string_equal(r.evict[3]->name, "z-002");
+    assert_string_equal(r.values[2], "zoneB");
+    assert_string_equal(r.values[3], "zoneC");
+    ebb_topology_result_free(&r);
+    ebb_topology_destroy(t);
+}
+
 static void misuse_and_stop(void **state)
 {
     char a[512];
@@ -597,6 +637,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(in_domain_order, setup, teardown),
         cmocka_unit_test_setup_teardown(fit_resort_and_node_fit, setup, teardown),
         cmocka_unit_test_setup_teardown(plan_by_namespace_then_name, setup, teardown),
+        cmocka_unit_test_setup_teardown(kept_node_lists_follow_the_domains, setup, teardown),
         cmocka_unit_test_setup_teardown(misuse_and_stop, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -481,6 +481,8 @@ static void destinations_taints_strict(void **state)
     pod("noschedule-only", "src", "\"cpu\":\"100m\"", "Running",
         ",\"tolerations\":[{\"key\":\"dedicated\",\"operator\":\"Exists\"},{\"key\":\"x\",\"operator\":\"Exists\"}]");
     pod("wildcard", "src", "\"cpu\":\"100m\"", "Running", ",\"tolerations\":[{\"operator\":\"Exists\"}]");
+    pod("both-again", "src", "\"cpu\":\"100m\"", "Running",
+        ",\"tolerations\":[{\"key\":\"dedicated\",\"operator\":\"Exists\"},{\"key\":\"spot\",\"operator\":\"Exists\"}]");
     c = load();
     u = usage_of(c, BASIC, 3, EBB_USAGE_REQUESTS);
     ebb_usage_set_thresholds(u, has, low, high, false);
@@ -491,6 +493,12 @@ static void destinations_taints_strict(void **state)
     assert_false(ebb_usage_tolerated(u, P(c, "noschedule-only")));   /* every effect counts */
     assert_false(ebb_usage_tolerated(u, P(c, "wildcard")));          /* 1 toleration < 2 taints */
     assert_false(ebb_usage_tolerated(u, P(c, "big")));
+    assert_true(ebb_usage_tolerated(u, P(c, "both-again")));         /* the same tolerations */
+    assert_false(ebb_usage_tolerated(u, P(c, "noschedule-only")));   /* asked again */
+    /* another move, other destinations: the untainted source takes anyone */
+    ebb_usage_move(u, EBB_USAGE_OVER);
+    assert_true(ebb_usage_tolerated(u, P(c, "noschedule-only")));
+    assert_true(ebb_usage_tolerated(u, P(c, "big")));
     ebb_usage_destroy(u);
     ebb_cache_destroy(c);
 }

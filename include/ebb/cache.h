@@ -123,6 +123,15 @@ int ebb_cache_add_source(struct ebb_cache *c, FILE *f, uint16_t *index);
 int ebb_cache_read_source(const struct ebb_cache *c, const struct ebb_src *src, char **out,
                           size_t *len);
 
+/* Bytes of `file` that cached objects still point at. */
+uint64_t ebb_cache_source_live(const struct ebb_cache *c, uint16_t file);
+/* Copy what cached objects still read of `file` into `into` (taken: the
+ * cache owns it, or closes it on failure), point them at the copy and
+ * close the old file. On failure nothing changes. A watch appends every
+ * new version of an object to its file: this is how the file stays the
+ * size of what is cached. */
+int ebb_cache_rewrite_source(struct ebb_cache *c, uint16_t file, FILE *into);
+
 /* The full object of `src` as a cJSON tree (caller deletes), or NULL. */
 struct cJSON *ebb_cache_read_object(const struct ebb_cache *c, const struct ebb_src *src);
 

@@ -118,6 +118,9 @@ int ebb_http_stream_begin(struct ebb_http_req *r, int status, const char *conten
  * Gone callbacks only ever run from the loop or ebb_httpd_close, never from
  * inside a call on the same request. */
 int ebb_http_stream_write(struct ebb_http_req *r, const char *data, size_t len);
+/* Bytes written to a stream that its client has not taken yet (a writer
+ * that waits for its reader; 0 when not streaming). */
+size_t ebb_http_stream_unsent(const struct ebb_http_req *r);
 /* The last chunk: the answer is complete, the request done. */
 int ebb_http_stream_end(struct ebb_http_req *r);
 

@@ -63,10 +63,29 @@ typedef void (*ebb_item_cb)(void *ud, int kind, ebb_str ns, ebb_str name);
 /* Decode a List answered by the API (one LIST page) into `cache`. The page
  * is appended to `spill`, a file the cache owns as source `spill_src`, so
  * pod.object can read objects back. `meta` and `cb` may be NULL. Unlike a
- * snapshot, a page error leaves what was stored before it in the cache. */
+ * snapshot, a page error leaves what was stored before it in the cache.
+ * The cache's indexes are left to sort on demand (ebb_cache_build_indexes
+ * once every page is in). */
 int ebb_snapshot_load_page(struct ebb_cache *cache, FILE *spill, uint16_t spill_src,
                            const char *buf, size_t len, const char *name,
                            struct ebb_list_meta *meta, ebb_item_cb cb, void *ud,
                            struct ebb_error *err);
+
+/* cJSON trees whose nodes come from one growing block, all freed at once by
+ * a reset: what the loader does per item, for callers that parse many
+ * small documents (watch events). A tree parsed here is read, never freed
+ * with cJSON_Delete nor changed. Engine thread only (cJSON's allocation
+ * hooks are swapped during the parse). */
+struct ebb_json_arena;
+int ebb_json_arena_create(struct ebb_json_arena **out);
+struct cJSON *ebb_json_arena_parse(struct ebb_json_arena *a, const char *text, size_t len);
+void ebb_json_arena_reset(struct ebb_json_arena *a);       /* frees every tree parsed */
+void ebb_json_arena_destroy(struct ebb_json_arena *a);     /* NULL-safe */
+
+/* The metadata (continue token, resourceVersion) of a List page without
+ * decoding its items, so the next page can be asked for while this one is
+ * decoded: 0, or EBB_ENOENT when the metadata does not come before the
+ * items (or the text is not a List object). */
+int ebb_snapshot_list_peek(const char *buf, size_t len, struct ebb_list_meta *meta);
 
 #endif

@@ -74,6 +74,12 @@ struct ebb_usage {
     struct ebb_usage_skip *skipped;   /* nodes left out (no metrics) */
     uint32_t nslots;
     uint32_t *slot_index;             /* node slot -> index + 1 (0: not in the set) */
+    /* private: the destinations of the move, and ebb_usage_tolerated's
+     * answers per distinct set of tolerations (both reset by a move) */
+    uint32_t *dests;
+    size_t ndests;
+    struct ebb_usage_tolerance *tol;
+    size_t ntol, captol;
 };
 
 /* Usage of nodes[0..n) for the resources res[0..nres) (ids; duplicates
@@ -151,7 +157,7 @@ void ebb_usage_subtract(struct ebb_usage *u, size_t i, const int64_t *pod);
 /* The pod tolerates every taint, whatever its effect, of at least one
  * destination, with at least as many tolerations as the node has taints
  * (utils.PodToleratesTaints). False when there are no destinations. */
-bool ebb_usage_tolerated(const struct ebb_usage *u, const struct ebb_pod *p);
+bool ebb_usage_tolerated(struct ebb_usage *u, const struct ebb_pod *p);
 
 /* A sentence for the plan: for a node above its target, which resources are
  * over and by how much ("cpu 80.00% > 50.00% (+1200m)"); for a node below

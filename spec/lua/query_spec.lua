@@ -9,7 +9,7 @@ describe("ebb.pods", function()
 
   -- The plugin reports the keys the query returned (in order) as its
   -- failure message, so the plan carries the query's result untouched.
-  local function query(opts_src, sort)
+  local function query(opts_src, sort, snapshot)
     local dir = h.plugin_dir{ ["q.lua"] = [[
       local ebb = require("ebb")
       return { name = "Query", deschedule = function(ctx, nodes)
@@ -18,7 +18,7 @@ describe("ebb.pods", function()
         return false, "pods:" .. table.concat(pods:keys(), ",")
       end }
     ]] }
-    local plan = h.simulate{ snapshot = SNAP, policy_dirs = { dir }, evictor = OPEN,
+    local plan = h.simulate{ snapshot = snapshot or SNAP, policy_dirs = { dir }, evictor = OPEN,
       plugins = { { name = "Query" } } }
     h.rmdir(dir)
     assert.equal(1, #plan.errors)
@@ -82,6 +82,31 @@ describe("ebb.pods", function()
     -- with every protection off only the terminating and mirror pods are out
     assert.same({ "default/debug-shell", "kube-system/fluentd-7x2lq", "prod/web-7d4b9c-x2k9p",
       "prod/worker-5f6d8-hh7rt", "prod/db-0", "prod/web-7d4b9c-q8w4z" }, query("{ evictable = true }"))
+  end)
+
+  it("selects by the kind of node affinity a pod has, and pods their node no longer matches", function()
+    local NA = "spec/fixtures/node_affinity.json"
+    assert.same({ "billing/invoice-6c7d8e9f0-f3g4h", "billing/invoice-6c7d8e9f0-a1s2d",
+      "billing/invoice-6c7d8e9f0-p0z9x", "render/preview-9a0b1c2d3-w7e8r",
+      "search/crawler-1b2c3d4e5-z5x6c", "billing/archiver-3f4a5b6c7-u1i2o",
+      "billing/invoice-6c7d8e9f0-j5k6l", "billing/ledger-5b6c7d8e9-q7w8e",
+      "render/frames-7e8f9a0b1-c3v4b", "render/frames-gpu-8f9a0b1c2-n5m6q" },
+      query("{ node_affinity = 'required' }", nil, NA))
+    assert.same({ "search/indexer-5f6a7b8c9-i7o8p", "search/query-4e5f6a7b8-a9s0d",
+      "search/suggest-6a7b8c9d0-e2r3t", "search/cache-3d4e5f6a7-f1g2h",
+      "search/ranker-2c3d4e5f6-j3k4l", "search/crawler-1b2c3d4e5-z5x6c",
+      "search/indexer-5f6a7b8c9-t5y6u" }, query("{ node_affinity = 'preferred' }", nil, NA))
+    -- nodeSelector and required affinity against the pod's node
+    assert.same({ "billing/invoice-6c7d8e9f0-a1s2d", "billing/invoice-6c7d8e9f0-p0z9x",
+      "render/preview-9a0b1c2d3-w7e8r", "search/crawler-1b2c3d4e5-z5x6c",
+      "billing/archiver-3f4a5b6c7-u1i2o", "billing/invoice-6c7d8e9f0-j5k6l",
+      "billing/ledger-5b6c7d8e9-q7w8e", "billing/reporting-4a5b6c7d8-r9t0y",
+      "render/frames-7e8f9a0b1-c3v4b", "render/frames-gpu-8f9a0b1c2-n5m6q" },
+      query("{ off_node = true }", nil, NA))
+    assert.same({}, query("{ off_node = true }"))
+    local ok, err = pcall(query, "{ node_affinity = 'sometimes' }")
+    assert.is_false(ok)
+    assert.matches("node_affinity", tostring(err))
   end)
 
   it("applies a Lua predicate last", function()
