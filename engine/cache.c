@@ -228,7 +228,8 @@ void ebb_cache_destroy(struct ebb_cache *c)
         free(c->pdb_labels.s[i].v.v);
     free(c->pdb_labels.s);
     for (uint16_t i = 0; i < c->nsources; i++)
-        fclose(c->sources[i]);
+        if (c->sources[i] != NULL)
+            fclose(c->sources[i]);
     free(c->sources);
     free(c);
 }
@@ -1082,16 +1083,24 @@ uint64_t ebb_cache_epoch(const struct ebb_cache *c)
 int ebb_cache_add_source(struct ebb_cache *c, FILE *f, uint16_t *index)
 {
     FILE **v;
+    uint16_t i;
 
-    if (c == NULL || f == NULL || c->nsources == UINT16_MAX)
+    if (c == NULL || f == NULL)
         return EBB_EINVAL;
-    if ((v = realloc(c->sources, (c->nsources + 1u) * sizeof(*v))) == NULL)
-        return EBB_ENOMEM;
-    c->sources = v;
-    v[c->nsources] = f;
+    for (i = 0; i < c->nsources; i++)
+        if (c->sources[i] == NULL)   /* one ebb_cache_move_source emptied */
+            break;
+    if (i == c->nsources) {
+        if (c->nsources == UINT16_MAX)
+            return EBB_EINVAL;
+        if ((v = realloc(c->sources, (c->nsources + 1u) * sizeof(*v))) == NULL)
+            return EBB_ENOMEM;
+        c->sources = v;
+        c->nsources++;
+    }
+    c->sources[i] = f;
     if (index)
-        *index = c->nsources;
-    c->nsources++;
+        *index = i;
     return 0;
 }
 
@@ -1101,7 +1110,7 @@ int ebb_cache_read_source(const struct ebb_cache *c, const struct ebb_src *src, 
     char *buf;
     size_t got = 0;
 
-    if (src == NULL || src->len == 0 || src->file >= c->nsources)
+    if (src == NULL || src->len == 0 || src->file >= c->nsources || c->sources[src->file] == NULL)
         return EBB_ENOENT;
     fflush(c->sources[src->file]);
     if ((buf = malloc((size_t)src->len + 1)) == NULL)
@@ -1150,7 +1159,7 @@ size_t ebb_cache_bytes(const struct ebb_cache *c)
     return b;
 }
 
-/* ---- source files: what is still read, and rewriting them ------------------- */
+/* ---- source files: what is still read, and moving it ---------------------- */
 
 static size_t srcs_of(const struct ebb_cache *c, uint16_t file, struct ebb_src **out)
 {
@@ -1175,23 +1184,21 @@ static size_t srcs_of(const struct ebb_cache *c, uint16_t file, struct ebb_src *
     return k;
 }
 
-uint64_t ebb_cache_source_live(const struct ebb_cache *c, uint16_t file)
+void ebb_cache_sources_live(const struct ebb_cache *c, uint64_t *live, size_t n)
 {
-    uint64_t b = 0;
-
+    memset(live, 0, n * sizeof(*live));
     if (c == NULL)
-        return 0;
+        return;
     for (uint32_t i = 0; i < c->pods.n; i++) {
         const struct ebb_pod *p = c->pods.v[i];
-        if (p != NULL && p->src.file == file)
-            b += p->src.len;
+        if (p != NULL && p->src.file < n)
+            live[p->src.file] += p->src.len;
     }
     for (uint32_t i = 0; i < c->nodes.n; i++) {
         const struct ebb_node *nd = c->nodes.v[i];
-        if (nd != NULL && nd->src.file == file)
-            b += nd->src.len;
+        if (nd != NULL && nd->src.file < n)
+            live[nd->src.file] += nd->src.len;
     }
-    return b;
 }
 
 static int by_off(const void *a, const void *b)
@@ -1200,26 +1207,23 @@ static int by_off(const void *a, const void *b)
     return x->off < y->off ? -1 : x->off > y->off;
 }
 
-int ebb_cache_rewrite_source(struct ebb_cache *c, uint16_t file, FILE *into)
+int ebb_cache_move_source(struct ebb_cache *c, uint16_t from, uint16_t to, uint64_t *moved)
 {
     struct ebb_src **v = NULL;
-    uint64_t *off = NULL;
+    uint64_t *off = NULL, total = 0;
     char *buf = NULL;
     size_t n, cap = 0, i;
-    FILE *old;
+    FILE *old, *into;
     int rc = EBB_ENOMEM;
 
-    if (c == NULL || into == NULL || file >= c->nsources) {
-        if (into)
-            fclose(into);
+    if (c == NULL || from == to || from >= c->nsources || to >= c->nsources ||
+        (old = c->sources[from]) == NULL || (into = c->sources[to]) == NULL)
         return EBB_EINVAL;
-    }
-    old = c->sources[file];
     fflush(old);
-    n = srcs_of(c, file, NULL);
+    n = srcs_of(c, from, NULL);
     if ((v = malloc((n ? n : 1) * sizeof(*v))) == NULL || (off = malloc((n ? n : 1) * sizeof(*off))) == NULL)
         goto fail;
-    srcs_of(c, file, v);
+    srcs_of(c, from, v);
     qsort(v, n, sizeof(*v), by_off);   /* read the old file front to back */
     for (i = 0; i < n; i++) {
         size_t got = 0;
@@ -1244,24 +1248,42 @@ int ebb_cache_rewrite_source(struct ebb_cache *c, uint16_t file, FILE *into)
             goto fail;
         }
         off[i] = (uint64_t)at;
+        total += got;
     }
-    if (fflush(into) != 0) {
-        rc = EBB_EIO;
-        goto fail;
-    }
-    /* everything copied: only now does anything point at the new file */
-    for (i = 0; i < n; i++)
+    /* everything copied: only now does anything point at the copy */
+    for (i = 0; i < n; i++) {
         v[i]->off = off[i];
-    c->sources[file] = into;
+        v[i]->file = to;
+    }
+    c->sources[from] = NULL;
     fclose(old);
     free(v);
     free(off);
     free(buf);
+    if (moved)
+        *moved = total;
     return 0;
 fail:
-    fclose(into);
     free(v);
     free(off);
     free(buf);
     return rc;
+}
+
+int ebb_cache_seal_source(struct ebb_cache *c, uint16_t file)
+{
+    FILE *f, *g;
+    int fd;
+
+    if (c == NULL || file >= c->nsources || (f = c->sources[file]) == NULL)
+        return EBB_EINVAL;
+    if (fflush(f) != 0 || (fd = dup(fileno(f))) < 0)
+        return EBB_EIO;
+    if ((g = fdopen(fd, "rb")) == NULL) {
+        close(fd);
+        return EBB_EIO;
+    }
+    c->sources[file] = g;
+    fclose(f);
+    return 0;
 }

@@ -46,6 +46,15 @@ struct informer {
     struct ebb_informer_stats st;
 };
 
+#define SPILL_SEGMENT ((uint64_t)32 << 20)   /* see spill_tend */
+
+static FILE *spill_file(void);
+
+struct segment {
+    uint16_t src;                 /* the cache's source index */
+    uint64_t size;
+};
+
 struct ebb_informers {
     uv_loop_t *loop;
     struct ebb_kube *kube;
@@ -56,9 +65,12 @@ struct ebb_informers {
     struct ebb_json_arena *arena; /* watch events are parsed here */
     bool hold;
     bool started;
+    uint64_t started_at;          /* uv_hrtime() of ebb_informers_start */
     bool compacted;               /* laid out once, when everything first synced */
-    uint64_t spill_check;         /* size of the spill file at which to look again */
-    uint64_t spill_rewrites;
+    uint64_t spill_check;         /* size of the spill file at which to start another */
+    struct segment *segs;         /* the spill files before it, see spill_tend */
+    size_t nsegs, capsegs;
+    uint64_t spill_moves, spill_moved;
     size_t n;
     struct informer inf[10];
     ebb_informer_change_fn change;
@@ -114,15 +126,14 @@ int ebb_informers_create(uv_loop_t *loop, struct ebb_kube *kube, struct ebb_cach
         free(s);
         return EBB_ENOMEM;
     }
-    if ((s->spill = tmpfile()) == NULL || ebb_cache_add_source(cache, s->spill, &s->spill_src) != 0) {
+    s->spill_check = SPILL_SEGMENT;
+    if ((s->spill = spill_file()) == NULL || ebb_cache_add_source(cache, s->spill, &s->spill_src) != 0) {
         if (s->spill)
             fclose(s->spill);
         ebb_json_arena_destroy(s->arena);
         free(s);
         return EBB_EIO;
     }
-    /* events append a few KB each: one write per MB, not per event */
-    setvbuf(s->spill, NULL, _IOFBF, 1u << 20);
     /* nodes first: a cycle needs them, and pods refer to them */
     add(s, "nodes", "/api/v1/nodes", EBB_KIND_NODE, false);
     add(s, "namespaces", "/api/v1/namespaces", EBB_KIND_NAMESPACE, false);
@@ -331,58 +342,116 @@ static void first_sync(struct ebb_informers *s)
     if (s->compacted || !ebb_informers_synced(s))
         return;
     s->compacted = true;
+    ebb_log(EBB_LOG_INFO, "watch: caches synced in %.2f s: %zu nodes, %zu pods",
+            (double)(uv_hrtime() - s->started_at) / 1e9, ebb_cache_count(s->cache, EBB_KIND_NODE),
+            ebb_cache_count(s->cache, EBB_KIND_POD));
     ebb_cache_build_indexes(s->cache);
     if (ebb_cache_compact(s->cache) != 0)
         ebb_log(EBB_LOG_WARN, "watch: out of memory laying out the pods; they stay where they are");
 }
 
-/* Every new version of a pod or node is appended to the spill file, so
- * under churn it grows without end. When it passes spill_check, what the
- * cache still reads of it is measured; once more than SPILL_SLACK plus
- * that is garbage, the live bytes are copied to a new file (one pass, in
- * file order). The file so stays under about twice the live bytes plus
- * twice SPILL_SLACK, and a copy happens once per that much growth. */
-#define SPILL_SLACK ((uint64_t)64 << 20)
+/* Every new version of a pod or node is appended to the spill, so under
+ * churn it would grow without end. It is a chain of files (segments) of
+ * about SPILL_SEGMENT bytes: when the one written to is full, a new one
+ * starts, and every older segment that is more than half garbage has what
+ * the cache still reads of it copied to the new one and is closed (its
+ * disk space goes with it). The spill so stays under about twice the live
+ * bytes plus a segment, and no copy moves more than half a segment: the
+ * loop is never held for long. */
+static FILE *spill_file(void)
+{
+    FILE *f = tmpfile();
+
+    if (f != NULL)
+        setvbuf(f, NULL, _IOFBF, 1u << 20);   /* events append a few KB each: one write per MB */
+    return f;
+}
 
 static void spill_tend(struct ebb_informers *s)
 {
     long size = ftell(s->spill);
-    uint64_t live;
+    uint64_t *live;
+    uint16_t next, top = s->spill_src;
+    size_t k;
     FILE *f;
     int rc;
 
     if (size < 0 || (uint64_t)size < s->spill_check)
         return;
-    live = ebb_cache_source_live(s->cache, s->spill_src);
-    if ((uint64_t)size > 2 * live + SPILL_SLACK) {
-        uint64_t t0 = uv_hrtime();
-        if ((f = tmpfile()) == NULL) {
-            ebb_log(EBB_LOG_WARN, "watch: cannot make a file to compact the object spill into: %s",
-                    strerror(errno));
-        } else if ((rc = ebb_cache_rewrite_source(s->cache, s->spill_src, f)) != 0) {
-            ebb_log(EBB_LOG_WARN, "watch: compacting the object spill: %s; it stays as it is",
-                    ebb_strerror(rc));
-        } else {
-            setvbuf(f, NULL, _IOFBF, 1u << 20);
-            s->spill = f;
-            s->spill_rewrites++;
-            ebb_log(EBB_LOG_DEBUG, "watch: object spill compacted from %ld to %" PRIu64 " bytes in %.1f ms",
-                    size, live, (double)(uv_hrtime() - t0) / 1e6);
-            size = (long)live;
-        }
+    if (s->nsegs == s->capsegs) {
+        size_t cap = s->capsegs ? s->capsegs * 2 : 16;
+        struct segment *v = realloc(s->segs, cap * sizeof(*v));
+        if (v == NULL)
+            return;
+        s->segs = v;
+        s->capsegs = cap;
     }
-    s->spill_check = (uint64_t)size + live + SPILL_SLACK;
+    if ((f = spill_file()) == NULL || ebb_cache_add_source(s->cache, f, &next) != 0) {
+        if (f)
+            fclose(f);
+        ebb_log(EBB_LOG_WARN, "watch: cannot start a new spill file: %s; the current one grows",
+                strerror(errno));
+        s->spill_check = (uint64_t)size + SPILL_SEGMENT;
+        return;
+    }
+    s->segs[s->nsegs++] = (struct segment){ s->spill_src, (uint64_t)size };
+    ebb_cache_seal_source(s->cache, s->spill_src);   /* on failure it keeps its buffer */
+    s->spill = f;
+    s->spill_src = next;
+    s->spill_check = SPILL_SEGMENT;
+    for (k = 0; k < s->nsegs; k++)
+        if (s->segs[k].src > top)
+            top = s->segs[k].src;
+    if (next > top)
+        top = next;
+    if ((live = malloc(((size_t)top + 1) * sizeof(*live))) == NULL)
+        return;
+    ebb_cache_sources_live(s->cache, live, (size_t)top + 1);
+    for (k = 0; k < s->nsegs;) {
+        struct segment *g = &s->segs[k];
+        uint64_t moved = 0;
+        if (live[g->src] * 2 >= g->size) {
+            k++;
+            continue;
+        }
+        if ((rc = ebb_cache_move_source(s->cache, g->src, s->spill_src, &moved)) != 0) {
+            ebb_log(EBB_LOG_WARN, "watch: reclaiming a spill file: %s; it stays", ebb_strerror(rc));
+            k++;
+            continue;
+        }
+        s->spill_moves++;
+        s->spill_moved += moved;
+        *g = s->segs[--s->nsegs];
+    }
+    free(live);
 }
 
-uint64_t ebb_informers_spill_bytes(const struct ebb_informers *s, uint64_t *live, uint64_t *rewrites)
+uint64_t ebb_informers_spill_bytes(const struct ebb_informers *s, uint64_t *live, uint64_t *moves)
 {
-    long size = s ? ftell(s->spill) : -1;
+    long cur = s ? ftell(s->spill) : -1;
+    uint64_t size = cur > 0 ? (uint64_t)cur : 0, *v;
+    uint16_t top;
 
     if (live)
-        *live = s ? ebb_cache_source_live(s->cache, s->spill_src) : 0;
-    if (rewrites)
-        *rewrites = s ? s->spill_rewrites : 0;
-    return size < 0 ? 0 : (uint64_t)size;
+        *live = 0;
+    if (moves)
+        *moves = s ? s->spill_moves : 0;
+    if (s == NULL)
+        return 0;
+    top = s->spill_src;
+    for (size_t k = 0; k < s->nsegs; k++) {
+        size += s->segs[k].size;
+        if (s->segs[k].src > top)
+            top = s->segs[k].src;
+    }
+    if (live && (v = malloc(((size_t)top + 1) * sizeof(*v))) != NULL) {
+        ebb_cache_sources_live(s->cache, v, (size_t)top + 1);
+        *live += v[s->spill_src];
+        for (size_t k = 0; k < s->nsegs; k++)
+            *live += v[s->segs[k].src];
+        free(v);
+    }
+    return size;
 }
 
 /* Apply one LIST page (now, or when the hold ends). */
@@ -743,6 +812,7 @@ static void start_watch(struct informer *i)
 void ebb_informers_start(struct ebb_informers *s)
 {
     s->started = true;
+    s->started_at = uv_hrtime();
     for (size_t k = 0; k < s->n; k++)
         start_list(&s->inf[k], NULL);
 }
@@ -861,7 +931,8 @@ static void timer_closed(uv_handle_t *h)
     if (s->closed_cb)
         s->closed_cb(s->closed_ud);
     ebb_json_arena_destroy(s->arena);
-    free(s);   /* the spill file belongs to the cache */
+    free(s->segs);
+    free(s);   /* the spill files belong to the cache */
 }
 
 void ebb_informers_close(struct ebb_informers *s, void (*cb)(void *ud), void *ud)
@@ -883,6 +954,7 @@ void ebb_informers_close(struct ebb_informers *s, void (*cb)(void *ud), void *ud
         if (cb)
             cb(ud);
         ebb_json_arena_destroy(s->arena);
+        free(s->segs);
         free(s);
     }
 }

@@ -20,6 +20,7 @@
 #include "ebb/run.h"
 #include "ebb/serve.h"
 #include "ebb/simulate.h"
+#include "ebb/str.h"
 #include "ebb/testrun.h"
 
 #define EXIT_INPUT 2
@@ -187,6 +188,8 @@ static int run(const struct opts *o, bool check)
                 stats.kinds[EBB_KIND_POD], stats.seconds,
                 stats.seconds > 0 ? (double)stats.bytes / 1e6 / stats.seconds : 0.0);
         fprintf(stderr, "stats: resident after load %.1f MB\n", (double)so.rss_after_load / 1048576.0);
+        fprintf(stderr, "stats: interned strings: %zu, %.1f MB\n", ebb_str_count(),
+                (double)ebb_str_bytes() / 1048576.0);
         for (int i = 0; i < 8 && i < o->cycles; i++)
             fprintf(stderr, "stats: cycle %d: %.1f ms\n", i + 1, (double)so.cycle_ns[i] / 1e6);
         fprintf(stderr, "stats: time budgets armed: %llu calls into Lua%s\n",

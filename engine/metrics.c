@@ -415,11 +415,11 @@ int ebb_metrics_register_standard(struct ebb_metrics *m)
         !ebb_metrics_family(m, EBB_METRIC_GAUGE, "ebb_cache_objects",
                             "Objects in the cache", kind, NULL, 0) ||
         !ebb_metrics_family(m, EBB_METRIC_GAUGE, "ebb_cache_spill_bytes",
-                            "Size of the file that backs pod.object for watched pods and nodes", NULL, NULL, 0) ||
+                            "Bytes of the files that back pod.object for watched pods and nodes", NULL, NULL, 0) ||
         !ebb_metrics_family(m, EBB_METRIC_GAUGE, "ebb_cache_spill_live_bytes",
-                            "Bytes of that file the cache still reads", NULL, NULL, 0) ||
-        !ebb_metrics_family(m, EBB_METRIC_COUNTER, "ebb_cache_spill_compactions_total",
-                            "Times the file was rewritten to what the cache still reads", NULL, NULL, 0) ||
+                            "Bytes of those files the cache still reads", NULL, NULL, 0) ||
+        !ebb_metrics_family(m, EBB_METRIC_COUNTER, "ebb_cache_spill_reclaims_total",
+                            "Spill files reclaimed: what the cache still read of them moved to the newest", NULL, NULL, 0) ||
         !ebb_metrics_family(m, EBB_METRIC_COUNTER, "ebb_script_errors_total",
                             "Plugin calls that failed (a script error, a limit, a native error)", plugin, NULL, 0) ||
         !ebb_metrics_family(m, EBB_METRIC_COUNTER, "ebb_cycles_total",

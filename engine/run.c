@@ -687,11 +687,11 @@ static void refresh_gauges(struct runner *r)
                        (double)ebb_cache_count(r->cache, kinds[i]));
     }
     if (r->inf) {
-        uint64_t live, rewrites, size = ebb_informers_spill_bytes(r->inf, &live, &rewrites);
+        uint64_t live, moves, size = ebb_informers_spill_bytes(r->inf, &live, &moves);
         ebb_metric_set(ebb_metrics_find(r->metrics, "ebb_cache_spill_bytes"), NULL, (double)size);
         ebb_metric_set(ebb_metrics_find(r->metrics, "ebb_cache_spill_live_bytes"), NULL, (double)live);
-        ebb_metric_set(ebb_metrics_find(r->metrics, "ebb_cache_spill_compactions_total"), NULL,
-                       (double)rewrites);
+        ebb_metric_set(ebb_metrics_find(r->metrics, "ebb_cache_spill_reclaims_total"), NULL,
+                       (double)moves);
     }
     ebb_metric_set(ebb_metrics_find(r->metrics, "ebb_evictions_inflight"), NULL,
                    r->engine ? (double)ebb_engine_evictions_inflight(r->engine) : 0);

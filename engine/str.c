@@ -15,7 +15,11 @@ struct strhdr {
 #define HDR(p) ((struct strhdr *)((char *)(p) - offsetof(struct strhdr, s)))
 #define TOMB ((struct strhdr *)1)
 
+/* The table keeps each slot's hash beside it, so that probing reads two
+ * arrays and not a string header per slot; it is at most half full
+ * (tombstones counted). */
 static struct strhdr **slots;
+static uint32_t *hashes;
 static size_t nslots, nused, nlive, nbytes;   /* nused counts tombstones */
 
 static uint32_t fnv1a(const char *s, size_t len)
@@ -32,12 +36,17 @@ static int grow(void)
 {
     size_t n = nslots ? nslots * 2 : 4096;
     struct strhdr **ns;
+    uint32_t *nh;
 
     /* Rehash at the same size when most used slots are tombstones. */
     if (nslots && nlive * 4 < nslots)
         n = nslots;
     if ((ns = calloc(n, sizeof(*ns))) == NULL)
         return EBB_ENOMEM;
+    if ((nh = malloc(n * sizeof(*nh))) == NULL) {
+        free(ns);
+        return EBB_ENOMEM;
+    }
     for (size_t i = 0; i < nslots; i++) {
         struct strhdr *h = slots[i];
         if (h == NULL || h == TOMB)
@@ -46,13 +55,16 @@ static int grow(void)
         while (ns[j] != NULL)
             j = (j + 1) & (n - 1);
         ns[j] = h;
+        nh[j] = h->hash;
     }
     free(slots);
-    nbytes -= nslots * sizeof(*slots);
+    free(hashes);
+    nbytes -= nslots * (sizeof(*slots) + sizeof(*hashes));
     slots = ns;
+    hashes = nh;
     nslots = n;
     nused = nlive;
-    nbytes += n * sizeof(*slots);
+    nbytes += n * (sizeof(*slots) + sizeof(*hashes));
     return 0;
 }
 
@@ -73,7 +85,7 @@ static struct strhdr *lookup(const char *s, size_t len, uint32_t hash, size_t *f
         if (h == TOMB) {
             if (tomb == (size_t)-1)
                 tomb = i;
-        } else if (h->hash == hash && h->len == len && memcmp(h->s, s, len) == 0) {
+        } else if (hashes[i] == hash && h->len == len && memcmp(h->s, s, len) == 0) {
             return h;
         }
         i = (i + 1) & mask;
@@ -88,7 +100,7 @@ ebb_str ebb_str_intern(const char *s, size_t len)
 
     if (s == NULL || len > UINT32_MAX - 1)
         return NULL;
-    if ((nused + 1) * 4 >= nslots * 3 && grow() != 0)
+    if ((nused + 1) * 2 > nslots && grow() != 0)
         return NULL;
     hash = fnv1a(s, len);
     if ((h = lookup(s, len, hash, &at)) != NULL) {
@@ -105,6 +117,7 @@ ebb_str ebb_str_intern(const char *s, size_t len)
     if (slots[at] == NULL)
         nused++;
     slots[at] = h;
+    hashes[at] = hash;
     nlive++;
     nbytes += sizeof(*h) + len + 1;
     return h->s;

@@ -322,48 +322,69 @@ static const char *tier_of(struct ebb_cache *c, const char *ns, const char *name
     return tier;
 }
 
-/* Versions replaced and pods deleted leave garbage in a source file; the
- * rewrite keeps exactly the bytes still read, and every pod reads its own
- * newest version from the new file. */
-static void rewrite_source_keeps_what_is_read(void **state)
+static uint64_t live_of(struct ebb_cache *c, uint16_t file)
+{
+    uint64_t v[8];
+
+    assert_true(file < 8);
+    ebb_cache_sources_live(c, v, 8);
+    return v[file];
+}
+
+/* Versions replaced and pods deleted leave garbage in a source file; moving
+ * it copies exactly the bytes still read to the end of another file, every
+ * pod reads its own newest version from there, and the emptied index is
+ * the next one a new file gets. */
+static void move_source_keeps_what_is_read(void **state)
 {
     struct ebb_cache *c = NULL;
-    FILE *f = tmpfile(), *g;
-    uint16_t file;
-    uint64_t live;
-    size_t want;
+    FILE *f = tmpfile(), *g = tmpfile(), *h;
+    uint16_t file, to, again;
+    uint64_t moved = 0;
+    size_t want, before;
     (void)state;
 
     assert_int_equal(ebb_cache_create(&c), 0);
     assert_non_null(f);
+    assert_non_null(g);
     assert_int_equal(ebb_cache_add_source(c, f, &file), 0);
+    assert_int_equal(ebb_cache_add_source(c, g, &to), 0);
     put_spilled(c, f, file, pod_text("a", "p1", "n1", "web", "v1"));
     put_spilled(c, f, file, pod_text("a", "p2", "n1", "web", "v1"));
     put_spilled(c, f, file, pod_text("a", "p3", "n1", "db", "v1"));
     put_spilled(c, f, file, pod_text("a", "p1", "n1", "web", "v2"));
     put_spilled(c, f, file, pod_text("a", "p3", "n1", "db", "v2"));
     put_spilled(c, f, file, pod_text("a", "p1", "n1", "web", "v3"));
+    put_spilled(c, g, to, pod_text("b", "q1", "n1", "web", "w1"));   /* already in the new file */
     assert_int_equal(ebb_cache_delete(c, EBB_KIND_POD, S("a"), S("p2")), 0);
     want = strlen(pod_text("a", "p1", "n1", "web", "v3")) + strlen(pod_text("a", "p3", "n1", "db", "v2"));
-    live = ebb_cache_source_live(c, file);
-    assert_int_equal(live, want);
-    assert_true((uint64_t)ftell(f) > 2 * live);
+    before = (size_t)ftell(g);
+    assert_int_equal(live_of(c, file), want);
+    assert_true((uint64_t)ftell(f) > 2 * want);
     assert_string_equal(tier_of(c, "a", "p1"), "v3");
 
-    assert_non_null(g = tmpfile());
-    assert_int_equal(ebb_cache_rewrite_source(c, file, g), 0);
-    assert_int_equal(ftell(g), (long)want);
-    assert_int_equal(ebb_cache_source_live(c, file), want);
+    assert_int_equal(ebb_cache_seal_source(c, file), 0);   /* f is now closed */
+    assert_string_equal(tier_of(c, "a", "p3"), "v2");
+    assert_int_equal(ebb_cache_move_source(c, file, to, &moved), 0);
+    assert_int_equal(moved, want);
+    assert_int_equal(ftell(g), (long)(before + want));
+    assert_int_equal(live_of(c, file), 0);
+    assert_int_equal(live_of(c, to), before + want);
+    assert_int_equal(P(c, "a", "p1")->src.file, to);
     assert_string_equal(tier_of(c, "a", "p1"), "v3");
     assert_string_equal(tier_of(c, "a", "p3"), "v2");
+    assert_string_equal(tier_of(c, "b", "q1"), "w1");
     /* appends go on after the copy */
-    put_spilled(c, g, file, pod_text("a", "p3", "n1", "db", "v4"));
+    put_spilled(c, g, to, pod_text("a", "p3", "n1", "db", "v4"));
     assert_string_equal(tier_of(c, "a", "p3"), "v4");
     assert_string_equal(tier_of(c, "a", "p1"), "v3");
 
-    /* a file the cache does not have: the given one is closed, nothing moves */
-    assert_int_equal(ebb_cache_rewrite_source(c, (uint16_t)(file + 1), tmpfile()), EBB_EINVAL);
-    assert_string_equal(tier_of(c, "a", "p1"), "v3");
+    /* the moved file is gone: moving it again is refused, its index reused */
+    assert_int_equal(ebb_cache_move_source(c, file, to, NULL), EBB_EINVAL);
+    assert_int_equal(ebb_cache_move_source(c, to, to, NULL), EBB_EINVAL);
+    assert_non_null(h = tmpfile());
+    assert_int_equal(ebb_cache_add_source(c, h, &again), 0);
+    assert_int_equal(again, file);
     ebb_cache_destroy(c);
 }
 
@@ -374,7 +395,7 @@ int main(void)
         cmocka_unit_test(pods_leave_blocks_cleanly),
         cmocka_unit_test(content_version_ignores_hiding),
         cmocka_unit_test(pdbs_by_the_labels_they_select),
-        cmocka_unit_test(rewrite_source_keeps_what_is_read),
+        cmocka_unit_test(move_source_keeps_what_is_read),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

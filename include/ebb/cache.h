@@ -117,20 +117,28 @@ uint64_t ebb_cache_content_version(const struct ebb_cache *c);
 uint64_t ebb_cache_epoch(const struct ebb_cache *c);
 
 /* Source files for pod.object: the cache keeps `f` open (owns it) and
- * returns its index for ebb_src.file. */
+ * returns its index for ebb_src.file (an index a moved file left free, or
+ * a new one). */
 int ebb_cache_add_source(struct ebb_cache *c, FILE *f, uint16_t *index);
 /* Read the JSON bytes of `src` into a malloc'd NUL-terminated buffer. */
 int ebb_cache_read_source(const struct ebb_cache *c, const struct ebb_src *src, char **out,
                           size_t *len);
 
-/* Bytes of `file` that cached objects still point at. */
-uint64_t ebb_cache_source_live(const struct ebb_cache *c, uint16_t file);
-/* Copy what cached objects still read of `file` into `into` (taken: the
- * cache owns it, or closes it on failure), point them at the copy and
- * close the old file. On failure nothing changes. A watch appends every
- * new version of an object to its file: this is how the file stays the
- * size of what is cached. */
-int ebb_cache_rewrite_source(struct ebb_cache *c, uint16_t file, FILE *into);
+/* Bytes of each source file that cached objects still point at, into
+ * live[0..n). */
+void ebb_cache_sources_live(const struct ebb_cache *c, uint64_t *live, size_t n);
+/* Copy what cached objects still read of file `from` to the end of file
+ * `to`, point them at the copy, and close `from` (its index is free for
+ * ebb_cache_add_source). *moved (may be NULL) gets the bytes copied. On
+ * failure nothing points elsewhere and `from` stays; what was appended to
+ * `to` is never read. A watch appends every new version of an object to a
+ * file: moving what is still read out of old files is how they are
+ * reclaimed. */
+int ebb_cache_move_source(struct ebb_cache *c, uint16_t from, uint16_t to, uint64_t *moved);
+
+/* A file no longer written to: flushed and reopened without the buffer
+ * its writes used (reads use pread). */
+int ebb_cache_seal_source(struct ebb_cache *c, uint16_t file);
 
 /* The full object of `src` as a cJSON tree (caller deletes), or NULL. */
 struct cJSON *ebb_cache_read_object(const struct ebb_cache *c, const struct ebb_src *src);

@@ -67,10 +67,11 @@ struct ebb_informer_stats {
 size_t ebb_informers_stats(const struct ebb_informers *inf, struct ebb_informer_stats *out,
                            size_t max);
 
-/* The size of the file that backs pod.object for watched objects, what
- * of it the cache still reads (*live) and how often it was compacted. */
+/* The bytes of the files that back pod.object for watched objects, what
+ * of them the cache still reads (*live) and how many files were reclaimed
+ * (*moves). */
 uint64_t ebb_informers_spill_bytes(const struct ebb_informers *inf, uint64_t *live,
-                                   uint64_t *rewrites);
+                                   uint64_t *moves);
 
 /* Stop every request and free everything; `cb` runs once memory is freed. */
 void ebb_informers_close(struct ebb_informers *inf, void (*cb)(void *ud), void *ud);
