@@ -1,0 +1,89 @@
+-- The spill behind pod.object during a live `ebb run` under churn: every
+-- new version of a pod is appended to it, full files are reclaimed, and
+-- pod.object still reads each pod's newest version.
+local R = require("spec.integration.run_harness")
+local S = R.S
+
+local DEMO = "spec/fixtures/demo-cluster.json"
+
+-- Compares every pod's object with what the cache decoded of it.
+local CHECK = [[
+local ebb = require("ebb")
+return {
+  name = "ObjectCheck",
+  deschedule = function(ctx, nodes)
+    local ok, bad = 0, 0
+    for _, pod in ebb.pods(nodes, { phase = "all" }):iter() do
+      local o = pod.object
+      local m = o and o.metadata or {}
+      local want = pod.labels["ebb.dev/churn"]
+      if m.name == pod.name and m.namespace == pod.namespace and m.uid == pod.uid and
+         (m.labels or {})["ebb.dev/churn"] == want then
+        ok = ok + 1
+      else
+        bad = bad + 1
+      end
+    end
+    ebb.log("info", string.format("object check: %d ok, %d bad", ok, bad))
+  end,
+}
+]]
+
+local POLICY = [[
+apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+profiles:
+- name: default
+  pluginConfig:
+  - name: DefaultEvictor
+  - name: ObjectCheck
+  plugins:
+    deschedule:
+      enabled: [ObjectCheck]
+]]
+
+describe("the pod.object spill under churn", function()
+  local T = R.suite(before_each, after_each)
+  local dir
+
+  after_each(function()
+    if dir then os.execute("rm -rf " .. S.shq(dir)) end
+    dir = nil
+  end)
+
+  it("reclaims full files and keeps reading each pod's newest version", function()
+    dir = S.tmpdir()
+    local f = assert(io.open(dir .. "/objectcheck.lua", "wb"))
+    f:write(CHECK)
+    f:close()
+    -- about 3 KB an event: 40,000 events write over 120 MB, several 32 MB files
+    T.srv = S.start{ snapshot = DEMO, "--churn", "40000", "--churn-total", "40000" }
+    local run = T.start{ policy = POLICY, "--policy-dir", dir, "--interval", "1s", "--dry-run" }
+    assert.is_not_nil(run:wait_log("cycle 1:", 15), run:stderr())
+    assert.is_truthy(S.eventually(function()
+      return T.srv:stderr():match("churn: 40000 pod events made")
+    end, 60), T.srv:stderr())
+    -- the watcher has read them all
+    local m = S.eventually(function()
+      local text = run:metrics()
+      return (R.metric(text, "ebb_watch_events_total", '{resource="pods"}') or 0) >= 40000 and text
+    end, 30)
+    assert.is_truthy(m, run:stderr())
+    local size = R.metric(m, "ebb_cache_spill_bytes")
+    local live = R.metric(m, "ebb_cache_spill_live_bytes")
+    local reclaims = R.metric(m, "ebb_cache_spill_reclaims_total")
+    assert.is_true(reclaims >= 2, "reclaims: " .. tostring(reclaims))
+    assert.is_true(live > 0 and live < 1e6, "live: " .. tostring(live))
+    -- what is left: the file written to (32 MB and an event) and no more
+    assert.is_true(size < 34e6, "spill: " .. tostring(size))
+    -- the next cycle reads every pod's object: all match the cache
+    local seen = #run:stderr()
+    local line = S.eventually(function()
+      return run:stderr():sub(seen + 1):match("object check: (%d+) ok, (%d+) bad")
+    end, 10)
+    local ok, bad = run:stderr():sub(seen + 1):match("object check: (%d+) ok, (%d+) bad")
+    assert.is_truthy(line, run:stderr())
+    assert.equal(0, tonumber(bad))
+    assert.is_true(tonumber(ok) >= 45)
+  end)
+end)
