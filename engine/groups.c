@@ -1179,10 +1179,12 @@ void ebb_dups_destroy(struct ebb_dups *d)
     free(d);
 }
 
+#define STOPPED(stop) ((stop) != NULL && *(stop) != 0)
+
 int ebb_dups_find(struct ebb_pod *const *pods, size_t npods,
                   struct ebb_node *const *nodes, size_t nnodes,
                   const ebb_str *exclude_kinds, size_t nexclude,
-                  struct ebb_dups **out)
+                  const volatile int *stop, struct ebb_dups **out)
 {
     struct dupstate s;
     struct ebb_dups *d = NULL;
@@ -1201,6 +1203,10 @@ int ebb_dups_find(struct ebb_pod *const *pods, size_t npods,
     if ((s.empty = ebb_str_intern("", 0)) == NULL || reserve_fast(&s, npods) != 0)
         goto fail;
     for (size_t i = 0; i < npods; i++) {
+        if ((i & 1023) == 1023 && STOPPED(stop)) {
+            rc = EBB_ELIMIT;
+            goto fail;
+        }
         if ((rc = add_pod_fast(&s, pods[i], exclude_kinds, nexclude)) == FALLBACK)
             break;
         if (rc != 0)
@@ -1211,9 +1217,14 @@ int ebb_dups_find(struct ebb_pod *const *pods, size_t npods,
         memset(&s, 0, sizeof(s));
         ebb__map_init(&s.gidx);
         ebb__map_init(&s.seen);
-        for (size_t i = 0; i < npods; i++)
+        for (size_t i = 0; i < npods; i++) {
+            if ((i & 1023) == 1023 && STOPPED(stop)) {
+                rc = EBB_ELIMIT;
+                goto fail;
+            }
             if ((rc = add_pod_text(&s, pods[i], exclude_kinds, nexclude)) != 0)
                 goto fail;
+        }
     }
     rc = EBB_ENOMEM;
     if ((d = calloc(1, sizeof(*d))) == NULL || (d->priv = pv = calloc(1, sizeof(*pv))) == NULL)
@@ -1243,6 +1254,10 @@ int ebb_dups_find(struct ebb_pod *const *pods, size_t npods,
         struct ebb_dup_group *g;
         if (sg->nnodes == 0)
             continue;
+        if (STOPPED(stop)) {   /* a group's check may visit every node */
+            rc = EBB_ELIMIT;
+            goto fail;
+        }
         g = &d->groups[d->ngroups++];
         g->ns = sg->ns;
         g->kind = sg->kind;
@@ -1417,9 +1432,10 @@ void ebb_anti_index_destroy(struct ebb_anti_index *ix)
 
 int ebb_anti_index_create(struct ebb_cache *cache, struct ebb_pod *const *pods, size_t npods,
                           struct ebb_node *const *nodes, size_t nnodes,
-                          struct ebb_anti_index **out)
+                          const volatile int *stop, struct ebb_anti_index **out)
 {
     struct ebb_anti_index *ix;
+    int rc = EBB_ENOMEM;
     ebb_str last = NULL;
     const struct ebb_node *lastnd = NULL;
 
@@ -1448,6 +1464,10 @@ int ebb_anti_index_create(struct ebb_cache *cache, struct ebb_pod *const *pods, 
         const struct ebb_node *nd;
         struct idv *iv;
         uint32_t id;
+        if ((i & 1023) == 1023 && STOPPED(stop)) {
+            rc = EBB_ELIMIT;
+            goto fail;
+        }
         /* pods come node by node: one lookup per node */
         if (p->node != last) {
             last = p->node;
@@ -1472,7 +1492,7 @@ int ebb_anti_index_create(struct ebb_cache *cache, struct ebb_pod *const *pods, 
     return 0;
 fail:
     ebb_anti_index_destroy(ix);
-    return EBB_ENOMEM;
+    return rc;
 }
 
 /* The members by namespace, for terms without an In requirement. */

@@ -83,6 +83,13 @@ static const ebb_str *exclude_kinds(lua_State *L, int opts, size_t *n)
     return v;
 }
 
+/* What the loops of a long helper poll: the calling plugin's budget. */
+static const volatile int *stop_of(lua_State *L)
+{
+    struct ebb_vm *vm = ebb__vm_of(L);
+    return vm ? &vm->expired : NULL;
+}
+
 static void setstr(lua_State *L, const char *k, const char *v)
 {
     lua_pushstring(L, v ? v : "");
@@ -185,8 +192,9 @@ static int l_duplicates(lua_State *L)
     *guard = NULL;
     luaL_setmetatable(L, DUPS_GUARD_MT);
     lua_toclose(L, -1);
-    if ((rc = ebb_dups_find(pods, npods, nodes, nnodes, ex, nex, guard)) != 0)
-        return luaL_error(L, "ebb.duplicates: %s", ebb_strerror(rc));
+    if ((rc = ebb_dups_find(pods, npods, nodes, nnodes, ex, nex, stop_of(L), guard)) != 0)
+        return rc == EBB_ELIMIT ? luaL_error(L, "time budget exceeded")
+                                : luaL_error(L, "ebb.duplicates: %s", ebb_strerror(rc));
     lua_createtable(L, (int)(*guard)->ngroups, 0);
     for (size_t i = 0; i < (*guard)->ngroups; i++) {
         push_group(L, *guard, i, details);
@@ -234,8 +242,9 @@ static int l_anti_index(lua_State *L)
     u->ix = NULL;
     u->epoch = ebb_cache_epoch(c);
     luaL_setmetatable(L, ANTI_MT);
-    if ((rc = ebb_anti_index_create(c, pods, npods, nodes, nnodes, &u->ix)) != 0)
-        return luaL_error(L, "ebb.anti_affinity_index: %s", ebb_strerror(rc));
+    if ((rc = ebb_anti_index_create(c, pods, npods, nodes, nnodes, stop_of(L), &u->ix)) != 0)
+        return rc == EBB_ELIMIT ? luaL_error(L, "time budget exceeded")
+                                : luaL_error(L, "ebb.anti_affinity_index: %s", ebb_strerror(rc));
     return 1;
 }
 

@@ -577,6 +577,10 @@ int ebb__vm_create(const struct ebb_vm_opts *opts, struct ebb_vm **out)
     if ((vm->L = lua_newstate(vm_alloc, vm)) == NULL)
         goto fail;
     *(struct ebb_vm **)lua_getextraspace(vm->L) = vm;
+    /* A cycle makes a Pod userdata per pod it iterates, nearly all dead by
+     * the next one: the generational collector frees them young, where
+     * the incremental one walks the whole heap to find them. */
+    lua_gc(vm->L, LUA_GCGEN, 0, 0);
     lua_setwarnf(vm->L, warnf, vm);
     lua_pushcfunction(vm->L, open_sandbox);
     if (lua_pcall(vm->L, 0, 0, 0) != LUA_OK)

@@ -148,7 +148,7 @@ static struct ebb_dups *find(struct ebb_node *const *nodes, size_t nnodes, const
     struct ebb_dups *d = NULL;
     ebb_str ex[1] = { exclude ? ebb_str_find(exclude, strlen(exclude)) : NULL };
 
-    assert_int_equal(ebb_dups_find(pods, n, nodes, nnodes, ex, exclude ? 1 : 0, &d), 0);
+    assert_int_equal(ebb_dups_find(pods, n, nodes, nnodes, ex, exclude ? 1 : 0, NULL, &d), 0);
     assert_non_null(d);
     return d;
 }
@@ -441,9 +441,9 @@ static void dups_bad_arguments(void **state)
 {
     struct ebb_dups *d = NULL;
 
-    assert_int_equal(ebb_dups_find(NULL, 1, NULL, 0, NULL, 0, &d), EBB_EINVAL);
-    assert_int_equal(ebb_dups_find(NULL, 0, NULL, 0, NULL, 0, NULL), EBB_EINVAL);
-    assert_int_equal(ebb_dups_find(NULL, 0, NULL, 0, NULL, 0, &d), 0);
+    assert_int_equal(ebb_dups_find(NULL, 1, NULL, 0, NULL, 0, NULL, &d), EBB_EINVAL);
+    assert_int_equal(ebb_dups_find(NULL, 0, NULL, 0, NULL, 0, NULL, NULL), EBB_EINVAL);
+    assert_int_equal(ebb_dups_find(NULL, 0, NULL, 0, NULL, 0, NULL, &d), 0);
     assert_int_equal(d->ngroups, 0);
     ebb_dups_destroy(d);
     ebb_dups_destroy(NULL);
@@ -465,7 +465,7 @@ static struct ebb_anti_index *index_all(void)
 
     nodes = ebb_cache_nodes_sorted(cache, &nn);
     n = list(nodes, nn, pods, 128);
-    assert_int_equal(ebb_anti_index_create(cache, pods, n, nodes, nn, &ix), 0);
+    assert_int_equal(ebb_anti_index_create(cache, pods, n, nodes, nn, NULL, &ix), 0);
     return ix;
 }
 
@@ -568,7 +568,7 @@ static void anti_candidates_and_node_set(void **state)
     {
         struct ebb_node *nodes[] = { N("n1"), N("n2") };
         size_t np = list(nodes, 2, pods, 16);
-        assert_int_equal(ebb_anti_index_create(cache, pods, np, nodes, 2, &ix), 0);
+        assert_int_equal(ebb_anti_index_create(cache, pods, np, nodes, 2, NULL, &ix), 0);
     }
     n = ebb_anti_index_candidates(ix, N("n1")->name, &v);
     assert_int_equal(n, 2);
@@ -587,13 +587,13 @@ static void anti_candidates_and_node_set(void **state)
     {
         struct ebb_node *nodes[] = { N("n2") };
         size_t np = list((struct ebb_node *[]){ N("n1"), N("n2") }, 2, pods, 16);
-        assert_int_equal(ebb_anti_index_create(cache, pods, np, nodes, 1, &ix), 0);
+        assert_int_equal(ebb_anti_index_create(cache, pods, np, nodes, 1, NULL, &ix), 0);
     }
     assert_null(ebb_anti_index_violation(ix, P("shop", "web-a"), NULL));
     assert_int_equal(ebb_anti_index_remove(ix, P("shop", "web-a")), EBB_ENOENT);
     ebb_anti_index_destroy(ix);
     ebb_anti_index_destroy(NULL);
-    assert_int_equal(ebb_anti_index_create(NULL, NULL, 0, NULL, 0, &ix), EBB_EINVAL);
+    assert_int_equal(ebb_anti_index_create(NULL, NULL, 0, NULL, 0, NULL, &ix), EBB_EINVAL);
     done();
 }
 
@@ -669,10 +669,54 @@ static void best_preferred_weight_over_nodes(void **state)
     done();
 }
 
+/* An expired budget (the stop flag a plugin's vm raises) ends the work
+ * with EBB_ELIMIT and nothing to free; cleared, the same call answers. */
+static void dups_and_anti_stop_when_told(void **state)
+{
+    static volatile int stop = 1;
+    struct ebb_pod *pods[256];
+    struct ebb_dups *d = NULL;
+    struct ebb_anti_index *ix = NULL;
+    size_t n;
+    (void)state;
+
+    begin();
+    three_nodes();
+    spread("shop", "web-5d8f", 5, 3, 1, "");
+    end();
+    {
+        struct ebb_node *nodes[] = { N("n1"), N("n2"), N("n3") };
+        n = list(nodes, 3, pods, 256);
+        stop = 1;
+        assert_int_equal(ebb_dups_find(pods, n, nodes, 3, NULL, 0, &stop, &d), EBB_ELIMIT);
+        assert_null(d);
+        stop = 0;
+        assert_int_equal(ebb_dups_find(pods, n, nodes, 3, NULL, 0, &stop, &d), 0);
+        assert_int_equal(d->ngroups, 1);
+        ebb_dups_destroy(d);
+    }
+    /* the index polls every 1024 pods: list them more than once (a pod
+     * listed twice is indexed once) */
+    {
+        struct ebb_node *nodes[] = { N("n1"), N("n2"), N("n3") };
+        struct ebb_pod *many[2048];
+        for (size_t i = 0; i < 2048; i++)
+            many[i] = pods[i % n];
+        stop = 1;
+        assert_int_equal(ebb_anti_index_create(cache, many, 2048, nodes, 3, &stop, &ix), EBB_ELIMIT);
+        assert_null(ix);
+        stop = 0;
+        assert_int_equal(ebb_anti_index_create(cache, many, 2048, nodes, 3, &stop, &ix), 0);
+        ebb_anti_index_destroy(ix);
+    }
+    done();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(dups_uniform_spread),
+        cmocka_unit_test(dups_and_anti_stop_when_told),
         cmocka_unit_test(dups_keys_images_and_owners),
         cmocka_unit_test(dups_feasible_targets),
         cmocka_unit_test(dups_keys_are_text),

@@ -84,12 +84,14 @@ struct ebb_dups {
  *
  * Upstream walks Go maps (owner keys, nodes), so its order is random; here
  * owners come sorted by namespace, kind, name, images and nodes by name.
- * Returns 0 and a result to free with ebb_dups_destroy, EBB_EINVAL or
- * EBB_ENOMEM. */
+ * `stop` (may be NULL) is polled in the loops: non-zero ends the work with
+ * EBB_ELIMIT (a script's expired time budget).
+ * Returns 0 and a result to free with ebb_dups_destroy, EBB_EINVAL,
+ * EBB_ENOMEM or EBB_ELIMIT. */
 int ebb_dups_find(struct ebb_pod *const *pods, size_t npods,
                   struct ebb_node *const *nodes, size_t nnodes,
                   const ebb_str *exclude_kinds, size_t nexclude,
-                  struct ebb_dups **out);
+                  const volatile int *stop, struct ebb_dups **out);
 void ebb_dups_destroy(struct ebb_dups *d);   /* NULL-safe */
 
 /* Fill groups[i].targets (once: the nodes are listed on demand, as a
@@ -103,10 +105,11 @@ struct ebb_anti_index;
 
 /* Index `pods` (borrowed; the pods of `nodes` that the strategy lists) for
  * anti-affinity checks. Pods whose node is not in nodes[] are left out, as
- * upstream skips pods absent from its node map. */
+ * upstream skips pods absent from its node map. `stop` as for
+ * ebb_dups_find. */
 int ebb_anti_index_create(struct ebb_cache *cache, struct ebb_pod *const *pods, size_t npods,
                           struct ebb_node *const *nodes, size_t nnodes,
-                          struct ebb_anti_index **out);
+                          const volatile int *stop, struct ebb_anti_index **out);
 void ebb_anti_index_destroy(struct ebb_anti_index *ix);   /* NULL-safe */
 
 /* The first indexed pod (in listing order) that makes `pod` violate one of
