@@ -107,8 +107,11 @@ demo: deps all
 	./$(B)/ebb simulate --snapshot spec/fixtures/demo-cluster.json \
 	  --policy spec/fixtures/demo-policy.yaml --now 2026-11-22T12:00:00Z
 
-bench: deps all
+bench: deps all $(B)/budget_arm
 	@sh spec/bench/run $(B)
+
+$(B)/budget_arm: spec/bench/budget_arm.c $(B)/libebb.a $(HDRS)
+	$(Q)$(CC) $(ALL_CFLAGS) -O2 -o $@ $< $(B)/libebb.a $(PKG_LIBS)
 
 clean:
 	rm -rf $(B)

@@ -79,13 +79,15 @@ int ebb_simulate(struct ebb_sim_opts *o, struct ebb_engine **out, struct ebb_err
     o->build_ns += mono_ns() - t0;
     if (ebb_engine_cache(e) != NULL) {
         for (int i = 0; i < (o->cycles > 0 ? o->cycles : 1); i++) {
-            uint64_t c0 = mono_ns();
+            uint64_t c0 = mono_ns(), a0 = ebb_budget_arms();
             if ((rc = ebb_engine_run_cycle(e)) != 0) {
                 ebb_error_set(err, rc, NULL, 0, NULL, "cycle %d: %s", i + 1, ebb_strerror(rc));
                 goto fail;
             }
-            if (i < 8)
+            if (i < 8) {
                 o->cycle_ns[i] = mono_ns() - c0;
+                o->cycle_arms[i] = ebb_budget_arms() - a0;
+            }
         }
     }
     *out = e;

@@ -15,11 +15,15 @@ struct strhdr {
 #define HDR(p) ((struct strhdr *)((char *)(p) - offsetof(struct strhdr, s)))
 #define TOMB ((struct strhdr *)1)
 
-/* The table keeps each slot's hash beside it, so that probing reads two
- * arrays and not a string header per slot; it is at most half full
- * (tombstones counted). */
-static struct strhdr **slots;
-static uint32_t *hashes;
+/* Each slot keeps the string's hash beside its pointer, so that a probe
+ * reads one cache line and not a string header per slot; the table is at
+ * most half full (tombstones counted). */
+struct slot {
+    struct strhdr *h;               /* NULL: empty; TOMB: deleted */
+    uint32_t hash;
+};
+
+static struct slot *slots;
 static size_t nslots, nused, nlive, nbytes;   /* nused counts tombstones */
 
 static uint32_t fnv1a(const char *s, size_t len)
@@ -35,36 +39,28 @@ static uint32_t fnv1a(const char *s, size_t len)
 static int grow(void)
 {
     size_t n = nslots ? nslots * 2 : 4096;
-    struct strhdr **ns;
-    uint32_t *nh;
+    struct slot *ns;
 
     /* Rehash at the same size when most used slots are tombstones. */
     if (nslots && nlive * 4 < nslots)
         n = nslots;
     if ((ns = calloc(n, sizeof(*ns))) == NULL)
         return EBB_ENOMEM;
-    if ((nh = malloc(n * sizeof(*nh))) == NULL) {
-        free(ns);
-        return EBB_ENOMEM;
-    }
     for (size_t i = 0; i < nslots; i++) {
-        struct strhdr *h = slots[i];
+        struct strhdr *h = slots[i].h;
         if (h == NULL || h == TOMB)
             continue;
         size_t j = h->hash & (n - 1);
-        while (ns[j] != NULL)
+        while (ns[j].h != NULL)
             j = (j + 1) & (n - 1);
-        ns[j] = h;
-        nh[j] = h->hash;
+        ns[j] = (struct slot){ h, h->hash };
     }
     free(slots);
-    free(hashes);
-    nbytes -= nslots * (sizeof(*slots) + sizeof(*hashes));
+    nbytes -= nslots * sizeof(*slots);
     slots = ns;
-    hashes = nh;
     nslots = n;
     nused = nlive;
-    nbytes += n * (sizeof(*slots) + sizeof(*hashes));
+    nbytes += n * sizeof(*slots);
     return 0;
 }
 
@@ -77,7 +73,7 @@ static struct strhdr *lookup(const char *s, size_t len, uint32_t hash, size_t *f
         return NULL;
     }
     for (;;) {
-        struct strhdr *h = slots[i];
+        struct strhdr *h = slots[i].h;
         if (h == NULL) {
             *free_slot = tomb != (size_t)-1 ? tomb : i;
             return NULL;
@@ -85,7 +81,7 @@ static struct strhdr *lookup(const char *s, size_t len, uint32_t hash, size_t *f
         if (h == TOMB) {
             if (tomb == (size_t)-1)
                 tomb = i;
-        } else if (hashes[i] == hash && h->len == len && memcmp(h->s, s, len) == 0) {
+        } else if (slots[i].hash == hash && h->len == len && memcmp(h->s, s, len) == 0) {
             return h;
         }
         i = (i + 1) & mask;
@@ -114,10 +110,9 @@ ebb_str ebb_str_intern(const char *s, size_t len)
     h->len = (uint32_t)len;
     memcpy(h->s, s, len);
     h->s[len] = '\0';
-    if (slots[at] == NULL)
+    if (slots[at].h == NULL)
         nused++;
-    slots[at] = h;
-    hashes[at] = hash;
+    slots[at] = (struct slot){ h, hash };
     nlive++;
     nbytes += sizeof(*h) + len + 1;
     return h->s;
@@ -156,11 +151,11 @@ void ebb_str_release(ebb_str s)
     h = HDR(s);
     if (--h->refs > 0)
         return;
-    for (i = h->hash & (nslots - 1); slots[i] != h; i = (i + 1) & (nslots - 1))
+    for (i = h->hash & (nslots - 1); slots[i].h != h; i = (i + 1) & (nslots - 1))
         ;
     /* A slot followed by an empty one can be emptied outright. */
-    slots[i] = slots[(i + 1) & (nslots - 1)] == NULL ? NULL : TOMB;
-    if (slots[i] == NULL)
+    slots[i].h = slots[(i + 1) & (nslots - 1)].h == NULL ? NULL : TOMB;
+    if (slots[i].h == NULL)
         nused--;
     nlive--;
     nbytes -= sizeof(*h) + h->len + 1;

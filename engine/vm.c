@@ -48,6 +48,17 @@ static uint64_t mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* The clock arming reads: a deadline of seconds needs no better than the
+ * kernel tick, and the coarse clock costs a few ns where the precise one
+ * costs tens (it lags the precise one by under a tick, so a budget ends at
+ * most a tick early; the watchdog compares with the precise clock). */
+static uint64_t coarse_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static void budget_hook(lua_State *L, lua_Debug *ar)
 {
     struct ebb_vm *vm = ebb__vm_of(L);
@@ -114,7 +125,7 @@ static int wd_start(void)
     return 0;
 }
 
-static uint64_t wd_arms;   /* calls armed, for --stats (loop thread only) */
+static uint64_t wd_arms;   /* calls into Lua, for --stats (loop thread only) */
 
 uint64_t ebb_budget_arms(void)
 {
@@ -125,12 +136,11 @@ static int wd_arm(struct ebb_vm *vm, lua_State *L)
 {
     int rc = 0;
 
-    wd_arms++;
     pthread_mutex_lock(&wd_mu);
     if (wd_n == WD_MAX) {
         rc = EBB_ELIMIT;
     } else {
-        uint64_t deadline = mono_ns() + vm->budget_ns;
+        uint64_t deadline = coarse_ns() + vm->budget_ns;
         wd_stack[wd_n++] = (struct wd_entry){ vm, L, deadline, false };
         /* Waking the watchdog is the expensive part of arming (two context
          * switches): only when it would sleep past this deadline. Calls one
@@ -680,6 +690,7 @@ static int run_co(struct ebb_vm *vm, lua_State *co, int nargs, int nres, bool al
 
     if (vm->depth == 0)
         vm->expired = 0;
+    wd_arms++;   /* calls into Lua (each arms a budget, unless off) */
     if (vm->budget_ns != UINT64_MAX && (rc = wd_arm(vm, co)) != 0)
         return ebb_error_set(err, rc, NULL, 0, NULL, "calls nested too deeply");
     vm->depth++;

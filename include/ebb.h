@@ -45,7 +45,8 @@ struct ebb_engine_opts {
  * pluginConfig[].limits.quarantineAfter. */
 #define EBB_QUARANTINE_AFTER 3
 #define EBB_BUDGET_OFF UINT64_MAX
-/* Calls into Lua that armed a time budget so far (benchmarks). */
+/* Calls into Lua so far, each of which arms a time budget unless budgets
+ * are off (benchmarks). */
 uint64_t ebb_budget_arms(void);
 #define EBB_QUARANTINE_MAX_CYCLES 32
 

@@ -24,6 +24,7 @@ struct ebb_sim_opts {
     /* out: measurements for --stats and the benchmarks */
     uint64_t rss_after_load;       /* bytes resident once the snapshot is cached */
     uint64_t cycle_ns[8];          /* duration of the first cycles */
+    uint64_t cycle_arms[8];        /* calls into Lua in them (each arms a budget) */
     uint64_t build_ns;             /* plugins registered and the policy bound
                                       (what a reload costs), the snapshot aside */
 };
