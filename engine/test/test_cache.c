@@ -9,29 +9,14 @@
 #include "ebb/cache.h"
 #include "ebb/snapshot.h"
 
-static char cluster[65536];
-static size_t cluster_len;
-
-static void add(const char *fmt, ...)
-{
-    va_list ap;
-    if (cluster_len > 0 && cluster[cluster_len - 1] != '[')
-        cluster[cluster_len++] = ',';
-    va_start(ap, fmt);
-    cluster_len += (size_t)vsnprintf(cluster + cluster_len, sizeof(cluster) - cluster_len, fmt, ap);
-    va_end(ap);
-    assert_true(cluster_len < sizeof(cluster));
-}
-
 static void begin(void)
 {
-    cluster_len = (size_t)snprintf(cluster, sizeof(cluster),
-                                   "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[");
+    fx_begin();
 }
 
 static void node(const char *name)
 {
-    add("{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\",\"uid\":\"u-%s\"},"
+    fx_add("{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\",\"uid\":\"u-%s\"},"
         "\"status\":{\"allocatable\":{\"cpu\":\"4\",\"memory\":\"16Gi\",\"pods\":\"110\"}}}",
         name, name);
 }
@@ -64,26 +49,19 @@ static const char *pod_text(const char *ns, const char *name, const char *node_n
 static void pod(const char *ns, const char *name, const char *node_name, const char *app,
                 const char *tier)
 {
-    add("%s", pod_text(ns, name, node_name, app, tier));
+    fx_add("%s", pod_text(ns, name, node_name, app, tier));
 }
 
 static void pdb(const char *ns, const char *name, const char *selector)
 {
-    add("{\"apiVersion\":\"policy/v1\",\"kind\":\"PodDisruptionBudget\",\"metadata\":{\"name\":\"%s\","
+    fx_add("{\"apiVersion\":\"policy/v1\",\"kind\":\"PodDisruptionBudget\",\"metadata\":{\"name\":\"%s\","
         "\"namespace\":\"%s\"},\"spec\":{\"minAvailable\":1%s%s},\"status\":{\"disruptionsAllowed\":1}}",
         name, ns, selector ? ",\"selector\":" : "", selector ? selector : "");
 }
 
 static struct ebb_cache *load(void)
 {
-    struct ebb_cache *c = NULL;
-    struct ebb_error err = { 0 };
-
-    cluster_len += (size_t)snprintf(cluster + cluster_len, sizeof(cluster) - cluster_len, "]}");
-    assert_int_equal(ebb_cache_create(&c), 0);
-    if (ebb_snapshot_load_buf(c, cluster, cluster_len, "test.json", NULL, &err) != 0)
-        fail_msg("snapshot: %s: %s", err.field, err.msg);
-    return c;
+    return fx_load();
 }
 
 static int put_text(struct ebb_cache *c, const char *text)
@@ -129,7 +107,7 @@ static void compact_orders_by_node_and_keeps_indexes(void **state)
     pod("a", "p1", "n2", "web", "front");
     pod("b", "p1", "n1", "db", "back");
     pod("a", "p2", "n1", "web", "front");
-    add("%s", pod_text("a", "p3", "gone-node", "db", "back"));   /* no such node: last */
+    fx_add("%s", pod_text("a", "p3", "gone-node", "db", "back"));   /* no such node: last */
     c = load();
     assert_int_equal(ebb_cache_pod_slots(c), 5);
     for (uint32_t i = 0; i < 5; i++) {

@@ -13,22 +13,9 @@
 
 #define NOW "2026-11-22T12:00:00Z"
 
-static char cluster[16384];
-static size_t cluster_len;
-
-static void add(const char *fmt, ...)
-{
-    va_list ap;
-    if (cluster_len > 0 && cluster[cluster_len - 1] != '[')
-        cluster[cluster_len++] = ',';
-    va_start(ap, fmt);
-    cluster_len += (size_t)vsnprintf(cluster + cluster_len, sizeof(cluster) - cluster_len, fmt, ap);
-    va_end(ap);
-}
-
 static void pod(const char *name)
 {
-    add("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"shop\","
+    fx_add("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"shop\","
         "\"uid\":\"u-%s\",\"creationTimestamp\":\"2026-11-01T00:00:00Z\",\"labels\":{\"app\":\"web\"},"
         "\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"name\":\"web-rs\","
         "\"uid\":\"rs-web\",\"controller\":true}]},\"spec\":{\"nodeName\":\"n1\",\"containers\":"
@@ -101,15 +88,13 @@ static void run(const char *evictor_args)
     struct ebb_error err = { 0 };
     int64_t now;
 
-    cluster_len = (size_t)snprintf(cluster, sizeof(cluster),
-                                   "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[");
-    add("{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"n1\"},\"status\":"
+    fx_begin();
+    fx_add("{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"n1\"},\"status\":"
         "{\"allocatable\":{\"cpu\":\"4\",\"memory\":\"16Gi\",\"pods\":\"110\"}}}");
-    add("{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"n2\"},\"status\":"
+    fx_add("{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"n2\"},\"status\":"
         "{\"allocatable\":{\"cpu\":\"4\",\"memory\":\"16Gi\",\"pods\":\"110\"}}}");
     pod("w1");
     pod("w2");
-    cluster_len += (size_t)snprintf(cluster + cluster_len, sizeof(cluster) - cluster_len, "]}");
     snprintf(policy, sizeof(policy),
              "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\nprofiles:\n- name: p\n"
              "  pluginConfig:\n  - name: DefaultEvictor\n    args: %s\n  - name: Ask\n"
@@ -119,9 +104,7 @@ static void run(const char *evictor_args)
     assert_int_equal(ebb_engine_create(&eo, &e, &err), 0);
     assert_int_equal(ebb_engine_load_builtins(e, &err), 0);
     assert_int_equal(ebb_engine_register_native(e, &ask_plugin, &err), 0);
-    assert_int_equal(ebb_cache_create(&c), 0);
-    if (ebb_snapshot_load_buf(c, cluster, cluster_len, "test.json", NULL, &err) != 0)
-        fail_msg("snapshot: %s: %s", err.field, err.msg);
+    c = fx_load();
     ebb_engine_set_cache(e, c);
     if (ebb_policy_parse(policy, strlen(policy), "policy.yaml", &pol, &err) != 0)
         fail_msg("policy: %d %s: %s", err.line, err.field, err.msg);

@@ -12,22 +12,9 @@
 
 /* ---- a tiny cluster ------------------------------------------------------ */
 
-static char cluster[65536];
-static size_t cluster_len;
-
-static void add(const char *fmt, ...)
-{
-    va_list ap;
-    if (cluster_len > 0 && cluster[cluster_len - 1] != '[')
-        cluster[cluster_len++] = ',';
-    va_start(ap, fmt);
-    cluster_len += (size_t)vsnprintf(cluster + cluster_len, sizeof(cluster) - cluster_len, fmt, ap);
-    va_end(ap);
-}
-
 static void node(const char *name)
 {
-    add("{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\",\"uid\":\"uid-%s\","
+    fx_add("{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\",\"uid\":\"uid-%s\","
         "\"labels\":{\"kubernetes.io/hostname\":\"%s\"}},\"status\":{\"allocatable\":{\"cpu\":\"4\","
         "\"memory\":\"16Gi\",\"pods\":\"110\"},\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}",
         name, name, name);
@@ -37,7 +24,7 @@ static void node(const char *name)
 static void pod(const char *ns, const char *name, const char *node_name, const char *app,
                 const char *phase, bool ready)
 {
-    add("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\","
+    fx_add("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\","
         "\"uid\":\"uid-%s-%s\",\"creationTimestamp\":\"2026-11-01T00:00:00Z\","
         "\"labels\":{\"app\":\"%s\"},\"ownerReferences\":[{\"apiVersion\":\"apps/v1\","
         "\"kind\":\"ReplicaSet\",\"name\":\"%s-5d8f\",\"uid\":\"rs-%s\",\"controller\":true}]},"
@@ -50,7 +37,7 @@ static void pod(const char *ns, const char *name, const char *node_name, const c
 static void pdb(const char *ns, const char *name, const char *selector_json, int allowed,
                 int healthy, int desired, int generation, int observed)
 {
-    add("{\"apiVersion\":\"policy/v1\",\"kind\":\"PodDisruptionBudget\",\"metadata\":{\"name\":\"%s\","
+    fx_add("{\"apiVersion\":\"policy/v1\",\"kind\":\"PodDisruptionBudget\",\"metadata\":{\"name\":\"%s\","
         "\"namespace\":\"%s\",\"generation\":%d},\"spec\":{\"minAvailable\":1%s%s},"
         "\"status\":{\"disruptionsAllowed\":%d,\"currentHealthy\":%d,\"desiredHealthy\":%d,"
         "\"expectedPods\":%d,\"observedGeneration\":%d}}",
@@ -60,12 +47,12 @@ static void pdb(const char *ns, const char *name, const char *selector_json, int
 
 static void begin(void)
 {
-    cluster_len = (size_t)snprintf(cluster, sizeof(cluster), "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[");
+    fx_begin();
 }
 
-static void end(void)
+static struct ebb_cache *end(void)
 {
-    cluster_len += (size_t)snprintf(cluster + cluster_len, sizeof(cluster) - cluster_len, "]}");
+    return fx_load();
 }
 
 /* ---- a plugin that evicts what it is told -------------------------------- */
@@ -122,10 +109,7 @@ static struct ebb_engine *run(const char *policy_top, int cycles)
     assert_int_equal(ebb_engine_create(&eo, &e, &err), 0);
     assert_int_equal(ebb_engine_load_builtins(e, &err), 0);
     assert_int_equal(ebb_engine_register_native(e, &evictor_test_plugin, &err), 0);
-    assert_int_equal(ebb_cache_create(&c), 0);
-    end();
-    if (ebb_snapshot_load_buf(c, cluster, cluster_len, "test.json", NULL, &err) != 0)
-        fail_msg("snapshot: %s: %s", err.field, err.msg);
+    c = end();
     ebb_engine_set_cache(e, c);
     if (ebb_policy_parse(policy, strlen(policy), "policy.yaml", &pol, &err) != 0)
         fail_msg("policy: %d %s: %s", err.line, err.field, err.msg);
@@ -332,7 +316,7 @@ static void protected_pods_are_filtered(void **state)
 
     three_nodes();
     pod("shop", "w1", "node-a", "web", "Running", true);
-    add("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"bare\",\"namespace\":\"shop\","
+    fx_add("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"bare\",\"namespace\":\"shop\","
         "\"uid\":\"u-bare\",\"creationTimestamp\":\"2026-11-01T00:00:00Z\"},\"spec\":{\"nodeName\":\"node-a\","
         "\"containers\":[{\"name\":\"c\",\"image\":\"busybox\"}]},\"status\":{\"phase\":\"Running\"}}");
     ntargets = 2;

@@ -8,34 +8,16 @@
 
 /* ---- a tiny cluster ------------------------------------------------------ */
 
-static char cluster[131072];
-static size_t cluster_len;
 static struct ebb_cache *cache;
-
-static void add(const char *fmt, ...)
-{
-    va_list ap;
-    if (cluster_len > 0 && cluster[cluster_len - 1] != '[')
-        cluster[cluster_len++] = ',';
-    va_start(ap, fmt);
-    cluster_len += (size_t)vsnprintf(cluster + cluster_len, sizeof(cluster) - cluster_len, fmt, ap);
-    va_end(ap);
-    assert_true(cluster_len < sizeof(cluster));
-}
 
 static void begin(void)
 {
-    cluster_len = (size_t)snprintf(cluster, sizeof(cluster), "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[");
+    fx_begin();
 }
 
 static void end(void)
 {
-    struct ebb_error err = { 0 };
-
-    cluster_len += (size_t)snprintf(cluster + cluster_len, sizeof(cluster) - cluster_len, "]}");
-    assert_int_equal(ebb_cache_create(&cache), 0);
-    if (ebb_snapshot_load_buf(cache, cluster, cluster_len, "test.json", NULL, &err) != 0)
-        fail_msg("snapshot: %s: %s", err.field, err.msg);
+    cache = fx_load();
 }
 
 static void done(void)
@@ -48,7 +30,7 @@ static void done(void)
  * spec: JSON members for spec (may be ""). */
 static void node(const char *name, const char *labels, const char *spec)
 {
-    add("{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\",\"uid\":\"uid-%s\","
+    fx_add("{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\",\"uid\":\"uid-%s\","
         "\"labels\":{\"kubernetes.io/hostname\":\"%s\"%s%s}},\"spec\":{%s},\"status\":{\"allocatable\":"
         "{\"cpu\":\"4\",\"memory\":\"16Gi\",\"pods\":\"110\"},\"conditions\":[{\"type\":\"Ready\","
         "\"status\":\"True\"}]}}",
@@ -75,7 +57,7 @@ static void pod(const char *ns, const char *name, const char *node_name, const c
         i++;
         s += n + (e ? 1 : 0);
     }
-    add("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\","
+    fx_add("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\","
         "\"uid\":\"uid-%s-%s\",\"creationTimestamp\":\"2026-11-01T00:00:00Z\",\"labels\":{%s}%s%s},"
         "\"spec\":{\"nodeName\":\"%s\",\"containers\":[%s]%s%s},\"status\":{\"phase\":\"Running\"}}",
         name, ns, ns, name, labels, owners ? ",\"ownerReferences\":" : "", owners ? owners : "",

@@ -19,29 +19,16 @@ static int64_t now;
 
 /* ---- a tiny cluster -------------------------------------------------------- */
 
-static char doc[1 << 16];
-static size_t doc_len;
-
-static void add(const char *fmt, ...)
-{
-    va_list ap;
-    if (doc_len > 0 && doc[doc_len - 1] != '[')
-        doc[doc_len++] = ',';
-    va_start(ap, fmt);
-    doc_len += (size_t)vsnprintf(doc + doc_len, sizeof(doc) - doc_len, fmt, ap);
-    va_end(ap);
-}
-
 static void begin(void)
 {
-    doc_len = (size_t)snprintf(doc, sizeof(doc), "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[");
+    fx_begin();
 }
 
 /* `extra_meta`: ,"annotations":{...} and the like; `extra_spec`: ,"taints":[...] */
 static void node(const char *name, const char *cpu, const char *mem, const char *labels,
                  const char *extra_meta, const char *extra_spec)
 {
-    add("{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\",\"uid\":\"u-%s\","
+    fx_add("{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\",\"uid\":\"u-%s\","
         "\"labels\":{\"kubernetes.io/hostname\":\"%s\"%s%s}%s},\"spec\":{\"podCIDR\":\"10.0.0.0/24\"%s},"
         "\"status\":{\"allocatable\":{\"cpu\":\"%s\",\"memory\":\"%s\",\"pods\":\"110\"},"
         "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}",
@@ -54,7 +41,7 @@ static void node(const char *name, const char *cpu, const char *mem, const char 
 static void pod(const char *ns, const char *name, const char *node_name, const char *resources,
                 const char *meta, const char *spec, const char *created)
 {
-    add("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\","
+    fx_add("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\","
         "\"uid\":\"u-%s-%s\",\"creationTimestamp\":\"%s\",\"ownerReferences\":[{\"apiVersion\":\"apps/v1\","
         "\"kind\":\"ReplicaSet\",\"name\":\"rs-%s\",\"uid\":\"rs-%s\",\"controller\":true}]%s},"
         "\"spec\":{\"nodeName\":\"%s\",\"containers\":[{\"name\":\"main\",\"image\":\"img\","
@@ -73,7 +60,7 @@ static void node_metric(const char *name, const char *update, const char *system
     char nm[256] = "";
     if (system)
         snprintf(nm, sizeof(nm), ",\"nodeMetric\":{\"systemUsage\":{\"resources\":{%s}}}", system);
-    add("{\"apiVersion\":\"slo.koordinator.sh/v1alpha1\",\"kind\":\"NodeMetric\",\"metadata\":"
+    fx_add("{\"apiVersion\":\"slo.koordinator.sh/v1alpha1\",\"kind\":\"NodeMetric\",\"metadata\":"
         "{\"name\":\"%s\"},\"status\":{%s%s%s\"podsMetric\":[%s]%s}}",
         name, update ? "\"updateTime\":\"" : "", update ? update : "", update ? "\"," : "",
         pods ? pods : "", nm);
@@ -88,14 +75,7 @@ static char *pm(char *buf, size_t len, const char *ns, const char *name, const c
 
 static struct ebb_cache *load(void)
 {
-    struct ebb_cache *c = NULL;
-    struct ebb_error err = { 0 };
-
-    doc_len += (size_t)snprintf(doc + doc_len, sizeof(doc) - doc_len, "]}");
-    assert_int_equal(ebb_cache_create(&c), 0);
-    if (ebb_snapshot_load_buf(c, doc, doc_len, "test", NULL, &err) != 0)
-        fail_msg("%s (%s)", err.msg, err.field);
-    return c;
+    return fx_load();
 }
 
 static struct ebb_node *N(struct ebb_cache *c, const char *name)
@@ -277,13 +257,13 @@ static void raw_allocatable_and_metrics_server(void **state)
     pod("a", "p2", "ms", NULL, NULL, NULL, NULL);
     node_metric("norm", "2026-11-22T11:59:00Z", "\"cpu\":\"1\"", NULL);
     node_metric("bad", "2026-11-22T11:59:00Z", "\"cpu\":\"1\"", NULL);
-    add("{\"apiVersion\":\"metrics.k8s.io/v1beta1\",\"kind\":\"NodeMetrics\",\"metadata\":{\"name\":\"ms\"},"
+    fx_add("{\"apiVersion\":\"metrics.k8s.io/v1beta1\",\"kind\":\"NodeMetrics\",\"metadata\":{\"name\":\"ms\"},"
         "\"timestamp\":\"2026-11-22T11:59:30Z\",\"window\":\"20s\",\"usage\":{\"cpu\":\"3\",\"memory\":\"4Gi\"}}");
-    add("{\"apiVersion\":\"metrics.k8s.io/v1beta1\",\"kind\":\"PodMetrics\",\"metadata\":{\"name\":\"p1\","
+    fx_add("{\"apiVersion\":\"metrics.k8s.io/v1beta1\",\"kind\":\"PodMetrics\",\"metadata\":{\"name\":\"p1\","
         "\"namespace\":\"a\"},\"timestamp\":\"2026-11-22T11:59:30Z\",\"window\":\"20s\",\"containers\":["
         "{\"name\":\"main\",\"usage\":{\"cpu\":\"700m\",\"memory\":\"1Gi\"}},"
         "{\"name\":\"side\",\"usage\":{\"cpu\":\"100m\",\"memory\":\"0\"}}]}");
-    add("{\"apiVersion\":\"metrics.k8s.io/v1beta1\",\"kind\":\"PodMetrics\",\"metadata\":{\"name\":\"p2\","
+    fx_add("{\"apiVersion\":\"metrics.k8s.io/v1beta1\",\"kind\":\"PodMetrics\",\"metadata\":{\"name\":\"p2\","
         "\"namespace\":\"a\"},\"timestamp\":\"2026-11-22T11:59:30Z\",\"window\":\"20s\",\"containers\":["
         "{\"name\":\"main\",\"usage\":{\"cpu\":\"400m\",\"memory\":\"1Gi\"}}]}");
     c = load();

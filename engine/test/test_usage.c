@@ -12,24 +12,12 @@
 
 /* ---- a tiny cluster ------------------------------------------------------ */
 
-static char cluster[65536];
-static size_t cluster_len;
-
-static void add(const char *fmt, ...)
-{
-    va_list ap;
-    if (cluster_len > 0 && cluster[cluster_len - 1] != '[')
-        cluster[cluster_len++] = ',';
-    va_start(ap, fmt);
-    cluster_len += (size_t)vsnprintf(cluster + cluster_len, sizeof(cluster) - cluster_len, fmt, ap);
-    va_end(ap);
-}
 
 /* extra: more allocatable entries (",\"nvidia.com/gpu\":\"4\""); spec: more
  * spec members (",\"unschedulable\":true"). */
 static void node(const char *name, const char *cpu, const char *extra, const char *spec)
 {
-    add("{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\",\"uid\":\"uid-%s\"},"
+    fx_add("{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\",\"uid\":\"uid-%s\"},"
         "\"spec\":{\"providerID\":\"aws:///%s\"%s},\"status\":{\"allocatable\":{\"cpu\":\"%s\","
         "\"memory\":\"16Gi\",\"pods\":\"10\"%s},\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}",
         name, name, name, spec ? spec : "", cpu, extra ? extra : "");
@@ -39,7 +27,7 @@ static void node(const char *name, const char *cpu, const char *extra, const cha
 static void pod(const char *name, const char *node_name, const char *requests, const char *phase,
                 const char *spec)
 {
-    add("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"shop\","
+    fx_add("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"shop\","
         "\"uid\":\"uid-%s\",\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\","
         "\"name\":\"rs\",\"uid\":\"rs\",\"controller\":true}]},\"spec\":{\"nodeName\":\"%s\","
         "\"containers\":[{\"name\":\"app\",\"image\":\"app:1\",\"resources\":{\"requests\":{%s}}}]%s},"
@@ -49,32 +37,25 @@ static void pod(const char *name, const char *node_name, const char *requests, c
 
 static void node_metrics(const char *name, const char *usage)
 {
-    add("{\"apiVersion\":\"metrics.k8s.io/v1beta1\",\"kind\":\"NodeMetrics\",\"metadata\":{\"name\":\"%s\"},"
+    fx_add("{\"apiVersion\":\"metrics.k8s.io/v1beta1\",\"kind\":\"NodeMetrics\",\"metadata\":{\"name\":\"%s\"},"
         "\"timestamp\":\"2026-11-22T11:59:50Z\",\"window\":\"20s\",\"usage\":{%s}}", name, usage);
 }
 
 static void pod_metrics(const char *name, const char *usage)
 {
-    add("{\"apiVersion\":\"metrics.k8s.io/v1beta1\",\"kind\":\"PodMetrics\",\"metadata\":{\"name\":\"%s\","
+    fx_add("{\"apiVersion\":\"metrics.k8s.io/v1beta1\",\"kind\":\"PodMetrics\",\"metadata\":{\"name\":\"%s\","
         "\"namespace\":\"shop\"},\"timestamp\":\"2026-11-22T11:59:50Z\",\"window\":\"20s\","
         "\"containers\":[{\"name\":\"app\",\"usage\":{%s}}]}", name, usage);
 }
 
 static void begin(void)
 {
-    cluster_len = (size_t)snprintf(cluster, sizeof(cluster), "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[");
+    fx_begin();
 }
 
 static struct ebb_cache *load(void)
 {
-    struct ebb_cache *c = NULL;
-    struct ebb_error err = { 0 };
-
-    cluster_len += (size_t)snprintf(cluster + cluster_len, sizeof(cluster) - cluster_len, "]}");
-    assert_int_equal(ebb_cache_create(&c), 0);
-    if (ebb_snapshot_load_buf(c, cluster, cluster_len, "test.json", NULL, &err) != 0)
-        fail_msg("snapshot: %s: %s", err.field, err.msg);
-    return c;
+    return fx_load();
 }
 
 static struct ebb_node *N(struct ebb_cache *c, const char *name)
