@@ -48,15 +48,18 @@ static uint64_t mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* The clock arming reads: a deadline of seconds needs no better than the
- * kernel tick, and the coarse clock costs a few ns where the precise one
- * costs tens (it lags the precise one by under a tick, so a budget ends at
- * most a tick early; the watchdog compares with the precise clock). */
+/* The clock arming reads: a deadline needs no better than the kernel
+ * tick, and the coarse clock costs a few ns where the precise one costs
+ * tens. It lags the precise one by up to its resolution, which is added:
+ * a budget never ends early, and at most a tick late (the watchdog
+ * compares with the precise clock). */
+static uint64_t coarse_res_ns;
+
 static uint64_t coarse_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + coarse_res_ns;
 }
 
 static void budget_hook(lua_State *L, lua_Debug *ar)
@@ -114,6 +117,13 @@ static int wd_start(void)
 
     if (wd_started)
         return 0;
+    {
+        struct timespec r;
+        if (clock_getres(CLOCK_MONOTONIC_COARSE, &r) == 0)
+            coarse_res_ns = (uint64_t)r.tv_sec * 1000000000u + (uint64_t)r.tv_nsec;
+        else
+            coarse_res_ns = 10000000;   /* no resolution said: assume the slowest tick */
+    }
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&wd_cv, &ca);
