@@ -47,6 +47,7 @@ struct informer {
 };
 
 #define SPILL_SEGMENT ((uint64_t)32 << 20)   /* see spill_tend */
+#define SPILL_SLACK (2 * SPILL_SEGMENT)
 
 static FILE *spill_file(void);
 
@@ -353,11 +354,12 @@ static void first_sync(struct ebb_informers *s)
 /* Every new version of a pod or node is appended to the spill, so under
  * churn it would grow without end. It is a chain of files (segments) of
  * about SPILL_SEGMENT bytes: when the one written to is full, a new one
- * starts, and every older segment that is more than half garbage has what
- * the cache still reads of it copied to the new one and is closed (its
- * disk space goes with it). The spill so stays under about twice the live
- * bytes plus a segment, and no copy moves more than half a segment: the
- * loop is never held for long. */
+ * starts, and while the older ones hold more than twice their live bytes
+ * plus SPILL_SLACK, the one with the fewest live bytes has them copied to
+ * the new one and is closed (its disk space goes with it). The spill so
+ * stays under about twice the live bytes plus SPILL_SLACK and a segment,
+ * and no copy moves more than half a segment (the segment chosen is no
+ * more live than the average, under half): the loop is never held long. */
 static FILE *spill_file(void)
 {
     FILE *f = tmpfile();
@@ -407,21 +409,29 @@ static void spill_tend(struct ebb_informers *s)
     if ((live = malloc(((size_t)top + 1) * sizeof(*live))) == NULL)
         return;
     ebb_cache_sources_live(s->cache, live, (size_t)top + 1);
-    for (k = 0; k < s->nsegs;) {
-        struct segment *g = &s->segs[k];
-        uint64_t moved = 0;
-        if (live[g->src] * 2 >= g->size) {
-            k++;
-            continue;
+    /* Over the bound, the segment with the fewest live bytes goes first:
+     * most churn rewrites the same pods, so older segments empty on their
+     * own and reclaiming them copies little or nothing. */
+    for (;;) {
+        uint64_t total = 0, total_live = 0, moved = 0;
+        size_t best = SIZE_MAX;
+        for (k = 0; k < s->nsegs; k++) {
+            total += s->segs[k].size;
+            total_live += live[s->segs[k].src];
+            if (best == SIZE_MAX || live[s->segs[k].src] < live[s->segs[best].src])
+                best = k;
         }
-        if ((rc = ebb_cache_move_source(s->cache, g->src, s->spill_src, &moved)) != 0) {
+        if (best == SIZE_MAX || total <= 2 * total_live + SPILL_SLACK)
+            break;
+        if ((rc = ebb_cache_move_source(s->cache, s->segs[best].src, s->spill_src, &moved)) != 0) {
             ebb_log(EBB_LOG_WARN, "watch: reclaiming a spill file: %s; it stays", ebb_strerror(rc));
-            k++;
-            continue;
+            break;
         }
+        live[s->spill_src] += moved;
+        live[s->segs[best].src] = 0;
         s->spill_moves++;
         s->spill_moved += moved;
-        *g = s->segs[--s->nsegs];
+        s->segs[best] = s->segs[--s->nsegs];
     }
     free(live);
 }

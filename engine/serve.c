@@ -1596,7 +1596,7 @@ static void reply_watch_too_large(struct ebb_http_req *r, uint64_t want, uint64_
  * pods watcher has more than CHURN_LAG bytes it has not read: the rate is a
  * ceiling, the watchers' reading the pace. */
 #define CHURN_TICK_MS 10
-#define CHURN_LAG (1u << 20)
+#define CHURN_LAG (8u << 20)   /* more than a tick's worth read at 20,000+ events/s: the watcher never waits for a tick */
 #define CHURN_MAX_PER_TICK 4000
 #define CHURN_POOL 4096
 
