@@ -1214,6 +1214,7 @@ int ebb_cache_move_source(struct ebb_cache *c, uint16_t from, uint16_t to, uint6
     char *buf = NULL;
     size_t n, cap = 0, i;
     FILE *old, *into;
+    long at;
     int rc = EBB_ENOMEM;
 
     if (c == NULL || from == to || from >= c->nsources || to >= c->nsources ||
@@ -1225,9 +1226,13 @@ int ebb_cache_move_source(struct ebb_cache *c, uint16_t from, uint16_t to, uint6
         goto fail;
     srcs_of(c, from, v);
     qsort(v, n, sizeof(*v), by_off);   /* read the old file front to back */
+    /* where the copy starts; ftell once (it flushes the write buffer) */
+    if ((at = ftell(into)) < 0) {
+        rc = EBB_EIO;
+        goto fail;
+    }
     for (i = 0; i < n; i++) {
         size_t got = 0;
-        long at;
         if (v[i]->len > cap) {
             char *b = realloc(buf, v[i]->len);
             if (b == NULL)
@@ -1243,11 +1248,11 @@ int ebb_cache_move_source(struct ebb_cache *c, uint16_t from, uint16_t to, uint6
             }
             got += (size_t)k;
         }
-        if ((at = ftell(into)) < 0 || fwrite(buf, 1, got, into) != got) {
+        if (fwrite(buf, 1, got, into) != got) {
             rc = EBB_EIO;
             goto fail;
         }
-        off[i] = (uint64_t)at;
+        off[i] = (uint64_t)at + total;
         total += got;
     }
     /* everything copied: only now does anything point at the copy */

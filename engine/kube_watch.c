@@ -68,6 +68,8 @@ struct ebb_informers {
     bool started;
     uint64_t started_at;          /* uv_hrtime() of ebb_informers_start */
     bool compacted;               /* laid out once, when everything first synced */
+    uint64_t spill_off;           /* bytes in the spill file written to: ftell would
+                                   * flush its buffer (and lseek) every event */
     uint64_t spill_check;         /* size of the spill file at which to start another */
     struct segment *segs;         /* the spill files before it, see spill_tend */
     size_t nsegs, capsegs;
@@ -371,14 +373,14 @@ static FILE *spill_file(void)
 
 static void spill_tend(struct ebb_informers *s)
 {
-    long size = ftell(s->spill);
+    uint64_t size = s->spill_off;
     uint64_t *live;
     uint16_t next, top = s->spill_src;
     size_t k;
     FILE *f;
     int rc;
 
-    if (size < 0 || (uint64_t)size < s->spill_check)
+    if (size < s->spill_check)
         return;
     if (s->nsegs == s->capsegs) {
         size_t cap = s->capsegs ? s->capsegs * 2 : 16;
@@ -393,13 +395,14 @@ static void spill_tend(struct ebb_informers *s)
             fclose(f);
         ebb_log(EBB_LOG_WARN, "watch: cannot start a new spill file: %s; the current one grows",
                 strerror(errno));
-        s->spill_check = (uint64_t)size + SPILL_SEGMENT;
+        s->spill_check = size + SPILL_SEGMENT;
         return;
     }
-    s->segs[s->nsegs++] = (struct segment){ s->spill_src, (uint64_t)size };
+    s->segs[s->nsegs++] = (struct segment){ s->spill_src, size };
     ebb_cache_seal_source(s->cache, s->spill_src);   /* on failure it keeps its buffer */
     s->spill = f;
     s->spill_src = next;
+    s->spill_off = 0;
     s->spill_check = SPILL_SEGMENT;
     for (k = 0; k < s->nsegs; k++)
         if (s->segs[k].src > top)
@@ -429,6 +432,7 @@ static void spill_tend(struct ebb_informers *s)
         }
         live[s->spill_src] += moved;
         live[s->segs[best].src] = 0;
+        s->spill_off += moved;
         s->spill_moves++;
         s->spill_moved += moved;
         s->segs[best] = s->segs[--s->nsegs];
@@ -436,10 +440,23 @@ static void spill_tend(struct ebb_informers *s)
     free(live);
 }
 
+/* Append an event line to the spill; *off gets where it starts. */
+static bool write_spill(struct ebb_informers *s, const char *line, size_t len, uint64_t *off)
+{
+    if (fwrite(line, 1, len, s->spill) != len) {
+        long at = ftell(s->spill);   /* where a partial write left it */
+        if (at >= 0)
+            s->spill_off = (uint64_t)at;
+        return false;
+    }
+    *off = s->spill_off;
+    s->spill_off += len;
+    return true;
+}
+
 uint64_t ebb_informers_spill_bytes(const struct ebb_informers *s, uint64_t *live, uint64_t *moves)
 {
-    long cur = s ? ftell(s->spill) : -1;
-    uint64_t size = cur > 0 ? (uint64_t)cur : 0, *v;
+    uint64_t size = s ? s->spill_off : 0, *v;
     uint16_t top;
 
     if (live)
@@ -492,6 +509,11 @@ static void apply_page(struct informer *i, const char *body, size_t len)
     snprintf(name, sizeof(name), "LIST %s", i->path);
     rc = ebb_snapshot_load_page(i->set->cache, i->set->spill, i->set->spill_src, body, len, name,
                                 &meta, list_seen, i, &err);
+    {
+        long at = ftell(i->set->spill);   /* once a page: the page was appended */
+        if (at >= 0)
+            i->set->spill_off = (uint64_t)at;
+    }
     spill_tend(i->set);
     if (rc != 0) {
         char msg[1200];
@@ -626,7 +648,7 @@ static int apply_event(struct informer *i, const char *line, size_t len)
     struct ebb_object o = { 0 };
     struct ebb_error err = { 0 };
     ebb_str ns, name;
-    long off;
+    uint64_t off;
     int rc;
 
     if (ev == NULL || !cJSON_IsString(type) ||
@@ -681,9 +703,8 @@ static int apply_event(struct informer *i, const char *line, size_t len)
         ebb_cache_delete(s->cache, i->kind, ns, name);
     } else {
         /* the event line backs pod.object */
-        if ((o.kind == EBB_KIND_POD || o.kind == EBB_KIND_NODE) &&
-            (off = ftell(s->spill)) >= 0 && fwrite(line, 1, len, s->spill) == len) {
-            struct ebb_src src = { (uint64_t)off, (uint32_t)len, s->spill_src, 1 };
+        if ((o.kind == EBB_KIND_POD || o.kind == EBB_KIND_NODE) && write_spill(s, line, len, &off)) {
+            struct ebb_src src = { off, (uint32_t)len, s->spill_src, 1 };
             if (o.kind == EBB_KIND_POD)
                 o.u.pod->src = src;
             else
