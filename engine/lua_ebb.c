@@ -81,16 +81,29 @@ static struct ebb_selector *compile_table(lua_State *L, int t)
     struct ebb_selector *sel = NULL;
 
     t = lua_absindex(L, t);
-    if (lua_getfield(L, t, "matchLabels") == LUA_TTABLE) {
+    switch (lua_getfield(L, t, "matchLabels")) {
+    case LUA_TTABLE:
         lua_pushnil(L);
         while (lua_next(L, -2)) {
             nlabels++;
             lua_pop(L, 1);
         }
+        break;
+    case LUA_TNIL:
+        break;
+    default:   /* a policy's null was left out: anything else is a mistake */
+        luaL_error(L, "matchLabels: expected a map of strings, got %s", luaL_typename(L, -1));
     }
     lua_pop(L, 1);
-    if (lua_getfield(L, t, "matchExpressions") == LUA_TTABLE)
+    switch (lua_getfield(L, t, "matchExpressions")) {
+    case LUA_TTABLE:
         nexprs = lua_rawlen(L, -1);
+        break;
+    case LUA_TNIL:
+        break;
+    default:
+        luaL_error(L, "matchExpressions: expected a list, got %s", luaL_typename(L, -1));
+    }
     lua_pop(L, 1);
     /* requirements live in a userdata until handed to the selector, so a
      * raise below cannot leak them (their strings are released by hand) */

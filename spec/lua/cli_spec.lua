@@ -101,6 +101,36 @@ profiles:
     os.remove(pol)
   end)
 
+  it("exits 2 on a label selector whose matchLabels or matchExpressions has the wrong shape", function()
+    local cases = {
+      { "matchLabels: 3", "matchLabels: expected a map of strings, got number" },
+      { "matchLabels: app", "matchLabels: expected a map of strings, got string" },
+      { 'matchExpressions: "app"', "matchExpressions: expected a list, got string" },
+    }
+    for _, c in ipairs(cases) do
+      local pol = tmpfile(string.format([[
+apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+profiles:
+- name: p
+  pluginConfig:
+  - name: PodLifeTime
+    args:
+      maxPodLifeTimeSeconds: 60
+      labelSelector:
+        %s
+  plugins:
+    deschedule:
+      enabled: [PodLifeTime]
+]], c[1]))
+      local code, _, err = run("check", "--policy", pol)
+      os.remove(pol)
+      assert.equal(2, code, c[1])
+      assert.matches(":10: profiles%[0%]%.pluginConfig%[0%]%.args%.labelSelector: PodLifeTime: "
+        .. c[2]:gsub("%p", "%%%0"), err)
+    end
+  end)
+
   it("exits 2 naming the line of an arg of the wrong type", function()
     local pol = tmpfile([[
 apiVersion: descheduler/v1alpha2
