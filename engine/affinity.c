@@ -10,20 +10,6 @@ static bool str_eq(ebb_str a, ebb_str b)
     return a == b || (ebb_str_len(a) == 0 && ebb_str_len(b) == 0);
 }
 
-/* Present or not, and the value (NULL and "" are the same empty value). */
-static bool label_lookup(const struct ebb_labels *l, ebb_str key, ebb_str *val)
-{
-    if (l == NULL || key == NULL)
-        return false;
-    for (uint32_t i = 0; i < l->n; i++) {
-        if (l->kv[i].key == key) {
-            *val = l->kv[i].value;
-            return true;
-        }
-    }
-    return false;
-}
-
 /* A label value that already passed label validation cannot carry a sign,
  * so "is an int64" is "all digits and in range". */
 static bool is_int64_text(ebb_str s)
@@ -95,12 +81,8 @@ static bool fields_match(const struct ebb_node_term *t, const struct ebb_node *n
     return true;
 }
 
-bool ebb_node_term_matches(const struct ebb_node_term *t, const struct ebb_node *n)
+bool ebb_node_term_parses(const struct ebb_node_term *t)
 {
-    if (t == NULL || n == NULL)
-        return false;
-    if (t->nexprs == 0 && t->nfields == 0)
-        return false;   /* an empty term selects nothing */
     if (t->validity == 0) {
         /* whether the scheduler could parse the term never changes: check
          * once, remember on the term (engine thread only) */
@@ -109,7 +91,16 @@ bool ebb_node_term_matches(const struct ebb_node_term *t, const struct ebb_node 
             ok = expr_valid(&t->exprs[i]);
         ((struct ebb_node_term *)t)->validity = ok ? 1 : 2;
     }
-    if (t->validity == 2)
+    return t->validity == 1;
+}
+
+bool ebb_node_term_matches(const struct ebb_node_term *t, const struct ebb_node *n)
+{
+    if (t == NULL || n == NULL)
+        return false;
+    if (t->nexprs == 0 && t->nfields == 0)
+        return false;   /* an empty term selects nothing */
+    if (!ebb_node_term_parses(t))
         return false;
     for (uint16_t i = 0; i < t->nexprs; i++)
         if (!ebb_req_matches(&t->exprs[i], &n->labels))
@@ -143,7 +134,7 @@ bool ebb_pod_matches_node_selector(const struct ebb_pod *p, const struct ebb_nod
     for (uint32_t i = 0; i < p->node_selector.n; i++) {
         const struct ebb_kv *kv = &p->node_selector.kv[i];
         ebb_str have = NULL;
-        if (!label_lookup(&n->labels, kv->key, &have) || !str_eq(have, kv->value))
+        if (!ebb_labels_lookup(&n->labels, kv->key, &have) || !str_eq(have, kv->value))
             return false;
     }
     return ebb_pod_required_affinity_matches(p, n);
@@ -205,16 +196,16 @@ bool ebb_pod_term_selects(const struct ebb_pod_term *t, const struct ebb_pod *ow
      * (owner's value). A key the owner does not have adds nothing. */
     for (uint16_t i = 0; i < t->nmatch_keys; i++) {
         ebb_str want = NULL, have = NULL;
-        if (!label_lookup(&owner->labels, t->match_keys[i], &want))
+        if (!ebb_labels_lookup(&owner->labels, t->match_keys[i], &want))
             continue;
-        if (!label_lookup(&other->labels, t->match_keys[i], &have) || !str_eq(want, have))
+        if (!ebb_labels_lookup(&other->labels, t->match_keys[i], &have) || !str_eq(want, have))
             return false;
     }
     for (uint16_t i = 0; i < t->nmismatch_keys; i++) {
         ebb_str want = NULL, have = NULL;
-        if (!label_lookup(&owner->labels, t->mismatch_keys[i], &want))
+        if (!ebb_labels_lookup(&owner->labels, t->mismatch_keys[i], &want))
             continue;
-        if (label_lookup(&other->labels, t->mismatch_keys[i], &have) && str_eq(want, have))
+        if (ebb_labels_lookup(&other->labels, t->mismatch_keys[i], &have) && str_eq(want, have))
             return false;
     }
     return true;
@@ -226,6 +217,39 @@ bool ebb_same_topology(ebb_str topology_key, const struct ebb_node *a, const str
 
     if (ebb_str_len(topology_key) == 0 || a == NULL || b == NULL)
         return false;
-    return label_lookup(&a->labels, topology_key, &va) &&
-           label_lookup(&b->labels, topology_key, &vb) && str_eq(va, vb);
+    return ebb_labels_lookup(&a->labels, topology_key, &va) &&
+           ebb_labels_lookup(&b->labels, topology_key, &vb) && str_eq(va, vb);
+}
+
+bool ebb_node_term_equal(const struct ebb_node_term *a, const struct ebb_node_term *b)
+{
+    if (a->nexprs != b->nexprs || a->nfields != b->nfields)
+        return false;
+    for (uint16_t i = 0; i < a->nexprs; i++)
+        if (!ebb_req_equal(&a->exprs[i], &b->exprs[i]))
+            return false;
+    for (uint16_t i = 0; i < a->nfields; i++)
+        if (!ebb_req_equal(&a->fields[i], &b->fields[i]))
+            return false;
+    return true;
+}
+
+bool ebb_pod_node_affinity_equal(const struct ebb_pod *a, const struct ebb_pod *b)
+{
+    bool ha = a->affinity && a->affinity->has_required, hb = b->affinity && b->affinity->has_required;
+
+    if (a->node_selector.n != b->node_selector.n || ha != hb)
+        return false;
+    for (uint32_t i = 0; i < a->node_selector.n; i++)
+        if (a->node_selector.kv[i].key != b->node_selector.kv[i].key ||
+            a->node_selector.kv[i].value != b->node_selector.kv[i].value)
+            return false;
+    if (!ha)
+        return true;
+    if (a->affinity->nrequired != b->affinity->nrequired)
+        return false;
+    for (uint16_t i = 0; i < a->affinity->nrequired; i++)
+        if (!ebb_node_term_equal(&a->affinity->required[i], &b->affinity->required[i]))
+            return false;
+    return true;
 }

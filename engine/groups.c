@@ -120,17 +120,10 @@ static int cmp_cstr(const void *a, const void *b)
 }
 
 /* Present or not, and the value (NULL when empty). */
+/* ebb_labels_lookup, where an empty key is in no label map. */
 static bool label_lookup(const struct ebb_labels *l, ebb_str key, ebb_str *val)
 {
-    if (key == NULL || ebb_str_len(key) == 0)
-        return false;
-    for (uint32_t i = 0; i < l->n; i++) {
-        if (l->kv[i].key == key) {
-            *val = l->kv[i].value;
-            return true;
-        }
-    }
-    return false;
+    return ebb_str_len(key) > 0 && ebb_labels_lookup(l, key, val);
 }
 
 static bool str_eq(ebb_str a, ebb_str b)
@@ -139,47 +132,6 @@ static bool str_eq(ebb_str a, ebb_str b)
 }
 
 /* ---- RemoveDuplicates: where a duplicate could go ----------------------- */
-
-static bool is_int64_text(ebb_str s)
-{
-    size_t n = ebb_str_len(s);
-    uint64_t v = 0;
-
-    if (n == 0)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9' || v > ((uint64_t)INT64_MAX - (uint64_t)(s[i] - '0')) / 10)
-            return false;
-        v = v * 10 + (uint64_t)(s[i] - '0');
-    }
-    return true;
-}
-
-/* A requirement the scheduler's node selector parser refuses (the same
- * rules affinity.c applies before matching). */
-static bool req_unparsable(const struct ebb_req *r, bool field)
-{
-    if (field)
-        return (r->op != EBB_OP_IN && r->op != EBB_OP_NOT_IN) || r->nvalues != 1;
-    if (ebb_label_key_problem(r->key, ebb_str_len(r->key)) != NULL)
-        return true;
-    for (uint16_t i = 0; i < r->nvalues; i++)
-        if (ebb_label_value_problem(r->values[i], ebb_str_len(r->values[i])) != NULL)
-            return true;
-    switch (r->op) {
-    case EBB_OP_IN:
-    case EBB_OP_NOT_IN:
-        return r->nvalues == 0;
-    case EBB_OP_EXISTS:
-    case EBB_OP_DOES_NOT_EXIST:
-        return r->nvalues != 0;
-    case EBB_OP_GT:
-    case EBB_OP_LT:
-        return r->nvalues != 1 || !is_int64_text(r->values[0]);
-    default:
-        return true;
-    }
-}
 
 /* Some required node affinity term fails to parse. nodeaffinity's Match
  * then returns (false, err) unless another term matches, and upstream's
@@ -190,15 +142,9 @@ static bool required_unparsable(const struct ebb_pod *p)
 
     if (a == NULL || !a->has_required)
         return false;
-    for (uint16_t t = 0; t < a->nrequired; t++) {
-        const struct ebb_node_term *term = &a->required[t];
-        for (uint16_t i = 0; i < term->nexprs; i++)
-            if (req_unparsable(&term->exprs[i], false))
-                return true;
-        for (uint16_t i = 0; i < term->nfields; i++)
-            if (req_unparsable(&term->fields[i], true))
-                return true;
-    }
+    for (uint16_t t = 0; t < a->nrequired; t++)
+        if (!ebb_node_term_parses(&a->required[t]))
+            return true;
     return false;
 }
 
@@ -224,57 +170,15 @@ static bool feasible(const struct ebb_pod *p, const struct ebb_node *n)
     return node_selector_labels_match(p, n) && required_unparsable(p);
 }
 
-static bool req_eq(const struct ebb_req *a, const struct ebb_req *b)
-{
-    if (a->key != b->key || a->op != b->op || a->nvalues != b->nvalues || a->num != b->num)
-        return false;
-    for (uint16_t i = 0; i < a->nvalues; i++)
-        if (a->values[i] != b->values[i])
-            return false;
-    return true;
-}
-
-static bool node_term_eq(const struct ebb_node_term *a, const struct ebb_node_term *b)
-{
-    if (a->nexprs != b->nexprs || a->nfields != b->nfields)
-        return false;
-    for (uint16_t i = 0; i < a->nexprs; i++)
-        if (!req_eq(&a->exprs[i], &b->exprs[i]))
-            return false;
-    for (uint16_t i = 0; i < a->nfields; i++)
-        if (!req_eq(&a->fields[i], &b->fields[i]))
-            return false;
-    return true;
-}
-
 /* Two pods that land on the same nodes for sure: equal tolerations,
  * nodeSelector and required node affinity. Upstream compares these up to
  * order; comparing them as written only finds fewer equal pods, and as
  * equal pods give equal answers the result is the same. */
 static bool same_placement(const struct ebb_pod *a, const struct ebb_pod *b)
 {
-    const struct ebb_affinity *x = a->affinity, *y = b->affinity;
-    bool rx = x && x->has_required, ry = y && y->has_required;
-
-    if (a->ntolerations != b->ntolerations || a->node_selector.n != b->node_selector.n || rx != ry)
-        return false;
-    for (uint16_t i = 0; i < a->ntolerations; i++) {
-        const struct ebb_toleration *s = &a->tolerations[i], *t = &b->tolerations[i];
-        if (s->key != t->key || s->value != t->value || s->op != t->op || s->effect != t->effect)
-            return false;
-    }
-    for (uint32_t i = 0; i < a->node_selector.n; i++)
-        if (a->node_selector.kv[i].key != b->node_selector.kv[i].key ||
-            a->node_selector.kv[i].value != b->node_selector.kv[i].value)
-            return false;
-    if (rx) {
-        if (x->nrequired != y->nrequired)
-            return false;
-        for (uint16_t i = 0; i < x->nrequired; i++)
-            if (!node_term_eq(&x->required[i], &y->required[i]))
-                return false;
-    }
-    return true;
+    return a->ntolerations == b->ntolerations &&
+           ebb_tolerations_same(a->tolerations, b->tolerations, a->ntolerations) &&
+           ebb_pod_node_affinity_equal(a, b);
 }
 
 /* ---- RemoveDuplicates: grouping ------------------------------------------ */
@@ -482,6 +386,18 @@ static int grow_ptrs(const char ***v, size_t *cap, size_t n)
     return 0;
 }
 
+/* A pod RemoveDuplicates groups: owned, with images, on a node, and no
+ * owner of an excluded kind. */
+static bool dup_candidate(const struct ebb_pod *p, const ebb_str *ex, size_t nex)
+{
+    if (p->nowners == 0 || p->nimages == 0 || p->node == NULL)
+        return false;
+    for (uint16_t i = 0; i < p->nowners; i++)
+        if (kind_excluded(p->owners[i].kind, ex, nex))
+            return false;
+    return true;
+}
+
 /* The key text of upstream, built and interned: exact whatever the strings
  * hold, and the path taken when add_pod_fast cannot vouch for addresses. */
 static int add_pod_text(struct dupstate *s, struct ebb_pod *p, const ebb_str *ex, size_t nex)
@@ -493,11 +409,8 @@ static int add_pod_text(struct dupstate *s, struct ebb_pod *p, const ebb_str *ex
     long *gidx = gi;
     int rc = EBB_ENOMEM;
 
-    if (p->nowners == 0 || p->nimages == 0 || p->node == NULL)
+    if (!dup_candidate(p, ex, nex))
         return 0;
-    for (uint16_t i = 0; i < p->nowners; i++)
-        if (kind_excluded(p->owners[i].kind, ex, nex))
-            return 0;
     if (grow_ptrs(&s->imgs, &s->capimgs, p->nimages) != 0)
         return EBB_ENOMEM;
     for (uint16_t i = 0; i < p->nimages; i++) {
@@ -856,11 +769,8 @@ static int add_pod_fast(struct dupstate *s, struct ebb_pod *p, const ebb_str *ex
     long *gidx = gi;
     int rc = EBB_ENOMEM;
 
-    if (p->nowners == 0 || p->nimages == 0 || p->node == NULL)
+    if (!dup_candidate(p, ex, nex))
         return 0;
-    for (uint16_t i = 0; i < p->nowners; i++)
-        if (kind_excluded(p->owners[i].kind, ex, nex))
-            return 0;
     if ((images = joined_images(s, p)) == NULL)
         return EBB_ENOMEM;
     if (p->nowners > EBB_ARRAY_LEN(gi) && (gidx = malloc(p->nowners * sizeof(*gidx))) == NULL)
@@ -1699,7 +1609,7 @@ static bool sel_eq(const struct ebb_selector *a, const struct ebb_selector *b)
     if (a == NULL || b == NULL || a->flags != b->flags || a->nreqs != b->nreqs)
         return false;
     for (uint16_t i = 0; i < a->nreqs; i++)
-        if (!req_eq(&a->reqs[i], &b->reqs[i]))
+        if (!ebb_req_equal(&a->reqs[i], &b->reqs[i]))
             return false;
     return true;
 }

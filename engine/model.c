@@ -126,16 +126,26 @@ void ebb_res_free(struct ebb_res *r)
 
 /* ---- labels ------------------------------------------------------------ */
 
-ebb_str ebb_labels_get(const struct ebb_labels *l, ebb_str key)
+bool ebb_labels_lookup(const struct ebb_labels *l, ebb_str key, ebb_str *val)
 {
     if (l == NULL || key == NULL)
-        return NULL;
+        return false;
     /* Interned: the same text is the same pointer, so no strcmp. Label
      * maps are small enough that a scan beats a binary search by text. */
-    for (uint32_t i = 0; i < l->n; i++)
-        if (l->kv[i].key == key)
-            return l->kv[i].value;
-    return NULL;
+    for (uint32_t i = 0; i < l->n; i++) {
+        if (l->kv[i].key == key) {
+            *val = l->kv[i].value;
+            return true;
+        }
+    }
+    return false;
+}
+
+ebb_str ebb_labels_get(const struct ebb_labels *l, ebb_str key)
+{
+    ebb_str v = NULL;
+
+    return ebb_labels_lookup(l, key, &v) ? v : NULL;
 }
 
 ebb_str ebb_labels_getc(const struct ebb_labels *l, const char *key)

@@ -132,20 +132,6 @@ static bool parse_int64(const char *s, size_t n, int64_t *out)
 
 /* ---- matching ---------------------------------------------------------- */
 
-/* Present or not, and the value (NULL and "" are the same empty value). */
-static bool label_lookup(const struct ebb_labels *l, ebb_str key, ebb_str *val)
-{
-    if (l == NULL || key == NULL)
-        return false;
-    for (uint32_t i = 0; i < l->n; i++) {
-        if (l->kv[i].key == key) {
-            *val = l->kv[i].value;
-            return true;
-        }
-    }
-    return false;
-}
-
 static int cmp_ptr(const void *a, const void *b)
 {
     uintptr_t x = (uintptr_t)*(const ebb_str *)a, y = (uintptr_t)*(const ebb_str *)b;
@@ -176,7 +162,7 @@ bool ebb_req_matches(const struct ebb_req *r, const struct ebb_labels *l)
 
     if (r == NULL)
         return false;
-    present = label_lookup(l, r->key, &v);
+    present = ebb_labels_lookup(l, r->key, &v);
     switch (r->op) {
     case EBB_OP_IN:
         return present && req_has_value(r, v);
@@ -855,4 +841,14 @@ void ebb_selector_format(const struct ebb_selector *s, char *buf, size_t len)
             break;
         }
     }
+}
+
+bool ebb_req_equal(const struct ebb_req *a, const struct ebb_req *b)
+{
+    if (a->key != b->key || a->op != b->op || a->nvalues != b->nvalues || a->num != b->num)
+        return false;
+    for (uint16_t i = 0; i < a->nvalues; i++)
+        if (a->values[i] != b->values[i])
+            return false;
+    return true;
 }

@@ -93,3 +93,12 @@ const char *ebb_effect_name(unsigned effect)
     default: return "Unknown";
     }
 }
+
+bool ebb_tolerations_same(const struct ebb_toleration *a, const struct ebb_toleration *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (a[i].key != b[i].key || a[i].value != b[i].value || a[i].op != b[i].op ||
+            a[i].effect != b[i].effect)
+            return false;
+    return true;
+}

@@ -223,57 +223,6 @@ static void msort(uint32_t *v, uint32_t *tmp, size_t n, idx_cmp cmp, const void 
 
 /* ---- equality of the parts a constraint carries from its pod -------------- */
 
-static bool labels_equal(const struct ebb_labels *a, const struct ebb_labels *b)
-{
-    if (a->n != b->n)
-        return false;
-    for (uint32_t i = 0; i < a->n; i++)
-        if (a->kv[i].key != b->kv[i].key || a->kv[i].value != b->kv[i].value)
-            return false;
-    return true;
-}
-
-static bool req_equal(const struct ebb_req *a, const struct ebb_req *b)
-{
-    if (a->key != b->key || a->op != b->op || a->nvalues != b->nvalues || a->num != b->num)
-        return false;
-    for (uint16_t i = 0; i < a->nvalues; i++)
-        if (a->values[i] != b->values[i])
-            return false;
-    return true;
-}
-
-static bool term_equal(const struct ebb_node_term *a, const struct ebb_node_term *b)
-{
-    if (a->nexprs != b->nexprs || a->nfields != b->nfields)
-        return false;
-    for (uint16_t i = 0; i < a->nexprs; i++)
-        if (!req_equal(&a->exprs[i], &b->exprs[i]))
-            return false;
-    for (uint16_t i = 0; i < a->nfields; i++)
-        if (!req_equal(&a->fields[i], &b->fields[i]))
-            return false;
-    return true;
-}
-
-/* nodeaffinity.GetRequiredNodeAffinity of two pods deep-equal: the same
- * nodeSelector and the same required node selector terms. */
-static bool node_affinity_equal(const struct ebb_pod *a, const struct ebb_pod *b)
-{
-    bool ha = a->affinity && a->affinity->has_required, hb = b->affinity && b->affinity->has_required;
-
-    if (!labels_equal(&a->node_selector, &b->node_selector) || ha != hb)
-        return false;
-    if (!ha)
-        return true;
-    if (a->affinity->nrequired != b->affinity->nrequired)
-        return false;
-    for (uint16_t i = 0; i < a->affinity->nrequired; i++)
-        if (!term_equal(&a->affinity->required[i], &b->affinity->required[i]))
-            return false;
-    return true;
-}
-
 static bool tolerations_equal(const struct ebb_pod *a, const struct ebb_pod *b)
 {
     if (a->ntolerations != b->ntolerations)
@@ -519,7 +468,7 @@ static bool same_constraint(const struct ebb_topology *t, size_t i, const struct
     for (size_t j = 0; j < n; j++)
         if (ref_cmp(&t->refs[k->r0 + j], &t->tmp[j]) != 0)
             return false;
-    if (nap == EBB_POLICY_HONOR && !node_affinity_equal(x->pod, p))
+    if (nap == EBB_POLICY_HONOR && !ebb_pod_node_affinity_equal(x->pod, p))
         return false;
     if (ntp == EBB_POLICY_HONOR && !tolerations_equal(x->pod, p))
         return false;
@@ -844,7 +793,7 @@ static long eligible_index(struct ebb_topology *t, const struct ebb_topo_constra
     for (size_t i = 0; i < t->nelig; i++) {
         e = &t->elig[i];
         if (e->hash == h && e->affinity_policy == c->affinity_policy &&
-            e->taints_policy == c->taints_policy && (!ha || node_affinity_equal(e->pod, c->pod)) &&
+            e->taints_policy == c->taints_policy && (!ha || ebb_pod_node_affinity_equal(e->pod, c->pod)) &&
             (!ht || tolerations_equal(e->pod, c->pod)))
             return (long)i;
     }

@@ -459,16 +459,6 @@ static uint64_t tol_hash(const struct ebb_pod *p)
     return h ^ (h >> 31);
 }
 
-/* What tolerating a taint reads of a toleration (not tolerationSeconds). */
-static bool tol_equal(const struct ebb_toleration *a, const struct ebb_toleration *b, uint16_t n)
-{
-    for (uint16_t i = 0; i < n; i++)
-        if (a[i].key != b[i].key || a[i].value != b[i].value || a[i].op != b[i].op ||
-            a[i].effect != b[i].effect)
-            return false;
-    return true;
-}
-
 /* Pods of a workload carry the same tolerations: the answer is kept per
  * distinct set, so a source node's pods do not each scan the destinations. */
 bool ebb_usage_tolerated(struct ebb_usage *u, const struct ebb_pod *p)
@@ -478,7 +468,7 @@ bool ebb_usage_tolerated(struct ebb_usage *u, const struct ebb_pod *p)
 
     for (size_t i = 0; i < u->ntol; i++)
         if (u->tol[i].hash == h && u->tol[i].n == p->ntolerations &&
-            tol_equal(u->tol[i].t, p->tolerations, p->ntolerations))
+            ebb_tolerations_same(u->tol[i].t, p->tolerations, p->ntolerations))
             return u->tol[i].ok;
     for (size_t k = 0; k < u->ndests && !ok; k++)
         ok = ebb_pod_tolerates_all_taints_strict(p, u->nodes[u->dests[k]]);

@@ -11,6 +11,22 @@
  * with neither matches nothing. */
 bool ebb_node_term_matches(const struct ebb_node_term *t, const struct ebb_node *n);
 
+/* The scheduler's node selector parser accepts every requirement of the
+ * term (label key and values valid, the operator's number of values, Gt/Lt
+ * an int64; fields In/NotIn with one value). A term it refuses matches no
+ * node. Remembered on the term (engine thread only). */
+bool ebb_node_term_parses(const struct ebb_node_term *t);
+
+/* Two NodeSelectorTerms as written (ebb_req_equal for each expression and
+ * field, in order). */
+bool ebb_node_term_equal(const struct ebb_node_term *a, const struct ebb_node_term *b);
+
+/* nodeaffinity.GetRequiredNodeAffinity of two pods equal as written: the
+ * same nodeSelector and the same required node selector terms. (Equal up
+ * to order would find more equal pods; as written finds fewer, never a
+ * wrong one.) */
+bool ebb_pod_node_affinity_equal(const struct ebb_pod *a, const struct ebb_pod *b);
+
 /* Required node affinity: some term matches (terms ORed). A pod without
  * required node affinity matches every node. */
 bool ebb_pod_required_affinity_matches(const struct ebb_pod *p, const struct ebb_node *n);

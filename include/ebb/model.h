@@ -66,6 +66,8 @@ struct ebb_labels {
 
 /* Value for `key` (an interned string or one from ebb_str_find), or NULL. */
 ebb_str ebb_labels_get(const struct ebb_labels *l, ebb_str key);
+/* The same as present-or-not: true and *val set when `key` is in l. */
+bool ebb_labels_lookup(const struct ebb_labels *l, ebb_str key, ebb_str *val);
 ebb_str ebb_labels_getc(const struct ebb_labels *l, const char *key);
 void ebb_labels_free(struct ebb_labels *l);
 

@@ -42,6 +42,10 @@ bool ebb_selector_is_empty(const struct ebb_selector *s);   /* no reqs, not NOTH
  * greater/less than r->num). NotIn and DoesNotExist match an absent key. */
 bool ebb_req_matches(const struct ebb_req *r, const struct ebb_labels *l);
 
+/* Two requirements as written: key, operator and values (interned, so
+ * compared by pointer, in their stored order). */
+bool ebb_req_equal(const struct ebb_req *a, const struct ebb_req *b);
+
 /* The API's validation of a label key (a qualified name: optional DNS
  * subdomain prefix and '/', then a name of at most 63 characters) and of a
  * label value (empty, or at most 63 characters of [-A-Za-z0-9_.] starting

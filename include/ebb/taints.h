@@ -11,6 +11,11 @@
  * value, Equal (or empty) needs equal values. */
 bool ebb_toleration_tolerates(const struct ebb_toleration *t, const struct ebb_taint *taint);
 
+/* a[0..n) and b[0..n) are the same tolerations in the same order, as far
+ * as tolerating a taint reads them (key, value, operator, effect; not
+ * tolerationSeconds): equal lists give equal answers. */
+bool ebb_tolerations_same(const struct ebb_toleration *a, const struct ebb_toleration *b, size_t n);
+
 /* Some toleration in tols[0..n) tolerates `taint`. */
 bool ebb_tolerations_tolerate(const struct ebb_toleration *tols, size_t n,
                               const struct ebb_taint *taint);
