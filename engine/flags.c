@@ -1,4 +1,5 @@
 /* Command-line values the subcommands share; see ebb/flags.h. */
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -41,5 +42,25 @@ bool ebb_flag_script_memory(const char *flag, const char *v, size_t *bytes)
         return false;
     }
     *bytes = (size_t)q;
+    return true;
+}
+
+void ebb_flag_getopt_error(int c, char *const argv[], void (*usage)(FILE *f))
+{
+    if (c == ':') {
+        fprintf(stderr, "ebb: error: %s needs a value\n", argv[optind - 1]);
+        return;
+    }
+    fprintf(stderr, "ebb: error: unknown flag %s\n", argv[optind - 1]);
+    if (usage != NULL)
+        usage(stderr);
+}
+
+bool ebb_flag_no_arguments(int argc, char *const argv[])
+{
+    if (optind < argc) {
+        fprintf(stderr, "ebb: error: unexpected argument \"%s\"\n", argv[optind]);
+        return false;
+    }
     return true;
 }

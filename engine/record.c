@@ -13,6 +13,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "ebb/flags.h"
 #include "ebb/kube.h"
 #include "ebb/record.h"
 
@@ -176,10 +177,8 @@ int ebb_record_main(int argc, char **argv)
             puts("usage: ebb record -o FILE [--kubeconfig FILE] [--context NAME] [--page-size 500]");
             return 0;
         case ':':
-            fprintf(stderr, "ebb: error: %s needs a value\n", argv[optind - 1]);
-            return EXIT_INPUT;
         default:
-            fprintf(stderr, "ebb: error: unknown flag %s\n", argv[optind - 1]);
+            ebb_flag_getopt_error(c, argv, NULL);
             return EXIT_INPUT;
         }
     }

@@ -298,18 +298,13 @@ static int parse(int argc, char **argv, struct run_opts *o)
         case 'q': ebb_log_level = EBB_LOG_ERROR; break;
         case 'h': usage(stdout); exit(0);
         case ':':
-            fprintf(stderr, "ebb: error: %s needs a value\n", argv[optind - 1]);
-            return EXIT_INPUT;
         default:
-            fprintf(stderr, "ebb: error: unknown flag %s\n", argv[optind - 1]);
-            usage(stderr);
+            ebb_flag_getopt_error(c, argv, usage);
             return EXIT_INPUT;
         }
     }
-    if (optind < argc) {
-        fprintf(stderr, "ebb: error: unexpected argument \"%s\"\n", argv[optind]);
+    if (!ebb_flag_no_arguments(argc, argv))
         return EXIT_INPUT;
-    }
     if (o->policy == NULL) {
         fprintf(stderr, "ebb: error: run needs --policy\n");
         return EXIT_INPUT;

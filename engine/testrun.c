@@ -14,6 +14,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "ebb/flags.h"
 #include "ebb/simulate.h"
 #include "ebb/testrun.h"
 #include "engine.h"
@@ -1684,11 +1685,8 @@ int ebb_test_main(int argc, char **argv)
         case 'v': o.verbose++; break;
         case 'h': usage(stdout); return 0;
         case ':':
-            fprintf(stderr, "ebb: error: %s needs a value\n", argv[optind - 1]);
-            return EXIT_INPUT;
         default:
-            fprintf(stderr, "ebb: error: unknown flag %s\n", argv[optind - 1]);
-            usage(stderr);
+            ebb_flag_getopt_error(c, argv, usage);
             return EXIT_INPUT;
         }
     }

@@ -4,6 +4,8 @@
 #ifndef EBB_FLAGS_H
 #define EBB_FLAGS_H
 
+#include <stdio.h>
+
 #include "common.h"
 
 /* A Go duration ("90s", "1h30m") of at least 0, in seconds. */
@@ -13,5 +15,14 @@ bool ebb_flag_duration(const char *flag, const char *v, double *seconds);
 bool ebb_flag_script_timeout(const char *flag, const char *v, bool allow_off, uint64_t *ms);
 /* --script-memory: a quantity from 1Mi to 16Gi, in bytes. */
 bool ebb_flag_script_memory(const char *flag, const char *v, size_t *bytes);
+
+/* What getopt_long (optstring starting with ':') returned as a mistake:
+ * ':' prints "FLAG needs a value", anything else "unknown flag FLAG" and
+ * then usage(stderr) when usage is not NULL. The caller exits with 2. */
+void ebb_flag_getopt_error(int c, char *const argv[], void (*usage)(FILE *f));
+
+/* No arguments are left past the flags (getopt's optind); else prints
+ * "unexpected argument" and returns false. */
+bool ebb_flag_no_arguments(int argc, char *const argv[]);
 
 #endif
