@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "ebb/common.h"
+#include "vec.h"
 
 int ebb_log_level = EBB_LOG_INFO;
 
@@ -302,4 +303,20 @@ void ebb_names_free(char **names, size_t n)
     for (size_t i = 0; i < n; i++)
         free(names[i]);
     free(names);
+}
+
+int ebb__grow(void **p, size_t *cap, size_t need, size_t size)
+{
+    size_t n = *cap ? *cap : 16;
+    void *q;
+
+    if (need <= *cap)
+        return 0;
+    while (n < need)
+        n *= 2;
+    if ((q = realloc(*p, n * size)) == NULL)
+        return EBB_ENOMEM;
+    *p = q;
+    *cap = n;
+    return 0;
 }

@@ -8,6 +8,7 @@
 
 #include "ebb/cache.h"
 #include "ebb/plan.h"
+#include "vec.h"
 
 void ebb_plan_init(struct ebb_plan *p)
 {
@@ -63,27 +64,12 @@ void ebb_plan_clear(struct ebb_plan *p)
     ebb_plan_init(p);
 }
 
-static int grow(void **v, size_t *cap, size_t n, size_t size)
-{
-    void *nv;
-    size_t nc;
-
-    if (n < *cap)
-        return 0;
-    nc = *cap ? *cap * 2 : 16;
-    if ((nv = realloc(*v, nc * size)) == NULL)
-        return EBB_ENOMEM;
-    *v = nv;
-    *cap = nc;
-    return 0;
-}
-
 int ebb_plan_add_eviction(struct ebb_plan *p, const char *pod, const char *node,
                           const char *plugin, const char *profile, const char *reason)
 {
     struct ebb_plan_eviction *e;
 
-    if (grow((void **)&p->evictions, &p->cap_evictions, p->nevictions, sizeof(*e)) != 0)
+    if (ebb__grow((void **)&p->evictions, &p->cap_evictions, p->nevictions + 1, sizeof(*e)) != 0)
         return EBB_ENOMEM;
     e = &p->evictions[p->nevictions++];
     e->pod = dup_or_null(pod);
@@ -116,7 +102,7 @@ int ebb_plan_add_refusal(struct ebb_plan *p, const char *pod, const char *node,
 {
     struct ebb_plan_refusal *r;
 
-    if (grow((void **)&p->refusals, &p->cap_refusals, p->nrefusals, sizeof(*r)) != 0)
+    if (ebb__grow((void **)&p->refusals, &p->cap_refusals, p->nrefusals + 1, sizeof(*r)) != 0)
         return EBB_ENOMEM;
     r = &p->refusals[p->nrefusals++];
     r->pod = dup_or_null(pod);
@@ -134,7 +120,7 @@ int ebb_plan_add_error(struct ebb_plan *p, const char *plugin, const char *profi
 {
     struct ebb_plan_error *e;
 
-    if (grow((void **)&p->errors, &p->cap_errors, p->nerrors, sizeof(*e)) != 0)
+    if (ebb__grow((void **)&p->errors, &p->cap_errors, p->nerrors + 1, sizeof(*e)) != 0)
         return EBB_ENOMEM;
     e = &p->errors[p->nerrors++];
     e->plugin = dup_or_null(plugin);
@@ -146,7 +132,7 @@ int ebb_plan_add_error(struct ebb_plan *p, const char *plugin, const char *profi
 
 int ebb_plan_add_skip(struct ebb_plan *p, const char *reason)
 {
-    if (grow((void **)&p->skips, &p->cap_skips, p->nskips, sizeof(*p->skips)) != 0)
+    if (ebb__grow((void **)&p->skips, &p->cap_skips, p->nskips + 1, sizeof(*p->skips)) != 0)
         return EBB_ENOMEM;
     p->skips[p->nskips].cycle = p->cycles;
     p->skips[p->nskips].reason = dup_or_null(reason);
@@ -159,7 +145,7 @@ int ebb_plan_add_note(struct ebb_plan *p, const char *plugin, const char *profil
 {
     struct ebb_plan_note *n;
 
-    if (grow((void **)&p->notes, &p->cap_notes, p->nnotes, sizeof(*n)) != 0)
+    if (ebb__grow((void **)&p->notes, &p->cap_notes, p->nnotes + 1, sizeof(*n)) != 0)
         return EBB_ENOMEM;
     n = &p->notes[p->nnotes++];
     n->plugin = ebb_str_cstr(plugin);

@@ -22,6 +22,7 @@
 #include "ebb/taints.h"
 #include "ebb/topology.h"
 #include "map.h"
+#include "vec.h"
 
 #define NONE UINT32_MAX
 
@@ -153,22 +154,6 @@ struct belowset {
 
 /* ---- small helpers ------------------------------------------------------- */
 
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-    size_t n = *cap ? *cap : 16;
-    void *q;
-
-    if (need <= *cap)
-        return 0;
-    while (n < need)
-        n *= 2;
-    if ((q = realloc(*p, n * size)) == NULL)
-        return EBB_ENOMEM;
-    *p = q;
-    *cap = n;
-    return 0;
-}
-
 static bool stopped(const struct ebb_topology *t)
 {
     return t->opts.stop != NULL && *t->opts.stop != 0;
@@ -290,7 +275,7 @@ static int merge_into_tmp(struct ebb_topology *t, const struct ebb_tsc *c, const
     *nothing = c->selector == NULL || (c->selector->flags & EBB_SEL_NOTHING);
     if (*nothing)
         return 0;
-    if (grow((void **)&t->tmp, &t->tmpcap, (size_t)c->nmatch_keys + c->selector->nreqs + 1,
+    if (ebb__grow((void **)&t->tmp, &t->tmpcap, (size_t)c->nmatch_keys + c->selector->nreqs + 1,
              sizeof(*t->tmp)) != 0)
         return EBB_ENOMEM;
     for (uint16_t i = 0; i < c->nmatch_keys; i++) {
@@ -524,10 +509,10 @@ static int add_constraint(struct ebb_topology *t, const struct ebb_tsc *c, const
         if (same_constraint(t, i, c, p, nap, ntp, n, nothing, h))
             return 0;
 
-    if ((rc = grow((void **)&t->cons, &t->conscap, t->ncons + 1, sizeof(*t->cons))) != 0 ||
-        (rc = grow((void **)&t->ck, &t->ckcap, t->ncons + 1, sizeof(*t->ck))) != 0)
+    if ((rc = ebb__grow((void **)&t->cons, &t->conscap, t->ncons + 1, sizeof(*t->cons))) != 0 ||
+        (rc = ebb__grow((void **)&t->ck, &t->ckcap, t->ncons + 1, sizeof(*t->ck))) != 0)
         return rc;
-    if ((rc = grow((void **)&t->refs, &t->refcap, t->nrefs + n + 1, sizeof(*t->refs))) != 0)
+    if ((rc = ebb__grow((void **)&t->refs, &t->refcap, t->nrefs + n + 1, sizeof(*t->refs))) != 0)
         return rc;
     i = t->ncons;
     t->cons[i] = (struct ebb_topo_constraint){
@@ -634,10 +619,10 @@ static int index_key(struct ebb_topology *t, ebb_str key)
             uintptr_t r;
             if (l->kv[j].key != key)
                 continue;
-            if (grow((void **)&t->kv_range, &t->kvcap, nkv + 1, sizeof(*t->kv_range)) != 0)
+            if (ebb__grow((void **)&t->kv_range, &t->kvcap, nkv + 1, sizeof(*t->kv_range)) != 0)
                 return EBB_ENOMEM;
             if ((r = (uintptr_t)ebb__map_get(&t->label_at, key, l->kv[j].value)) == 0) {
-                if (grow((void **)&t->ranges, &t->rangecap, t->nranges + 1, sizeof(*t->ranges)) != 0)
+                if (ebb__grow((void **)&t->ranges, &t->rangecap, t->nranges + 1, sizeof(*t->ranges)) != 0)
                     return EBB_ENOMEM;
                 t->ranges[t->nranges++] = (struct range){ 0, 0 };
                 r = t->nranges;
@@ -648,7 +633,7 @@ static int index_key(struct ebb_topology *t, ebb_str key)
             t->kv_range[nkv++] = (uint32_t)(r - 1);
         }
     }
-    if (grow((void **)&t->lent, &t->lentcap, t->nlent + nkv + 1, sizeof(*t->lent)) != 0)
+    if (ebb__grow((void **)&t->lent, &t->lentcap, t->nlent + nkv + 1, sizeof(*t->lent)) != 0)
         return EBB_ENOMEM;
     for (size_t r = first; r < t->nranges; r++) {
         t->ranges[r].off = (uint32_t)off;
@@ -739,7 +724,7 @@ static const struct keyinfo *key_info(struct ebb_topology *t, ebb_str key)
     for (size_t i = 0; i < t->nkeys; i++)
         if (t->keys[i].key == key)
             return &t->keys[i];
-    if (grow((void **)&t->keys, &t->keycap, t->nkeys + 1, sizeof(*t->keys)) != 0)
+    if (ebb__grow((void **)&t->keys, &t->keycap, t->nkeys + 1, sizeof(*t->keys)) != 0)
         return NULL;
     k = &t->keys[t->nkeys];
     memset(k, 0, sizeof(*k));
@@ -797,7 +782,7 @@ static long eligible_index(struct ebb_topology *t, const struct ebb_topo_constra
             (!ht || tolerations_equal(e->pod, c->pod)))
             return (long)i;
     }
-    if (t->nelig == MAX_ELIG || grow((void **)&t->elig, &t->eligcap, t->nelig + 1, sizeof(*t->elig)) != 0)
+    if (t->nelig == MAX_ELIG || ebb__grow((void **)&t->elig, &t->eligcap, t->nelig + 1, sizeof(*t->elig)) != 0)
         return -1;
     e = &t->elig[t->nelig];
     if ((e->ok = malloc(t->nnodes + 1)) == NULL)
@@ -841,7 +826,7 @@ static struct ebb_topo_domain *domain(struct ebb_topology *t, int32_t ord)
         t->dom.v = v;
         t->dom.cap = cap;
     }
-    if (grow((void **)&t->dom_ord, &t->domordcap, t->dom.cap, sizeof(*t->dom_ord)) != 0)
+    if (ebb__grow((void **)&t->dom_ord, &t->domordcap, t->dom.cap, sizeof(*t->dom_ord)) != 0)
         return NULL;
     t->dom_ord[t->dom.n] = (uint32_t)ord;
     t->dom_of[ord] = (uint32_t)(t->dom.n + 1);
@@ -907,7 +892,7 @@ int ebb_topology_count(struct ebb_topology *t, size_t ci, const struct ebb_topo_
     if ((key = key_info(t, c->topology_key)) == NULL)
         return EBB_ENOMEM;
     t->ckey = key;
-    if (grow((void **)&t->dom_of, &t->domofcap, key->nvals + 1, sizeof(*t->dom_of)) != 0)
+    if (ebb__grow((void **)&t->dom_of, &t->domofcap, key->nvals + 1, sizeof(*t->dom_of)) != 0)
         return EBB_ENOMEM;
     memset(t->dom_of, 0, key->nvals * sizeof(*t->dom_of));
     /* more than one constraint over the namespace: index it once */
@@ -1067,14 +1052,14 @@ static int below_nodes(struct ebb_topology *t, const struct ebb_topo_constraint 
         if (o < 0 || (x = t->dom_of[o]) == 0 || !((double)d->v[x - 1].size < ideal) ||
             !(all || (ok ? ok[k] : eligible(c, t->nodes[k]))))
             continue;
-        if (grow((void **)&t->belowbuf, &t->belowcap, n + 1, sizeof(*t->belowbuf)) != 0)
+        if (ebb__grow((void **)&t->belowbuf, &t->belowcap, n + 1, sizeof(*t->belowbuf)) != 0)
             return EBB_ENOMEM;
         t->belowbuf[n++] = t->nodes[k];
     }
     t->below = t->belowbuf;
     t->nbelow = n;
     if (!keep || t->nbsets == MAX_BELOWSETS ||
-        grow((void **)&t->bsets, &t->bsetcap, t->nbsets + 1, sizeof(*t->bsets)) != 0)
+        ebb__grow((void **)&t->bsets, &t->bsetcap, t->nbsets + 1, sizeof(*t->bsets)) != 0)
         return 0;
     bs = &t->bsets[t->nbsets];
     if ((bs->nodes = malloc((n + 1) * sizeof(*bs->nodes))) == NULL)
@@ -1266,7 +1251,7 @@ int ebb_topology_by_namespace(struct ebb_pod *const *pods, size_t n, struct ebb_
         if (k == 0) {
             /* a pod without a namespace (none in a cache) gets a bucket of
              * its own: they sort first, as ebb_str_cmp puts NULL first */
-            if (grow((void **)&b, &cap, nb + 1, sizeof(*b)) != 0)
+            if (ebb__grow((void **)&b, &cap, nb + 1, sizeof(*b)) != 0)
                 goto out;
             b[nb++] = (struct nsbucket){ ns, 0, 0 };
             k = nb;
