@@ -27,6 +27,20 @@ function Plan:refused(why)
   return out
 end
 
+-- plan:note_messages() -> { message, ... } of the plan's notes, in order
+function Plan:note_messages()
+  local out = {}
+  for _, n in ipairs(self.notes) do out[#out + 1] = n.message end
+  return out
+end
+
+-- plan:reasons() -> { reason, ... } of the evictions, in order
+function Plan:reasons()
+  local out = {}
+  for _, e in ipairs(self.evictions) do out[#out + 1] = e.reason end
+  return out
+end
+
 function Plan:node(name)
   for _, n in ipairs(self.nodes) do
     if n.name == name then return n end

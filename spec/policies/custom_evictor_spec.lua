@@ -181,12 +181,6 @@ local function run(apps, evictor, o)
   }
 end
 
-local function notes(plan)
-  local out = {}
-  for _, n in ipairs(plan.notes) do out[#out + 1] = n.message end
-  return out
-end
-
 local function refusal(plan, pod)
   for _, r in ipairs(plan.refusals) do
     if r.pod == pod then return r end
@@ -199,7 +193,7 @@ describe("evict plugins", function()
       local plan = run({ "plain" }, "NoteEvictor", { top = { gracePeriodSeconds = 30 } })
       assert.same({ PLAIN }, plan:pods())
       assert.same({ PLAIN .. " by PodLifeTime/test: " .. plan.evictions[1].reason .. ", grace 30" },
-                  notes(plan))
+                  plan:note_messages())
       assert.equal("evict", plan.evictions[1].action)
       assert.equal("NoteEvictor", plan.notes[1].plugin)
     end)
@@ -230,7 +224,7 @@ describe("evict plugins", function()
       assert.same({ G2, G3 }, plan:refused("pdb"))
       assert.same({ G1 }, (function()
         local out = {}
-        for _, m in ipairs(notes(plan)) do out[#out + 1] = m:match("^(%S+)") end
+        for _, m in ipairs(plan:note_messages()) do out[#out + 1] = m:match("^(%S+)") end
         return out
       end)())
     end)
@@ -240,7 +234,7 @@ describe("evict plugins", function()
       assert.same({ PLAIN, MULTI }, plan:pods())
       -- PodLifeTime lists evictable pods only: solo is not even proposed
       assert.is_nil(refusal(plan, SOLO))
-      assert.same({ PLAIN, MULTI }, notes(plan))
+      assert.same({ PLAIN, MULTI }, plan:note_messages())
     end)
 
     it("reports a declined eviction as an \"evictor\" refusal and does nothing", function()
@@ -250,7 +244,7 @@ describe("evict plugins", function()
       assert.equal("evictor", r.why)
       assert.equal("Decliner: not today", r.detail)
       assert.same({}, plan.errors)
-      assert.same({ PLAIN, SOLO, MULTI }, notes(plan))
+      assert.same({ PLAIN, SOLO, MULTI }, plan:note_messages())
     end)
 
     it("records what the evictor created, with the object, in the plan", function()

@@ -19,12 +19,6 @@ local function run(args, o)
                      args = args, evictor = o.evictor, top = o.top }
 end
 
-local function notes(plan)
-  local out = {}
-  for _, n in ipairs(plan.notes) do out[#out + 1] = n.message end
-  return out
-end
-
 -- pool-3 (10%, cordoned): a DaemonSet pod and
 local NOTIFIER = "ops/notifier-5f6a7b8c9-p3a01"      -- 300m, tolerates team=ml
 -- pool-1 (20%)
@@ -96,28 +90,28 @@ describe("HighNodeUtilization", function()
     local plan = run{ thresholds = T, numberOfNodes = 3 }
     assert.same({}, plan:pods())
     assert.same({ "Number of nodes underutilized (3) is less or equal than NumberOfNodes (3), nothing to do here" },
-      notes(plan))
+      plan:note_messages())
     assert.same({ NOTIFIER, MAILER, BILLING, PDF }, run{ thresholds = T, numberOfNodes = 2 }:pods())
   end)
 
   it("does nothing when every node is underutilized (issue #725)", function()
     local plan = run{ thresholds = { cpu = 95 } }
     assert.same({}, plan:pods())
-    assert.same({ "All nodes are underutilized, nothing to do here" }, notes(plan))
+    assert.same({ "All nodes are underutilized, nothing to do here" }, plan:note_messages())
   end)
 
   it("does nothing without a schedulable target", function()
     -- pool-6 (70%) is cordoned: not a target
     local plan = run({ thresholds = T }, { top = { nodeSelector = "kubernetes.io/hostname in (pool-1,pool-3,pool-6)" } })
     assert.same({}, plan:pods())
-    assert.same({ "No node is available to schedule the pods, nothing to do here" }, notes(plan))
+    assert.same({ "No node is available to schedule the pods, nothing to do here" }, plan:note_messages())
   end)
 
   it("says when no node is underutilized", function()
     local plan = run{ thresholds = { cpu = 5 } }
     assert.same({}, plan:pods())
     assert.same({ "No node is underutilized, nothing to do here, you might tune your thresholds further" },
-      notes(plan))
+      plan:note_messages())
   end)
 
   it("needs every thresholded resource under its threshold", function()

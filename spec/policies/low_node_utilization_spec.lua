@@ -23,18 +23,6 @@ local function run(args, o)
                      args = args, evictor = o.evictor, top = o.top }
 end
 
-local function notes(plan)
-  local out = {}
-  for _, n in ipairs(plan.notes) do out[#out + 1] = n.message end
-  return out
-end
-
-local function reasons(plan)
-  local out = {}
-  for _, e in ipairs(plan.evictions) do out[#out + 1] = e.reason end
-  return out
-end
-
 -- worker-a-1 (80% cpu), in eviction order
 local REPORT = "shop/report-api-7f9c6d5b8-l4k3j"       -- preemptible, 500m, tolerates the batch node
 local CART_BE = "shop/cart-7c9d4f6b8-h5j2w"            -- BestEffort
@@ -71,7 +59,7 @@ describe("LowNodeUtilization", function()
         "node worker-a-1 is above its target utilization: cpu 67.50% > 50.00% (+700m)",
         "node worker-a-1 is above its target utilization: cpu 57.50% > 50.00% (+300m)",
         "node worker-a-2 is above its target utilization: cpu 70.00% > 50.00% (+800m)",
-      }, reasons(plan))
+      }, plan:reasons())
       assert.equal("worker-a-1", plan.evictions[1].node)
       assert.equal("LowNodeUtilization", plan.evictions[1].plugin)
     end)
@@ -101,7 +89,7 @@ describe("LowNodeUtilization", function()
         { top = { nodeSelector = "topology.kubernetes.io/zone!=eu-west-1b,workload!=batch" } })
       assert.same({}, plan:pods())
       assert.same({ "No node is underutilized, nothing to do here, you might tune your thresholds further" },
-        notes(plan))
+        plan:note_messages())
     end)
 
     it("evicts only pods that tolerate every taint of some destination", function()
@@ -127,7 +115,7 @@ describe("LowNodeUtilization", function()
       local plan = run{ thresholds = T, targetThresholds = TT, numberOfNodes = 2 }
       assert.same({}, plan:pods())
       assert.same({ "Number of nodes underutilized (2) is less or equal than NumberOfNodes (2), nothing to do here" },
-        notes(plan))
+        plan:note_messages())
       plan = run{ thresholds = T, targetThresholds = TT, numberOfNodes = 1 }
       assert.same({ REPORT, CART_BE, CART_K, SEARCH, TRANSCODER }, plan:pods())
     end)
@@ -166,11 +154,11 @@ describe("LowNodeUtilization", function()
       -- worker-a-1 at exactly 80% is not above an 80% target
       local plan = run{ thresholds = T, targetThresholds = { cpu = 80, memory = 80 } }
       assert.same({}, plan:pods())
-      assert.same({ "All nodes are under target utilization, nothing to do here" }, notes(plan))
+      assert.same({ "All nodes are under target utilization, nothing to do here" }, plan:note_messages())
       plan = run({ thresholds = { cpu = 100, memory = 100 }, targetThresholds = { cpu = 100, memory = 100 } },
         { top = { nodeSelector = "kubernetes.io/hostname!=worker-c-2" } })
       assert.same({}, plan:pods())
-      assert.same({ "All nodes are underutilized, nothing to do here" }, notes(plan))
+      assert.same({ "All nodes are underutilized, nothing to do here" }, plan:note_messages())
     end)
 
     it("takes usage equal to the threshold as underutilized and equal to the target as fine", function()
@@ -211,7 +199,7 @@ describe("LowNodeUtilization", function()
       local plan = run({ thresholds = { cpu = 14 }, targetThresholds = { cpu = 66.6 } }, { snapshot = EDGE })
       assert.same({}, plan:pods())
       assert.same({ "No node is underutilized, nothing to do here, you might tune your thresholds further" },
-        notes(plan))
+        plan:note_messages())
     end)
 
     it("truncates the target capacity as upstream does", function()
@@ -264,7 +252,7 @@ describe("LowNodeUtilization", function()
       assert.same({
         "node m-3 has no NodeMetrics (metrics.k8s.io): left out of the utilization, not taken as idle",
         "pod " .. NO_POD_METRICS .. " not evicted: the pod has no PodMetrics (metrics.k8s.io)",
-      }, notes(plan))
+      }, plan:note_messages())
       assert.equal("m-3", plan.notes[1].node)
       assert.equal("m-1", plan.notes[2].node)
       assert.equal("node m-1 is above its target utilization: cpu 85.00% > 50.00% (+1400m)",

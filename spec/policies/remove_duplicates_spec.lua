@@ -23,12 +23,6 @@ end
 
 local function only(...) return { include = { ... } } end
 
-local function notes(plan)
-  local out = {}
-  for _, n in ipairs(plan.notes) do out[#out + 1] = n.message end
-  return out
-end
-
 -- shop: web (5,3,1) over general-a/b/c-1, cart and checkout 3 each on
 -- general-a-1, search (1,3,5), redis (StatefulSet) 2 on general-b-1;
 -- shop-staging: web of the same name, 3 on general-b-1
@@ -111,7 +105,7 @@ describe("RemoveDuplicates", function()
       assert.same({ a4("payments", "ledger-api-4d3c2b1a9"), a5("payments", "ledger-api-4d3c2b1a9") },
         plan:pods())
       assert.same({ "ReplicaSet payments/legacy-batch-6e5d4c3b2: fewer than two feasible nodes for its "
-                    .. "duplicates to land on, skipped" }, notes(plan))
+                    .. "duplicates to land on, skipped" }, plan:note_messages())
     end)
 
     it("runs every owner of every namespace in namespace, kind, name order", function()
@@ -188,7 +182,7 @@ describe("RemoveDuplicates", function()
         "ReplicaSet shop/cart-7c9d4f6b8: fewer than two feasible nodes for its duplicates to land on, skipped",
         "ReplicaSet shop/checkout-6b5c4d3e2: fewer than two feasible nodes for its duplicates to land on, skipped",
         "ReplicaSet shop/web-5d8f9c7b4: fewer than two feasible nodes for its duplicates to land on, skipped",
-      }, notes(plan))
+      }, plan:note_messages())
       -- with it the pods are not even candidates
       plan = run({ namespaces = only("shop") }, { nodes = nodes, evictor = fit(nodes) })
       assert.same({}, plan:pods())

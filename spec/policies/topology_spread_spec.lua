@@ -35,12 +35,6 @@ local function only(...)
   return { include = h.array{ ... } }
 end
 
-local function notes(plan)
-  local out = {}
-  for _, n in ipairs(plan.notes) do out[#out + 1] = n.message end
-  return out
-end
-
 -- checkout 8/7/0, ideal 5: [c0 b7 a8] -> 3 from a (the tail: worker-a-2's
 -- last three by name), then a=5 gives way to b: 2 from b (worker-b-2's last two)
 local CHECKOUT = {
@@ -127,12 +121,12 @@ describe("RemovePodsViolatingTopologySpreadConstraint", function()
       assert.same({ PINNED_FREE }, plan:pods())
       assert.same({ "2 pod(s) left in place: no node of a below-average domain fits them "
         .. "(topologyBalanceNodeFit): pinned/reporting-2b4d6f8a1-b3d5f, pinned/reporting-2b4d6f8a1-f7h9k" },
-        notes(plan))
+        plan:note_messages())
       -- without topologyBalanceNodeFit they go too
       plan = run(ZONES, { namespaces = only("pinned"), topologyBalanceNodeFit = false })
       assert.same({ "pinned/reporting-2b4d6f8a1-b3d5f", "pinned/reporting-2b4d6f8a1-f7h9k", PINNED_FREE },
                   plan:pods())
-      assert.same({}, notes(plan))
+      assert.same({}, plan:note_messages())
     end)
 
     it("takes the highest priority first within a domain (upstream's tail order)", function()
@@ -183,7 +177,7 @@ describe("RemovePodsViolatingTopologySpreadConstraint", function()
       local plan = run(POOLS, { namespaces = only("payments") })
       assert.same({}, plan:pods())
       assert.same({ "1 pod(s) left in place: no node of a below-average domain fits them "
-        .. "(topologyBalanceNodeFit): payments/ledger-4d5e6f7a8-m7n8p" }, notes(plan))
+        .. "(topologyBalanceNodeFit): payments/ledger-4d5e6f7a8-m7n8p" }, plan:note_messages())
       assert.same({ "payments/ledger-4d5e6f7a8-m7n8p" },
                   run(POOLS, { namespaces = only("payments"), topologyBalanceNodeFit = false }):pods())
     end)
@@ -213,7 +207,7 @@ describe("RemovePodsViolatingTopologySpreadConstraint", function()
       local plan = run(CAPACITY, nil)
       assert.same({ "reports/renderer-7d8c9b0a1-x5y6z" }, plan:pods())
       assert.same({ "1 pod(s) left in place: no node of a below-average domain fits them "
-        .. "(topologyBalanceNodeFit): analytics/aggregator-2e3f4a5b6-z1a2b" }, notes(plan))
+        .. "(topologyBalanceNodeFit): analytics/aggregator-2e3f4a5b6-z1a2b" }, plan:note_messages())
     end)
 
     it("evicts regardless when off, to make room by scale-up", function()
