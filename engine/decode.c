@@ -2013,18 +2013,12 @@ done:
     return 0;
 }
 
-int ebb_decode_object(const cJSON *obj, struct ebb_object *out, struct ebb_error *err)
+/* Decode `obj` as `kind` (already known to be an object). */
+static int decode_as(const cJSON *obj, int kind, struct ebb_object *out, struct ebb_error *err)
 {
     struct dec d = { .err = err };
     int rc;
 
-    if (obj == NULL || out == NULL)
-        return EBB_EINVAL;
-    out->kind = EBB_KIND_UNKNOWN;
-    out->u.any = NULL;
-    if (!cJSON_IsObject(obj))
-        return expected(&d, NULL, "an object", obj);
-    int kind = ebb_decode_kind(obj);
     switch (kind) {
     case EBB_KIND_POD: rc = ebb_decode_pod(obj, &out->u.pod, err); break;
     case EBB_KIND_NODE: rc = ebb_decode_node(obj, &out->u.node, err); break;
@@ -2043,6 +2037,26 @@ int ebb_decode_object(const cJSON *obj, struct ebb_object *out, struct ebb_error
     else
         out->u.any = NULL;
     return rc;
+}
+
+int ebb_decode_object(const cJSON *obj, struct ebb_object *out, struct ebb_error *err)
+{
+    return ebb_decode_object_as(obj, EBB_KIND_UNKNOWN, out, err);
+}
+
+int ebb_decode_object_as(const cJSON *obj, int kind, struct ebb_object *out, struct ebb_error *err)
+{
+    struct dec d = { .err = err };
+
+    if (obj == NULL || out == NULL)
+        return EBB_EINVAL;
+    out->kind = EBB_KIND_UNKNOWN;
+    out->u.any = NULL;
+    if (!cJSON_IsObject(obj))
+        return expected(&d, NULL, "an object", obj);
+    if (kind == EBB_KIND_UNKNOWN || cJSON_GetObjectItemCaseSensitive(obj, "kind") != NULL)
+        kind = ebb_decode_kind(obj);
+    return decode_as(obj, kind, out, err);
 }
 
 void ebb_object_free(struct ebb_object *o)

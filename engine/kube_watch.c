@@ -305,7 +305,7 @@ static void apply_metrics_page(struct informer *i, const char *body, size_t len)
         struct ebb_error err = { 0 };
         ebb_str ns, name;
 
-        if (ebb_decode_object(it, &o, &err) != 0) {
+        if (ebb_decode_object_as(it, i->kind, &o, &err) != 0) {
             ebb_log(EBB_LOG_WARN, "%s: %s: %s", i->name, err.field, err.msg);
             i->st.errors++;
             continue;
@@ -508,7 +508,7 @@ static void apply_page(struct informer *i, const char *body, size_t len)
     }
     snprintf(name, sizeof(name), "LIST %s", i->path);
     rc = ebb_snapshot_load_page(i->set->cache, i->set->spill, i->set->spill_src, body, len, name,
-                                &meta, list_seen, i, &err);
+                                i->kind, &meta, list_seen, i, &err);
     {
         long at = ftell(i->set->spill);   /* once a page: the page was appended */
         if (at >= 0)
@@ -684,7 +684,7 @@ static int apply_event(struct informer *i, const char *line, size_t len)
         ebb_json_arena_reset(s->arena);
         return -1;
     }
-    if ((rc = ebb_decode_object(obj, &o, &err)) != 0 || o.kind != i->kind) {
+    if ((rc = ebb_decode_object_as(obj, i->kind, &o, &err)) != 0 || o.kind != i->kind) {
         char msg[1200];
         if (rc == 0) {
             ebb_object_free(&o);

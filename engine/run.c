@@ -94,6 +94,7 @@ struct runner {
     int exit_code;
     int pending_close;
     bool announced_wait;
+    uint64_t drain_until;         /* uv_now() by which the last writes must be done */
 };
 
 static struct runner *the_runner;
@@ -337,6 +338,18 @@ static void micro_time(char *buf, size_t len)
     snprintf(buf + n, len - n, ".%06dZ", (int)(ts.tv_nsec / 1000) % 1000000);
 }
 
+/* An Event's name as client-go's recorder makes it: the object's name, a
+ * dot, the time in nanoseconds in hex (generateName would not do: it
+ * must itself be a valid name, and "pod." is not). */
+static void event_name(char *buf, size_t len, const char *object)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    snprintf(buf, len, "%.200s.%llx", object,
+             (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec);
+}
+
 static void on_event_done(struct ebb_kube_req *req, int status, const char *body, size_t len, void *ud)
 {
     (void)req;
@@ -371,8 +384,8 @@ static void emit_event(struct runner *r, const struct ebb_eviction *ev, bool ok,
     cJSON_AddStringToObject(o, "apiVersion", "events.k8s.io/v1");
     cJSON_AddStringToObject(o, "kind", "Event");
     meta = cJSON_AddObjectToObject(o, "metadata");
-    snprintf(path, sizeof(path), "%s.", ev->name);
-    cJSON_AddStringToObject(meta, "generateName", path);
+    event_name(path, sizeof(path), ev->name);
+    cJSON_AddStringToObject(meta, "name", path);
     cJSON_AddStringToObject(meta, "namespace", ev->ns);
     cJSON_AddStringToObject(o, "eventTime", now);
     cJSON_AddStringToObject(o, "reportingController", "ebb");
@@ -418,8 +431,8 @@ static void emit_self_event(struct runner *r, const char *type, const char *reas
     cJSON_AddStringToObject(o, "apiVersion", "events.k8s.io/v1");
     cJSON_AddStringToObject(o, "kind", "Event");
     meta = cJSON_AddObjectToObject(o, "metadata");
-    snprintf(path, sizeof(path), "%s.", pod);
-    cJSON_AddStringToObject(meta, "generateName", path);
+    event_name(path, sizeof(path), pod);
+    cJSON_AddStringToObject(meta, "name", path);
     cJSON_AddStringToObject(meta, "namespace", ns);
     cJSON_AddStringToObject(o, "eventTime", now);
     cJSON_AddStringToObject(o, "reportingController", "ebb");
@@ -1146,6 +1159,38 @@ static void on_sighup(uv_signal_t *s, int signum)
     reload(s->data, true);
 }
 
+#define DRAIN_MS 5000
+
+static void on_drain_tick(uv_timer_t *t)
+{
+    struct runner *r = t->data;
+
+    if (ebb_kube_inflight(r->kube) == 0 || uv_now(r->loop) >= r->drain_until)
+        uv_timer_stop(t);
+}
+
+/* Everything but the client is closed: the writes still in flight (the
+ * Events of the last evictions) get up to DRAIN_MS to finish, so a --once
+ * run does not drop them on its way out. */
+static void drain_writes(struct runner *r)
+{
+    uv_timer_t t;
+
+    if (ebb_kube_inflight(r->kube) == 0)
+        return;
+    uv_update_time(r->loop);
+    r->drain_until = uv_now(r->loop) + DRAIN_MS;
+    uv_timer_init(r->loop, &t);
+    t.data = r;
+    uv_timer_start(&t, on_drain_tick, 10, 10);
+    uv_run(r->loop, UV_RUN_DEFAULT);   /* returns once the timer stops */
+    uv_close((uv_handle_t *)&t, NULL);
+    uv_run(r->loop, UV_RUN_DEFAULT);
+    if (ebb_kube_inflight(r->kube) > 0)
+        ebb_log(EBB_LOG_WARN, "exiting with %zu requests unanswered after %d ms",
+                ebb_kube_inflight(r->kube), DRAIN_MS);
+}
+
 static int register_run_metrics(struct ebb_metrics *m)
 {
     static const char *const result[] = { "result", NULL };
@@ -1263,6 +1308,7 @@ int ebb_run_main(int argc, char **argv)
     schedule_next(r, 0);
 
     uv_run(r->loop, UV_RUN_DEFAULT);
+    drain_writes(r);
 
     /* the kube client goes last: everything else is closed now */
     r->pending_close = 1;

@@ -174,6 +174,7 @@ struct loader {
     struct ebb_list_meta *meta;     /* LIST pages: fill from metadata */
     ebb_item_cb on_item;            /* LIST pages: each object stored */
     void *on_item_ud;
+    int item_kind;                  /* LIST pages: the kind of items that name none */
 };
 
 enum { END = -1, ERR = -2 };   /* next_nonws: end of file, read error */
@@ -456,7 +457,10 @@ static int take(struct loader *l, const cJSON *j, const struct origin *o)
         l->stats->items++;
     if (!cJSON_IsObject(j))
         return lfail(l, EBB_ESCHEMA, o->line, o->prefix, o->idx, NULL, "expected an object");
-    if ((kind = ebb_decode_kind(j)) == EBB_KIND_UNKNOWN) {
+    kind = ebb_decode_kind(j);
+    if (kind == EBB_KIND_UNKNOWN && cJSON_GetObjectItemCaseSensitive(j, "kind") == NULL)
+        kind = l->item_kind;   /* an API List's items leave their kind to the List */
+    if (kind == EBB_KIND_UNKNOWN) {
         const cJSON *k = cJSON_GetObjectItemCaseSensitive(j, "kind");
         if (!cJSON_IsString(k) || k->valuestring[0] == '\0')
             return lfail(l, EBB_ESCHEMA, o->line, o->prefix, o->idx, "kind",
@@ -465,7 +469,7 @@ static int take(struct loader *l, const cJSON *j, const struct origin *o)
         return give(l, j, EBB_KIND_UNKNOWN, o);
     }
     ebb_error_clear(&e);
-    if ((rc = ebb_decode_object(j, &obj, &e)) != 0) {
+    if ((rc = ebb_decode_object_as(j, kind, &obj, &e)) != 0) {
         line = o->line;
         if (o->val != NULL && e.field[0] != '\0') {
             int at = ebb_val_line_for(o->val, e.field);
@@ -966,7 +970,7 @@ int ebb_snapshot_load_buf(struct ebb_cache *cache, const char *buf, size_t len, 
 /* The page is parsed where it lies in memory; the spill only keeps a copy
  * for pod.object (reading it back would copy every byte twice more). */
 int ebb_snapshot_load_page(struct ebb_cache *cache, FILE *spill, uint16_t spill_src,
-                           const char *buf, size_t len, const char *name,
+                           const char *buf, size_t len, const char *name, int kind,
                            struct ebb_list_meta *meta, ebb_item_cb cb, void *ud,
                            struct ebb_error *err)
 {
@@ -997,6 +1001,7 @@ int ebb_snapshot_load_page(struct ebb_cache *cache, FILE *spill, uint16_t spill_
     l.meta = meta;
     l.on_item = cb;
     l.on_item_ud = ud;
+    l.item_kind = kind;
     if ((c = next_nonws(&l)) == '{')
         rc = top_object(&l);
     else

@@ -624,12 +624,13 @@ static void test_streaming(void **state)
 
 /* ---- LIST pages -------------------------------------------------------------- */
 
+/* As kube-apiserver answers: the items leave kind and apiVersion to the List. */
 static const char page1[] =
     "{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"41\","
     "\"continue\":\"tok-1\"},\"items\":["
-    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p1\",\"namespace\":\"a\","
+    "{\"metadata\":{\"name\":\"p1\",\"namespace\":\"a\","
     "\"uid\":\"u1\"},\"spec\":{\"nodeName\":\"n1\",\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}},"
-    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p2\",\"namespace\":\"a\","
+    "{\"metadata\":{\"name\":\"p2\",\"namespace\":\"a\","
     "\"uid\":\"u2\"},\"spec\":{\"nodeName\":\"n1\",\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}]}";
 static const char page2[] =
     "{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"items\":["
@@ -663,12 +664,17 @@ static void test_list_pages(void **state)
     assert_int_equal(ebb_cache_create(&c), 0);
     assert_int_equal(ebb_cache_add_source(c, spill, &src), 0);
     nseen = 0;
-    assert_int_equal(ebb_snapshot_load_page(c, spill, src, page1, strlen(page1), "LIST", &meta, seen,
-                                            NULL, &err), 0);
+    /* items that name no kind are not taken for anything unless the kind is known */
+    assert_int_equal(ebb_snapshot_load_page(c, spill, src, page1, strlen(page1), "LIST", EBB_KIND_UNKNOWN,
+                                            &meta, seen, NULL, &err), EBB_ESCHEMA);
+    assert_string_equal(err.field, "items[0].kind");
+    assert_int_equal(ebb_cache_count(c, EBB_KIND_POD), 0);
+    assert_int_equal(ebb_snapshot_load_page(c, spill, src, page1, strlen(page1), "LIST", EBB_KIND_POD,
+                                            &meta, seen, NULL, &err), 0);
     assert_string_equal(meta.resource_version, "41");
     assert_string_equal(meta.cont, "tok-1");
-    assert_int_equal(ebb_snapshot_load_page(c, spill, src, page2, strlen(page2), "LIST", &meta, seen,
-                                            NULL, &err), 0);
+    assert_int_equal(ebb_snapshot_load_page(c, spill, src, page2, strlen(page2), "LIST", EBB_KIND_POD,
+                                            &meta, seen, NULL, &err), 0);
     assert_string_equal(meta.resource_version, "42");
     assert_string_equal(meta.cont, "");
     assert_int_equal(nseen, 3);
@@ -679,7 +685,7 @@ static void test_list_pages(void **state)
     assert_true(pod(c, "b", "p3")->src.off > strlen(page1));   /* the second page follows */
     /* a bad page: an error that names the page, what came before it stays */
     assert_int_not_equal(ebb_snapshot_load_page(c, spill, src, "{\"items\":[{]}", 13, "LIST x",
-                                                &meta, NULL, NULL, &err), 0);
+                                                EBB_KIND_POD, &meta, NULL, NULL, &err), 0);
     assert_non_null(strstr(err.file, "LIST x"));
     assert_int_equal(ebb_cache_count(c, EBB_KIND_POD), 3);
     ebb_cache_destroy(c);

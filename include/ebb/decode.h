@@ -55,6 +55,12 @@ struct ebb_object {
 /* Decode `obj` of a known kind; out->u is owned by the caller (free with
  * ebb_object_free). EBB_ESCHEMA with err->field/msg set on a bad field. */
 int ebb_decode_object(const struct cJSON *obj, struct ebb_object *out, struct ebb_error *err);
+/* The same for an item of a List the API server answered: it leaves kind
+ * and apiVersion off the items (they are the List's), so an item that names
+ * no kind is decoded as `kind`, the kind of the resource listed. One that
+ * names a kind is decoded as that kind (the caller compares out->kind). */
+int ebb_decode_object_as(const struct cJSON *obj, int kind, struct ebb_object *out,
+                         struct ebb_error *err);
 void ebb_object_free(struct ebb_object *o);
 
 int ebb_decode_pod(const struct cJSON *obj, struct ebb_pod **out, struct ebb_error *err);

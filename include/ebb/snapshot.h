@@ -60,14 +60,16 @@ struct ebb_list_meta {
 /* Called for every object stored from a page (relists find what is gone). */
 typedef void (*ebb_item_cb)(void *ud, int kind, ebb_str ns, ebb_str name);
 
-/* Decode a List answered by the API (one LIST page) into `cache`. The page
+/* Decode a List answered by the API (one LIST page) into `cache`. Its
+ * items name no kind (the API server leaves kind and apiVersion to the
+ * List): they are taken as `kind`, the kind of the resource listed. The page
  * is appended to `spill`, a file the cache owns as source `spill_src`, so
  * pod.object can read objects back. `meta` and `cb` may be NULL. Unlike a
  * snapshot, a page error leaves what was stored before it in the cache.
  * The cache's indexes are left to sort on demand (ebb_cache_build_indexes
  * once every page is in). */
 int ebb_snapshot_load_page(struct ebb_cache *cache, FILE *spill, uint16_t spill_src,
-                           const char *buf, size_t len, const char *name,
+                           const char *buf, size_t len, const char *name, int kind,
                            struct ebb_list_meta *meta, ebb_item_cb cb, void *ud,
                            struct ebb_error *err);
 
