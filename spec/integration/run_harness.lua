@@ -21,14 +21,19 @@ end
 local Run = {}
 Run.__index = Run
 
--- R.start(srv, opts): opts.policy (YAML text), opts.policy_file (a path),
+-- R.start(srv, opts): srv is `ebb serve` (serve_harness) or a real control
+-- plane (k8s_harness: its admin kubeconfig, or opts.kubeconfig);
+-- opts.policy (YAML text), opts.policy_file (a path),
 -- opts.now (default R.NOW; false for the wall clock), opts.env (a table of
 -- environment variables), plus extra flags as array items. /metrics is
 -- served on a free port.
 function R.start(srv, opts)
   opts = opts or {}
   local dir = S.tmpdir()
-  write(dir .. "/kubeconfig", string.format([[
+  local kubeconfig = opts.kubeconfig or srv.kubeconfig   -- a real control plane's (k8s_harness)
+  if not kubeconfig then
+    kubeconfig = dir .. "/kubeconfig"
+    write(kubeconfig, string.format([[
 apiVersion: v1
 kind: Config
 clusters:
@@ -42,6 +47,7 @@ contexts:
   context: {cluster: serve, user: ebb}
 current-context: serve
 ]], srv.url))
+  end
   local policy = opts.policy_file
   if opts.policy then
     policy = dir .. "/policy.yaml"
@@ -52,7 +58,7 @@ current-context: serve
     "s.bind((\"127.0.0.1\", 0)); print(s.getsockname()[1])'"))
   local mport = pp:read("l")
   pp:close()
-  local args = { "run", "--kubeconfig", dir .. "/kubeconfig", "--policy", policy,
+  local args = { "run", "--kubeconfig", kubeconfig, "--policy", policy,
                  "--port", mport, "--bind-address", "127.0.0.1" }
   if opts.now ~= false then
     args[#args + 1] = "--now"
