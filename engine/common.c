@@ -186,6 +186,19 @@ void ebb_time_format(int64_t t, char *buf, size_t len)
     strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+int64_t ebb_time_since(int64_t now, int64_t t)
+{
+    /* time.Duration is int64 nanoseconds: +-9223372036.854775807 s */
+    const int64_t max = INT64_MAX / 1000000000;
+    int64_t d;
+
+    if (t == EBB_TIME_NONE)
+        t = EBB_TIME_GO_ZERO;
+    if (__builtin_sub_overflow(now, t, &d))
+        return now > t ? max : -max;
+    return d > max ? max : d < -max ? -max : d;
+}
+
 int ebb_duration_parse(const char *s, int64_t *ns)
 {
     static const struct { const char *unit; int64_t ns; } units[] = {

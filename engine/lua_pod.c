@@ -166,7 +166,11 @@ static void g_qos(lua_State *L, const struct ebb_pod *p) { lua_pushstring(L, qos
 static void g_reason(lua_State *L, const struct ebb_pod *p) { lua_pushstring(L, p->reason); }
 static void g_pclass(lua_State *L, const struct ebb_pod *p) { lua_pushstring(L, p->priority_class); }
 static void g_scheduler(lua_State *L, const struct ebb_pod *p) { lua_pushstring(L, p->scheduler); }
-static void g_created(lua_State *L, const struct ebb_pod *p) { lua_pushinteger(L, p->created); }
+/* a missing creationTimestamp reads as Go's zero time, as upstream sees it */
+static void g_created(lua_State *L, const struct ebb_pod *p)
+{
+    lua_pushinteger(L, p->created == EBB_TIME_NONE ? EBB_TIME_GO_ZERO : p->created);
+}
 static void g_restarts(lua_State *L, const struct ebb_pod *p) { lua_pushinteger(L, p->restarts); }
 static void g_init_restarts(lua_State *L, const struct ebb_pod *p) { lua_pushinteger(L, p->init_restarts); }
 static void g_labels(lua_State *L, const struct ebb_pod *p) { push_labels(L, &p->labels); }

@@ -158,6 +158,27 @@ static void test_round_trip(void **state)
     }
 }
 
+/* Upstream's now.Sub(t).Seconds(): an absent time is Go's zero time, the
+ * difference saturates as a time.Duration and never overflows. */
+static void test_since(void **state)
+{
+    const int64_t max = 9223372036;   /* math.MaxInt64 ns, in whole seconds */
+    int64_t now = parse_ok("2026-11-22T12:00:00Z");
+    (void)state;
+    assert_int_equal(ebb_time_since(now, now - 3600), 3600);
+    assert_int_equal(ebb_time_since(now, now + 5), -5);
+    assert_int_equal(parse_ok("0001-01-01T00:00:00Z"), EBB_TIME_GO_ZERO);
+    /* 2026 years after year 1 is beyond 292 years: saturated */
+    assert_int_equal(ebb_time_since(now, EBB_TIME_NONE), max);
+    assert_int_equal(ebb_time_since(now, EBB_TIME_GO_ZERO), max);
+    assert_int_equal(ebb_time_since(EBB_TIME_GO_ZERO, now), -max);
+    /* the largest the types hold: no overflow, still saturated */
+    assert_int_equal(ebb_time_since(INT64_MAX, EBB_TIME_NONE), max);
+    assert_int_equal(ebb_time_since(INT64_MIN + 1, INT64_MAX), -max);
+    assert_int_equal(ebb_time_since(now, now - max), max);
+    assert_int_equal(ebb_time_since(now, now - max - 1), max);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -168,6 +189,7 @@ int main(void)
         cmocka_unit_test(test_invalid),
         cmocka_unit_test(test_format),
         cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_since),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -65,6 +65,14 @@ void ebb_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3
 int ebb_time_parse(const char *s, int64_t *out);
 /* seconds -> "2026-01-02T03:04:05Z" into buf (at least 21 bytes). */
 void ebb_time_format(int64_t t, char *buf, size_t len);
+/* Go's zero time.Time (0001-01-01T00:00:00Z) in seconds since the epoch: what
+ * an absent metav1.Time is to upstream's arithmetic. */
+#define EBB_TIME_GO_ZERO (-62135596800LL)
+/* now - t in whole seconds as upstream computes it
+ * (uint(metav1.Now().Sub(t).Seconds())): EBB_TIME_NONE counts as Go's zero
+ * time, and the difference saturates as a time.Duration does (about
+ * +-292 years), so it never overflows. */
+int64_t ebb_time_since(int64_t now, int64_t t);
 
 /* A Go time.ParseDuration string ("90s", "1h30m", "1.5h", "300ms", "-2m")
  * -> nanoseconds. Returns 0 or EBB_EPARSE (empty, no unit except "0",
