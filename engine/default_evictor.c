@@ -277,7 +277,9 @@ static int de_create(const struct ebb_val *args, void **state, struct ebb_error 
                                "minPodAge", "\"%s\" is not a duration (e.g. \"5m\", \"1h30m\")", s);
             goto fail;
         }
-        d->min_age_s = ns / 1000000000;
+        /* an age in whole seconds is below ns exactly when it is below
+         * ns rounded up to a second (time.Since(start) < minPodAge) */
+        d->min_age_s = ns / 1000000000 + (ns % 1000000000 > 0);
     }
     if ((rc = ebb__args_str(args, "noEvictionPolicy", "", &s, &has, err)) != 0)
         goto fail;

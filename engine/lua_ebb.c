@@ -281,13 +281,14 @@ struct cond_filter {
 
 struct query {
     int phase;
-    ebb_str *ns_in, *ns_out, *kinds_in, *kinds_out, *states;
-    size_t nns_in, nns_out, nkinds_in, nkinds_out, nstates;
+    ebb_str *ns_in, *ns_out, *kinds_in, *kinds_out, *states, *reasons;
+    size_t nns_in, nns_out, nkinds_in, nkinds_out, nstates, nreasons;
     unsigned state_phases;       /* phases named in `states` (bit EBB_PHASE_*) */
     bool has_ns_in, has_kinds_in;
     const struct ebb_selector *sel;
     bool filter, pre;
     int64_t older_than;          /* -1: unset */
+    int64_t min_age;             /* -1: unset */
     int64_t min_restarts;        /* -1: unset */
     bool with_init, with_ephemeral;
     struct cond_filter *conds;
@@ -385,7 +386,7 @@ static void parse_query(lua_State *L, int opts, struct query *q)
 {
     memset(q, 0, sizeof(*q));
     q->phase = PHASE_ACTIVE;
-    q->older_than = q->min_restarts = -1;
+    q->older_than = q->min_age = q->min_restarts = -1;
     q->now = ebb__engine_now(engine_of(L));
     if (lua_isnoneornil(L, opts))
         return;
@@ -410,6 +411,7 @@ static void parse_query(lua_State *L, int opts, struct query *q)
         q->has_kinds_in = q->has_kinds_in && q->nkinds_in > 0;
     }
     q->states = str_list(L, opts, "states", &q->nstates, NULL);
+    q->reasons = str_list(L, opts, "reasons", &q->nreasons, NULL);
     /* Phases are kept as an enum, not as interned text: match them by name. */
     if (lua_getfield(L, opts, "states") == LUA_TTABLE) {
         for (lua_Integer i = 1; lua_rawgeti(L, -1, i) == LUA_TSTRING; i++) {
@@ -428,6 +430,7 @@ static void parse_query(lua_State *L, int opts, struct query *q)
     q->with_init = opt_bool(L, opts, "including_init");
     q->with_ephemeral = opt_bool(L, opts, "including_ephemeral");
     q->older_than = opt_int(L, opts, "older_than", -1);
+    q->min_age = opt_int(L, opts, "min_age", -1);
     q->min_restarts = opt_int(L, opts, "min_restarts", -1);
     if (lua_getfield(L, opts, "exit_codes") == LUA_TTABLE) {
         size_t n = lua_rawlen(L, -1);
@@ -491,9 +494,11 @@ static bool cond_fields_match(const struct ebb_condition *c, const struct cond_f
            (!f->has_reason || c->reason == f->reason);
 }
 
-static bool match_states(const struct query *q, const struct ebb_pod *p)
+/* status.reason or a container's waiting or terminated reason is in v
+ * (init and ephemeral containers as the query says). */
+static bool match_reasons(const struct query *q, const struct ebb_pod *p, ebb_str *v, size_t n)
 {
-    if ((q->state_phases & (1u << p->phase)) || in_list(p->reason, q->states, q->nstates))
+    if (in_list(p->reason, v, n))
         return true;
     for (uint16_t i = 0; i < p->ncstatus; i++) {
         const struct ebb_cstatus *c = &p->cstatus[i];
@@ -501,10 +506,15 @@ static bool match_states(const struct query *q, const struct ebb_pod *p)
             (c->kind == EBB_CONT_EPHEMERAL && !q->with_ephemeral))
             continue;
         if ((c->state == EBB_CSTATE_WAITING || c->state == EBB_CSTATE_TERMINATED) &&
-            in_list(c->reason, q->states, q->nstates))
+            in_list(c->reason, v, n))
             return true;
     }
     return false;
+}
+
+static bool match_states(const struct query *q, const struct ebb_pod *p)
+{
+    return (q->state_phases & (1u << p->phase)) || match_reasons(q, p, q->states, q->nstates);
 }
 
 static bool match_conditions(const struct query *q, const struct ebb_pod *p)
@@ -515,9 +525,10 @@ static bool match_conditions(const struct query *q, const struct ebb_pod *p)
             if (!cond_fields_match(c, &q->conds[f]))
                 continue;
             if (q->conds[f].min_since >= 0) {
-                if (c->last_transition == EBB_TIME_NONE)
+                /* LastTransitionTime.IsZero(): absent or Go's zero time */
+                if (c->last_transition == EBB_TIME_NONE || c->last_transition == EBB_TIME_GO_ZERO)
                     continue;
-                int64_t idle = q->now - c->last_transition;
+                int64_t idle = ebb_time_since(q->now, c->last_transition);
                 if (idle < 0 || idle < q->conds[f].min_since)
                     continue;
             }
@@ -570,14 +581,24 @@ static bool match_cheap(const struct query *q, const struct ebb_pod *p)
         if (q->has_kinds_in && !any_in)
             return false;
     }
-    if (q->older_than >= 0 && !(q->now - p->created > q->older_than))
-        return false;
+    if (q->older_than >= 0 || q->min_age >= 0) {
+        int64_t age = ebb_time_since(q->now, p->created);
+        /* PodLifeTime: a pod created in the future is never old enough */
+        if (q->older_than >= 0 && !(age >= 0 && age > q->older_than))
+            return false;
+        /* RemoveFailedPods compares uint(age): a negative age is 0 here
+         * (upstream's float-to-uint conversion is platform-defined) */
+        if (q->min_age >= 0 && (age < 0 ? 0 : age) < q->min_age)
+            return false;
+    }
     if (q->min_restarts >= 0) {
         int64_t r = p->restarts + (q->with_init ? p->init_restarts : 0);
         if (r < q->min_restarts)
             return false;
     }
     if (q->nstates && !match_states(q, p))
+        return false;
+    if (q->nreasons && !match_reasons(q, p, q->reasons, q->nreasons))
         return false;
     if (q->nconds && !match_conditions(q, p))
         return false;
@@ -632,9 +653,15 @@ static void query_node(lua_State *L, struct ebb_engine *e, struct ebb_ctx *ctx,
  *   namespaces = {include = {...}} | {exclude = {...}}
  *   selector = ebb.selector(...)
  *   owner_kinds = {include = {...}} | {exclude = {...}}
- *   older_than = seconds (now - creationTimestamp > seconds)
+ *   older_than = seconds (now - creationTimestamp > seconds; never a pod
+ *   created in the future)
+ *   min_age = seconds (now - creationTimestamp >= seconds; a pod created in
+ *   the future counts as age 0). Both: a missing creationTimestamp is Go's
+ *   zero time, as upstream's arithmetic makes it (ebb_time_since)
  *   min_restarts = n (sum of app container restarts, + init with including_init)
  *   states = {...} (phase, status.reason, container waiting/terminated reasons)
+ *   reasons = {...} (status.reason, container waiting/terminated reasons;
+ *   never the phase)
  *   conditions = {{type=, status=, reason=, minTimeSinceLastTransitionSeconds=}...}
  *   exit_codes = {...} (terminated containers)
  *   including_init, including_ephemeral = booleans for states/exit codes/restarts

@@ -1,14 +1,25 @@
--- RemoveFailedPods (deschedule): evicts pods in phase Failed, as upstream
--- v0.36 does it: PodLifeTime's machinery with a phase == Failed filter
--- (kubernetes-sigs/descheduler pkg/framework/plugins/removefailedpods).
--- minPodLifetimeSeconds (default 3600) becomes the lifetime, reasons the
--- states (phase, status.reason, container waiting/terminated reasons),
--- excludeOwnerKinds an exclusion of owner kinds. Oldest first; note that
--- the DefaultEvictor protects failed bare pods unless FailedBarePods is
--- disabled.
+-- RemoveFailedPods (deschedule): evicts pods in phase Failed. Semantics of
+-- kubernetes-sigs/descheduler v0.36 pkg/framework/plugins/removefailedpods
+-- (failedpods.go, defaults.go, validation.go): a plugin of its own, not
+-- PodLifeTime underneath.
+--
+-- A pod is a candidate when it is Failed, passes the profile's Filter and
+-- PreEvictionFilter, the namespaces and the labelSelector, and:
+-- - its age is not less than minPodLifetimeSeconds (default 3600): a pod
+--   exactly that old goes, and 0 takes a pod that failed this second;
+-- - no owner reference has a kind in excludeOwnerKinds;
+-- - with reasons: a container's waiting or terminated reason, or
+--   status.reason, is in the list (init containers too with
+--   includingInitContainers); the pod phase is not a reason;
+-- - with exitCodes: a terminated container's exit code is in the list
+--   (init containers too with includingInitContainers).
+-- Pods go node by node in listing order (nodes by name, a node's pods by
+-- namespace/name where upstream's order is its informer's). A node that
+-- reached its eviction limit is left for the next; the total limit ends the
+-- plugin. The DefaultEvictor protects failed bare pods unless FailedBarePods
+-- is disabled.
 local ebb = require("ebb")
 local A = ebb.args
-local lifetime = require("pod_lifetime")
 
 local M = {
   name = "RemoveFailedPods",
@@ -23,21 +34,29 @@ local M = {
   },
 }
 
+local function nonempty(list) return list ~= nil and #list > 0 and list or nil end
+
 function M.deschedule(ctx, nodes)
   local a = ctx.args
-  local q = lifetime.query({
+  local query = {
+    phase = "Failed",
+    evictable = true,
     namespaces = a.namespaces,
-    labelSelector = a.labelSelector,
-    maxPodLifeTimeSeconds = a.minPodLifetimeSeconds,
-    states = a.reasons,
-    exitCodes = a.exitCodes,
-    includingInitContainers = a.includingInitContainers,
-    ownerKinds = (a.excludeOwnerKinds and #a.excludeOwnerKinds > 0)
-      and { exclude = a.excludeOwnerKinds } or nil,
-  }, { phase = "Failed" })
-  local pods = ebb.pods(nodes, q):sort("age")
-  local reason = string.format("pod failed over %ds ago", a.minPodLifetimeSeconds)
-  lifetime.evict_all(ctx, pods, function() return reason end)
+    selector = a.labelSelector,
+    min_age = a.minPodLifetimeSeconds,
+    owner_kinds = nonempty(a.excludeOwnerKinds) and { exclude = a.excludeOwnerKinds },
+    reasons = nonempty(a.reasons),
+    exit_codes = nonempty(a.exitCodes),
+    including_init = a.includingInitContainers,
+  }
+  local reason = string.format("failed pod at least %ds old", a.minPodLifetimeSeconds)
+  for _, node in nodes:iter() do
+    for _, pod in ebb.pods(node, query):iter() do
+      local ok, why = ctx.evictor:evict(pod, { reason = reason })
+      if not ok and why == "node-limit" then break end
+      if not ok and why == "total-limit" then return end
+    end
+  end
 end
 
 return M

@@ -283,6 +283,9 @@ describe("DefaultEvictor", function()
       -- started exactly 5 minutes ago is not younger than 5 minutes
       assert.same({ P.plain, P.young_start }, run(APPS, { minPodAge = "5m" }):pods())
       assert.same({ P.plain, P.young_start }, run(APPS, { minPodAge = "0.05h" }):pods())
+      -- a fraction of a second more than its age: time.Since(start) < minPodAge
+      assert.same({ P.plain }, run(APPS, { minPodAge = "5m0.5s" }):pods())
+      assert.same({ P.plain }, run(APPS, { minPodAge = "300001ms" }):pods())
     end)
   end)
 
@@ -445,8 +448,9 @@ describe("DefaultEvictor", function()
         by[e.plugin] = by[e.plugin] or {}
         table.insert(by[e.plugin], e.pod)
       end
-      assert.same({ "batch/nightly-report-29145600-d4e5f", "batch/import-customers-29146800-j8k9l",
-                    "batch/nightly-report-29147040-g6h7i" }, by.RemoveFailedPods)
+      -- node by node: both nightly reports are on ip-10-0-2-23
+      assert.same({ "batch/nightly-report-29145600-d4e5f", "batch/nightly-report-29147040-g6h7i",
+                    "batch/import-customers-29146800-j8k9l" }, by.RemoveFailedPods)
       assert.same({ "shop/frontend-6b8f9d7c5-g5h6i", "shop/frontend-6b8f9d7c5-q1r2s" },
                   by.RemovePodsViolatingNodeTaints)
       assert.same({ "payments/ledger-db-0", "monitoring/grafana-5c8d7e6f9-r4t6y",
