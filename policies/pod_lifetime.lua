@@ -1,13 +1,13 @@
 -- PodLifeTime (deschedule): evicts pods that match every category of
 -- criteria that is set (age, states, conditions, exit codes, owner kinds),
 -- oldest first across the cluster. Semantics of kubernetes-sigs/descheduler
--- v0.36 pkg/framework/plugins/podlifetime.
+-- v0.36.0 pkg/framework/plugins/podlifetime (pod_lifetime.go).
 --
 -- Within a category the entries are ORed; categories are ANDed. Pods of
--- every phase are considered. Order: the most relevant time, oldest first:
--- the latest lastTransitionTime of a condition matched by a filter that sets
--- minTimeSinceLastTransitionSeconds, else the creation time; ties keep the
--- listing order (node by name, then namespace/name). A node that reached its
+-- every phase are considered. Order: creation time, oldest first, whatever
+-- the conditions (SortPodsBasedOnAge); ties keep the listing order (node by
+-- name, then namespace/name; upstream's sort is not stable). A missing
+-- creationTimestamp is Go's zero time: the oldest. A node that reached its
 -- eviction limit is skipped pod by pod; the total limit ends the plugin.
 local ebb = require("ebb")
 local A = ebb.args
@@ -29,7 +29,7 @@ local function owner_kinds()
   local s = A.object({ include = A.list(A.string()), exclude = A.list(A.string()) })
   s.check = function(v, path)
     if v.include and #v.include > 0 and v.exclude and #v.exclude > 0 then
-      A.fail(path, "only one of Include/Exclude owner kinds can be set")
+      A.fail(path, "only one of Include/Exclude ownerKinds can be set")
     end
   end
   return s
@@ -76,14 +76,14 @@ function M.validate(a)
   end
   if a.maxPodLifeTimeSeconds == nil and #(a.states or {}) == 0 and #(a.conditions or {}) == 0
       and #(a.exitCodes or {}) == 0 then
-    return nil, "at least one of maxPodLifeTimeSeconds, states, conditions, or exitCodes must be set"
+    return nil, "at least one filtering criterion must be specified (maxPodLifeTimeSeconds, states, "
+      .. "conditions, or exitCodes)"
   end
   return true
 end
 
--- The query both PodLifeTime and RemoveFailedPods run.
-function M.query(a, extra)
-  local q = {
+local function query(a)
+  return {
     phase = "all",
     evictable = true,
     namespaces = a.namespaces,
@@ -96,54 +96,10 @@ function M.query(a, extra)
     including_init = a.includingInitContainers,
     including_ephemeral = a.includingEphemeralContainers,
   }
-  for k, v in pairs(extra or {}) do q[k] = v end
-  return q
-end
-
--- A filter field that is unset or "" is not checked (as upstream's Go code).
-local function field_matches(want, have)
-  return want == nil or want == "" or want == have
-end
-
-local function relevant_time(pod, filters)
-  local latest
-  local conds = pod.conditions
-  for _, f in ipairs(filters) do
-    for _, c in ipairs(conds) do
-      if field_matches(f.type, c.type) and field_matches(f.status, c.status)
-          and field_matches(f.reason, c.reason) and c.last_transition ~= nil then
-        if latest == nil or c.last_transition > latest then latest = c.last_transition end
-      end
-    end
-  end
-  return latest or pod.created
-end
-
-function M.order(pods, a)
-  local timed = {}
-  for _, f in ipairs(a.conditions or {}) do
-    if f.minTimeSinceLastTransitionSeconds ~= nil then timed[#timed + 1] = f end
-  end
-  if #timed == 0 then
-    return pods:sort("age")
-  end
-  local t = {}
-  for _, pod in pods:iter() do t[pod] = relevant_time(pod, timed) end
-  return pods:sort(function(x, y) return t[x] < t[y] end)
-end
-
-function M.evict_all(ctx, pods, reason)
-  for _, pod in pods:iter() do
-    local ok, why = ctx.evictor:evict(pod, { reason = reason(pod) })
-    if not ok and why == "total-limit" then
-      return
-    end
-    -- node-limit: this pod is skipped, later pods of other nodes still go
-  end
 end
 
 -- One reason for the run: what the pods have in common.
-function M.reason(a)
+local function reason_of(a)
   local parts = {}
   if a.maxPodLifeTimeSeconds then
     parts[#parts + 1] = string.format("older than %ds", a.maxPodLifeTimeSeconds)
@@ -160,9 +116,12 @@ end
 
 function M.deschedule(ctx, nodes)
   local a = ctx.args
-  local pods = M.order(ebb.pods(nodes, M.query(a)), a)
-  local reason = M.reason(a)
-  M.evict_all(ctx, pods, function() return reason end)
+  local reason = reason_of(a)
+  for _, pod in ebb.pods(nodes, query(a)):sort("age"):iter() do
+    local ok, why = ctx.evictor:evict(pod, { reason = reason })
+    if not ok and why == "total-limit" then return end
+    -- node-limit: this pod is skipped, later pods of other nodes still go
+  end
 end
 
 return M

@@ -2,10 +2,10 @@
 -- by spec/fixtures/build.py; NOW is 2026-11-22T12:00:00Z). Expected plans
 -- follow kubernetes-sigs/descheduler v0.36 pkg/framework/plugins/podlifetime
 -- (pod_lifetime.go, pod_lifetime_test.go, validation.go): categories ANDed,
--- entries ORed, pods of every phase, oldest first across the cluster (or by
--- the latest matching lastTransitionTime when a condition filter carries
--- minTimeSinceLastTransitionSeconds), age strictly greater than the limit,
--- node limit skips the pod, total limit ends the plugin.
+-- entries ORed, pods of every phase, oldest first across the cluster by
+-- creation time whatever the conditions (v0.36.0 SortPodsBasedOnAge), age
+-- strictly greater than the limit, node limit skips the pod, total limit
+-- ends the plugin.
 local h = require("spec.helpers")
 
 local SNAP = "spec/fixtures/lifetime.json"
@@ -83,6 +83,21 @@ describe("PodLifeTime", function()
       local plan = run{ maxPodLifeTimeSeconds = 0, namespaces = only("shop") }
       assert.same({ SEARCH0, CAT_K, CART_PEND, CART_601, CART_600, CART_599 }, plan:pods())
       assert.same({ CAT_M, CAT_Z }, plan:refused("pdb"))
+    end)
+
+    it("counts a pod without creationTimestamp as created at Go's zero time: oldest, saturated", function()
+      -- failed.json's ci/build-4409 has no creationTimestamp; now minus
+      -- 0001-01-01 saturates as a time.Duration at 9223372036 s
+      local function on_failed(args)
+        return h.simulate{ snapshot = "spec/fixtures/failed.json", plugin = "PodLifeTime", args = args }
+      end
+      -- build-4409 (worker-b-1) before build-4410 (worker-c-1, 3.5 h),
+      -- build-4411 (worker-a-1, 2 h) and build-4412 (3601 s)
+      local plan = on_failed{ maxPodLifeTimeSeconds = 3600, namespaces = only("ci") }
+      assert.same({ "ci/build-4409-n3m4b", "ci/build-4410-z1x2c", "ci/build-4411-q2w3e",
+                    "ci/build-4412-a5s6d" }, plan:pods())
+      assert.same({ "ci/build-4409-n3m4b" }, on_failed{ maxPodLifeTimeSeconds = 9223372035 }:pods())
+      assert.same({}, on_failed{ maxPodLifeTimeSeconds = 9223372036 }:pods())
     end)
 
     it("never sees unscheduled pods, pods on NotReady nodes, terminating or protected pods", function()
@@ -176,59 +191,57 @@ describe("PodLifeTime", function()
       assert.same({ OLD_DONE, LEGACY, GATED, MIGRATE, STALE_DONE, RECENT_DONE }, plan:pods())
     end)
 
-    it("requires the transition to be old enough and orders by it", function()
-      -- export-29145900 completed 1 min ago (< 300 s); the others are
-      -- ordered by when they completed (2 h, 30 min ago), not by creation
+    it("requires the transition to be old enough, and still orders by creation", function()
+      -- export-29145900 completed 1 min ago (< 300 s); report-29144200
+      -- (created 1 d ago, completed 30 min ago) goes before export-29145300
+      -- (created 3 h ago, completed 2 h ago)
       local plan = run{ conditions = { { reason = "PodCompleted", status = "True",
                                          minTimeSinceLastTransitionSeconds = 300 } },
                         namespaces = only("conds") }
-      assert.same({ STALE_DONE, OLD_DONE }, plan:pods())
+      assert.same({ OLD_DONE, STALE_DONE }, plan:pods())
     end)
 
-    it("orders by the latest lastTransitionTime among the matching conditions", function()
-      -- Ready/ContainersReady False: migrate 4 h, export-29145300 2 h,
-      -- report-29144200 30 min, gated 5 h and 5 min -> 5 min; legacy has
+    it("matches any of several condition filters, in creation order", function()
+      -- Ready/ContainersReady False for 10 min: migrate 4 h,
+      -- export-29145300 2 h, report-29144200 30 min, gated 5 h; legacy has
       -- no lastTransitionTime, export-29145900 is too recent
       local plan = run{ conditions = {
                           { type = "Ready", status = "False", minTimeSinceLastTransitionSeconds = 600 },
                           { type = "ContainersReady", status = "False",
                             minTimeSinceLastTransitionSeconds = 600 } },
                         namespaces = only("conds") }
-      assert.same({ MIGRATE, STALE_DONE, OLD_DONE, GATED }, plan:pods())
+      assert.same({ OLD_DONE, GATED, MIGRATE, STALE_DONE }, plan:pods())
     end)
 
-    it("counts a matching condition that is too recent in the order, not in the match", function()
-      -- gated matches through Ready (5 h) but its ContainersReady flipped
-      -- 5 min ago: its relevant time is 5 min ago, after migrate's 4 h
+    it("matches through one old enough condition though another is recent", function()
+      -- gated matches through Ready (5 h) though its ContainersReady
+      -- flipped 5 min ago; created before migrate, it goes first
       local plan = run{ conditions = { { status = "False", reason = "ContainersNotReady",
                                          minTimeSinceLastTransitionSeconds = 3600 } },
                         namespaces = only("conds") }
-      assert.same({ MIGRATE, GATED }, plan:pods())
+      assert.same({ GATED, MIGRATE }, plan:pods())
     end)
 
     it("with only minTimeSinceLastTransitionSeconds matches any old enough condition", function()
       -- some condition at least 4 h old: legacy (7 h), migrate (exactly
       -- 4 h: old enough), report-29144200 (scheduled 1 d ago), gated (6 h);
-      -- not export-29145300 (3 h), export-29145900, nor warmup (none).
-      -- Order: the latest transition of any condition: legacy 7 h,
-      -- migrate 4 h, report 30 min, gated 5 min
+      -- not export-29145300 (3 h), export-29145900, nor warmup (none)
       local plan = run{ conditions = { { minTimeSinceLastTransitionSeconds = 4 * 3600 } },
                         namespaces = only("conds") }
-      assert.same({ LEGACY, MIGRATE, OLD_DONE, GATED }, plan:pods())
+      assert.same({ OLD_DONE, LEGACY, GATED, MIGRATE }, plan:pods())
     end)
 
-    it("treats an empty field of a condition filter as unset, for the order too", function()
-      -- upstream checks `filter.Type != ""`: type "" is not compared, so
-      -- this orders by completion like the filter without `type`
+    it("treats an empty field of a condition filter as unset", function()
+      -- upstream checks `filter.Type != ""`: type "" is not compared
       local plan = run{ conditions = { { type = "", reason = "PodCompleted", status = "True",
                                          minTimeSinceLastTransitionSeconds = 300 } },
                         namespaces = only("conds") }
-      assert.same({ STALE_DONE, OLD_DONE }, plan:pods())
+      assert.same({ OLD_DONE, STALE_DONE }, plan:pods())
     end)
 
     it("ANDs conditions with states", function()
       -- Succeeded and PodCompleted for 5 min (upstream's user scenario)
-      assert.same({ STALE_DONE, OLD_DONE },
+      assert.same({ OLD_DONE, STALE_DONE },
         run{ states = { "Succeeded" },
              conditions = { { reason = "PodCompleted", status = "True",
                               minTimeSinceLastTransitionSeconds = 300 } },
@@ -422,7 +435,7 @@ describe("PodLifeTime", function()
 
     it("needs at least one filtering criterion", function()
       fails("      namespaces: {include: [shop]}", 8, "",
-            "at least one of maxPodLifeTimeSeconds, states, conditions, or exitCodes")
+            "at least one filtering criterion must be specified (maxPodLifeTimeSeconds, states, conditions, or exitCodes)")
     end)
 
     it("rejects an unknown state", function()
@@ -448,7 +461,7 @@ describe("PodLifeTime", function()
 
     it("rejects both include and exclude owner kinds", function()
       fails("      states: [Failed]\n      ownerKinds:\n        include: [Job]\n        exclude: [ReplicaSet]",
-            10, ".ownerKinds", "only one of Include/Exclude")
+            10, ".ownerKinds", "only one of Include/Exclude ownerKinds can be set")
     end)
 
     it("rejects a negative or fractional maxPodLifeTimeSeconds", function()
