@@ -141,7 +141,8 @@ static int class_arg(lua_State *L, int idx)
  * (default: requests of the pods occupying each node, from the cache's
  * per-node sums) or "metrics" (metrics.k8s.io NodeMetrics; pods still
  * count the occupying pods). With "metrics" a node without metrics is left
- * out and listed by u:skipped(). Capacity is the node's allocatable. */
+ * out and listed by u:skipped() with upstream's error text. Capacity is the
+ * node's allocatable. */
 static int l_node_usage(lua_State *L)
 {
     struct ebb_engine *e = engine_of(L);

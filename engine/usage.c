@@ -67,8 +67,9 @@ static bool is_metric_resource(int id)
     return name != NULL && strcmp(name, EBB_USAGE_METRIC_RESOURCE) == 0;
 }
 
-/* The usage of node `nd` for every resource of the set, or false with a
- * reason when its metrics do not say. */
+/* The usage of node `nd` for every resource of the set, or false with
+ * upstream's reason (usageclients.go actualUsageClient.sync) when its
+ * metrics do not say. */
 static bool node_usage(const struct ebb_usage *u, struct ebb_cache *c, const struct ebb_node *nd,
                        int64_t *used, char *why, size_t whylen)
 {
@@ -77,8 +78,7 @@ static bool node_usage(const struct ebb_usage *u, struct ebb_cache *c, const str
 
     if (u->source == EBB_USAGE_METRICS &&
         (m = ebb_cache_node_metrics(c, nd->name)) == NULL) {
-        snprintf(why, whylen, "node %s has no NodeMetrics (metrics.k8s.io): left out of "
-                 "the utilization, not taken as idle", nd->name);
+        snprintf(why, whylen, "unable to find node \"%s\" in the collected metrics", nd->name);
         return false;
     }
     for (uint16_t k = 0; k < u->nres; k++) {
@@ -90,8 +90,8 @@ static bool node_usage(const struct ebb_usage *u, struct ebb_cache *c, const str
         } else if (ebb_res_has(&m->usage, id)) {
             used[k] = ebb_res_get(&m->usage, id);
         } else {
-            snprintf(why, whylen, "the NodeMetrics of node %s have no \"%s\": left out of "
-                     "the utilization, not taken as idle", nd->name, ebb_resource_name(id));
+            snprintf(why, whylen, "unable to find \"%s\" resource for collected \"%s\" node "
+                     "metric", ebb_resource_name(id), nd->name);
             return false;
         }
     }

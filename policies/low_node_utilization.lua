@@ -20,10 +20,11 @@
 -- take every resource. The eviction's reason says which resource was over
 -- and by how much.
 --
--- Where ebb differs: a node without NodeMetrics is left out with a note
--- (upstream fails the plugin); the Prometheus source cannot run here (no
--- Prometheus server to query): its args are checked exactly, and a run
--- reports a plugin failure.
+-- With metrics, a node of the set without NodeMetrics (or metrics without a
+-- resource of the set) fails the plugin for the cycle with upstream's
+-- message, evicting nothing. Where ebb differs: the Prometheus source cannot
+-- run here (no Prometheus server to query): its args are checked exactly,
+-- and a run reports a plugin failure.
 local ebb = require("ebb")
 local A = ebb.args
 
@@ -135,12 +136,9 @@ function M.validate(a)
             which, METRIC_RESOURCE, table.concat(names, " ")), which
         end
       end
-    elseif not mu.metricsServer and mu.source ~= "KubernetesMetrics" then
-      if (mu.source or "") ~= "" then
-        return nil, "unrecognized metrics source", "metricsUtilization.source"
-      end
-      return nil, "metrics source is empty", "metricsUtilization"
     end
+    -- an unknown or empty source fails at each run, as upstream's
+    -- usageClientForMetrics does, not at load
   end
   return true
 end
@@ -161,20 +159,26 @@ function M.resources(thresholds)
   return out
 end
 
--- The source (KubernetesMetrics or requests) or a plugin failure.
+-- The source (KubernetesMetrics or requests) or a plugin failure
+-- (usageClientForMetrics, run at each Balance upstream).
 local function usage_source(a)
   local mu = a.metricsUtilization
+  local function fail(why) return nil, "error initializing usage client: " .. why end
   if mu == nil then return "requests" end
+  if mu.metricsServer or mu.source == "KubernetesMetrics" then
+    if not ebb.metrics_provider("KubernetesMetrics") then
+      return fail("metrics client not initialized (the policy enables no KubernetesMetrics "
+        .. "metrics provider: metricsProviders: [{source: KubernetesMetrics}])")
+    end
+    return "metrics"
+  end
   if mu.source == "Prometheus" then
     return nil, string.format("the Prometheus metrics source needs a Prometheus server to run "
       .. "the query %q; ebb does not query Prometheus: use source KubernetesMetrics (NodeMetrics "
       .. "and PodMetrics) or leave metricsUtilization out (requests)", mu.prometheus.query)
   end
-  if not ebb.metrics_provider("KubernetesMetrics") then
-    return nil, "metrics client not initialized: the policy enables no KubernetesMetrics metrics "
-      .. "provider (metricsProviders: [{source: KubernetesMetrics}])"
-  end
-  return "metrics"
+  if (mu.source or "") ~= "" then return fail("unrecognized metrics source") end
+  return fail("metrics source is empty")
 end
 
 -- evictPods for one source node: pods already filtered (Filter, namespace,
@@ -227,7 +231,9 @@ function M.balance(ctx, nodes)
   local source, err = usage_source(a)
   if source == nil then return false, err end
   local u <close> = ebb.node_usage(nodes, { resources = M.resources(a.thresholds), source = source })
-  for _, s in ipairs(u:skipped()) do ebb.note(s.reason, s.node) end
+  -- usageClient.sync fails on the first node (or resource) the metrics miss
+  local missing = u:skipped()[1]
+  if missing ~= nil then return false, "error getting node usage: " .. missing.reason end
   u:set_thresholds(a.thresholds, a.targetThresholds, a.useDeviationThresholds)
   local low, high = u:classify("spread")
   local stop = M.nothing_to_do(u, low, high, a.numberOfNodes,

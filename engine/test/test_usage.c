@@ -411,12 +411,11 @@ static void metrics_source(void **state)
     assert_int_equal(u->n, 1);
     assert_int_equal(u->nskipped, 2);
     assert_string_equal(u->skipped[0].node->name, "m-2");
+    /* upstream's actualUsageClient.sync errors */
     assert_string_equal(u->skipped[0].reason,
-                        "the NodeMetrics of node m-2 have no \"memory\": left out of the utilization, "
-                        "not taken as idle");
+                        "unable to find \"memory\" resource for collected \"m-2\" node metric");
     assert_string_equal(u->skipped[1].reason,
-                        "node m-3 has no NodeMetrics (metrics.k8s.io): left out of the utilization, "
-                        "not taken as idle");
+                        "unable to find node \"m-3\" in the collected metrics");
     m1 = at(u, c, "m-1");
     assert_int_equal(u->used[m1 * 3 + 0], 3400);
     assert_int_equal(u->used[m1 * 3 + 1], 4LL << 30);

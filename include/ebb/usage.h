@@ -87,8 +87,9 @@ struct ebb_usage {
  * (ebb_podvec.req, nactive: requests of the pods that occupy the node, as
  * ListPodsOnANode and the scheduler count them). METRICS reads each node's
  * NodeMetrics; a node without one, or whose metrics lack a resource of the
- * set other than pods, is left out and listed in u->skipped (upstream fails
- * the whole plugin instead). Capacity is the node's allocatable (decode
+ * set other than pods, is left out and listed in u->skipped with upstream's
+ * error text (a caller that follows upstream fails on the first one, as
+ * LowNodeUtilization does). Capacity is the node's allocatable (decode
  * falls back to capacity); EBB_USAGE_METRIC_RESOURCE has 100 everywhere.
  * EBB_EINVAL on bad arguments; *out owned by the caller on success. */
 int ebb_usage_create(struct ebb_cache *c, struct ebb_node *const *nodes, size_t n,

@@ -243,28 +243,49 @@ describe("LowNodeUtilization", function()
     local PROVIDER = { metricsProviders = h.array{ { source = "KubernetesMetrics" } } }
     local NO_POD_METRICS = "stream/ingest-8c7d6e5f4-a0a0a"
 
+    -- m-3 has no NodeMetrics: leave it out of the node set
+    local WITH_METRICS = { metricsProviders = PROVIDER.metricsProviders,
+                           nodeSelector = "kubernetes.io/hostname!=m-3" }
+
     it("classifies by NodeMetrics and subtracts PodMetrics usage", function()
-      -- m-1 uses 3400m (85%) though it requests 1000m; m-2 uses 600m; m-3
-      -- has no NodeMetrics and is left out, not taken as idle
+      -- m-1 uses 3400m (85%) though it requests 1000m; m-2 uses 600m
       local plan = run({ thresholds = T, targetThresholds = TT, metricsUtilization = KM },
-        { snapshot = METRICS, top = PROVIDER })
+        { snapshot = METRICS, top = WITH_METRICS })
       assert.same({ "stream/ingest-8c7d6e5f4-a1a1a", "stream/ingest-8c7d6e5f4-b2b2b" }, plan:pods())
       assert.same({
-        "node m-3 has no NodeMetrics (metrics.k8s.io): left out of the utilization, not taken as idle",
         "pod " .. NO_POD_METRICS .. " not evicted: the pod has no PodMetrics (metrics.k8s.io)",
       }, plan:note_messages())
-      assert.equal("m-3", plan.notes[1].node)
-      assert.equal("m-1", plan.notes[2].node)
+      assert.equal("m-1", plan.notes[1].node)
+      assert.same({}, plan.errors)
       assert.equal("node m-1 is above its target utilization: cpu 85.00% > 50.00% (+1400m)",
         plan.evictions[1].reason)
     end)
 
-    it("does not count a node without metrics as a destination", function()
-      -- a 30% target: m-2 alone can take 600m; had m-3 counted as idle it
-      -- would add 1200m and a second pod would go
+    it("stops at what the destinations can take, by their metrics", function()
+      -- a 30% target: m-2 (600m used) alone can take 600m
       local plan = run({ thresholds = T, targetThresholds = { cpu = 30, memory = 50 }, metricsUtilization = KM },
-        { snapshot = METRICS, top = PROVIDER })
+        { snapshot = METRICS, top = WITH_METRICS })
       assert.same({ "stream/ingest-8c7d6e5f4-a1a1a" }, plan:pods())
+    end)
+
+    it("fails the plugin for the cycle when a node of the set has no NodeMetrics, as upstream", function()
+      local plan = run({ thresholds = T, targetThresholds = TT, metricsUtilization = KM },
+        { snapshot = METRICS, top = PROVIDER })
+      assert.same({}, plan:pods())
+      assert.equal(1, #plan.errors)
+      assert.equal("LowNodeUtilization", plan.errors[1].plugin)
+      assert.equal('error getting node usage: unable to find node "m-3" in the collected metrics',
+        plan.errors[1].message)
+    end)
+
+    it("fails the plugin when the metrics lack a thresholded resource, as upstream", function()
+      -- NodeMetrics carry cpu and memory only
+      local plan = run({ thresholds = { cpu = 20, ["nvidia.com/gpu"] = 20 },
+                         targetThresholds = { cpu = 50, ["nvidia.com/gpu"] = 50 }, metricsUtilization = KM },
+        { snapshot = METRICS, top = WITH_METRICS })
+      assert.same({}, plan:pods())
+      assert.equal('error getting node usage: unable to find "nvidia.com/gpu" resource for collected "m-1" node metric',
+        plan.errors[1].message)
     end)
 
     it("gives other evictions than requests on the same cluster", function()
@@ -275,7 +296,7 @@ describe("LowNodeUtilization", function()
 
     it("reads the deprecated metricsServer as KubernetesMetrics", function()
       local plan = run({ thresholds = T, targetThresholds = TT, metricsUtilization = { metricsServer = true } },
-        { snapshot = METRICS, top = PROVIDER })
+        { snapshot = METRICS, top = WITH_METRICS })
       assert.same({ "stream/ingest-8c7d6e5f4-a1a1a", "stream/ingest-8c7d6e5f4-b2b2b" }, plan:pods())
     end)
 
@@ -283,7 +304,18 @@ describe("LowNodeUtilization", function()
       local plan = run({ thresholds = T, targetThresholds = TT, metricsUtilization = KM }, { snapshot = METRICS })
       assert.same({}, plan:pods())
       assert.equal(1, #plan.errors)
-      assert.matches("metrics client not initialized", plan.errors[1].message, 1, true)
+      assert.matches("^error initializing usage client: metrics client not initialized", plan.errors[1].message)
+    end)
+
+    it("fails every cycle, not at load, without a metrics source it knows, as upstream", function()
+      -- usageClientForMetrics runs at each Balance: the policy loads
+      for _, c in ipairs({ { {}, "metrics source is empty" },
+                           { { source = "Datadog" }, "unrecognized metrics source" } }) do
+        local plan = run({ thresholds = T, targetThresholds = TT, metricsUtilization = c[1] },
+          { snapshot = METRICS, top = WITH_METRICS })
+        assert.same({}, plan:pods())
+        assert.equal("error initializing usage client: " .. c[2], plan.errors[1].message)
+      end
     end)
 
     it("cannot run the Prometheus source and says so", function()
@@ -490,11 +522,7 @@ describe("LowNodeUtilization", function()
         .. "      metricsUtilization:\n        source: Prometheus\n        prometheus: {query: up}") })
     end)
 
-    it("needs a metrics source it knows", function()
-      fails(OK .. "\n      metricsUtilization: {}", 10, ".metricsUtilization", "metrics source is empty")
-      fails(OK .. "\n      metricsUtilization:\n        source: Datadog", 11, ".metricsUtilization.source",
-        "unrecognized metrics source")
-    end)
+
 
     it("decodes strictly", function()
       fails(OK .. "\n      evictableNamespace: {exclude: [media]}", 10, ".evictableNamespace", 'unknown field "evictableNamespace"')
