@@ -1977,6 +1977,7 @@ static int decode_koord(struct dec *d, const cJSON *obj, struct ebb_koord_node_m
     push(d, "status");
     if ((rc = time_at(d, status, "updateTime", &m->update_time)) == 0 &&
         (rc = obj_at(d, status, "nodeMetric", &nm)) == 0 && nm != NULL) {
+        m->has_node_metric = true;
         push(d, "nodeMetric");
         if ((rc = resource_map_at(d, nm, "nodeUsage", &m->node_usage)) == 0)
             rc = resource_map_at(d, nm, "systemUsage", &m->system_usage);

@@ -376,7 +376,9 @@ static int measure(struct ebb_la_set *s, struct ebb_la_node *ln, const struct eb
     if (km != NULL) {
         ln->source = EBB_LA_SRC_KOORD;
         ln->updated = km->update_time;
-        if (km->node_usage.n == 0 && km->system_usage.n == 0 && km->npods == 0) {
+        /* Status.NodeMetric == nil: skipped whatever podsMetric says; an
+         * empty one is used (zero usage but its podsMetric) */
+        if (!km->has_node_metric) {
             ln->skip = EBB_LA_EMPTY_METRIC;
             return 0;
         }
@@ -687,8 +689,8 @@ size_t ebb_la_reason(const struct ebb_la_set *s, const struct ebb_la_node *n, bo
         int k;
         if (!(m & (1u << i)))
             continue;
-        k = snprintf(buf + w, len - w, "%s%s usage(%.2f%%)>threshold(%.2f%%)", w ? ", " : "",
-                     ebb_resource_name(s->res[i]), ebb_la_percent(n, i, prod),
+        k = snprintf(buf + w, len - w, "%s%s %s usage(%.2f%%)>threshold(%.2f%%)", w ? ", " : "",
+                     prod ? "prod" : "node", ebb_resource_name(s->res[i]), ebb_la_percent(n, i, prod),
                      prod ? s->prod_high_pct[i] : s->high_pct[i]);
         if (k < 0)
             break;

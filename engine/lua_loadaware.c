@@ -402,8 +402,8 @@ static int l_set_usage(lua_State *L)
 
 /* set:overutilized(node [, {prod = true}]) -> boolean, text        [-0, +2, e]
  * Whether some thresholded resource is over its high (prod high)
- * threshold now, and "cpu usage(87.50%)>threshold(65.00%), ..." for those
- * that are ("" when none). */
+ * threshold now, and "node cpu usage(87.50%)>threshold(65.00%), ..." ("prod
+ * cpu ..." with prod) for those that are ("" when none). */
 static int l_set_overutilized(lua_State *L)
 {
     struct ebb_la_set *s = check_set(L, 1);

@@ -1,9 +1,10 @@
 -- LowNodeLoad (balance): Koordinator's load-aware balancing. Nodes whose
 -- measured usage (Koordinator NodeMetric, or metrics.k8s.io when a node has
 -- none) is over the high thresholds give pods up, while nodes under the low
--- thresholds can take them. Semantics of koordinator-sh/koordinator
+-- thresholds can take them. Semantics of koordinator-sh/koordinator v1.8.0
 -- pkg/descheduler/framework/plugins/loadaware (args, defaults, conversion
--- and validation from pkg/descheduler/apis/config).
+-- and validation from pkg/descheduler/apis/config). Using metrics.k8s.io
+-- for a node without a NodeMetric is ebb's: Koordinator skips the node.
 --
 -- The counting is C (ebb.node_loads: usage, thresholds of raw allocatable,
 -- classification, capacity, fit with headroom, the pod order); this file
@@ -12,6 +13,8 @@
 -- Where Koordinator decides by Go map or unstable sort order, ebb decides
 -- by name: pools' nodes, classes and targets are in node-name order,
 -- resources in name order, and ties between pods end on namespace/name.
+-- Where Koordinator v1.8.0 would crash (an anomalyCondition without a
+-- timeout dereferences a nil pointer), ebb uses the detector's own 60s.
 local ebb = require("ebb")
 local A = ebb.args
 
@@ -66,8 +69,6 @@ M.args = {
 
 -- ---- defaults and pools ------------------------------------------------------
 
-local function empty(t) return t == nil or next(t) == nil end
-
 local function copy(t)
   local out = {}
   for k, v in pairs(t or {}) do out[k] = v end
@@ -83,7 +84,8 @@ end
 
 -- The weights of SetDefaults_LowNodeLoadArgs: cpu and memory, plus every
 -- resource of the low and high thresholds, weigh 1 unless given a weight
--- above 0; other given weights stay as written.
+-- above 0; other given weights stay as written. Only the top level's: a
+-- pool's own weights are taken as written (SetDefaults_LowNodeLoadNodePools).
 local function default_weights(given, low, high)
   local defaults = { cpu = 1, memory = 1 }
   for k in pairs(low or {}) do defaults[k] = 1 end
@@ -112,11 +114,13 @@ local THRESHOLD_FIELDS = {
 }
 
 -- The effective configuration: v1alpha2 defaults, the pools inheriting
--- what they leave unset, and the conversion's default pool appended last
--- (conversion_plugins.go appends "__default_node_pool__" after the pools
--- given, with the top-level selector, thresholds, weights and anomaly
--- condition). Each pool remembers where each threshold map was written
--- (`from`), so validation errors point at the user's line.
+-- what they leave unset (a map left out, not one written empty; the
+-- selector and useDeviationThresholds are never inherited), and the
+-- conversion's default pool first (conversion_plugins.go prepends
+-- "__default_node_pool__", with the top-level selector, thresholds,
+-- weights and anomaly condition, to the pools given). Each pool remembers
+-- where each threshold map was written (`from`), so validation errors
+-- point at the user's line.
 function M.resolve(a)
   local r = {
     paused = a.paused or false,
@@ -133,18 +137,22 @@ function M.resolve(a)
     if ps.selector ~= nil then r.selectors[#r.selectors + 1] = ps.selector end
   end
   -- SetDefaults_LowNodeLoadArgs: an if / else-if. A written anomalyCondition
-  -- gets only its consecutiveAbnormalities defaulted: a missing
-  -- consecutiveNormalities stays 0 (back to normal after one normal cycle)
-  -- and a missing timeout stays unset (the detector's own 60s).
+  -- gets its consecutiveAbnormalities defaulted when it has none, else its
+  -- consecutiveNormalities when it has none: written without either, it
+  -- keeps consecutiveNormalities 0, which validation refuses. A missing
+  -- timeout stays unset (the detector's own 60s).
   local anomaly
   if a.anomalyCondition == nil then
     anomaly = copy(DEFAULT_ANOMALY)
   else
     anomaly = copy(a.anomalyCondition)
-    if (anomaly.consecutiveAbnormalities or 0) == 0 then
-      anomaly.consecutiveAbnormalities = DEFAULT_ANOMALY.consecutiveAbnormalities
-    end
+    anomaly.consecutiveAbnormalities = anomaly.consecutiveAbnormalities or 0
     anomaly.consecutiveNormalities = anomaly.consecutiveNormalities or 0
+    if anomaly.consecutiveAbnormalities == 0 then
+      anomaly.consecutiveAbnormalities = DEFAULT_ANOMALY.consecutiveAbnormalities
+    elseif anomaly.consecutiveNormalities == 0 then
+      anomaly.consecutiveNormalities = DEFAULT_ANOMALY.consecutiveNormalities
+    end
   end
   local weights = default_weights(a.resourceWeights, a.lowThresholds, a.highThresholds)
   local top = {
@@ -156,28 +164,26 @@ function M.resolve(a)
     top[f[1]] = a[f[2]] or {}
     top.from[f[1]] = f[2]
   end
+  r.pools[1] = top
   for i, p in ipairs(a.nodePools or {}) do
     local base = "nodePools[" .. (i - 1) .. "]"
     local pool = {
       name = p.name or "", index = i - 1, selector = p.nodeSelector,
-      deviation = p.useDeviationThresholds,
+      deviation = p.useDeviationThresholds or false,
       anomaly = pool_anomaly(p.anomalyCondition, anomaly),
       anomaly_from = p.anomalyCondition and (base .. ".anomalyCondition") or "anomalyCondition",
+      weights = p.resourceWeights or weights,
       from = {},
     }
-    if pool.deviation == nil then pool.deviation = top.deviation end
     for _, f in ipairs(THRESHOLD_FIELDS) do
-      if empty(p[f[2]]) then
+      if p[f[2]] == nil then
         pool[f[1]], pool.from[f[1]] = top[f[1]], top.from[f[1]]
       else
         pool[f[1]], pool.from[f[1]] = p[f[2]], base .. "." .. f[2]
       end
     end
-    pool.weights = p.resourceWeights and default_weights(p.resourceWeights, pool.low, pool.high)
-      or weights
     r.pools[#r.pools + 1] = pool
   end
-  r.pools[#r.pools + 1] = top
   return r
 end
 
@@ -188,31 +194,33 @@ local function field(path, key)
   return path .. "." .. key
 end
 
-local function check_pair(pool, lo, hi)
-  local low, high = pool[lo], pool[hi]
-  for _, k in ipairs(sorted_keys(high)) do
-    if high[k] < 0 then
-      return string.format("invalid value %g: percentage must be greater than or equal to 0", high[k]),
-        field(pool.from[hi], k)
-    end
-  end
-  for _, k in ipairs(sorted_keys(low)) do
-    if low[k] < 0 then
-      return string.format("invalid value %g: percentage must be greater than or equal to 0", low[k]),
-        field(pool.from[lo], k)
-    end
-    if high[k] ~= nil and low[k] > high[k] then
-      -- point at whichever of the two the pool itself wrote
-      local at = pool.from[lo]
-      if pool.index and not at:find("^nodePools") and pool.from[hi]:find("^nodePools") then
-        at = pool.from[hi]
-      end
-      return string.format("invalid value %g: low percentage must be less than or equal to %s (%g)",
-        low[k], hi == "high" and "highThresholds" or "prodHighThresholds", high[k]), field(at, k)
+local function negative(pool, which)
+  local m = pool[which]
+  for _, k in ipairs(sorted_keys(m)) do
+    if m[k] < 0 then
+      return string.format("invalid value %g: percentage must be greater than or equal to 0", m[k]),
+        field(pool.from[which], k)
     end
   end
 end
 
+-- A percentage of `lo` above the one of `hi` (both as the pool has them,
+-- inherited or not), pointing at whichever of the two the pool itself wrote.
+local function above(pool, lo, hi, detail)
+  local low, high = pool[lo], pool[hi]
+  for _, k in ipairs(sorted_keys(low)) do
+    if high[k] ~= nil and low[k] > high[k] then
+      local at = pool.from[lo]
+      if pool.index and not at:find("^nodePools") and pool.from[hi]:find("^nodePools") then
+        at = pool.from[hi]
+      end
+      return string.format("invalid value %g: %s", low[k], detail), field(at, k)
+    end
+  end
+end
+
+-- ValidateLowLoadUtilizationArgs over the converted pools (the default pool
+-- first), in its order of checks.
 function M.validate(a)
   local r = M.resolve(a)
   if r.numberOfNodes < 0 then
@@ -227,14 +235,31 @@ function M.validate(a)
   -- evictableNamespaces, podSelectors and the pools' nodeSelector are
   -- checked while the args are decoded
   for _, pool in ipairs(r.pools) do
-    local msg, at = check_pair(pool, "low", "high")
-    if msg then return nil, msg, at end
-    -- ebb also checks the prod pair the same way
-    msg, at = check_pair(pool, "prod_low", "prod_high")
-    if msg then return nil, msg, at end
-    if (pool.anomaly.consecutiveAbnormalities or 0) <= 0 then
-      return nil, "consecutiveAbnormalities must be greater than 0",
-        pool.anomaly_from .. ".consecutiveAbnormalities"
+    local checks = {
+      function() return negative(pool, "high") end,
+      function() return negative(pool, "low") end,
+      function()
+        return above(pool, "low", "high", "low percentage must be less than or equal to highThresholds")
+      end,
+      function() return negative(pool, "prod_high") end,
+      function()
+        return above(pool, "prod_high", "high",
+          "node percentage must be greater than or equal to prodHighThresholds")
+      end,
+      function() return negative(pool, "prod_low") end,
+      function()
+        return above(pool, "prod_low", "prod_high",
+          "low percentage must be less than or equal to prodHighThresholds")
+      end,
+    }
+    for _, check in ipairs(checks) do
+      local msg, at = check()
+      if msg then return nil, msg, at end
+    end
+    for _, count in ipairs({ "consecutiveAbnormalities", "consecutiveNormalities" }) do
+      if (pool.anomaly[count] or 0) <= 0 then
+        return nil, count .. " must be greater than 0", pool.anomaly_from .. "." .. count
+      end
     end
   end
   return true
@@ -364,12 +389,14 @@ local function note(run, msg, node)
   ebb.note(msg, node)
 end
 
--- evictPods for one source node. Returns "stop" when the total limit is hit.
+-- evictPods for one source node. Once the evictor refuses for the total
+-- limit, run.limited is set and no pass evicts again this cycle (every
+-- later Evict would fail, as upstream goes on to find); pools still run
+-- for their detectors.
 local function evict_pods(run, set, src, pods, available, prod)
   local ctx, r = run.ctx, run.r
   local names = set:resources()
   local detectors = prod and run.state.prod or run.state.node
-  local what = prod and "node is overutilized by prod pods, " or "node is overutilized, "
   for _, pod in pods:iter() do
     -- continueEvictionCond
     local over, why = set:overutilized(src, { prod = prod })
@@ -380,13 +407,16 @@ local function evict_pods(run, set, src, pods, available, prod)
     for _, res in ipairs(names) do
       if (available[res] or 0) <= 0 then return end
     end
-    local reason = what .. why
+    local reason = "node is overutilized, " .. why
     if r.dryRun then
       note(run, "dry run: would evict " .. pod.key .. " (" .. reason .. ")", src.name)
     else
       local ok, whynot = ctx.evictor:evict(pod, { reason = reason })
       if not ok then
-        if whynot == "total-limit" then return "stop" end
+        if whynot == "total-limit" then
+          run.limited = true
+          return
+        end
         if whynot == "node-limit" then return end
         goto next
       end
@@ -396,16 +426,19 @@ local function evict_pods(run, set, src, pods, available, prod)
   end
 end
 
--- balancePods over the sources, in the order given.
+-- balancePods over the sources, in the order given; nothing without a
+-- target.
 local function balance_pods(run, pool, set, sources, targets, available, prod)
   local r = run.r
+  if #targets == 0 then return end
   for _, src in ipairs(sources) do
+    if run.limited then return end
     local pods = ebb.pods(src, { filter = true, namespaces = r.evictableNamespaces })
     local removable = set:removable(src, pods, targets,
       { prod = prod, node_fit = r.nodeFit, selectors = r.selectors })
     if #removable > 0 then
       local ordered = set:order(src, removable, pool.weights, { prod = prod })
-      if evict_pods(run, set, src, ordered, available, prod) == "stop" then return "stop" end
+      evict_pods(run, set, src, ordered, available, prod)
     end
   end
 end
@@ -421,22 +454,22 @@ local function evict_from_sources(run, pool, set, c, sources, prod_sources)
   local prod_both = set:available(c.both, { prod = true })
   local node_total = {}
   for _, res in ipairs(names) do node_total[res] = total[res] + both_total[res] end
-  if balance_pods(run, pool, set, sources, list(c.low, c.both), node_total, false) == "stop" then
-    return "stop"
-  end
+  balance_pods(run, pool, set, sources, list(c.low, c.both), node_total, false)
   local prod_total = {}
   for _, res in ipairs(names) do
     if both_total[res] > node_total[res] then both_total[res] = node_total[res] end
     prod_total[res] = prod_available[res] + math.min(prod_both[res], both_total[res])
   end
-  return balance_pods(run, pool, set, prod_sources, list(c.prod_low, c.both), prod_total, true)
+  balance_pods(run, pool, set, prod_sources, list(c.prod_low, c.both), prod_total, true)
 end
 
 local function pool_note(run, pool, msg)
   note(run, "nodePool " .. pool.name .. ": " .. msg)
 end
 
--- processOneNodePool
+-- processOneNodePool, in Koordinator v1.8.0's order: the sources' detectors
+-- are marked before anything looks for underutilized nodes, and nodes low
+-- only by their prod usage count as underutilized.
 local function process_pool(run, pool, nodes)
   local r, st, now = run.r, run.state, run.now
   if pool.selector ~= nil then
@@ -459,22 +492,6 @@ local function process_pool(run, pool, nodes)
     low = set:nodes("low"), both = set:nodes("both_low"), prod_low = set:nodes("prod_low"),
     high = set:nodes("high"), prod_high = set:nodes("prod_high"),
   }
-  local underutilized = list(c.low, c.both)
-  if #underutilized == 0 then
-    pool_note(run, pool, "no node is underutilized")
-    return
-  end
-  reset_nodes(st.node, underutilized, now)
-  reset_nodes(st.prod, list(c.prod_low, c.both), now)
-  if #underutilized <= r.numberOfNodes then
-    pool_note(run, pool, string.format("%d underutilized node(s), not more than numberOfNodes (%d)",
-      #underutilized, r.numberOfNodes))
-    return
-  end
-  if #underutilized == #nodes then
-    pool_note(run, pool, "all nodes are underutilized")
-    return
-  end
   local high, prod_high = list(c.high), list(c.prod_high)
   if #high == 0 and #prod_high == 0 then
     pool_note(run, pool, "no node is over its high thresholds")
@@ -488,14 +505,31 @@ local function process_pool(run, pool, nodes)
     pool_note(run, pool, "no node was detected as anomalous yet (" .. table.concat(waiting, "; ") .. ")")
     return
   end
+  local low, prod_low, both = list(c.low), list(c.prod_low), list(c.both)
+  local all_low = #low + #prod_low + #both
+  if all_low == 0 then
+    pool_note(run, pool, "no node is underutilized")
+    return
+  end
+  reset_nodes(st.node, low, now)
+  reset_nodes(st.prod, prod_low, now)
+  reset_nodes(st.node, both, now)
+  if all_low <= r.numberOfNodes then
+    pool_note(run, pool, string.format("%d underutilized node(s), not more than numberOfNodes (%d)",
+      all_low, r.numberOfNodes))
+    return
+  end
+  if all_low == #nodes then
+    pool_note(run, pool, "all nodes are underutilized")
+    return
+  end
   if #sources > 0 then sources = list(set:sort(sources, pool.weights)) end
   if #prod_sources > 0 then prod_sources = list(set:sort(prod_sources, pool.weights, { prod = true })) end
-  local stop = evict_from_sources(run, pool, set, c, sources, prod_sources)
+  evict_from_sources(run, pool, set, c, sources, prod_sources)
   mark_normal(st.node, sources, now)
   mark_normal(st.prod, prod_sources, now)
+  -- the node pass's sources only (not the prod ones), as upstream
   for _, n in ipairs(high) do run.processed[n.name] = true end
-  for _, n in ipairs(prod_high) do run.processed[n.name] = true end
-  return stop
 end
 
 function M.balance(ctx, nodes)
@@ -509,9 +543,7 @@ function M.balance(ctx, nodes)
     return
   end
   local run = { ctx = ctx, r = r, state = st, now = ebb.now(), processed = {}, noted = {} }
-  for _, pool in ipairs(r.pools) do
-    if process_pool(run, pool, nodes) == "stop" then return end
-  end
+  for _, pool in ipairs(r.pools) do process_pool(run, pool, nodes) end
 end
 
 return M

@@ -287,7 +287,8 @@ static void skips(void **state)
 {
     struct ebb_cache *c;
     struct ebb_la_set *s;
-    const char *names[] = { "none", "empty", "notime", "edge", "fresh" };
+    const char *names[] = { "none", "empty", "notime", "edge", "fresh", "pods-only", "zero" };
+    char p1[160];
     (void)state;
 
     begin();
@@ -296,20 +297,31 @@ static void skips(void **state)
     node("notime", "8", "32Gi", NULL, NULL, NULL);
     node("edge", "8", "32Gi", NULL, NULL, NULL);
     node("fresh", "8", "32Gi", NULL, NULL, NULL);
+    node("pods-only", "8", "32Gi", NULL, NULL, NULL);
+    node("zero", "8", "32Gi", NULL, NULL, NULL);
     node_metric("empty", "2026-11-22T11:59:00Z", NULL, NULL);
     node_metric("notime", NULL, "\"cpu\":\"1\"", NULL);
     node_metric("edge", "2026-11-22T11:57:00Z", "\"cpu\":\"1\"", NULL);    /* exactly 180s */
     node_metric("fresh", "2026-11-22T11:57:01Z", "\"cpu\":\"1\"", NULL);
+    /* podsMetric but no status.nodeMetric: Koordinator skips the node */
+    node_metric("pods-only", "2026-11-22T11:59:00Z", NULL, pm(p1, sizeof(p1), "a", "w", "\"cpu\":\"2\""));
+    /* status.nodeMetric there but empty: used, usage from podsMetric only */
+    fx_add("{\"apiVersion\":\"slo.koordinator.sh/v1alpha1\",\"kind\":\"NodeMetric\",\"metadata\":"
+           "{\"name\":\"zero\"},\"status\":{\"updateTime\":\"2026-11-22T11:59:00Z\",\"nodeMetric\":{},"
+           "\"podsMetric\":[%s]}}", pm(p1, sizeof(p1), "a", "z", "\"memory\":\"512Mi\""));
     c = load();
 
-    s = make(c, names, 5, NULL, 180);
+    s = make(c, names, 7, NULL, 180);
     assert_int_equal(F(s, "none")->skip, EBB_LA_NO_METRIC);
     assert_int_equal(F(s, "empty")->skip, EBB_LA_EMPTY_METRIC);
     assert_int_equal(F(s, "notime")->skip, EBB_LA_NO_TIME);
     assert_int_equal(F(s, "edge")->skip, EBB_LA_EXPIRED);
     assert_int_equal(F(s, "fresh")->skip, EBB_LA_MEASURED);
+    assert_int_equal(F(s, "pods-only")->skip, EBB_LA_EMPTY_METRIC);
+    assert_int_equal(F(s, "zero")->skip, EBB_LA_MEASURED);
+    assert_int_equal(F(s, "zero")->usage[MEM(s)], 512 << 20);
     assert_int_equal(F(s, "edge")->cls, EBB_LA_SKIPPED);
-    assert_int_equal(s->nmeasured, 1);
+    assert_int_equal(s->nmeasured, 2);
     ebb_la_destroy(s);
     /* expiration <= 0: never expires, but a metric without a time still is */
     s = make(c, names, 5, NULL, 0);
@@ -405,7 +417,7 @@ static void deviation(void **state)
     assert_int_equal(F(s, "n1")->low[MEM(s)], 32 * GI);
     assert_int_equal(F(s, "n1")->high[MEM(s)], 32 * GI);
     ebb_la_reason(s, F(s, "n6"), false, why, sizeof(why));
-    assert_string_equal(why, "cpu usage(90.00%)>threshold(55.83%)");
+    assert_string_equal(why, "node cpu usage(90.00%)>threshold(55.83%)");
     ebb_la_destroy(s);
 
     /* clamped to [0, 100] */
@@ -532,9 +544,9 @@ static void reasons(void **state)
     set_pct(&t.has_high, t.high, "memory", 50);
     s = make(c, names, 2, &t, 180);
     ebb_la_reason(s, F(s, "cpu-only"), false, why, sizeof(why));
-    assert_string_equal(why, "cpu usage(66.67%)>threshold(50.00%)");
+    assert_string_equal(why, "node cpu usage(66.67%)>threshold(50.00%)");
     ebb_la_reason(s, F(s, "both"), false, why, sizeof(why));
-    assert_string_equal(why, "cpu usage(66.67%)>threshold(50.00%), memory usage(78.12%)>threshold(50.00%)");
+    assert_string_equal(why, "node cpu usage(66.67%)>threshold(50.00%), node memory usage(78.12%)>threshold(50.00%)");
     /* truncated, never overflowing */
     assert_int_equal(ebb_la_reason(s, F(s, "both"), false, why, 10), 9);
     assert_int_equal(strlen(why), 9);

@@ -17,8 +17,10 @@
  *  - metrics.k8s.io otherwise: NodeMetrics.usage, prod usage from the
  *    PodMetrics of the node's Prod pods.
  *  "pods" is always the count of the node's active pods (prod: Prod pods).
- *  A node with neither, with a NodeMetric that carries no nodeMetric data,
- *  or whose metric is older than the expiration is skipped: never idle.
+ *  A node with neither, with a NodeMetric without status.nodeMetric (even
+ *  one with podsMetric entries), or whose metric is older than the
+ *  expiration is skipped: never idle. A status.nodeMetric that is there but
+ *  empty counts (no system usage).
  *
  * Engine thread only; a set borrows the cache's nodes and metrics and is
  * valid until the cache frees an object (ebb_cache_epoch changes).
@@ -102,7 +104,7 @@ enum ebb_la_source { EBB_LA_SRC_NONE = 0, EBB_LA_SRC_KOORD, EBB_LA_SRC_METRICS }
 enum ebb_la_skip {
     EBB_LA_MEASURED = 0,
     EBB_LA_NO_METRIC,           /* neither a NodeMetric nor a NodeMetrics */
-    EBB_LA_EMPTY_METRIC,        /* a NodeMetric without status.nodeMetric data */
+    EBB_LA_EMPTY_METRIC,        /* a NodeMetric without status.nodeMetric (absent or null) */
     EBB_LA_NO_TIME,             /* no updateTime / timestamp */
     EBB_LA_EXPIRED,
 };
@@ -173,9 +175,11 @@ double ebb_la_percent(const struct ebb_la_node *n, int i, bool prod);
 /* isNodeOverutilized: bit i set for every thresholded resource whose usage
  * (prod usage) is strictly over its high (prod high) threshold. */
 uint32_t ebb_la_over(const struct ebb_la_set *s, const struct ebb_la_node *n, bool prod);
-/* "cpu usage(87.50%)>threshold(65.00%), memory ..." for the resources over
- * now, by name; the threshold is the effective percent (deviation mode:
- * mean + t). Returns the length written (truncated to len - 1). */
+/* "node cpu usage(87.50%)>threshold(65.00%), node memory ..." ("prod cpu
+ * ..." with prod) for the resources over now, by name, as Koordinator's
+ * overUtilizedEvictionReason writes them; the threshold is the effective
+ * percent (deviation mode: mean + t, where Koordinator prints t). Returns
+ * the length written (truncated to len - 1). */
 size_t ebb_la_reason(const struct ebb_la_set *s, const struct ebb_la_node *n, bool prod,
                      char *buf, size_t len);
 

@@ -365,6 +365,7 @@ struct ebb_koord_pod_usage {
 struct ebb_koord_node_metric {
     ebb_str node;
     int64_t update_time;         /* status.updateTime */
+    bool has_node_metric;        /* status.nodeMetric is there (not null), maybe empty */
     struct ebb_res node_usage;   /* status.nodeMetric.nodeUsage */
     struct ebb_res system_usage; /* status.nodeMetric.systemUsage */
     uint32_t npods;

@@ -12,6 +12,7 @@ local ORDER = "spec/fixtures/loadaware-order.json"
 local FIT = "spec/fixtures/loadaware-fit.json"
 local POOLS = "spec/fixtures/loadaware-pools.json"
 local METRICS = "spec/fixtures/loadaware-metrics.json"
+local EDGES = "spec/fixtures/loadaware-edges.json"
 
 -- loadaware-cluster.json
 local ETL = "batch/etl-28850110-zt6v2"              -- worker-1, Job, koord-batch, 1000m / 1Gi
@@ -78,8 +79,8 @@ describe("LowNodeLoad", function()
     it("evicts from the overutilized node until it is under its high thresholds", function()
       local plan = run(CLUSTER, BASE)
       assert.same({ ETL, CHECKOUT }, plan:pods())
-      assert.same({ "node is overutilized, cpu usage(87.50%)>threshold(65.00%)",
-                    "node is overutilized, cpu usage(75.00%)>threshold(65.00%)" },
+      assert.same({ "node is overutilized, node cpu usage(87.50%)>threshold(65.00%)",
+                    "node is overutilized, node cpu usage(75.00%)>threshold(65.00%)" },
                   { plan.evictions[1].reason, plan.evictions[2].reason })
       assert.equal("worker-1", plan.evictions[1].node)
     end)
@@ -108,18 +109,23 @@ describe("LowNodeLoad", function()
       assert.same({ "nodePool __default_node_pool__: no node is underutilized" }, notes(plan))
     end)
 
+    -- every node under its low thresholds means no source: Koordinator
+    -- stops on that first ("All nodes are under target utilization")
     it("does nothing when every node is underutilized", function()
       local plan = run(CLUSTER, merge(BASE, { nodeSelector = hostnames("worker-3", "worker-4") }))
       assert.same({}, plan:pods())
-      assert.same({ "nodePool __default_node_pool__: all nodes are underutilized" }, notes(plan))
+      assert.same({ "nodePool __default_node_pool__: no node is over its high thresholds" }, notes(plan))
     end)
 
-    it("acts only when more than numberOfNodes nodes are underutilized", function()
-      local plan = run(CLUSTER, merge(BASE, { numberOfNodes = 2 }))
+    -- Underutilized: worker-3 and worker-4 (both low), and worker-2, in
+    -- between for node usage but under the prod low thresholds (unset:
+    -- 100%): allLowNodes counts all three.
+    it("acts only when more than numberOfNodes nodes are underutilized, prod-low ones included", function()
+      local plan = run(CLUSTER, merge(BASE, { numberOfNodes = 3 }))
       assert.same({}, plan:pods())
       assert.is_true(has(notes(plan),
-        "nodePool __default_node_pool__: 2 underutilized node(s), not more than numberOfNodes (2)"))
-      assert.same({ ETL, CHECKOUT }, run(CLUSTER, merge(BASE, { numberOfNodes = 1 })):pods())
+        "nodePool __default_node_pool__: 3 underutilized node(s), not more than numberOfNodes (3)"))
+      assert.same({ ETL, CHECKOUT }, run(CLUSTER, merge(BASE, { numberOfNodes = 2 })):pods())
     end)
 
     -- Only the DaemonSet and the StatefulSet with an emptyDir match: both
@@ -184,8 +190,8 @@ describe("LowNodeLoad", function()
         anomalyCondition = { consecutiveAbnormalities = 1 },
       })
       assert.same({ ETL, CATALOG }, plan:pods())
-      assert.equal("node is overutilized, cpu usage(87.50%)>threshold(46.50%), "
-        .. "memory usage(37.50%)>threshold(35.62%)", plan.evictions[1].reason)
+      assert.equal("node is overutilized, node cpu usage(87.50%)>threshold(46.50%), "
+        .. "node memory usage(37.50%)>threshold(35.62%)", plan.evictions[1].reason)
     end)
   end)
 
@@ -204,7 +210,7 @@ describe("LowNodeLoad", function()
         prodHighThresholds = { cpu = 30 },
       }))
       assert.same({ ETL, CHECKOUT, FRONTEND_M }, plan:pods())
-      assert.equal("node is overutilized by prod pods, cpu usage(41.25%)>threshold(30.00%)",
+      assert.equal("node is overutilized, prod cpu usage(41.25%)>threshold(30.00%)",
                    plan.evictions[3].reason)
       assert.equal("worker-2", plan.evictions[3].node)
     end)
@@ -289,15 +295,15 @@ describe("LowNodeLoad", function()
     local THR = { lowThresholds = { cpu = 30 }, highThresholds = { cpu = 70 } }
     local BYPASS = { consecutiveAbnormalities = 1 }
 
-    -- "main" selects every node but skips web-1, already a source of "web";
-    -- batch-1's pods reserve batch-2 then web-2: all four fit, the newest
-    -- goes. The default pool (no top-level thresholds: memory at 100%)
-    -- finds every node underutilized.
+    -- The default pool runs first (no top-level thresholds: memory at
+    -- 100%, no source). "main" selects every node but skips web-1, already
+    -- a source of "web"; batch-1's pods reserve batch-2 then web-2: all four
+    -- fit, the newest goes.
     it("runs pools in order and skips nodes an earlier pool used as sources", function()
       local plan = run(POOLS, { anomalyCondition = BYPASS, nodePools = {
         pool("web", { pool = "web" }, THR), pool("main", { cluster = "main" }, THR) } })
       assert.same({ FRONT_K, WORKER_T }, plan:pods())
-      assert.same({ "nodePool __default_node_pool__: all nodes are underutilized" }, notes(plan))
+      assert.same({ "nodePool __default_node_pool__: no node is over its high thresholds" }, notes(plan))
     end)
 
     -- A pool without a selector takes every node, sources of earlier pools
@@ -310,14 +316,18 @@ describe("LowNodeLoad", function()
       assert.same({ FRONT_K, WORKER_T, FRONT_F }, plan:pods())
     end)
 
-    -- "batch" inherits the top-level thresholds; batch-2 alone can take
-    -- three pods: n9p2q (the newest fitting) goes. Then the default pool
-    -- (appended last by the conversion, no selector) runs over every node:
-    -- batch-1 again (t4v5w fits web-2), then web-1.
-    it("inherits unset fields and appends the default pool last", function()
+    -- The conversion puts the default pool (the top-level thresholds, no
+    -- selector) first: every node. batch-1 (score (800+500)/2) before web-1
+    -- ((800+375)/2); batch-1's pods reserve batch-2 three times and web-2
+    -- once: the newest, t4v5w, goes. web-1's find room for two in web-2
+    -- (2800, 4000, 5200m): f5g6h is the newest of those. "batch" inherits
+    -- the thresholds but its selector leaves batch-1 out, a source of the
+    -- default pool: batch-2 alone has no source.
+    it("inherits unset fields and runs the default pool first", function()
       local plan = run(POOLS, merge(THR, { anomalyCondition = BYPASS, nodePools = {
         pool("batch", { pool = "batch" }) } }))
-      assert.same({ WORKER_N, WORKER_T, FRONT_K }, plan:pods())
+      assert.same({ WORKER_T, FRONT_F }, plan:pods())
+      assert.same({ "nodePool batch: no node is over its high thresholds" }, notes(plan))
     end)
 
     -- The pool's anomalyCondition has no counts: it inherits the top
@@ -329,6 +339,91 @@ describe("LowNodeLoad", function()
       local plan = run(POOLS, args, { cycles = 3 })
       assert.same({ FRONT_K }, plan:pods())
       assert.same({ 3 }, cycles_of(plan))
+    end)
+  end)
+
+  -- What Koordinator v1.8.0 decides where ebb used to differ
+  -- (loadaware-edges.json; each scenario on its own nodes).
+  describe("at v1.8.0's edges", function()
+    local function scenario(name, extra) return merge({ nodeSelector = "scenario=" .. name }, extra) end
+
+    -- s-fresh's NodeMetric has status.nodeMetric {} and no podsMetric: zero
+    -- usage, a target. s-partial's lists pods but has no status.nodeMetric:
+    -- skipped. s-hot 7000m: two 2000m carts fit s-fresh (2000, 4000m; not
+    -- a third), the newer of them goes and s-hot is at 5000m <= 5200m.
+    it("uses a NodeMetric whose status.nodeMetric is empty, skips one without it", function()
+      local plan = run(EDGES, BASE, { top = scenario("shapes") })
+      assert.same({ "shop/cart-5b6c7d8e9-b3b3b" }, plan:pods())
+      assert.same({ "s-partial: node skipped: NodeMetric has no status.nodeMetric" }, notes(plan))
+      plan = run(EDGES, BASE, { top = { nodeSelector = "kubernetes.io/hostname in (s-hot,s-fresh)" } })
+      assert.same({ "shop/cart-5b6c7d8e9-b3b3b" }, plan:pods())
+      plan = run(EDGES, BASE, { top = { nodeSelector = "kubernetes.io/hostname in (s-hot,s-partial)" } })
+      assert.same({}, plan:pods())
+      assert.is_true(has(notes(plan), "nodePool __default_node_pool__: no node is underutilized"))
+    end)
+
+    -- prod 20-50%: p-hot is in between node-wise (61.25%) but its Prod pods
+    -- use 4300m (53.75%) > 4000m: a prod source. p-calm (37.5%) is low only
+    -- by its prod usage (300m): that counts as underutilized. Into p-calm's
+    -- 3700m of prod room three 1000m api pods fit (1300, 2300, 3300m); the
+    -- newest of them goes and p-hot's prod usage is 3300m.
+    it("counts nodes underutilized only by prod usage as targets", function()
+      local plan = run(EDGES, merge(BASE, {
+        highThresholds = { cpu = 70, memory = 70 },
+        prodLowThresholds = { cpu = 20, memory = 20 },
+        prodHighThresholds = { cpu = 50, memory = 50 },
+      }), { top = scenario("prod") })
+      assert.same({ "shop/api-7c8d9e0f1-c3c3c" }, plan:pods())
+      assert.equal("node is overutilized, prod cpu usage(53.75%)>threshold(50.00%)", plan.evictions[1].reason)
+    end)
+
+    -- PodLifeTime takes one cleanup Job a cycle from c-drain (node limit
+    -- 1); with two pods left (cycle 2) it is under the pods threshold (2.2
+    -- of 110). c-hot's detector is marked from cycle 1 on, low node or not:
+    -- the third mark (consecutiveAbnormalities 2) makes it a source in cycle
+    -- 3, when c-drain has been low since cycle 2. Two renders fit c-drain
+    -- (2800, 4800m): the newer of them goes.
+    it("marks the detectors before looking for underutilized nodes", function()
+      local plan = h.simulate{ snapshot = EDGES, cycles = 4,
+        top = { nodeSelector = "scenario=cycles", maxNoOfPodsToEvictPerNode = 1 },
+        plugins = {
+          { name = "PodLifeTime", args = { maxPodLifeTimeSeconds = 7 * 86400,
+                                           namespaces = { include = { "batch" } } } },
+          { name = "LowNodeLoad", ext = "balance", args = {
+            lowThresholds = { cpu = 30, memory = 30, pods = 2 },
+            highThresholds = { cpu = 65, memory = 70, pods = 100 },
+            anomalyCondition = { consecutiveAbnormalities = 2 } } },
+        } }
+      local lnl = {}
+      for _, e in ipairs(plan.evictions) do
+        if e.plugin == "LowNodeLoad" then lnl[#lnl + 1] = e.cycle .. " " .. e.pod end
+      end
+      assert.same({ "3 shop/render-0f1a2b3c4-l2l2l" }, lnl)
+    end)
+
+    -- Once the total limit is hit every later Evict fails, but the pools
+    -- after still run and mark their detectors. nodeFit off. "cycles" (50%,
+    -- detection bypassed): c-hot's NodeMetric says 7000m every cycle, so it
+    -- evicts one render a cycle (newest first) and meets the limit with the
+    -- next, in cycles 1 and 2; in cycle 3 the last render goes and nothing
+    -- is refused. "shapes" (consecutiveAbnormalities 2) is marked in cycles
+    -- 1, 2 and 3: s-hot is a source in cycle 3 (refused, the limit is
+    -- spent) and its cart goes in cycle 4, when "cycles" has nothing left.
+    it("keeps running the pools for their detectors once the total limit is hit", function()
+      local function pool(name, high, abnormal)
+        return { name = name, nodeSelector = { matchLabels = { scenario = name } },
+                 lowThresholds = { cpu = 30 }, highThresholds = { cpu = high },
+                 anomalyCondition = { consecutiveAbnormalities = abnormal } }
+      end
+      local plan = run(EDGES, { nodeFit = false, nodePools = { pool("cycles", 50, 1), pool("shapes", 65, 2) } },
+        { cycles = 4, top = { maxNoOfPodsToEvictTotal = 1, nodeSelector = "scenario in (shapes,cycles)" } })
+      local got, refused = {}, {}
+      for _, e in ipairs(plan.evictions) do got[#got + 1] = e.cycle .. " " .. e.pod end
+      for _, r in ipairs(plan.refusals) do refused[#refused + 1] = r.cycle .. " " .. r.pod .. " " .. r.why end
+      assert.same({ "1 shop/render-0f1a2b3c4-m3m3m", "2 shop/render-0f1a2b3c4-l2l2l",
+                    "3 shop/render-0f1a2b3c4-k1k1k", "4 shop/cart-5b6c7d8e9-c4c4c" }, got)
+      assert.same({ "1 shop/render-0f1a2b3c4-l2l2l total-limit", "2 shop/render-0f1a2b3c4-k1k1k total-limit",
+                    "3 shop/cart-5b6c7d8e9-c4c4c total-limit" }, refused)
     end)
   end)
 
@@ -377,7 +472,7 @@ describe("LowNodeLoad", function()
       local plan = run(METRICS, BASE)
       assert.same({ "apps/x1-6b7c8d9e0-aa1", "apps/x2-7c8d9e0f1-bb2", "apps/y1-9e0f1a2b3-dd4" },
                   plan:pods())
-      assert.equal("node is overutilized, cpu usage(75.00%)>threshold(65.00%)",
+      assert.equal("node is overutilized, node cpu usage(75.00%)>threshold(65.00%)",
                    plan.evictions[3].reason)
     end)
   end)
@@ -389,8 +484,8 @@ describe("LowNodeLoad", function()
       assert.same({}, plan:pods())
       local n = notes(plan)
       assert.same({
-        "worker-1: dry run: would evict " .. ETL .. " (node is overutilized, cpu usage(87.50%)>threshold(65.00%))",
-        "worker-1: dry run: would evict " .. CHECKOUT .. " (node is overutilized, cpu usage(75.00%)>threshold(65.00%))",
+        "worker-1: dry run: would evict " .. ETL .. " (node is overutilized, node cpu usage(87.50%)>threshold(65.00%))",
+        "worker-1: dry run: would evict " .. CHECKOUT .. " (node is overutilized, node cpu usage(75.00%)>threshold(65.00%))",
       }, { n[3], n[4] })
       assert.equal(4, #n)
     end)
@@ -569,10 +664,31 @@ describe("LowNodeLoad", function()
 
     it("rejects a low threshold above the high one", function()
       fails("      lowThresholds:\n        cpu: 80\n      highThresholds:\n        cpu: 60", 9,
-            ".lowThresholds.cpu", "low percentage must be less than or equal to highThresholds (60)")
+            ".lowThresholds.cpu", "invalid value 80: low percentage must be less than or equal to highThresholds")
       fails("      prodLowThresholds:\n        cpu: 40\n      prodHighThresholds:\n        cpu: 30", 9,
             ".prodLowThresholds.cpu",
-            "low percentage must be less than or equal to prodHighThresholds (30)")
+            "invalid value 40: low percentage must be less than or equal to prodHighThresholds")
+    end)
+
+    it("rejects prod high thresholds above the high ones", function()
+      fails("      highThresholds:\n        cpu: 60\n      prodHighThresholds:\n        cpu: 70", 11,
+            ".prodHighThresholds.cpu",
+            "invalid value 70: node percentage must be greater than or equal to prodHighThresholds")
+      fails("      highThresholds: {cpu: 60}\n      nodePools:\n      - name: a\n        prodHighThresholds:\n"
+            .. "          cpu: 65", 12, ".nodePools[0].prodHighThresholds.cpu",
+            "node percentage must be greater than or equal to prodHighThresholds")
+    end)
+
+    -- SetDefaults_LowNodeLoadArgs defaults consecutiveNormalities only when
+    -- consecutiveAbnormalities was given: written without either, it stays 0
+    it("rejects an anomalyCondition whose consecutiveNormalities ends up 0", function()
+      fails("      anomalyCondition:\n        timeout: 2m", 9, ".anomalyCondition.consecutiveNormalities",
+            "consecutiveNormalities must be greater than 0")
+      fails("      anomalyCondition:\n        consecutiveNormalities: 0", 9,
+            ".anomalyCondition.consecutiveNormalities", "consecutiveNormalities must be greater than 0")
+      -- with consecutiveAbnormalities, a 0 consecutiveNormalities is defaulted to 3
+      assert.is_not_nil(h.try{ snapshot = CLUSTER, policy_text = policy(
+        "      anomalyCondition:\n        consecutiveAbnormalities: 3\n        consecutiveNormalities: 0") })
     end)
 
     it("points at the pool's own threshold when the other is inherited", function()
@@ -631,6 +747,20 @@ describe("LowNodeLoad internals", function()
                   M.resolve({ anomalyCondition = { timeout = 10 } }).pools[1].anomaly)
       assert.same({ consecutiveAbnormalities = 5, consecutiveNormalities = 3 },
                   M.resolve({ anomalyCondition = { consecutiveNormalities = 3 } }).pools[1].anomaly)
+      -- else if: with consecutiveAbnormalities given, consecutiveNormalities gets its 3
+      assert.same({ consecutiveAbnormalities = 2, consecutiveNormalities = 3 },
+                  M.resolve({ anomalyCondition = { consecutiveAbnormalities = 2 } }).pools[1].anomaly)
+    end)
+
+    it("puts the default pool first; pools keep their own weights, deviation and empty maps", function()
+      local r = M.resolve({ lowThresholds = { cpu = 20 }, highThresholds = { cpu = 80 },
+                            useDeviationThresholds = true, nodePools = {
+        { name = "own", resourceWeights = { memory = 4 }, lowThresholds = {} } } })
+      assert.same({ "__default_node_pool__", "own" }, { r.pools[1].name, r.pools[2].name })
+      assert.same({ memory = 4 }, r.pools[2].weights)
+      assert.is_false(r.pools[2].deviation)
+      assert.same({}, r.pools[2].low)
+      assert.same({ cpu = 80 }, r.pools[2].high)
     end)
 
     it("weighs threshold resources and keeps given weights above 0", function()
@@ -653,7 +783,7 @@ describe("LowNodeLoad internals", function()
           { name = "counts", anomalyCondition = { consecutiveAbnormalities = 3, consecutiveNormalities = 2 } },
         },
       })
-      local plain, own, counts, default = r.pools[1], r.pools[2], r.pools[3], r.pools[4]
+      local default, plain, own, counts = r.pools[1], r.pools[2], r.pools[3], r.pools[4]
       assert.same({ cpu = 80 }, plain.high)
       assert.same({ cpu = 10 }, plain.prod_low)
       assert.same({ cpu = 2, memory = 1 }, plain.weights)
