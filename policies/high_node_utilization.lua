@@ -19,7 +19,7 @@
 -- drained if they can. No per-node plugin limit.
 local ebb = require("ebb")
 local A = ebb.args
-local lnu = require("low_node_utilization")
+local nu = require("_nodeutilization")
 
 local ONLY_THRESHOLDING = "OnlyThresholdingResources"
 
@@ -29,19 +29,19 @@ local M = {
     thresholds = A.map(A.number()),
     numberOfNodes = A.int({ default = 0 }),
     evictionModes = A.list(A.string()),
-    evictableNamespaces = A.object({ include = A.list(A.string()), exclude = A.list(A.string()) }),
+    evictableNamespaces = nu.evictable_namespaces(),
   },
 }
 
 -- ValidateHighNodeUtilizationArgs.
 function M.validate(a)
-  local ok, msg, path = lnu.check_namespaces(a)
+  local ok, msg, path = nu.check_namespaces(a)
   if not ok then return nil, msg, path end
-  ok, msg, path = lnu.check_thresholds(a.thresholds, "thresholds")
+  ok, msg, path = nu.check_thresholds(a.thresholds, "thresholds")
   if not ok then return nil, msg, path end
   for i, mode in ipairs(a.evictionModes or {}) do
     if mode ~= ONLY_THRESHOLDING then
-      return nil, "invalid eviction mode " .. mode, "evictionModes[" .. (i - 1) .. "]"
+      return nil, "invalid eviction mode " .. mode, A.join("evictionModes", i)
     end
   end
   return true
@@ -49,10 +49,10 @@ end
 
 function M.balance(ctx, nodes)
   local a = ctx.args
-  local u <close> = ebb.node_usage(nodes, { resources = lnu.resources(a.thresholds) })
+  local u <close> = ebb.node_usage(nodes, { resources = nu.resources(a.thresholds) })
   u:set_thresholds(a.thresholds)   -- targets: 100% of every thresholded resource
   local low, targets = u:classify("pack")
-  local stop = lnu.nothing_to_do(u, low, targets, a.numberOfNodes,
+  local stop = nu.nothing_to_do(u, low, targets, a.numberOfNodes,
     "No node is available to schedule the pods, nothing to do here")
   if stop then
     ebb.note(stop)
@@ -60,12 +60,11 @@ function M.balance(ctx, nodes)
   end
   local only = false
   for _, mode in ipairs(a.evictionModes or {}) do only = only or mode == ONLY_THRESHOLDING end
-  local requesting = only and { requesting = lnu.keys(a.thresholds) } or nil
-  local exclude = a.evictableNamespaces and a.evictableNamespaces.exclude
-  local query = { filter = true, namespaces = exclude and { exclude = exclude } or nil }
+  local requesting = only and { requesting = ebb.keys(a.thresholds) } or nil
+  local query = nu.candidates_query(a)
   for _, node in u:move("under", "over", { order = "ascending" }):iter() do
     local pods = u:candidates(ebb.pods(node, query), requesting):sort("priority")
-    if lnu.evict_from(ctx, u, node, pods, nil) == "total-limit" then return end
+    if nu.evict_from(ctx, u, node, pods, nil) == "total-limit" then return end
   end
 end
 

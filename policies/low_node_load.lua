@@ -75,13 +75,6 @@ local function copy(t)
   return out
 end
 
-local function sorted_keys(t)
-  local keys = {}
-  for k in pairs(t or {}) do keys[#keys + 1] = k end
-  table.sort(keys)
-  return keys
-end
-
 -- The weights of SetDefaults_LowNodeLoadArgs: cpu and memory, plus every
 -- resource of the low and high thresholds, weigh 1 unless given a weight
 -- above 0; other given weights stay as written. Only the top level's: a
@@ -166,7 +159,7 @@ function M.resolve(a)
   end
   r.pools[1] = top
   for i, p in ipairs(a.nodePools or {}) do
-    local base = "nodePools[" .. (i - 1) .. "]"
+    local base = A.join("nodePools", i)
     local pool = {
       name = p.name or "", index = i - 1, selector = p.nodeSelector,
       deviation = p.useDeviationThresholds or false,
@@ -189,17 +182,12 @@ end
 
 -- ---- validation (validation_loadaware.go) -------------------------------------
 
-local function field(path, key)
-  if key:find("[%./%[%]]") then return path .. '["' .. key .. '"]' end
-  return path .. "." .. key
-end
-
 local function negative(pool, which)
   local m = pool[which]
-  for _, k in ipairs(sorted_keys(m)) do
+  for _, k in ipairs(ebb.keys(m)) do
     if m[k] < 0 then
       return string.format("invalid value %g: percentage must be greater than or equal to 0", m[k]),
-        field(pool.from[which], k)
+        A.join(pool.from[which], k)
     end
   end
 end
@@ -208,13 +196,13 @@ end
 -- inherited or not), pointing at whichever of the two the pool itself wrote.
 local function above(pool, lo, hi, detail)
   local low, high = pool[lo], pool[hi]
-  for _, k in ipairs(sorted_keys(low)) do
+  for _, k in ipairs(ebb.keys(low)) do
     if high[k] ~= nil and low[k] > high[k] then
       local at = pool.from[lo]
       if pool.index and not at:find("^nodePools") and pool.from[hi]:find("^nodePools") then
         at = pool.from[hi]
       end
-      return string.format("invalid value %g: %s", low[k], detail), field(at, k)
+      return string.format("invalid value %g: %s", low[k], detail), A.join(at, k)
     end
   end
 end

@@ -63,7 +63,7 @@ function M.validate(a)
       for _, n in ipairs(ALLOWED_STATES) do names[#names + 1] = n end
       table.sort(names)
       return nil, "states must be one of [" .. table.concat(names, " ") .. "]",
-        "states[" .. (i - 1) .. "]"
+        A.join("states", i)
     end
   end
   local function unset(v) return v == nil or v == "" end
@@ -71,7 +71,7 @@ function M.validate(a)
     if unset(c.type) and unset(c.status) and unset(c.reason)
         and c.minTimeSinceLastTransitionSeconds == nil then
       return nil, string.format("conditions[%d]: at least one of type, status, reason, or "
-        .. "minTimeSinceLastTransitionSeconds must be set", i - 1), "conditions[" .. (i - 1) .. "]"
+        .. "minTimeSinceLastTransitionSeconds must be set", i - 1), A.join("conditions", i)
     end
   end
   if a.maxPodLifeTimeSeconds == nil and #(a.states or {}) == 0 and #(a.conditions or {}) == 0

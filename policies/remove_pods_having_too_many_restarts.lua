@@ -39,7 +39,7 @@ function M.validate(a)
       local names = { table.unpack(ALLOWED_STATES) }
       table.sort(names)
       return nil, "states must be one of [" .. table.concat(names, " ") .. "]",
-        "states[" .. (i - 1) .. "]"
+        A.join("states", i)
     end
   end
   return true

@@ -29,7 +29,7 @@ function M.validate(a)
   for i, c in ipairs(a.constraints or {}) do
     if c ~= "DoNotSchedule" and c ~= "ScheduleAnyway" then
       return nil, string.format("constraint %s is not one of map[DoNotSchedule:{} ScheduleAnyway:{}]", c),
-        "constraints[" .. (i - 1) .. "]"
+        A.join("constraints", i)
     end
   end
   return true

@@ -53,6 +53,8 @@ local function typename(v)
   return t
 end
 
+-- A.join(path, key): the field path of a map key or (1-based) list index,
+-- as errors name it: "a.b", "a[0]", 'a["nvidia.com/gpu"]'.
 local function join(path, key)
   if type(key) == "number" then
     return (path or "") .. "[" .. (key - 1) .. "]"
@@ -63,6 +65,8 @@ local function join(path, key)
   end
   return path .. "." .. key
 end
+
+A.join = join
 
 local Fail = {}
 Fail.__index = Fail

@@ -20,4 +20,13 @@ function M.set(list)
   return s
 end
 
+-- ebb.keys(map) -> the map's keys, sorted: a deterministic order where
+-- upstream walks a Go map
+function M.keys(map)
+  local out = {}
+  for k in pairs(map or {}) do out[#out + 1] = k end
+  table.sort(out)
+  return out
+end
+
 return M

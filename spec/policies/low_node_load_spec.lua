@@ -716,14 +716,21 @@ describe("LowNodeLoad", function()
 end)
 
 -- The args' defaults and the detector, from the policy file itself (plain
--- Lua, no engine: the module only needs ebb.args' constructors to load).
+-- Lua, no engine: lua/ebb/init.lua and args.lua over a stub of the native
+-- module, whose functions only decoding args would call).
 describe("LowNodeLoad internals", function()
   local function load_policy()
-    local A = setmetatable({}, { __index = function() return function() return {} end end })
-    local env = setmetatable({ require = function(name)
-      assert(name == "ebb", name)
-      return { args = A }
-    end }, { __index = _G })
+    local loaded = { ["ebb.native"] = { null = {} } }
+    local env
+    local function req(name)
+      if loaded[name] == nil then
+        local path = "lua/" .. name:gsub("%.", "/") .. ".lua"
+        if name == "ebb" then path = "lua/ebb/init.lua" end
+        loaded[name] = assert(loadfile(path, "t", env))()
+      end
+      return loaded[name]
+    end
+    env = setmetatable({ require = req }, { __index = _G })
     return assert(loadfile("policies/low_node_load.lua", "t", env))()
   end
   local M = load_policy()
