@@ -1,4 +1,5 @@
-/* Strict args decoding over value trees; see argdec.h. */
+/* The value-tree reader and strict args decoding; see argdec.h. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -8,47 +9,113 @@
 #include "ebb/decode.h"
 #include "ebb/selector.h"
 
+/* ---- the reader ----------------------------------------------------------- */
+
 const char *ebb__args_join(char *buf, size_t len, const char *path, const char *key)
 {
-    if (path == NULL || path[0] == '\0')
-        snprintf(buf, len, "%s", key);
-    else
-        snprintf(buf, len, "%s.%s", path, key);
+    if (snprintf(buf, len, "%s%s%s", path ? path : "", path && path[0] ? "." : "", key) >= (int)len)
+        buf[len - 1] = '\0';
     return buf;
 }
+
+const char *ebb__args_index(char *buf, size_t len, const char *path, size_t i)
+{
+    if (snprintf(buf, len, "%s[%zu]", path ? path : "", i) >= (int)len)
+        buf[len - 1] = '\0';
+    return buf;
+}
+
+const struct ebb_val *ebb__val_at(const struct ebb_val *m, const char *key)
+{
+    const struct ebb_val *v = m && m->type == EBB_VAL_MAP ? ebb_val_get(m, key) : NULL;
+    return v && v->type != EBB_VAL_NULL ? v : NULL;
+}
+
+const char *ebb__val_a(const struct ebb_val *v)
+{
+    switch (v ? v->type : EBB_VAL_NULL) {
+    case EBB_VAL_NULL: return "null";
+    case EBB_VAL_BOOL: return "a boolean";
+    case EBB_VAL_INT: return "an integer";
+    case EBB_VAL_FLOAT: return "a float";
+    case EBB_VAL_STRING: return "a string";
+    case EBB_VAL_SEQ: return "a list";
+    case EBB_VAL_MAP: return "a map";
+    default: return "an unknown value";
+    }
+}
+
+int ebb__val_int(const struct ebb_val *v, int64_t *out)
+{
+    double f;
+
+    if (v != NULL && v->type == EBB_VAL_INT) {
+        *out = v->u.i;
+        return 0;
+    }
+    if (v == NULL || v->type != EBB_VAL_FLOAT)
+        return EBB_ESCHEMA;
+    f = v->u.f;
+    if (!(f == floor(f) && f > -1e21 && f < 1e21))
+        return EBB_ESCHEMA;
+    if (f >= 9223372036854775807.0)
+        *out = INT64_MAX;
+    else if (f <= -9223372036854775808.0)
+        *out = INT64_MIN;
+    else
+        *out = (int64_t)f;
+    return 0;
+}
+
+size_t ebb__args_unknown(const struct ebb_val *m, const char *const *known, size_t from)
+{
+    for (size_t i = from; m != NULL && m->type == EBB_VAL_MAP && i < m->u.map.n; i++) {
+        bool ok = false;
+        for (size_t k = 0; known[k] && !ok; k++)
+            ok = strcmp(known[k], m->u.map.keys[i]) == 0;
+        if (!ok)
+            return i;
+    }
+    return m != NULL && m->type == EBB_VAL_MAP ? m->u.map.n : 0;
+}
+
+int ebb__args_type_error(const struct ebb_val *v, const char *field, const char *want,
+                         struct ebb_error *err)
+{
+    return ebb_error_set(err, EBB_ESCHEMA, NULL, v->line, field, "expected %s, got %s", want,
+                         ebb__val_a(v));
+}
+
+int ebb__args_in_file(int rc, const char *file, struct ebb_error *err)
+{
+    if (rc < 0 && err != NULL && err->file[0] == '\0' && file != NULL)
+        snprintf(err->file, sizeof(err->file), "%s", file);
+    return rc;
+}
+
+/* ---- strict getters ---------------------------------------------------------- */
 
 static int type_error(const struct ebb_val *v, const char *path, const char *key,
                       const char *want, struct ebb_error *err)
 {
     char f[256];
-    return ebb_error_set(err, EBB_ESCHEMA, NULL, v->line, ebb__args_join(f, sizeof(f), path, key),
-                         "expected %s, got %s", want, ebb_val_type_name(v->type));
-}
-
-static const struct ebb_val *lookup(const struct ebb_val *m, const char *key)
-{
-    const struct ebb_val *v = m ? ebb_val_get(m, key) : NULL;
-    return v && v->type != EBB_VAL_NULL ? v : NULL;
+    return ebb__args_type_error(v, ebb__args_join(f, sizeof(f), path, key), want, err);
 }
 
 int ebb__args_keys(const struct ebb_val *m, const char *path, const char *const *known,
                    struct ebb_error *err)
 {
+    size_t i;
+
     if (m == NULL || m->type == EBB_VAL_NULL)
         return 0;
     if (m->type != EBB_VAL_MAP)
-        return ebb_error_set(err, EBB_ESCHEMA, NULL, m->line, path, "expected a map, got %s",
-                             ebb_val_type_name(m->type));
-    for (size_t i = 0; i < m->u.map.n; i++) {
-        bool ok = false;
-        for (size_t k = 0; known[k] && !ok; k++)
-            ok = strcmp(known[k], m->u.map.keys[i]) == 0;
-        if (!ok) {
-            char f[256];
-            return ebb_error_set(err, EBB_ESCHEMA, NULL, m->u.map.key_lines[i],
-                                 ebb__args_join(f, sizeof(f), path, m->u.map.keys[i]),
-                                 "unknown field \"%s\"", m->u.map.keys[i]);
-        }
+        return ebb__args_type_error(m, path, "a map", err);
+    if ((i = ebb__args_unknown(m, known, 0)) < m->u.map.n) {
+        char f[256];
+        return ebb_error_set(err, EBB_ESCHEMA, NULL, m->u.map.key_lines[i],
+                             ebb__args_join(f, sizeof(f), path, m->u.map.keys[i]),
+                             "unknown field \"%s\"", m->u.map.keys[i]);
     }
     return 0;
 }
@@ -56,7 +123,7 @@ int ebb__args_keys(const struct ebb_val *m, const char *path, const char *const 
 int ebb__args_bool(const struct ebb_val *m, const char *key, const char *path, bool *out,
                    bool *present, struct ebb_error *err)
 {
-    const struct ebb_val *v = lookup(m, key);
+    const struct ebb_val *v = ebb__val_at(m, key);
     if (present)
         *present = v != NULL;
     if (v == NULL)
@@ -70,7 +137,7 @@ int ebb__args_bool(const struct ebb_val *m, const char *key, const char *path, b
 int ebb__args_int(const struct ebb_val *m, const char *key, const char *path, int64_t min,
                   int64_t max, int64_t *out, bool *present, struct ebb_error *err)
 {
-    const struct ebb_val *v = lookup(m, key);
+    const struct ebb_val *v = ebb__val_at(m, key);
     int64_t i;
     char f[256];
 
@@ -78,11 +145,7 @@ int ebb__args_int(const struct ebb_val *m, const char *key, const char *path, in
         *present = v != NULL;
     if (v == NULL)
         return 0;
-    if (v->type == EBB_VAL_INT)
-        i = v->u.i;
-    else if (v->type == EBB_VAL_FLOAT && v->u.f == (double)(int64_t)v->u.f)
-        i = (int64_t)v->u.f;   /* JSON numbers like 2.0 decode into Go integers */
-    else
+    if (ebb__val_int(v, &i) != 0)
         return type_error(v, path, key, "an integer", err);
     if (i < min || i > max)
         return ebb_error_set(err, EBB_ESCHEMA, NULL, v->line, ebb__args_join(f, sizeof(f), path, key),
@@ -95,7 +158,7 @@ int ebb__args_int(const struct ebb_val *m, const char *key, const char *path, in
 int ebb__args_str(const struct ebb_val *m, const char *key, const char *path, const char **out,
                   bool *present, struct ebb_error *err)
 {
-    const struct ebb_val *v = lookup(m, key);
+    const struct ebb_val *v = ebb__val_at(m, key);
     if (present)
         *present = v != NULL;
     if (v == NULL)
@@ -109,7 +172,7 @@ int ebb__args_str(const struct ebb_val *m, const char *key, const char *path, co
 int ebb__args_strs(const struct ebb_val *m, const char *key, const char *path,
                    const struct ebb_val **out, struct ebb_error *err)
 {
-    const struct ebb_val *v = lookup(m, key);
+    const struct ebb_val *v = ebb__val_at(m, key);
     char f[256], g[300];
 
     *out = NULL;
@@ -119,11 +182,10 @@ int ebb__args_strs(const struct ebb_val *m, const char *key, const char *path,
         return type_error(v, path, key, "a list of strings", err);
     for (size_t i = 0; i < v->u.seq.n; i++) {
         const struct ebb_val *it = v->u.seq.items[i];
-        if (it->type != EBB_VAL_STRING) {
-            snprintf(g, sizeof(g), "%s[%zu]", ebb__args_join(f, sizeof(f), path, key), i);
-            return ebb_error_set(err, EBB_ESCHEMA, NULL, it->line, g, "expected a string, got %s",
-                                 ebb_val_type_name(it->type));
-        }
+        if (it->type != EBB_VAL_STRING)
+            return ebb__args_type_error(
+                it, ebb__args_index(g, sizeof(g), ebb__args_join(f, sizeof(f), path, key), i),
+                "a string", err);
     }
     *out = v;
     return 0;
@@ -132,7 +194,7 @@ int ebb__args_strs(const struct ebb_val *m, const char *key, const char *path,
 int ebb__args_map(const struct ebb_val *m, const char *key, const char *path,
                   const struct ebb_val **out, struct ebb_error *err)
 {
-    const struct ebb_val *v = lookup(m, key);
+    const struct ebb_val *v = ebb__val_at(m, key);
     *out = NULL;
     if (v == NULL)
         return 0;
@@ -146,7 +208,7 @@ int ebb__args_label_selector(const struct ebb_val *m, const char *key, const cha
                              struct ebb_selector **out, struct ebb_error *err)
 {
     static const char *const known[] = { "matchLabels", "matchExpressions", NULL };
-    const struct ebb_val *v = lookup(m, key);
+    const struct ebb_val *v = ebb__val_at(m, key);
     char f[256];
     cJSON *j;
     int rc;

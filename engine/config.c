@@ -7,13 +7,13 @@
  * enforced as encoding/json enforces them (no string <-> number coercion),
  * and every error names the file, line and field. A null value counts as
  * an absent field, as it does for Go pointers, slices and zero values. */
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "argdec.h"
 #include "ebb/config.h"
 #include "ebb/quantity.h"
 #include "ebb/selector.h"
@@ -102,72 +102,36 @@ static int warn(struct ctx *c, int line, const char *field, const char *fmt, ...
     return 0;
 }
 
-static const char *a_type(const struct ebb_val *v)
-{
-    switch (v->type) {
-    case EBB_VAL_NULL: return "null";
-    case EBB_VAL_BOOL: return "a boolean";
-    case EBB_VAL_INT: return "an integer";
-    case EBB_VAL_FLOAT: return "a float";
-    case EBB_VAL_STRING: return "a string";
-    case EBB_VAL_SEQ: return "a list";
-    case EBB_VAL_MAP: return "a map";
-    default: return "an unknown value";
-    }
-}
-
+/* The value tree is read through engine/argdec.c (paths, lookups, types,
+ * integers); what is here is the policy's own wording and its lenient
+ * handling of unknown fields. */
 static int type_error(struct ctx *c, int line, const char *field, const char *want,
                       const struct ebb_val *got)
 {
-    return fail(c, line, field, "expected %s, got %s", want, a_type(got));
+    return fail(c, line, field, "expected %s, got %s", want, ebb__val_a(got));
 }
 
 /* ---- paths and lookups ------------------------------------------------------ */
 
-/* Paths longer than their buffer are cut: they only label messages. */
-static void join(char *out, size_t len, const char *base, const char *key)
-{
-    if (snprintf(out, len, "%s%s%s", base, *base ? "." : "", key) >= (int)len)
-        out[len - 1] = '\0';
-}
-
-static void join_index(char *out, size_t len, const char *base, size_t i)
-{
-    if (snprintf(out, len, "%s[%zu]", base, i) >= (int)len)
-        out[len - 1] = '\0';
-}
-
 static bool member(const struct ebb_val *map, const char *key, const char *base,
                    struct member *m)
 {
-    const struct ebb_val *v = ebb_val_get(map, key);
-
-    join(m->path, sizeof(m->path), base, key);
+    ebb__args_join(m->path, sizeof(m->path), base, key);
     m->line = ebb_val_key_line(map, key);
-    m->v = v != NULL && v->type != EBB_VAL_NULL ? v : NULL;
+    m->v = ebb__val_at(map, key);
     return m->v != NULL;
 }
 
-static bool in_list(const char *key, const char *const *list)
-{
-    for (; *list != NULL; list++)
-        if (strcmp(key, *list) == 0)
-            return true;
-    return false;
-}
-
-/* Warn about every key of `map` not in `known`. The policy decoder upstream
- * is case-sensitive, so a near miss is pointed out. */
+/* Warn about every key of `map` not in `known`: upstream's policy decoder
+ * ignores them. It is case-sensitive, so a near miss is pointed out. */
 static int check_keys(struct ctx *c, const struct ebb_val *map, const char *base,
                       const char *const *known)
 {
-    for (size_t i = 0; i < map->u.map.n; i++) {
+    for (size_t i = 0; (i = ebb__args_unknown(map, known, i)) < map->u.map.n; i++) {
         const char *k = map->u.map.keys[i];
         const char *const *kn;
         int rc;
 
-        if (in_list(k, known))
-            continue;
         for (kn = known; *kn != NULL && strcasecmp(*kn, k) != 0; kn++)
             ;
         if (*kn != NULL)
@@ -209,29 +173,13 @@ static int get_bool(struct ctx *c, const struct ebb_val *map, const char *key,
     return 0;
 }
 
-/* An integer field. A float with an integral value is accepted: upstream
- * turns YAML into JSON first, and 5.0 reaches the Go decoder as 5. */
+/* An integer field (ebb__val_int: 5.0 is 5, beyond int64 clamped). */
 static int get_integer(struct ctx *c, const struct member *m, const char *want, int64_t *out)
 {
-    if (m->v->type == EBB_VAL_INT) {
-        *out = m->v->u.i;
+    if (ebb__val_int(m->v, out) == 0)
         return 0;
-    }
-    if (m->v->type == EBB_VAL_FLOAT) {
-        double f = m->v->u.f;
-        /* Go prints floats from 1e21 up in exponent form, which no integer
-         * field accepts. Beyond int64 is clamped: unlimited in practice. */
-        if (f == floor(f) && f > -1e21 && f < 1e21) {
-            if (f >= 9223372036854775807.0)
-                *out = INT64_MAX;
-            else if (f <= -9223372036854775808.0)
-                *out = INT64_MIN;
-            else
-                *out = (int64_t)f;
-            return 0;
-        }
-        return fail(c, m->line, m->path, "expected %s, got %g", want, f);
-    }
+    if (m->v->type == EBB_VAL_FLOAT)
+        return fail(c, m->line, m->path, "expected %s, got %g", want, m->v->u.f);
     return type_error(c, m->line, m->path, want, m->v);
 }
 
@@ -482,7 +430,7 @@ static int parse_metrics_providers(struct ctx *c, const struct ebb_val *root)
         const char *src;
 
         p->nproviders = i + 1;
-        join_index(path, sizeof(path), "metricsProviders", i);
+        ebb__args_index(path, sizeof(path), "metricsProviders", i);
         if (item->type != EBB_VAL_MAP)
             return type_error(c, item->line, path, "a map", item);
         if ((rc = check_keys(c, item, path, keys)) < 0)
@@ -616,7 +564,7 @@ static int parse_configs(struct ctx *c, const struct ebb_val *pv, struct ebb_pro
         struct member nm, am;
         const char *name;
 
-        join_index(pc->path, sizeof(pc->path), m.path, i);
+        ebb__args_index(pc->path, sizeof(pc->path), m.path, i);
         pc->line = item->line;
         if (item->type != EBB_VAL_MAP)
             return type_error(c, item->line, pc->path, "a map", item);
@@ -674,7 +622,7 @@ static int parse_set(struct ctx *c, const struct ebb_val *plugins, const char *k
             char path[300];
             bool dup = false;
 
-            join_index(path, sizeof(path), em.path, i);
+            ebb__args_index(path, sizeof(path), em.path, i);
             if (item->type != EBB_VAL_STRING)
                 return type_error(c, item->line, path, "a string", item);
             name = item->u.str.s;
@@ -712,7 +660,7 @@ static int parse_set(struct ctx *c, const struct ebb_val *plugins, const char *k
             const struct ebb_val *item = dm.v->u.seq.items[i];
             char path[300];
 
-            join_index(path, sizeof(path), dm.path, i);
+            ebb__args_index(path, sizeof(path), dm.path, i);
             if (item->type != EBB_VAL_STRING)
                 return type_error(c, item->line, path, "a string", item);
         }
@@ -736,7 +684,7 @@ static int check_evict_set(struct ctx *c, const char *base, struct ebb_profile *
     }
     if (set->n < 2)
         return 0;
-    join(path, sizeof(path), base, "evict.enabled");
+    ebb__args_join(path, sizeof(path), base, "evict.enabled");
     return fail(c, set->v[1].line, path, "only one evict plugin can be enabled per profile: "
                 "profile \"%s\" enables \"%s\" (line %d) and \"%s\" (line %d)", prof->name,
                 set->v[0].name, set->v[0].line, set->v[1].name, set->v[1].line);
@@ -761,7 +709,7 @@ static int parse_plugins(struct ctx *c, const struct ebb_val *pv, struct ebb_pro
         char path[300];
 
         if (l1 > 0) {
-            join(path, sizeof(path), m.path, l1 > l2 ? "preevictionfilter" : "preEvictionFilter");
+            ebb__args_join(path, sizeof(path), m.path, l1 > l2 ? "preevictionfilter" : "preEvictionFilter");
             return fail(c, l1 > l2 ? l1 : l2, path, "both \"preevictionfilter\" and its alias "
                         "\"preEvictionFilter\" are set (lines %d and %d): keep one",
                         l1 < l2 ? l1 : l2, l1 > l2 ? l1 : l2);
@@ -835,7 +783,7 @@ static int parse_profile(struct ctx *c, const struct ebb_val *pv, size_t i)
     const char *name;
     int rc;
 
-    join_index(prof->path, sizeof(prof->path), "profiles", i);
+    ebb__args_index(prof->path, sizeof(prof->path), "profiles", i);
     prof->line = pv->line;
     if (pv->type != EBB_VAL_MAP)
         return type_error(c, pv->line, prof->path, "a map", pv);
@@ -889,7 +837,7 @@ static int parse_root(struct ctx *c, const struct ebb_val *root)
                     API_VERSION "\"");
     if (root->type != EBB_VAL_MAP)
         return fail(c, root->line, NULL, "expected a " KIND " map at the top of the file, got %s",
-                    a_type(root));
+                    ebb__val_a(root));
     if ((rc = check_type_meta(c, root)) < 0 || (rc = check_keys(c, root, "", top_keys)) < 0 ||
         (rc = parse_node_selector(c, root)) < 0 ||
         (rc = get_count(c, root, "maxNoOfPodsToEvictPerNode", &p->max_per_node)) < 0 ||

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "argdec.h"
 #include "ebb/kube.h"
 #include "ebb/val.h"
 
@@ -122,23 +123,17 @@ static int schema(struct kc *kc, int code, int line, const char *field, const ch
     return ebb_error_set(kc->err, code, kc->file, line, field, "%s", msg);
 }
 
-/* A string field of `map` (absent: *out = NULL). `prefix` names the map. */
+/* A string field of `map` (absent: *out = NULL). `prefix` names the map.
+ * The tree is read through engine/argdec.c. */
 static int get_str(struct kc *kc, const struct ebb_val *map, const char *prefix, const char *key,
                    const struct ebb_val **out)
 {
-    const struct ebb_val *v = ebb_val_get(map, key);
-    char field[256];
+    const char *s;
+    bool present;
+    int rc = ebb__args_str(map, key, prefix, &s, &present, kc->err);
 
-    *out = NULL;
-    if (v == NULL || v->type == EBB_VAL_NULL)
-        return 0;
-    if (v->type != EBB_VAL_STRING) {
-        snprintf(field, sizeof(field), "%s%s%s", prefix, *prefix ? "." : "", key);
-        return schema(kc, EBB_ESCHEMA, v->line, field, "must be a string, not %s",
-                      ebb_val_type_name(v->type));
-    }
-    *out = v;
-    return 0;
+    *out = rc == 0 && present ? ebb__val_at(map, key) : NULL;
+    return ebb__args_in_file(rc, kc->file, kc->err);
 }
 
 /* clusters/contexts/users: a list of {name: N, <inner>: {...}}. On success
@@ -152,24 +147,23 @@ static int find_named(struct kc *kc, const char *list, const char *inner, const 
     char field[256];
 
     if (seq != NULL && seq->type != EBB_VAL_SEQ && seq->type != EBB_VAL_NULL)
-        return schema(kc, EBB_ESCHEMA, seq->line, list, "must be a list, not %s",
-                      ebb_val_type_name(seq->type));
+        return ebb__args_in_file(ebb__args_type_error(seq, list, "a list", kc->err), kc->file, kc->err);
     for (size_t i = 0; seq != NULL && seq->type == EBB_VAL_SEQ && i < seq->u.seq.n; i++) {
         const struct ebb_val *e = seq->u.seq.items[i], *n, *in;
 
-        if (e->type != EBB_VAL_MAP) {
-            snprintf(field, sizeof(field), "%s[%zu]", list, i);
-            return schema(kc, EBB_ESCHEMA, e->line, field, "must be a mapping, not %s",
-                          ebb_val_type_name(e->type));
-        }
+        if (e->type != EBB_VAL_MAP)
+            return ebb__args_in_file(ebb__args_type_error(e, ebb__args_index(field, sizeof(field), list, i),
+                                                          "a map", kc->err),
+                                     kc->file, kc->err);
         n = ebb_val_get(e, "name");
         if (n == NULL || n->type != EBB_VAL_STRING || strcmp(n->u.str.s, name) != 0)
             continue;
         in = ebb_val_get(e, inner);
         if (in != NULL && in->type != EBB_VAL_MAP && in->type != EBB_VAL_NULL) {
-            snprintf(field, sizeof(field), "%s[%zu].%s", list, i, inner);
-            return schema(kc, EBB_ESCHEMA, in->line, field, "must be a mapping, not %s",
-                          ebb_val_type_name(in->type));
+            char at[256];
+            ebb__args_join(field, sizeof(field), ebb__args_index(at, sizeof(at), list, i), inner);
+            return ebb__args_in_file(ebb__args_type_error(in, field, "a map", kc->err), kc->file,
+                                     kc->err);
         }
         *item = in != NULL && in->type == EBB_VAL_MAP ? in : NULL;
         *idx = i;
@@ -219,7 +213,7 @@ static int take_b64(struct kc *kc, const struct ebb_val *v, const char *field, c
 
 static int load_cluster(struct kc *kc, const struct ebb_val *cl, size_t idx, int line)
 {
-    const struct ebb_val *server, *ca, *cad, *ins;
+    const struct ebb_val *server, *ca, *cad;
     char prefix[64], field[128];
     const char *s;
     size_t n;
@@ -231,7 +225,7 @@ static int load_cluster(struct kc *kc, const struct ebb_val *cl, size_t idx, int
         (rc = get_str(kc, cl, prefix, "certificate-authority-data", &cad)) != 0)
         return rc;
     if (server == NULL || server->u.str.len == 0) {
-        snprintf(field, sizeof(field), "%s.server", prefix);
+        ebb__args_join(field, sizeof(field), prefix, "server");
         return schema(kc, EBB_ESCHEMA, cl ? cl->line : line, field, "required");
     }
     s = server->u.str.s;
@@ -243,24 +237,17 @@ static int load_cluster(struct kc *kc, const struct ebb_val *cl, size_t idx, int
         return schema(kc, EBB_ENOMEM, 0, NULL, "out of memory");
     /* the -data form overrides the file, as in client-go */
     if (cad != NULL) {
-        snprintf(field, sizeof(field), "%s.certificate-authority-data", prefix);
+        ebb__args_join(field, sizeof(field), prefix, "certificate-authority-data");
         if ((rc = take_b64(kc, cad, field, &kc->c->ca_data)) != 0)
             return rc;
     } else if (ca != NULL) {
-        snprintf(field, sizeof(field), "%s.certificate-authority", prefix);
+        ebb__args_join(field, sizeof(field), prefix, "certificate-authority");
         if ((rc = take_path(kc, ca, field, &kc->c->ca_file)) != 0)
             return rc;
     }
-    ins = ebb_val_get(cl, "insecure-skip-tls-verify");
-    if (ins != NULL && ins->type != EBB_VAL_NULL) {
-        if (ins->type != EBB_VAL_BOOL) {
-            snprintf(field, sizeof(field), "%s.insecure-skip-tls-verify", prefix);
-            return schema(kc, EBB_ESCHEMA, ins->line, field, "must be a boolean, not %s",
-                          ebb_val_type_name(ins->type));
-        }
-        kc->c->insecure = ins->u.b;
-    }
-    return 0;
+    return ebb__args_in_file(ebb__args_bool(cl, "insecure-skip-tls-verify", prefix, &kc->c->insecure,
+                                            NULL, kc->err),
+                             kc->file, kc->err);
 }
 
 static int load_user(struct kc *kc, const struct ebb_val *u, size_t idx)
@@ -282,7 +269,7 @@ static int load_user(struct kc *kc, const struct ebb_val *u, size_t idx)
         int line = ebb_val_key_line(u, refused[i].key);
 
         if (line > 0) {
-            snprintf(field, sizeof(field), "%s.%s", prefix, refused[i].key);
+            ebb__args_join(field, sizeof(field), prefix, refused[i].key);
             return schema(kc, EBB_ESCHEMA, line, field,
                           "%s not supported; use token, tokenFile or a client certificate",
                           refused[i].what);
@@ -300,7 +287,7 @@ static int load_user(struct kc *kc, const struct ebb_val *u, size_t idx)
         if ((kc->c->token = strdup(tok->u.str.s)) == NULL)
             return schema(kc, EBB_ENOMEM, 0, NULL, "out of memory");
     } else if (tokf != NULL) {
-        snprintf(field, sizeof(field), "%s.tokenFile", prefix);
+        ebb__args_join(field, sizeof(field), prefix, "tokenFile");
         if ((rc = take_path(kc, tokf, field, &kc->c->token_file)) != 0)
             return rc;
     }
@@ -316,7 +303,7 @@ static int load_user(struct kc *kc, const struct ebb_val *u, size_t idx)
         bool has_cert = kc->c->cert_file || kc->c->cert_data;
         const struct ebb_val *have = has_cert ? (certd ? certd : cert) : (keyd ? keyd : key);
 
-        snprintf(field, sizeof(field), "%s.%s", prefix, has_cert ? "client-key" : "client-certificate");
+        ebb__args_join(field, sizeof(field), prefix, has_cert ? "client-key" : "client-certificate");
         return schema(kc, EBB_ESCHEMA, have->line, field, "required with %s",
                       has_cert ? "client-certificate" : "client-key");
     }

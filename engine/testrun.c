@@ -14,6 +14,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "argdec.h"
 #include "ebb/flags.h"
 #include "ebb/simulate.h"
 #include "ebb/testrun.h"
@@ -85,53 +86,28 @@ static int perr(struct pctx *c, int line, const char *field, const char *fmt, ..
     return ebb_error_set(c->err, EBB_ESCHEMA, c->file, line, field, "%s", msg);
 }
 
-static const char *a_type(const struct ebb_val *v)
-{
-    switch (v->type) {
-    case EBB_VAL_NULL: return "null";
-    case EBB_VAL_BOOL: return "a boolean";
-    case EBB_VAL_INT: return "an integer";
-    case EBB_VAL_FLOAT: return "a number";
-    case EBB_VAL_STRING: return "a string";
-    case EBB_VAL_SEQ: return "a list";
-    default: return "a map";
-    }
-}
-
-static void join(char *out, size_t len, const char *base, const char *key)
-{
-    if (snprintf(out, len, "%s%s%s", base, *base ? "." : "", key) >= (int)len)
-        out[len - 1] = '\0';
-}
-
+/* An ebb test file is strict: an unknown key is an error listing the known
+ * ones. */
 static int check_keys(struct pctx *c, const struct ebb_val *map, const char *base,
                       const char *const *known)
 {
-    for (size_t i = 0; i < map->u.map.n; i++) {
-        const char *k = map->u.map.keys[i];
-        char list[400] = "";
-        size_t n = 0;
-        bool ok = false;
+    size_t i = ebb__args_unknown(map, known, 0), n = 0;
+    char list[400] = "";
 
-        for (const char *const *kn = known; *kn; kn++) {
-            ok = ok || strcmp(*kn, k) == 0;
-            n += (size_t)snprintf(list + n, n < sizeof(list) ? sizeof(list) - n : 0, "%s%s",
-                                  kn == known ? "" : ", ", *kn);
-        }
-        if (!ok)
-            return perr(c, map->u.map.key_lines[i], base, "unknown key \"%s\" (expected one of: %s)",
-                        k, list);
-    }
-    return 0;
+    if (i >= map->u.map.n)
+        return 0;
+    for (const char *const *kn = known; *kn; kn++)
+        n += (size_t)snprintf(list + n, n < sizeof(list) ? sizeof(list) - n : 0, "%s%s",
+                              kn == known ? "" : ", ", *kn);
+    return perr(c, map->u.map.key_lines[i], base, "unknown key \"%s\" (expected one of: %s)",
+                map->u.map.keys[i], list);
 }
 
-/* A value that is set: absent and null are the same. */
+/* A value that is set (absent and null are the same), and its key's line. */
 static const struct ebb_val *member(const struct ebb_val *map, const char *key, int *line)
 {
-    const struct ebb_val *v = ebb_val_get(map, key);
-
     *line = ebb_val_key_line(map, key);
-    return v != NULL && v->type != EBB_VAL_NULL ? v : NULL;
+    return ebb__val_at(map, key);
 }
 
 static int get_str(struct pctx *c, const struct ebb_val *map, const char *key, const char *base,
@@ -141,7 +117,7 @@ static int get_str(struct pctx *c, const struct ebb_val *map, const char *key, c
     int l;
     const struct ebb_val *v = member(map, key, &l);
 
-    join(f, sizeof(f), base, key);
+    ebb__args_join(f, sizeof(f), base, key);
     if (line)
         *line = l;
     *out = NULL;
@@ -152,7 +128,7 @@ static int get_str(struct pctx *c, const struct ebb_val *map, const char *key, c
     }
     if (v->type != EBB_VAL_STRING || v->u.str.s[0] == '\0')
         return perr(c, v->line, f, "expected a non-empty string, got %s",
-                    v->type == EBB_VAL_STRING ? "\"\"" : a_type(v));
+                    v->type == EBB_VAL_STRING ? "\"\"" : ebb__val_a(v));
     *out = v->u.str.s;
     return 0;
 }
@@ -166,7 +142,7 @@ static int get_cycle(struct pctx *c, const struct ebb_val *map, const char *base
     *out = 0;
     if (v == NULL)
         return 0;
-    join(f, sizeof(f), base, "cycle");
+    ebb__args_join(f, sizeof(f), base, "cycle");
     if (v->type != EBB_VAL_INT || v->u.i < 1 || v->u.i > MAX_CYCLES)
         return perr(c, v->line, f, "expected a cycle number from 1 to %d", MAX_CYCLES);
     *out = (int)v->u.i;
@@ -219,7 +195,7 @@ static int read_settings(struct pctx *c, const struct ebb_val *map, const char *
         const struct ebb_val *v = member(map, settings[i].key, &line);
         char f[sizeof(s[i].field)];
 
-        join(f, sizeof(f), base, settings[i].key);
+        ebb__args_join(f, sizeof(f), base, settings[i].key);
         memset(&s[i], 0, sizeof(s[i]));
         if (v == NULL)
             continue;
@@ -228,7 +204,7 @@ static int read_settings(struct pctx *c, const struct ebb_val *map, const char *
                         settings[i].type == EBB_VAL_STRING ? "a string"
                         : settings[i].type == EBB_VAL_MAP  ? "a map"
                                                            : "an integer",
-                        a_type(v));
+                        ebb__val_a(v));
         if (v->type == EBB_VAL_STRING && v->u.str.s[0] == '\0')
             return perr(c, v->line, f, "must not be empty");
         s[i].v = v;
@@ -278,21 +254,21 @@ static int parse_evictions(struct pctx *c, const struct ebb_val *v, const char *
             return perr(c, v->line, base, "give either `ordered` or `unordered`, a list of pods");
         x->unordered = strcmp(v->u.map.keys[0], "unordered") == 0;
         list = v->u.map.vals[0];
-        join(lbase, sizeof(lbase), base, v->u.map.keys[0]);
+        ebb__args_join(lbase, sizeof(lbase), base, v->u.map.keys[0]);
         if (list->type == EBB_VAL_NULL)
             return 0;
     }
     if (list->type != EBB_VAL_SEQ)
         return perr(c, list->line, lbase, "expected a list of pods (namespace/name), or "
                                           "{unordered: [...]}; got %s",
-                    a_type(list));
+                    ebb__val_a(list));
     if (list->u.seq.n && (x->evictions = calloc(list->u.seq.n, sizeof(*x->evictions))) == NULL)
         return EBB_ENOMEM;
     for (size_t i = 0; i < list->u.seq.n; i++) {
         const struct ebb_val *it = list->u.seq.items[i];
         struct ebb_test_eviction *e = &x->evictions[x->nevictions++];
 
-        snprintf(f, sizeof(f), "%s[%zu]", lbase, i);
+        ebb__args_index(f, sizeof(f), lbase, i);
         e->line = it->line;
         if (it->type == EBB_VAL_STRING) {
             e->pod = it->u.str.s;
@@ -306,7 +282,7 @@ static int parse_evictions(struct pctx *c, const struct ebb_val *v, const char *
                 return rc;
         } else {
             return perr(c, it->line, f, "expected namespace/name or a map with `pod`, got %s",
-                        a_type(it));
+                        ebb__val_a(it));
         }
         if ((rc = check_pod(c, e->pod, it->line, f)) != 0)
             return rc;
@@ -323,7 +299,7 @@ static int parse_refusals(struct pctx *c, const struct ebb_val *list, const char
 
     x->has_refusals = true;
     if (list->type != EBB_VAL_SEQ)
-        return perr(c, list->line, base, "expected a list of {pod, why}, got %s", a_type(list));
+        return perr(c, list->line, base, "expected a list of {pod, why}, got %s", ebb__val_a(list));
     if (list->u.seq.n && (x->refusals = calloc(list->u.seq.n, sizeof(*x->refusals))) == NULL)
         return EBB_ENOMEM;
     for (size_t i = 0; i < list->u.seq.n; i++) {
@@ -331,7 +307,7 @@ static int parse_refusals(struct pctx *c, const struct ebb_val *list, const char
         struct ebb_test_refusal *r = &x->refusals[x->nrefusals++];
         int wl = 0;
 
-        snprintf(f, sizeof(f), "%s[%zu]", base, i);
+        ebb__args_index(f, sizeof(f), base, i);
         r->line = it->line;
         if (it->type == EBB_VAL_STRING) {
             r->pod = it->u.str.s;
@@ -344,7 +320,7 @@ static int parse_refusals(struct pctx *c, const struct ebb_val *list, const char
                 return rc;
         } else {
             return perr(c, it->line, f, "expected namespace/name or a map with `pod` and `why`, "
-                                        "got %s", a_type(it));
+                                        "got %s", ebb__val_a(it));
         }
         if ((rc = check_pod(c, r->pod, it->line, f)) != 0)
             return rc;
@@ -360,7 +336,7 @@ static int parse_refusals(struct pctx *c, const struct ebb_val *list, const char
             }
             if (!ok) {
                 char wf[220];
-                join(wf, sizeof(wf), f, "why");
+                ebb__args_join(wf, sizeof(wf), f, "why");
                 return perr(c, wl, wf, "\"%s\" is not a refusal (expected one of: %s)", r->why,
                             names);
             }
@@ -375,16 +351,16 @@ static int parse_texts(struct pctx *c, const struct ebb_val *list, const char *b
     char f[200];
 
     if (list->type != EBB_VAL_SEQ)
-        return perr(c, list->line, base, "expected a list of strings, got %s", a_type(list));
+        return perr(c, list->line, base, "expected a list of strings, got %s", ebb__val_a(list));
     if (list->u.seq.n && (*out = calloc(list->u.seq.n, sizeof(**out))) == NULL)
         return EBB_ENOMEM;
     for (size_t i = 0; i < list->u.seq.n; i++) {
         const struct ebb_val *it = list->u.seq.items[i];
-        snprintf(f, sizeof(f), "%s[%zu]", base, i);
+        ebb__args_index(f, sizeof(f), base, i);
         if (it->type != EBB_VAL_STRING || it->u.str.s[0] == '\0')
             return perr(c, it->line, f, "expected a non-empty string (a part of the message), "
                                         "got %s",
-                        it->type == EBB_VAL_STRING ? "\"\"" : a_type(it));
+                        it->type == EBB_VAL_STRING ? "\"\"" : ebb__val_a(it));
         (*out)[*n].text = it->u.str.s;
         (*out)[(*n)++].line = it->line;
     }
@@ -400,27 +376,27 @@ static int parse_expect(struct pctx *c, const struct ebb_val *v, const char *bas
     int line, rc;
 
     if (v->type != EBB_VAL_MAP)
-        return perr(c, v->line, base, "expected a map, got %s", a_type(v));
+        return perr(c, v->line, base, "expected a map, got %s", ebb__val_a(v));
     if ((rc = check_keys(c, v, base, keys)) != 0)
         return rc;
     if ((m = member(v, "evictions", &line)) != NULL) {
-        join(f, sizeof(f), base, "evictions");
+        ebb__args_join(f, sizeof(f), base, "evictions");
         if ((rc = parse_evictions(c, m, f, x)) != 0)
             return rc;
     }
     if ((m = member(v, "refusals", &line)) != NULL) {
-        join(f, sizeof(f), base, "refusals");
+        ebb__args_join(f, sizeof(f), base, "refusals");
         if ((rc = parse_refusals(c, m, f, x)) != 0)
             return rc;
     }
     if ((m = member(v, "errors", &line)) != NULL) {
-        join(f, sizeof(f), base, "errors");
+        ebb__args_join(f, sizeof(f), base, "errors");
         if ((rc = parse_texts(c, m, f, &x->errors, &x->nerrors)) != 0)
             return rc;
     }
     if ((m = member(v, "notes", &line)) != NULL) {
         x->has_notes = true;
-        join(f, sizeof(f), base, "notes");
+        ebb__args_join(f, sizeof(f), base, "notes");
         if ((rc = parse_texts(c, m, f, &x->notes, &x->nnotes)) != 0)
             return rc;
     }
@@ -445,11 +421,11 @@ static int parse_case(struct pctx *c, const struct ebb_val *v, size_t i,
     bool plugin_keys = false, policy_case;
     int line, rc;
 
-    snprintf(tc->path, sizeof(tc->path), "cases[%zu]", i);
+    ebb__args_index(tc->path, sizeof(tc->path), "cases", i);
     tc->line = v->line;
     if (v->type != EBB_VAL_MAP)
         return perr(c, v->line, tc->path, "expected a map with `name` and `expect`, got %s",
-                    a_type(v));
+                    ebb__val_a(v));
     if ((rc = check_keys(c, v, tc->path, keys)) != 0 ||
         (rc = get_str(c, v, "name", tc->path, true, &tc->name, NULL)) != 0 ||
         (rc = read_settings(c, v, tc->path, own)) != 0)
@@ -483,7 +459,7 @@ static int parse_case(struct pctx *c, const struct ebb_val *v, size_t i,
 
     if ((x = member(v, "expect", &line)) != NULL) {
         char f[64];
-        join(f, sizeof(f), tc->path, "expect");
+        ebb__args_join(f, sizeof(f), tc->path, "expect");
         if ((rc = parse_expect(c, x, f, &tc->expect)) != 0)
             return rc;
     }
@@ -535,14 +511,14 @@ static int parse_root(struct pctx *c, struct ebb_test_file *f)
     int line, rc;
 
     if (root->type != EBB_VAL_MAP)
-        return perr(c, root->line, NULL, "a test file is a map with `cases` (got %s)", a_type(root));
+        return perr(c, root->line, NULL, "a test file is a map with `cases` (got %s)", ebb__val_a(root));
     if ((rc = check_keys(c, root, "", keys)) != 0 || (rc = read_settings(c, root, "", defaults)) != 0)
         return rc;
     if ((cases = member(root, "cases", &line)) == NULL)
         return perr(c, root->line, "cases", "missing: a test file needs a list of cases");
     if (cases->type != EBB_VAL_SEQ || cases->u.seq.n == 0)
         return perr(c, cases->line, "cases", "expected a non-empty list of cases, got %s",
-                    cases->type == EBB_VAL_SEQ ? "an empty list" : a_type(cases));
+                    cases->type == EBB_VAL_SEQ ? "an empty list" : ebb__val_a(cases));
     if ((f->cases = calloc(cases->u.seq.n, sizeof(*f->cases))) == NULL)
         return EBB_ENOMEM;
     for (size_t i = 0; i < cases->u.seq.n; i++) {

@@ -384,7 +384,7 @@ static void test_bad_values(void **state)
                "    insecure-skip-tls-verify: 'yes please'\n"     /* 6 */
                "contexts: [{name: x, context: {cluster: c}}]\n");
     load_bad(path, NULL, EBB_ESCHEMA, 6, "clusters[0].cluster.insecure-skip-tls-verify",
-             "must be a boolean", &err);
+             "expected a boolean, got a string", &err);
     free(path);
 
     path = put("config",
@@ -395,7 +395,7 @@ static void test_bad_values(void **state)
                "- name: u\n"
                "  user:\n"
                "    token: 12345\n");                                 /* 7 */
-    load_bad(path, NULL, EBB_ESCHEMA, 7, "users[0].user.token", "must be a string", &err);
+    load_bad(path, NULL, EBB_ESCHEMA, 7, "users[0].user.token", "expected a string, got an integer", &err);
     free(path);
 
     /* a certificate without its key */

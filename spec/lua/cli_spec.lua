@@ -149,7 +149,7 @@ profiles:
 ]])
     local code, _, err = run("check", "--policy", pol)
     assert.equal(2, code)
-    assert.matches(":8: profiles%[0%]%.pluginConfig%[0%]%.args%.nodeFit: DefaultEvictor: expected a boolean, got string", err)
+    assert.matches(":8: profiles%[0%]%.pluginConfig%[0%]%.args%.nodeFit: DefaultEvictor: expected a boolean, got a string", err)
     os.remove(pol)
   end)
 
