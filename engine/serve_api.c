@@ -333,7 +333,8 @@ static bool parse_resource_path(const struct server *s, const char *group, const
 
 bool ebb__truthy(const char *v)
 {
-    return v != NULL && (strcmp(v, "1") == 0 || strcasecmp(v, "true") == 0);
+    /* runtime.Convert_Slice_string_To_bool: present and not "0" or "false" */
+    return v != NULL && strcmp(v, "0") != 0 && strcasecmp(v, "false") != 0;
 }
 
 /* ---- dispatch ------------------------------------------------------------------------------- */

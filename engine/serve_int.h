@@ -7,6 +7,7 @@
  *                  entry point (faults, latency) and its dispatch
  *   serve_read.c   get, list (paging, continue tokens) and watch
  *   serve_write.c  create, update, patch, delete, eviction
+ *   serve_table.c  the Tables kubectl asks for (Accept: ...;as=Table)
  *   serve_churn.c  --churn: pod events at a rate, for benchmarks
  *
  * One loop thread: everything runs in libuv callbacks. Calls go
@@ -244,7 +245,7 @@ void ebb__reply_conflict(struct ebb_http_req *r, const struct rdef *d, const cha
                          const char *why);
 void ebb__reply_internal(struct ebb_http_req *r, const char *why);
 void ebb__reply_json(struct ebb_http_req *r, int code, cJSON *j);   /* j owned */
-bool ebb__truthy(const char *v);                                    /* "1", "true" */
+bool ebb__truthy(const char *v);             /* a boolean query parameter: not "0", "false" */
 
 /* The httpd handler: `ud` is the server. */
 void ebb__serve_request(struct ebb_http_req *r, void *ud);
@@ -264,6 +265,25 @@ size_t ebb__watch_end_all(struct server *s);
 void ebb__watch_flush_all(struct server *s);
 /* Whether a watch of `res` has more than `bytes` its client has not read. */
 bool ebb__watch_lagging(struct server *s, int res, size_t bytes);
+
+/* ---- serve_table.c: Tables for kubectl ------------------------------------------------ */
+
+enum { INCLUDE_METADATA, INCLUDE_OBJECT, INCLUDE_NONE };
+
+/* How a read answers. */
+struct table_view {
+    int table;                   /* 0: the objects; 1: a meta.k8s.io/v1 Table; 2: v1beta1 */
+    int include;                 /* a row's object (?includeObject=) */
+};
+
+/* The Accept header and includeObject of a read. -1: answered (406). */
+int ebb__table_negotiate(struct ebb_http_req *r, struct table_view *view);
+/* An empty Table of `res` (owned by the caller); `headers` false leaves the
+ * column definitions out (null), as a watch's later events do. */
+cJSON *ebb__table_new(int res, const struct table_view *view, bool headers);
+/* The row of the object whose JSON text is `text`, appended to `table`. */
+int ebb__table_add_row(cJSON *table, int res, const struct table_view *view, const char *text,
+                       size_t len);
 
 /* ---- serve_write.c: create, update, patch, delete, eviction ----------------------- */
 

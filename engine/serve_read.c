@@ -22,9 +22,26 @@ static const char *const ev_names[] = { "ADDED", "MODIFIED", "DELETED" };
 void ebb__serve_get(struct server *s, struct ebb_http_req *r, const struct route *rt)
 {
     struct ver *v = ebb__store_lookup(s, rt->res, rt->ns, rt->name);
+    struct table_view view;
 
+    if (ebb__table_negotiate(r, &view) != 0)
+        return;
     if (v == NULL) {
         ebb__reply_not_found(r, &ebb__rdefs[rt->res], rt->name);
+        return;
+    }
+    if (view.table) {
+        cJSON *t = ebb__table_new(rt->res, &view, true);
+        char rvs[24];
+        snprintf(rvs, sizeof(rvs), "%" PRIu64, v->rv);
+        cJSON_AddStringToObject(cJSON_GetObjectItemCaseSensitive(t, "metadata"), "resourceVersion",
+                                rvs);
+        if (ebb__table_add_row(t, rt->res, &view, v->text, v->len) != 0) {
+            cJSON_Delete(t);
+            ebb__reply_internal(r, "out of memory");
+            return;
+        }
+        ebb__reply_json(r, 200, t);
         return;
     }
     ebb__reply_text(r, 200, ebb__ver_text(v));
@@ -193,7 +210,7 @@ static void reply_too_large_rv(struct ebb_http_req *r, uint64_t want, uint64_t h
     cJSON *det = cJSON_CreateObject(), *causes = cJSON_AddArrayToObject(det, "causes"),
           *c = cJSON_CreateObject();
 
-    snprintf(msg, sizeof(msg), "Too large resource version: %" PRIu64 ", current: %" PRIu64,
+    snprintf(msg, sizeof(msg), "Timeout: Too large resource version: %" PRIu64 ", current: %" PRIu64,
              want, have);
     cJSON_AddStringToObject(c, "reason", "ResourceVersionTooLarge");
     cJSON_AddStringToObject(c, "message", "Too large resource version");
@@ -203,111 +220,288 @@ static void reply_too_large_rv(struct ebb_http_req *r, uint64_t want, uint64_t h
     ebb__reply_status(r, 504, "Timeout", msg, det);
 }
 
-void ebb__serve_list(struct server *s, struct ebb_http_req *r, const struct route *rt)
+/* A metav1.ListOptions the API server's validation refuses: 422. */
+static void reply_invalid_options(struct ebb_http_req *r, const char *reason, const char *detail)
 {
-    const struct rdef *d = &ebb__rdefs[rt->res];
+    char msg[400];
+    cJSON *det = cJSON_CreateObject(), *causes, *c;
+
+    snprintf(msg, sizeof(msg), "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: %s",
+             detail);
+    cJSON_AddStringToObject(det, "group", "meta.k8s.io");
+    cJSON_AddStringToObject(det, "kind", "ListOptions");
+    causes = cJSON_AddArrayToObject(det, "causes");
+    c = cJSON_CreateObject();
+    cJSON_AddStringToObject(c, "reason", reason);
+    cJSON_AddStringToObject(c, "message", detail);
+    cJSON_AddStringToObject(c, "field", "resourceVersionMatch");
+    cJSON_AddItemToArray(causes, c);
+    ebb__reply_status(r, 422, "Invalid", msg, det);
+}
+
+/* A query parameter the API server parses as an integer (strconv.ParseInt);
+ * false: answered (400). Absent or empty: *out untouched. */
+static bool query_int(struct ebb_http_req *r, const char *key, long long *out)
+{
+    const char *v = ebb_http_req_query(r, key);
+    char *end, msg[200];
+    long long n;
+
+    if (v == NULL || v[0] == '\0')
+        return true;
+    n = strtoll(v, &end, 10);
+    if (*end != '\0' || end == v) {
+        snprintf(msg, sizeof(msg), "strconv.ParseInt: parsing \"%.100s\": invalid syntax", v);
+        ebb__reply_bad_request(r, msg);
+        return false;
+    }
+    *out = n;
+    return true;
+}
+
+/* The resourceVersion of a list or watch; false: answered (500, the API
+ * server's own answer to a resourceVersion that is not a number). */
+static bool query_rv(struct ebb_http_req *r, const char *rvq, uint64_t *out)
+{
+    char msg[300];
+
+    if (parse_rv(rvq, out) == 0)
+        return true;
+    snprintf(msg, sizeof(msg),
+             "resourceVersion: Invalid value: \"%.100s\": strconv.ParseUint: parsing \"%.100s\": "
+             "invalid syntax",
+             rvq, rvq);
+    ebb__reply_status(r, 500, NULL, msg, NULL);
+    return false;
+}
+
+/* Where a list is answered from, as the API server decides it: the watch
+ * cache (resourceVersion "0", or N without a limit: the latest state, whole,
+ * whatever the limit) or etcd (no resourceVersion, a continue token, a
+ * limit with N, or resourceVersionMatch=Exact: paged, at N exactly for a
+ * limit with N or Exact). Sets *at and *paged; false: answered. */
+static bool list_source(struct server *s, struct ebb_http_req *r, uint64_t *at, bool *paged,
+                        char *start, size_t startlen)
+{
     const char *tok = ebb_http_req_query(r, "continue");
     const char *rvq = ebb_http_req_query(r, "resourceVersion");
     const char *match = ebb_http_req_query(r, "resourceVersionMatch");
-    const char *lim = ebb_http_req_query(r, "limit");
-    struct filter f;
-    struct ver **view = NULL;
-    struct sb out = { 0 };
-    char start[640] = "", gv[128];
-    uint64_t at = s->rv, want;
-    size_t n = 0, i, sent = 0, limit = 0;
-    bool found, more = false, owned_view = false;
-    long long l;
+    long long limit = 0;
+    bool has_rv = rvq != NULL && rvq[0] != '\0', has_tok = tok != NULL && tok[0] != '\0';
+    bool exact = match != NULL && strcmp(match, "Exact") == 0;
+    uint64_t want = 0;
 
-    if (lim != NULL && lim[0] != '\0') {
-        char *end;
-        l = strtoll(lim, &end, 10);
-        if (*end == '\0' && l > 0)
-            limit = (size_t)l;
-    }
-    if (tok != NULL && tok[0] != '\0') {
-        if (parse_continue(tok, &at, start, sizeof(start)) != 0) {
-            ebb__reply_bad_request(r, "continue key is not valid: the continue token is malformed");
-            return;
+    if (!query_int(r, "limit", &limit))
+        return false;
+    if (match != NULL && match[0] != '\0') {
+        if (!exact && strcmp(match, "NotOlderThan") != 0) {
+            char detail[200];
+            snprintf(detail, sizeof(detail),
+                     "Unsupported value: \"%.60s\": supported values: \"Exact\", "
+                     "\"NotOlderThan\", \"\"",
+                     match);
+            reply_invalid_options(r, "FieldValueNotSupported", detail);
+            return false;
         }
-        if (at < s->compacted) {
+        if (!has_rv) {
+            reply_invalid_options(r, "FieldValueForbidden",
+                                  "Forbidden: resourceVersionMatch is forbidden unless "
+                                  "resourceVersion is provided");
+            return false;
+        }
+        if (has_tok) {
+            reply_invalid_options(r, "FieldValueForbidden",
+                                  "Forbidden: resourceVersionMatch is forbidden when continue is "
+                                  "provided");
+            return false;
+        }
+        if (exact && strcmp(rvq, "0") == 0) {
+            reply_invalid_options(r, "FieldValueForbidden",
+                                  "Forbidden: resourceVersionMatch \"exact\" is forbidden for "
+                                  "resourceVersion \"0\"");
+            return false;
+        }
+    }
+    *at = s->rv;
+    *paged = true;
+    if (has_tok) {
+        if (has_rv && strcmp(rvq, "0") != 0) {
+            ebb__reply_bad_request(r, "specifying resource version is not allowed when using "
+                                      "continue");
+            return false;
+        }
+        if (parse_continue(tok, at, start, startlen) != 0) {
+            ebb__reply_bad_request(r, "invalid continue token: continue key is not valid: the "
+                                      "continue token is malformed");
+            return false;
+        }
+        if (*at < s->compacted) {
             ebb__reply_status(r, 410, "Expired", expired_continue, NULL);
-            return;
+            return false;
         }
-        if (at > s->rv)
-            at = s->rv;
-    } else if (rvq != NULL && rvq[0] != '\0' && strcmp(rvq, "0") != 0) {
-        if (parse_rv(rvq, &want) != 0) {
-            char msg[200];
-            snprintf(msg, sizeof(msg), "invalid resource version: %.100s", rvq);
-            ebb__reply_bad_request(r, msg);
-            return;
-        }
-        if (want > s->rv) {
-            reply_too_large_rv(r, want, s->rv);
-            return;
-        }
-        if (match != NULL && strcmp(match, "Exact") == 0) {
-            if (want < s->compacted) {
-                ebb__reply_status(r, 410, "Expired",
-                                  "The resourceVersion for the provided list is too old.", NULL);
-                return;
-            }
-            at = want;
-        }
+        if (*at > s->rv)
+            *at = s->rv;
+        return true;
     }
+    if (!has_rv)
+        return true;
+    if (!query_rv(r, rvq, &want))
+        return false;
+    if (want == 0) {
+        *paged = false;   /* the watch cache: all of it */
+        return true;
+    }
+    if (exact || (limit > 0 && (match == NULL || match[0] == '\0'))) {
+        /* etcd at that revision */
+        if (want > s->rv) {
+            ebb__reply_status(r, 500, NULL,
+                              "etcdserver: mvcc: required revision is a future revision", NULL);
+            return false;
+        }
+        if (want < s->compacted) {
+            ebb__reply_status(r, 410, "Expired",
+                              "The resourceVersion for the provided list is too old.", NULL);
+            return false;
+        }
+        *at = want;
+        return true;
+    }
+    if (want > s->rv) {
+        reply_too_large_rv(r, want, s->rv);
+        return false;
+    }
+    *paged = limit > 0;   /* NotOlderThan with a limit: etcd, the latest; else the cache */
+    return true;
+}
+
+/* Where the keys of namespace `ns` end in a sorted list ("ns0" sorts right
+ * after every "ns/..."); n when `ns` is NULL. */
+static size_t ns_end(struct ver *const *list, size_t n, const char *ns)
+{
+    char key[320];
+    bool found;
+
+    if (ns == NULL)
+        return n;
+    snprintf(key, sizeof(key), "%s0", ns);
+    return ebb__ver_find(list, n, key, &found);
+}
+
+/* A list's items, as objects or as Table rows. */
+struct list_out {
+    struct sb items;
+    cJSON *table;                /* NULL: objects */
+    const struct table_view *view;
+    int res;
+    bool failed;
+};
+
+static void list_add(struct list_out *lo, const struct ver *v, bool first)
+{
+    if (lo->table != NULL) {
+        if (ebb__table_add_row(lo->table, lo->res, lo->view, v->text, v->len) != 0)
+            lo->failed = true;
+        return;
+    }
+    if (!first)
+        ebb__sb_add(&lo->items, ",", 1);
+    ebb__sb_add(&lo->items, v->text, v->len);
+}
+
+void ebb__serve_list(struct server *s, struct ebb_http_req *r, const struct route *rt)
+{
+    const struct rdef *d = &ebb__rdefs[rt->res];
+    struct table_view view;
+    struct list_out lo = { .res = rt->res, .view = &view };
+    struct filter f;
+    struct ver **list = NULL;
+    struct sb out = { 0 }, cont = { 0 };
+    char start[640] = "", gv[128], rvs[24];
+    uint64_t at;
+    size_t n = 0, i, sent = 0, limit = 0, remaining = 0;
+    bool found, more = false, owned = false, paged;
+    long long l = 0;
+    const char *last = NULL;
+
+    if (ebb__table_negotiate(r, &view) != 0 || !list_source(s, r, &at, &paged, start, sizeof(start)))
+        return;
+    if (paged && query_int(r, "limit", &l) && l > 0)
+        limit = (size_t)l;
     if (!request_filter(r, rt, &f))
         return;
     if (at == s->rv) {
-        view = s->stores[rt->res].v;
+        list = s->stores[rt->res].v;
         n = s->stores[rt->res].n;
     } else {
-        if ((view = ebb__store_view_at(s, rt->res, at, &n)) == NULL) {
+        if ((list = ebb__store_view_at(s, rt->res, at, &n)) == NULL) {
             ebb__filter_free(&f);
             ebb__reply_internal(r, "out of memory");
             return;
         }
-        owned_view = true;
+        owned = true;
     }
-    ebb__rdef_group_version(d, gv, sizeof(gv));
+    if (view.table)
+        lo.table = ebb__table_new(rt->res, &view, true);
     i = 0;
     if (start[0] != '\0') {
-        i = ebb__ver_find(view, n, start, &found);
+        i = ebb__ver_find(list, n, start, &found);
         if (found)
             i++;
     }
-    ebb__sb_printf(&out, "{\"kind\":\"%sList\",\"apiVersion\":\"%s\",\"metadata\":{", d->kind, gv);
-    struct sb items = { 0 };
-    const char *last = NULL;
-    for (; i < n; i++) {
-        if (!ebb__filter_match(&f, view[i]))
+    for (; i < n && !lo.failed; i++) {
+        if (!ebb__filter_match(&f, list[i]))
             continue;
         if (limit > 0 && sent == limit) {
             more = true;
             break;
         }
-        if (sent++ > 0)
-            ebb__sb_add(&items, ",", 1);
-        ebb__sb_puts(&items, ebb__ver_text(view[i]));
-        last = view[i]->key;
+        list_add(&lo, list[i], sent++ == 0);
+        last = list[i]->key;
     }
-    ebb__sb_printf(&out, "\"resourceVersion\":\"%" PRIu64 "\"", at);
     if (more && last != NULL) {
-        ebb__sb_puts(&out, ",\"continue\":\"");
-        continue_token(at, last, &out);
-        ebb__sb_puts(&out, "\"");
+        continue_token(at, last, &cont);
         if (f.labels == NULL && f.nfields == 0)
-            ebb__sb_printf(&out, ",\"remainingItemCount\":%zu", n - i);
+            remaining = ns_end(list, n, f.ns) - i;
     }
-    ebb__sb_puts(&out, "},\"items\":[");
-    if (items.n > 0)
-        ebb__sb_add(&out, items.p, items.n);
-    ebb__sb_puts(&out, "]}");
-    free(items.p);
+    snprintf(rvs, sizeof(rvs), "%" PRIu64, at);
+    if (lo.table != NULL) {
+        cJSON *meta = cJSON_GetObjectItemCaseSensitive(lo.table, "metadata");
+        char *text;
+        cJSON_AddStringToObject(meta, "resourceVersion", rvs);
+        if (cont.n > 0 && !cont.oom)
+            cJSON_AddStringToObject(meta, "continue", cont.p);
+        if (remaining > 0)
+            cJSON_AddNumberToObject(meta, "remainingItemCount", (double)remaining);
+        if (!lo.failed && (text = cJSON_PrintUnformatted(lo.table)) != NULL) {
+            ebb__sb_puts(&out, text);
+            free(text);
+        } else {
+            out.oom = true;
+        }
+        cJSON_Delete(lo.table);
+    } else {
+        ebb__rdef_group_version(d, gv, sizeof(gv));
+        ebb__sb_printf(&out, "{\"kind\":\"%sList\",\"apiVersion\":\"%s\",\"metadata\":{"
+                             "\"resourceVersion\":\"%s\"", d->kind, gv, rvs);
+        if (cont.n > 0) {
+            ebb__sb_puts(&out, ",\"continue\":\"");
+            ebb__sb_add(&out, cont.p, cont.n);
+            ebb__sb_puts(&out, "\"");
+            if (remaining > 0)
+                ebb__sb_printf(&out, ",\"remainingItemCount\":%zu", remaining);
+        }
+        ebb__sb_puts(&out, "},\"items\":[");
+        if (lo.items.n > 0)
+            ebb__sb_add(&out, lo.items.p, lo.items.n);
+        ebb__sb_puts(&out, "]}");
+        out.oom |= lo.items.oom || cont.oom;
+    }
+    free(lo.items.p);
+    free(cont.p);
     ebb__filter_free(&f);
-    if (owned_view)
-        free(view);
-    if (out.oom || items.oom)
+    if (owned)
+        free(list);
+    if (out.oom)
         ebb__reply_internal(r, "out of memory");
     else
         ebb_http_respond(r, 200, JSON, out.p, out.n);
@@ -323,6 +517,8 @@ struct watch {
     int res;
     struct filter f;
     bool bookmarks;
+    struct table_view view;      /* Tables (kubectl get -w): headers with the first event */
+    bool headers_sent;
     struct sb held;              /* events held while s->holding, sent in one write */
     struct watch *prev, *next;
 };
@@ -425,6 +621,33 @@ static bool watch_bookmark(struct watch *w, bool initial_end)
     return watch_send(w, "BOOKMARK", obj);
 }
 
+/* An object event: the object's text, or a Table of its row. */
+static bool watch_send_ver(struct watch *w, const char *type, const struct ver *v)
+{
+    cJSON *t;
+    char rvs[24], *text;
+    bool ok;
+
+    if (!w->view.table)
+        return watch_send(w, type, v->text);
+    t = ebb__table_new(w->res, &w->view, !w->headers_sent);
+    snprintf(rvs, sizeof(rvs), "%" PRIu64, v->rv);
+    cJSON_AddStringToObject(cJSON_GetObjectItemCaseSensitive(t, "metadata"), "resourceVersion",
+                            rvs);
+    text = ebb__table_add_row(t, w->res, &w->view, v->text, v->len) == 0
+               ? cJSON_PrintUnformatted(t) : NULL;
+    cJSON_Delete(t);
+    if (text == NULL) {
+        ebb_http_req_abort(w->req);
+        watch_free(w);
+        return false;
+    }
+    w->headers_sent = true;
+    ok = watch_send(w, type, text);
+    free(text);
+    return ok;
+}
+
 /* What a change looks like through a watch's filter (-1: nothing). */
 static int seen_as(const struct watch *w, const struct ev *e)
 {
@@ -444,7 +667,7 @@ static int seen_as(const struct watch *w, const struct ev *e)
 static bool watch_event(struct watch *w, const struct ev *e)
 {
     int t = seen_as(w, e);
-    return t < 0 || watch_send(w, ev_names[t], ebb__ver_text(e->obj));
+    return t < 0 || watch_send_ver(w, ev_names[t], e->obj);
 }
 
 void ebb__watch_notify(struct server *s, const struct ev *e)
@@ -510,19 +733,18 @@ static void reply_watch_too_large(struct ebb_http_req *r, uint64_t want, uint64_
 void ebb__serve_watch(struct server *s, struct ebb_http_req *r, const struct route *rt)
 {
     const char *rvq = ebb_http_req_query(r, "resourceVersion");
-    const char *to = ebb_http_req_query(r, "timeoutSeconds");
     bool initial = ebb__truthy(ebb_http_req_query(r, "sendInitialEvents"));
+    struct table_view view;
     struct watch *w;
     uint64_t from = 0;
+    long long secs = 0;
     bool replay = false;
 
+    if (ebb__table_negotiate(r, &view) != 0 || !query_int(r, "timeoutSeconds", &secs))
+        return;
     if (rvq != NULL && rvq[0] != '\0' && strcmp(rvq, "0") != 0 && !initial) {
-        if (parse_rv(rvq, &from) != 0) {
-            char msg[200];
-            snprintf(msg, sizeof(msg), "invalid resource version: %.100s", rvq);
-            ebb__reply_bad_request(r, msg);
+        if (!query_rv(r, rvq, &from))
             return;
-        }
         if (from < s->compacted) {
             reply_watch_expired(r, from, s->compacted);
             return;
@@ -544,6 +766,7 @@ void ebb__serve_watch(struct server *s, struct ebb_http_req *r, const struct rou
     w->s = s;
     w->res = rt->res;
     w->bookmarks = ebb__truthy(ebb_http_req_query(r, "allowWatchBookmarks"));
+    w->view = view;
     uv_timer_init(s->loop, &w->timer);
     w->timer.data = w;
     w->next = s->watches;
@@ -566,16 +789,13 @@ void ebb__serve_watch(struct server *s, struct ebb_http_req *r, const struct rou
         struct store *st = &s->stores[w->res];
         for (size_t i = 0; i < st->n; i++)
             if (ebb__filter_match(&w->f, st->v[i]) &&
-                !watch_send(w, "ADDED", ebb__ver_text(st->v[i])))
+                !watch_send_ver(w, "ADDED", st->v[i]))
                 return;
         if (initial && w->bookmarks && !watch_bookmark(w, true))
             return;
     }
-    if (to != NULL && to[0] != '\0') {
-        double secs = strtod(to, NULL);
-        if (secs > 0)
-            uv_timer_start(&w->timer, on_watch_timeout, (uint64_t)(secs * 1000.0), 0);
-    }
+    if (secs > 0)
+        uv_timer_start(&w->timer, on_watch_timeout, (uint64_t)secs * 1000, 0);
     if (w->res == R_PODS)
         ebb__churn_start(s);
 }
