@@ -135,6 +135,9 @@ static void usage(FILE *f)
           "  --koordinator                serve Koordinator's PodMigrationJobs\n"
           "                               (scheduling.koordinator.sh/v1alpha1), as a cluster with\n"
           "                               Koordinator installed (also when the snapshot has one)\n"
+          "  --termination-seconds S      a deleted pod on a node is gone after its grace period,\n"
+          "                               as its kubelet would stop it, or after S seconds if\n"
+          "                               sooner (default: the grace period)\n"
           "faults, for tests:\n"
           "  --close-watches-every SECONDS  end every watch stream on this period\n"
           "  --fail-fraction F            answer 500 to this share of requests (0 to 1)\n"
@@ -193,6 +196,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         { "expire-after", required_argument, NULL, 'E' },
         { "bookmark-every", required_argument, NULL, 'B' },
         { "koordinator", no_argument, NULL, 'K' },
+        { "termination-seconds", required_argument, NULL, 'G' },
         { "churn", required_argument, NULL, 'R' },
         { "churn-total", required_argument, NULL, 'T' },
         { "verbose", no_argument, NULL, 'v' },
@@ -208,6 +212,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     o->seed = 1;
     o->expire_after = -1;
     o->bookmark_every = 60;
+    o->termination_seconds = -1;
     opterr = 0;
     optind = 2;
     while ((c = getopt_long(argc, argv, ":vqh", longopts, NULL)) != -1) {
@@ -256,6 +261,12 @@ static int parse_opts(int argc, char **argv, struct opts *o)
                 o->expire_after = (long)ll;
             break;
         case 'K': o->koordinator = true; break;
+        case 'G':
+            d = strtod(optarg, &end);
+            if (*optarg == '\0' || *end != '\0' || !(d >= 0) || d > 86400)
+                return bad_flag("--termination-seconds", optarg, "a number of seconds from 0");
+            o->termination_seconds = d;
+            break;
         case 'R':
             d = strtod(optarg, &end);
             if (*optarg == '\0' || *end != '\0' || !(d > 0) || d > 10000000)
@@ -313,6 +324,7 @@ static void stop(struct server *s)
     uv_close((uv_handle_t *)&s->bookmark_timer, NULL);
     uv_close((uv_handle_t *)&s->close_timer, NULL);
     uv_close((uv_handle_t *)&s->churn_timer, NULL);
+    uv_close((uv_handle_t *)&s->stop_timer, NULL);
     /* ends every watch and delayed request through their gone callbacks */
     ebb_httpd_close(s->httpd, NULL, NULL);
     s->httpd = NULL;
@@ -337,7 +349,7 @@ static void server_free(struct server *s)
         ebb__events_drop_oldest(s);
     free(s->log);
     ebb__churn_free(s);
-    ebb__pdb_state_free(&s->pdb_state);
+    ebb__stops_free(s);
     ebb_cache_destroy(s->cache);
 }
 
@@ -374,7 +386,6 @@ int ebb_serve_main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     s.rng = s.o.seed;
     s.has_koordinator = s.o.koordinator;
-    ebb__map_init(&s.pdb_state);
     s.log_keep = s.o.expire_after >= 0 ? (size_t)s.o.expire_after : DEFAULT_HISTORY;
     s.log_cap = s.log_keep + 1;
     if ((s.log = calloc(s.log_cap, sizeof(*s.log))) == NULL) {
@@ -416,7 +427,8 @@ int ebb_serve_main(int argc, char **argv)
     uv_timer_init(&loop, &s.bookmark_timer);
     uv_timer_init(&loop, &s.close_timer);
     uv_timer_init(&loop, &s.churn_timer);
-    s.bookmark_timer.data = s.close_timer.data = s.churn_timer.data = &s;
+    uv_timer_init(&loop, &s.stop_timer);
+    s.bookmark_timer.data = s.close_timer.data = s.churn_timer.data = s.stop_timer.data = &s;
     {
         uint64_t every = (uint64_t)(s.o.bookmark_every * 1000.0);
         uv_timer_start(&s.bookmark_timer, on_bookmark_timer, every ? every : 1, every ? every : 1);

@@ -218,6 +218,17 @@ static cJSON *resource_list(const struct server *s, const char *g)
             cJSON_AddItemToObject(e, "categories", cJSON_CreateStringArray(&all, 1));
         }
         cJSON_AddItemToArray(rs, e);
+        if (ebb__has_status(i)) {
+            char sub[96];
+            snprintf(sub, sizeof(sub), "%s/status", d->plural);
+            e = cJSON_CreateObject();
+            cJSON_AddStringToObject(e, "name", sub);
+            cJSON_AddStringToObject(e, "singularName", "");
+            cJSON_AddBoolToObject(e, "namespaced", d->namespaced);
+            cJSON_AddStringToObject(e, "kind", d->kind);
+            add_verbs(e, V_GET | V_PATCH | V_UPDATE);
+            cJSON_AddItemToArray(rs, e);
+        }
         if (i == R_PODS) {
             /* the eviction subresource: a policy/v1 Eviction posted to pods/NAME/eviction */
             e = cJSON_CreateObject();
@@ -403,8 +414,16 @@ static void route_request(struct server *s, struct ebb_http_req *r)
             ebb__serve_evict(s, r, &rt);
         else if (rt.res == R_PODS && strcmp(rt.sub, "eviction") == 0)
             reply_method_not_allowed(r);
-        else
+        else if (strcmp(rt.sub, "status") != 0 || !ebb__has_status(rt.res))
             reply_no_resource(r);
+        else if (get)
+            ebb__serve_get(s, r, &rt);
+        else if (strcmp(method, "PUT") == 0)
+            ebb__serve_update(s, r, &rt);
+        else if (strcmp(method, "PATCH") == 0)
+            ebb__serve_patch(s, r, &rt);
+        else
+            reply_method_not_allowed(r);
         return;
     }
     if (ebb__rdefs[rt.res].namespaced && rt.name != NULL && rt.ns == NULL) {

@@ -32,16 +32,6 @@ struct churn_pod {
 #define CHURN_MAX_PER_TICK 4000
 #define CHURN_POOL 4096
 
-static cJSON *child_object(cJSON *obj, const char *key)
-{
-    cJSON *j = cJSON_GetObjectItemCaseSensitive(obj, key);
-
-    if (cJSON_IsObject(j))
-        return j;
-    cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
-    return cJSON_AddObjectToObject(obj, key);
-}
-
 /* Pool entry `cp` as the store has it now: parsed again when a client
  * changed or deleted it (then another pod takes the place). NULL: none. */
 static cJSON *churn_pod(struct server *s, struct churn_pod *cp)
@@ -277,7 +267,8 @@ static void churn_one(struct server *s)
     if (n % 3 == 2 && cJSON_IsNumber(rc))
         cJSON_SetNumberValue(rc, rc->valuedouble + 1);
     else
-        ebb__json_set_str(child_object(ebb__json_meta(obj), n % 3 == 0 ? "labels" : "annotations"),
+        ebb__json_set_str(ebb__json_child(ebb__json_meta(obj),
+                                          n % 3 == 0 ? "labels" : "annotations"),
                           n % 3 == 0 ? "ebb.dev/churn" : "ebb.dev/churn-note", val);
     v = ebb__ver_make_kept(&ebb__rdefs[R_PODS], obj, s->rv + 1);
     if (ebb__store_put_ver(s, R_PODS, v, &v) == 0)

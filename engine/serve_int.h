@@ -6,7 +6,9 @@
  *   serve_api.c    answers (metav1.Status), discovery, routes, the request
  *                  entry point (faults, latency) and its dispatch
  *   serve_read.c   get, list (paging, continue tokens) and watch
- *   serve_write.c  create, update, patch, delete, eviction
+ *   serve_admit.c  admission, defaults, validation, each kind's strategy
+ *   serve_write.c  create, update, patch, status, delete (graceful, finalizers)
+ *   serve_evict.c  eviction, decided by PodDisruptionBudgets
  *   serve_table.c  the Tables kubectl asks for (Accept: ...;as=Table)
  *   serve_churn.c  --churn: pod events at a rate, for benchmarks
  *
@@ -71,7 +73,8 @@ void ebb__sb_printf(struct sb *b, const char *fmt, ...) __attribute__((format(pr
 
 /* ---- serve_store.c: JSON helpers ------------------------------------------ */
 
-cJSON *ebb__json_meta(cJSON *obj);    /* obj.metadata, made an object if it is not one */
+cJSON *ebb__json_child(cJSON *obj, const char *key);   /* obj[key], made an object if not one */
+cJSON *ebb__json_meta(cJSON *obj);                      /* obj.metadata, the same way */
 const char *ebb__json_str(const cJSON *obj, const char *key);        /* NULL: not a string */
 const char *ebb__json_meta_str(const cJSON *obj, const char *key);
 void ebb__json_set_str(cJSON *obj, const char *key, const char *value);
@@ -136,6 +139,7 @@ struct opts {
     long expire_after;           /* events kept; -1: DEFAULT_HISTORY */
     double bookmark_every;       /* seconds */
     bool koordinator;            /* serve Koordinator's PodMigrationJobs */
+    double termination_seconds;  /* a deleted pod stops within this; -1: its grace period */
     double churn_rate;           /* pod events per second; 0: none */
     uint64_t churn_total;        /* stop after this many; 0: never */
 };
@@ -143,14 +147,14 @@ struct opts {
 struct watch;                    /* serve_read.c */
 struct delay;                    /* serve_api.c */
 struct churn_pod;                /* serve_churn.c */
+struct stopping;                 /* serve_write.c */
 
 struct server {
     uv_loop_t *loop;
     struct opts o;
     struct ebb_httpd *httpd;
     char addr[96];
-    struct ebb_cache *cache;
-    struct ebb_map pdb_state;    /* what evictions took from each PDB */
+    struct ebb_cache *cache;     /* the budgets of eviction decisions follow the store */
     struct store stores[NRES];
     uint64_t rv;                 /* the last one given */
     uint64_t compacted;          /* events up to this rv are gone */
@@ -159,6 +163,9 @@ struct server {
     struct watch *watches;
     struct delay *delays;
     uv_timer_t bookmark_timer, close_timer;
+    uv_timer_t stop_timer;       /* the next terminating pod a kubelet would finish */
+    struct stopping *stops;      /* soonest first */
+    size_t nstops, stops_cap;
     uv_signal_t sigint, sigterm;
     uint64_t rng;
     bool has_metrics, stopping;
@@ -285,16 +292,63 @@ cJSON *ebb__table_new(int res, const struct table_view *view, bool headers);
 int ebb__table_add_row(cJSON *table, int res, const struct table_view *view, const char *text,
                        size_t len);
 
-/* ---- serve_write.c: create, update, patch, delete, eviction ----------------------- */
+/* ---- serve_admit.c: admission, defaults, validation, strategies ------------------------ */
+
+/* The causes of a 422 Invalid, gathered. */
+struct invalid {
+    cJSON *causes;
+    struct sb text;
+    int n;
+};
+
+/* A cause: reason "FieldValueRequired"..., the field, the detail ("Required value"). */
+void ebb__invalid_add(struct invalid *iv, const char *reason, const char *field,
+                      const char *detail);
+/* Answer 422 with the causes gathered (and free them); false when there are none. */
+bool ebb__invalid_reply(struct ebb_http_req *r, const struct rdef *d, const char *name,
+                        struct invalid *iv);
+/* Whether the kind has a status subresource (its updates keep the status). */
+bool ebb__has_status(int res);
+/* What the API server does to `obj` (a create into namespace `ns`) before
+ * storing it: admission, defaults, validation, the status it starts with.
+ * false: answered (403, 422). */
+bool ebb__admit_create(struct server *s, struct ebb_http_req *r, int res, const char *ns,
+                       cJSON *obj);
+/* The same for an update of `old` to *obj (owned; may be replaced): the
+ * status kept, or with `status` (the subresource) only the status taken. */
+bool ebb__admit_update(struct ebb_http_req *r, int res, cJSON **obj, const cJSON *old,
+                       bool status);
+
+/* ---- serve_write.c: create, update, patch, delete ----------------------------------------- */
 
 void ebb__serve_create(struct server *s, struct ebb_http_req *r, const struct route *rt);
+/* PUT and PATCH of an object, or of its status when rt->sub is "status" */
 void ebb__serve_update(struct server *s, struct ebb_http_req *r, const struct route *rt);
 void ebb__serve_patch(struct server *s, struct ebb_http_req *r, const struct route *rt);
-/* PATCH pods/NAME: a metadata.uid in the patch is a precondition. */
-void ebb__serve_patch_pod(struct server *s, struct ebb_http_req *r, const struct route *rt);
 void ebb__serve_delete(struct server *s, struct ebb_http_req *r, const struct route *rt);
+/* The request body as a JSON object of kind `d` (NULL: any); NULL when answered (400). */
+cJSON *ebb__body_object(struct ebb_http_req *r, const struct rdef *d);
+bool ebb__dry_run(struct ebb_http_req *r);   /* ?dryRun=All */
+/* DeleteOptions.preconditions against `cur`. false: answered (409). */
+bool ebb__check_preconditions(struct ebb_http_req *r, const struct rdef *d, const char *name,
+                              const cJSON *opts, const struct ver *cur);
+/* DeleteOptions.gracePeriodSeconds (body or query); -1: not given. */
+long long ebb__grace_of(struct ebb_http_req *r, const cJSON *opts);
+/* Delete `cur` as the registry does: a pod gracefully (`grace` -1: its
+ * own), an object with finalizers marked only, anything else at once.
+ * *out: the version to answer with (a reference the caller releases). */
+int ebb__delete_object(struct server *s, int res, struct ver *cur, long long grace, bool dry,
+                       struct ver **out);
+/* The stop timer's callback: terminating pods whose time is up are gone. */
+void ebb__on_stop_timer(uv_timer_t *t);
+void ebb__stops_free(struct server *s);
+
+/* ---- serve_evict.c: eviction ------------------------------------------------------------ */
+
 /* POST pods/NAME/eviction */
 void ebb__serve_evict(struct server *s, struct ebb_http_req *r, const struct route *rt);
+/* PATCH pods/NAME: a metadata.uid in the patch is a precondition. */
+void ebb__serve_patch_pod(struct server *s, struct ebb_http_req *r, const struct route *rt);
 
 /* ---- serve_churn.c ------------------------------------------------------------------ */
 

@@ -210,8 +210,8 @@ static void reply_too_large_rv(struct ebb_http_req *r, uint64_t want, uint64_t h
     cJSON *det = cJSON_CreateObject(), *causes = cJSON_AddArrayToObject(det, "causes"),
           *c = cJSON_CreateObject();
 
-    snprintf(msg, sizeof(msg), "Timeout: Too large resource version: %" PRIu64 ", current: %" PRIu64,
-             want, have);
+    snprintf(msg, sizeof(msg),
+             "Timeout: Too large resource version: %" PRIu64 ", current: %" PRIu64, want, have);
     cJSON_AddStringToObject(c, "reason", "ResourceVersionTooLarge");
     cJSON_AddStringToObject(c, "message", "Too large resource version");
     cJSON_AddItemToArray(causes, c);
@@ -327,12 +327,12 @@ static bool list_source(struct server *s, struct ebb_http_req *r, uint64_t *at, 
     if (has_tok) {
         if (has_rv && strcmp(rvq, "0") != 0) {
             ebb__reply_bad_request(r, "specifying resource version is not allowed when using "
-                                      "continue");
+                                   "continue");
             return false;
         }
         if (parse_continue(tok, at, start, startlen) != 0) {
             ebb__reply_bad_request(r, "invalid continue token: continue key is not valid: the "
-                                      "continue token is malformed");
+                                   "continue token is malformed");
             return false;
         }
         if (*at < s->compacted) {
@@ -423,7 +423,8 @@ void ebb__serve_list(struct server *s, struct ebb_http_req *r, const struct rout
     long long l = 0;
     const char *last = NULL;
 
-    if (ebb__table_negotiate(r, &view) != 0 || !list_source(s, r, &at, &paged, start, sizeof(start)))
+    if (ebb__table_negotiate(r, &view) != 0 ||
+        !list_source(s, r, &at, &paged, start, sizeof(start)))
         return;
     if (paged && query_int(r, "limit", &l) && l > 0)
         limit = (size_t)l;
@@ -481,8 +482,10 @@ void ebb__serve_list(struct server *s, struct ebb_http_req *r, const struct rout
         cJSON_Delete(lo.table);
     } else {
         ebb__rdef_group_version(d, gv, sizeof(gv));
-        ebb__sb_printf(&out, "{\"kind\":\"%sList\",\"apiVersion\":\"%s\",\"metadata\":{"
-                             "\"resourceVersion\":\"%s\"", d->kind, gv, rvs);
+        ebb__sb_printf(&out,
+                       "{\"kind\":\"%sList\",\"apiVersion\":\"%s\",\"metadata\":{"
+                       "\"resourceVersion\":\"%s\"",
+                       d->kind, gv, rvs);
         if (cont.n > 0) {
             ebb__sb_puts(&out, ",\"continue\":\"");
             ebb__sb_add(&out, cont.p, cont.n);

@@ -21,25 +21,25 @@
 #define WRITE (V_CREATE | V_UPDATE | V_PATCH | V_DELETE)
 
 const struct rdef ebb__rdefs[NRES] = {
-    [R_NODES] = { "", "v1", "nodes", "node", "Node", false, READ | V_UPDATE | V_PATCH, "no", false,
+    [R_NODES] = { "", "v1", "nodes", "node", "Node", false, READ | WRITE, "no", false,
                   { "spec.unschedulable" } },
-    [R_PODS] = { "", "v1", "pods", "pod", "Pod", true, READ | V_DELETE, "po", true,
+    [R_PODS] = { "", "v1", "pods", "pod", "Pod", true, READ | WRITE, "po", true,
                  { "spec.nodeName", "spec.restartPolicy", "spec.schedulerName",
                    "spec.serviceAccountName", "spec.hostNetwork", "status.phase", "status.podIP",
                    "status.nominatedNodeName" } },
-    [R_NAMESPACES] = { "", "v1", "namespaces", "namespace", "Namespace", false, READ, "ns",
+    [R_NAMESPACES] = { "", "v1", "namespaces", "namespace", "Namespace", false, READ | WRITE, "ns",
                        false, { "status.phase" } },
     [R_PVCS] = { "", "v1", "persistentvolumeclaims", "persistentvolumeclaim",
-                 "PersistentVolumeClaim", true, READ, "pvc", false, { NULL } },
+                 "PersistentVolumeClaim", true, READ | WRITE, "pvc", false, { NULL } },
     [R_EVENTS] = { "", "v1", "events", "event", "Event", true, READ | WRITE, "ev", false,
                    { "involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
                      "involvedObject.uid", "involvedObject.apiVersion",
                      "involvedObject.resourceVersion", "involvedObject.fieldPath", "reason",
                      "reportingComponent", "source", "type" } },
     [R_PDBS] = { "policy", "v1", "poddisruptionbudgets", "poddisruptionbudget",
-                 "PodDisruptionBudget", true, READ, "pdb", false, { NULL } },
+                 "PodDisruptionBudget", true, READ | WRITE, "pdb", false, { NULL } },
     [R_PRIORITY_CLASSES] = { "scheduling.k8s.io", "v1", "priorityclasses", "priorityclass",
-                             "PriorityClass", false, READ, "pc", false, { NULL } },
+                             "PriorityClass", false, READ | WRITE, "pc", false, { NULL } },
     [R_LEASES] = { "coordination.k8s.io", "v1", "leases", "lease", "Lease", true, READ | WRITE,
                    NULL, false, { NULL } },
     [R_EVENTS_V1] = { "events.k8s.io", "v1", "events", "event", "Event", true, READ | WRITE,
@@ -166,14 +166,19 @@ cJSON *ebb__ver_json(const struct ver *v)
     return cJSON_ParseWithLength(v->text, v->len);
 }
 
+cJSON *ebb__json_child(cJSON *obj, const char *key)
+{
+    cJSON *j = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+    if (cJSON_IsObject(j))
+        return j;
+    cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
+    return cJSON_AddObjectToObject(obj, key);
+}
+
 cJSON *ebb__json_meta(cJSON *obj)
 {
-    cJSON *m = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
-    if (!cJSON_IsObject(m)) {
-        cJSON_DeleteItemFromObjectCaseSensitive(obj, "metadata");
-        m = cJSON_AddObjectToObject(obj, "metadata");
-    }
-    return m;
+    return ebb__json_child(obj, "metadata");
 }
 
 const char *ebb__json_str(const cJSON *obj, const char *key)
@@ -435,6 +440,33 @@ int ebb__store_put(struct server *s, int res, cJSON *json, struct ver **out)
     return ebb__store_put_ver(s, res, ebb__ver_make(&ebb__rdefs[res], json, s->rv + 1), out);
 }
 
+/* The budgets eviction decisions read follow every write to them. */
+static void cache_follow(struct server *s, int res, const struct ver *v, bool deleted)
+{
+    struct ebb_object o;
+    struct ebb_error err = { 0 };
+    cJSON *json;
+    int rc;
+
+    if (res != R_PDBS || s->cache == NULL)
+        return;
+    if (deleted) {
+        ebb_cache_delete(s->cache, EBB_KIND_PDB, ebb_str_find(v->ns, strlen(v->ns)),
+                         ebb_str_find(v->name, strlen(v->name)));
+        return;
+    }
+    if ((json = ebb__ver_json(v)) == NULL)
+        return;
+    if ((rc = ebb_decode_object(json, &o, &err)) != 0) {
+        ebb_log(EBB_LOG_WARN, "PodDisruptionBudget %s/%s: %s: evictions ignore it", v->ns,
+                v->name, err.msg);
+        cache_follow(s, res, v, true);
+    } else if (o.kind != EBB_KIND_PDB || ebb_cache_put(s->cache, &o) != 0) {
+        ebb_object_free(&o);
+    }
+    cJSON_Delete(json);
+}
+
 /* ebb__store_put of a version made at s->rv + 1 (owned; NULL: out of memory). */
 int ebb__store_put_ver(struct server *s, int res, struct ver *v, struct ver **out)
 {
@@ -455,6 +487,7 @@ int ebb__store_put_ver(struct server *s, int res, struct ver *v, struct ver **ou
     }
     s->rv++;
     record(s, found ? EV_MODIFIED : EV_ADDED, res, v, prev);
+    cache_follow(s, res, v, false);
     ebb__ver_release(prev);
     if (out != NULL)
         *out = v;
@@ -481,6 +514,7 @@ int ebb__store_delete(struct server *s, int res, const char *key, struct ver **o
     st->n--;
     s->rv++;
     record(s, EV_DELETED, res, v, prev);
+    cache_follow(s, res, v, true);
     ebb__ver_release(prev);
     if (out != NULL)
         *out = v;

@@ -486,13 +486,14 @@ static void pvc_row(const cJSON *obj, cJSON *cells, cJSON *row, int64_t now)
 {
     const cJSON *meta = at(obj, "metadata"), *spec = at(obj, "spec"), *status = at(obj, "status");
     const char *volume = str_or(spec, "volumeName", "");
-    const char *cls = ebb__json_str(at(meta, "annotations"), "volume.beta.kubernetes.io/storage-class");
+    const char *cls = ebb__json_str(at(meta, "annotations"),
+                                    "volume.beta.kubernetes.io/storage-class");
     char capacity[64] = "", modes[64] = "";
 
     (void)row;
     add_str(cells, str_or(meta, "name", ""));
-    add_str(cells, ebb__json_str(meta, "deletionTimestamp") != NULL ? "Terminating"
-                                                                   : str_or(status, "phase", ""));
+    add_str(cells, ebb__json_str(meta, "deletionTimestamp") != NULL
+                       ? "Terminating" : str_or(status, "phase", ""));
     add_str(cells, volume);
     if (volume[0] != '\0') {
         access_modes(at(status, "accessModes"), modes, sizeof(modes));

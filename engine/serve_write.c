@@ -1,11 +1,16 @@
-/* serve_write.c: writes of `ebb serve`. Create, update (with the
- * resourceVersion check), JSON merge and strategic merge patches (as merge
- * patches), delete with preconditions, and POST pods/NAME/eviction decided
- * by the PodDisruptionBudget rules of engine/pdb.c, which then updates the
- * budget's status as the disruption controller would. The PATCH an evict
- * plugin sends (metadata.uid a precondition) is answered here too.
+/* serve_write.c: writes of `ebb serve`, as the API server's generic
+ * registry makes them. Create (server-owned fields, 409 AlreadyExists),
+ * update with the resourceVersion check, JSON merge and strategic merge
+ * patches (as merge patches), the status subresource, delete with
+ * preconditions. Pods are deleted gracefully: deletionTimestamp and
+ * deletionGracePeriodSeconds set (MODIFIED), then gone (MODIFIED with a
+ * grace of 0, DELETED) once the grace period is over, as a kubelet
+ * finishes them; immediately when not bound to a node or already done. An
+ * object with finalizers stays, marked deleted, until an update empties
+ * them. What admission and each kind's strategy add is in serve_admit.c.
  *
- * Called on the loop thread by the dispatch (serve_api.c). */
+ * Called on the loop thread by the dispatch (serve_api.c), the eviction
+ * handler (serve_evict.c) and the termination timer. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,16 +18,16 @@
 
 #include "serve_int.h"
 
-/* ---- create, update, patch, delete ---------------------------------------------------------- */
+/* ---- requests ---------------------------------------------------------------------------- */
 
-static bool dry_run(struct ebb_http_req *r)
+bool ebb__dry_run(struct ebb_http_req *r)
 {
     const char *d = ebb_http_req_query(r, "dryRun");
     return d != NULL && strcmp(d, "All") == 0;
 }
 
 /* The request body as a JSON object; NULL when answered (400). */
-static cJSON *body_object(struct ebb_http_req *r, const struct rdef *d)
+cJSON *ebb__body_object(struct ebb_http_req *r, const struct rdef *d)
 {
     size_t len;
     const char *body = ebb_http_req_body(r, &len);
@@ -35,20 +40,22 @@ static cJSON *body_object(struct ebb_http_req *r, const struct rdef *d)
         return NULL;
     }
     if ((j = cJSON_ParseWithLength(body, len)) == NULL || !cJSON_IsObject(j)) {
-        const char *at = cJSON_GetErrorPtr();
-        snprintf(msg, sizeof(msg), "couldn't get version/kind; json parse error near: %.40s",
-                 j == NULL && at != NULL ? at : body);
+        snprintf(msg, sizeof(msg), "the object provided is unrecognized (must be of type %s): "
+                                   "couldn't get version/kind; json parse error (%.40s)",
+                 d != NULL ? d->kind : "DeleteOptions", body);
         cJSON_Delete(j);
         ebb__reply_bad_request(r, msg);
         return NULL;
     }
     if (d != NULL) {
-        const char *kind = ebb__json_str(j, "kind");
-        if (kind != NULL && strcmp(kind, d->kind) != 0) {
-            char gv[128];
-            ebb__rdef_group_version(d, gv, sizeof(gv));
-            snprintf(msg, sizeof(msg), "the body of the request kind \"%.60s\" is not %s, %s",
-                     kind, d->kind, gv);
+        const char *kind = ebb__json_str(j, "kind"), *av = ebb__json_str(j, "apiVersion");
+        if (kind != NULL && kind[0] != '\0' && strcmp(kind, d->kind) != 0) {
+            const char *ver = av && strchr(av, '/') ? strchr(av, '/') + 1 : av ? av : d->version;
+            snprintf(msg, sizeof(msg), "%.60s in version \"%.20s\" cannot be handled as a %s: "
+                                       "converting (%.20s.%.60s) to (%.*s.%s): unknown conversion",
+                     kind, ver, d->kind, ver, kind,
+                     (int)strcspn(d->group[0] ? d->group : "core", "."),
+                     d->group[0] ? d->group : "core", d->kind);
             cJSON_Delete(j);
             ebb__reply_bad_request(r, msg);
             return NULL;
@@ -111,30 +118,36 @@ static void fill_type(const struct rdef *d, cJSON *obj)
     }
 }
 
-static void reply_invalid_name(struct ebb_http_req *r, const struct rdef *d)
+/* RFC 7386 JSON merge patch: target (owned) <- patch. */
+static cJSON *merge_patch(cJSON *target, const cJSON *patch)
 {
-    char msg[300];
-    cJSON *det = cJSON_CreateObject(), *causes, *c;
+    const cJSON *p;
 
-    snprintf(msg, sizeof(msg), "%s.%s \"\" is invalid: metadata.name: Required value: name or "
-                               "generateName is required",
-             d->kind, d->group);
-    if (d->group[0] != '\0')
-        cJSON_AddStringToObject(det, "group", d->group);
-    cJSON_AddStringToObject(det, "kind", d->kind);
-    causes = cJSON_AddArrayToObject(det, "causes");
-    c = cJSON_CreateObject();
-    cJSON_AddStringToObject(c, "reason", "FieldValueRequired");
-    cJSON_AddStringToObject(c, "message", "Required value: name or generateName is required");
-    cJSON_AddStringToObject(c, "field", "metadata.name");
-    cJSON_AddItemToArray(causes, c);
-    ebb__reply_status(r, 422, "Invalid", msg, det);
+    if (!cJSON_IsObject(patch)) {
+        cJSON_Delete(target);
+        return cJSON_Duplicate(patch, true);
+    }
+    if (!cJSON_IsObject(target)) {
+        cJSON_Delete(target);
+        target = cJSON_CreateObject();
+    }
+    cJSON_ArrayForEach(p, patch) {
+        cJSON *cur = cJSON_GetObjectItemCaseSensitive(target, p->string);
+        if (cJSON_IsNull(p)) {
+            cJSON_DeleteItemFromObjectCaseSensitive(target, p->string);
+            continue;
+        }
+        ebb__json_set(target, p->string, merge_patch(cur ? cJSON_Duplicate(cur, true) : NULL, p));
+    }
+    return target;
 }
+
+/* ---- create -------------------------------------------------------------------------------- */
 
 void ebb__serve_create(struct server *s, struct ebb_http_req *r, const struct route *rt)
 {
     const struct rdef *d = &ebb__rdefs[rt->res];
-    cJSON *obj = body_object(r, d), *meta;
+    cJSON *obj = ebb__body_object(r, d), *meta;
     const char *name, *gen;
     char uid[40], ts[32], buf[300], q[128];
     struct ver *v;
@@ -155,13 +168,14 @@ void ebb__serve_create(struct server *s, struct ebb_http_req *r, const struct ro
             buf[n++] = alnum[ebb__serve_random(s) % (sizeof(alnum) - 1)];
         buf[n] = '\0';
         ebb__json_set_str(meta, "name", buf);
-        name = ebb__json_str(meta, "name");
     }
-    if (name == NULL || name[0] == '\0') {
+    fill_type(d, obj);
+    if (!ebb__admit_create(s, r, rt->res, rt->ns, obj)) {
         cJSON_Delete(obj);
-        reply_invalid_name(r, d);
         return;
     }
+    meta = ebb__json_meta(obj);
+    name = ebb__json_str(meta, "name");
     if (ebb__store_lookup(s, rt->res, rt->ns, name) != NULL) {
         char msg[400];
         ebb__rdef_qualified(d, q, sizeof(q));
@@ -170,14 +184,15 @@ void ebb__serve_create(struct server *s, struct ebb_http_req *r, const struct ro
         cJSON_Delete(obj);
         return;
     }
-    fill_type(d, obj);
     ebb__serve_uid(s, uid, sizeof(uid));
     ebb__json_set_str(meta, "uid", uid);
     ebb__serve_now(ts, sizeof(ts));
     ebb__json_set_str(meta, "creationTimestamp", ts);
     cJSON_DeleteItemFromObjectCaseSensitive(meta, "resourceVersion");
     cJSON_DeleteItemFromObjectCaseSensitive(meta, "deletionTimestamp");
-    if (dry_run(r)) {
+    cJSON_DeleteItemFromObjectCaseSensitive(meta, "deletionGracePeriodSeconds");
+    cJSON_DeleteItemFromObjectCaseSensitive(meta, "selfLink");
+    if (ebb__dry_run(r)) {
         ebb__reply_json(r, 201, obj);
         return;
     }
@@ -188,9 +203,20 @@ void ebb__serve_create(struct server *s, struct ebb_http_req *r, const struct ro
     ebb__reply_text(r, 201, ebb__ver_text(v));
 }
 
-/* Replace an existing object with `obj` (owned): the checks of an update. */
+/* ---- update, patch, status ------------------------------------------------------------------- */
+
+static bool has_finalizers(const cJSON *obj)
+{
+    return cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(
+               cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "finalizers")) > 0;
+}
+
+static int remove_object(struct server *s, int res, const char *key, struct ver **out);
+
+/* Replace an existing object with `obj` (owned): the checks of an update;
+ * `status`: through the status subresource. */
 static void replace(struct server *s, struct ebb_http_req *r, const struct route *rt, cJSON *obj,
-                    int ok_code)
+                    bool status)
 {
     const struct rdef *d = &ebb__rdefs[rt->res];
     struct ver *cur = ebb__store_lookup(s, rt->res, rt->ns, rt->name), *v;
@@ -218,77 +244,80 @@ static void replace(struct server *s, struct ebb_http_req *r, const struct route
         ebb__reply_not_found(r, d, rt->name);
         return;
     }
+    if ((cobj = ebb__ver_json(cur)) == NULL) {
+        cJSON_Delete(obj);
+        ebb__reply_internal(r, "out of memory");
+        return;
+    }
+    fill_type(d, obj);
+    if (!ebb__admit_update(r, rt->res, &obj, cobj, status)) {
+        cJSON_Delete(obj);
+        cJSON_Delete(cobj);
+        return;
+    }
+    meta = ebb__json_meta(obj);
     snprintf(currv, sizeof(currv), "%" PRIu64, cur->rv);
     rv = ebb__json_str(meta, "resourceVersion");
     if (rv != NULL && rv[0] != '\0' && strcmp(rv, currv) != 0) {
         cJSON_Delete(obj);
+        cJSON_Delete(cobj);
         ebb__reply_conflict(r, d, rt->name,
                             "the object has been modified; please apply your changes to the latest "
                             "version and try again");
         return;
     }
     /* what the server owns comes from the stored object */
-    if ((cobj = ebb__ver_json(cur)) == NULL) {
-        cJSON_Delete(obj);
-        ebb__reply_internal(r, "out of memory");
-        return;
-    }
     cmeta = cJSON_GetObjectItemCaseSensitive(cobj, "metadata");
     ebb__json_set_str(meta, "name", rt->name);
-    ebb__json_set(meta, "uid", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(cmeta, "uid"), 1));
-    ebb__json_set(meta, "creationTimestamp",
-                  cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(cmeta, "creationTimestamp"), 1));
+    {
+        static const char *const owned[] = { "uid", "creationTimestamp", "deletionTimestamp",
+                                             "deletionGracePeriodSeconds" };
+        for (size_t i = 0; i < EBB_ARRAY_LEN(owned); i++) {
+            const cJSON *o = cJSON_GetObjectItemCaseSensitive(cmeta, owned[i]);
+            if (o != NULL)
+                ebb__json_set(meta, owned[i], cJSON_Duplicate(o, true));
+            else
+                cJSON_DeleteItemFromObjectCaseSensitive(meta, owned[i]);
+        }
+    }
     ebb__json_set_str(meta, "resourceVersion", currv);
-    fill_type(d, obj);
     same = cJSON_Compare(obj, cobj, true);
     cJSON_Delete(cobj);
     if (same) {
         /* a no-op update writes nothing and keeps the resourceVersion */
         cJSON_Delete(obj);
-        ebb__reply_text(r, ok_code, ebb__ver_text(cur));
+        ebb__reply_text(r, 200, ebb__ver_text(cur));
         return;
     }
-    if (dry_run(r)) {
-        ebb__reply_json(r, ok_code, obj);
+    if (ebb__dry_run(r)) {
+        ebb__reply_json(r, 200, obj);
+        return;
+    }
+    if (ebb__json_str(meta, "deletionTimestamp") != NULL && !has_finalizers(obj)) {
+        /* the last finalizer of an object being deleted is gone: so is the object */
+        struct ver *gone;
+        if (ebb__store_put(s, rt->res, obj, &v) != 0 ||
+            remove_object(s, rt->res, v->key, &gone) != 0) {
+            ebb__reply_internal(r, "out of memory");
+            return;
+        }
+        ebb__reply_text(r, 200, ebb__ver_text(gone));
+        ebb__ver_release(gone);
         return;
     }
     if (ebb__store_put(s, rt->res, obj, &v) != 0) {
         ebb__reply_internal(r, "out of memory");
         return;
     }
-    ebb__reply_text(r, ok_code, ebb__ver_text(v));
+    ebb__reply_text(r, 200, ebb__ver_text(v));
 }
 
 void ebb__serve_update(struct server *s, struct ebb_http_req *r, const struct route *rt)
 {
-    cJSON *obj = body_object(r, &ebb__rdefs[rt->res]);
+    cJSON *obj = ebb__body_object(r, &ebb__rdefs[rt->res]);
 
     if (obj != NULL)
-        replace(s, r, rt, obj, 200);
-}
-
-/* RFC 7386 JSON merge patch: target (owned) <- patch. */
-static cJSON *merge_patch(cJSON *target, const cJSON *patch)
-{
-    const cJSON *p;
-
-    if (!cJSON_IsObject(patch)) {
-        cJSON_Delete(target);
-        return cJSON_Duplicate(patch, true);
-    }
-    if (!cJSON_IsObject(target)) {
-        cJSON_Delete(target);
-        target = cJSON_CreateObject();
-    }
-    cJSON_ArrayForEach(p, patch) {
-        cJSON *cur = cJSON_GetObjectItemCaseSensitive(target, p->string);
-        if (cJSON_IsNull(p)) {
-            cJSON_DeleteItemFromObjectCaseSensitive(target, p->string);
-            continue;
-        }
-        ebb__json_set(target, p->string, merge_patch(cur ? cJSON_Duplicate(cur, true) : NULL, p));
-    }
-    return target;
+        replace(s, r, rt, obj, rt->sub != NULL);
 }
 
 void ebb__serve_patch(struct server *s, struct ebb_http_req *r, const struct route *rt)
@@ -299,58 +328,283 @@ void ebb__serve_patch(struct server *s, struct ebb_http_req *r, const struct rou
 
     if (ct == NULL || (strncmp(ct, "application/merge-patch+json", 28) != 0 &&
                        strncmp(ct, "application/strategic-merge-patch+json", 38) != 0)) {
-        char msg[200];
-        snprintf(msg, sizeof(msg), "the body of the request was in an unknown format - accepted "
-                                   "media types include: application/merge-patch+json, "
-                                   "application/strategic-merge-patch+json");
-        ebb__reply_status(r, 415, "UnsupportedMediaType", msg, NULL);
+        ebb__reply_status(r, 415, "UnsupportedMediaType", "415: Unsupported Media Type",
+                          cJSON_CreateObject());
         return;
     }
     if (cur == NULL) {
         ebb__reply_not_found(r, &ebb__rdefs[rt->res], rt->name);
         return;
     }
-    if ((patch = body_object(r, NULL)) == NULL)
+    if ((patch = ebb__body_object(r, NULL)) == NULL)
         return;
     obj = merge_patch(ebb__ver_json(cur), patch);
     cJSON_Delete(patch);
-    replace(s, r, rt, obj, 200);
+    replace(s, r, rt, obj, rt->sub != NULL);
 }
 
+/* ---- delete -------------------------------------------------------------------------------- */
+
 /* DeleteOptions.preconditions against the stored object. false: answered (409). */
-static bool check_preconditions(struct ebb_http_req *r, const struct rdef *d, const char *name,
-                                const cJSON *opts, const struct ver *cur)
+bool ebb__check_preconditions(struct ebb_http_req *r, const struct rdef *d, const char *name,
+                              const cJSON *opts, const struct ver *cur)
 {
     const cJSON *pre = cJSON_GetObjectItemCaseSensitive(opts, "preconditions");
     const char *uid = ebb__json_str(pre, "uid"), *rv = ebb__json_str(pre, "resourceVersion");
-    const char *cuid = cur->uid;
-    char why[300], crv[24];
+    char msg[600], crv[24], what[128];
+    cJSON *det;
 
     snprintf(crv, sizeof(crv), "%" PRIu64, cur->rv);
-    if (uid != NULL && strcmp(uid, cuid) != 0) {
-        snprintf(why, sizeof(why),
-                 "Precondition failed: UID in precondition: %.80s, UID in object meta: %.80s", uid,
-                 cuid);
-        ebb__reply_conflict(r, d, name, why);
-        return false;
-    }
-    if (rv != NULL && strcmp(rv, crv) != 0) {
-        snprintf(why, sizeof(why),
-                 "Precondition failed: ResourceVersion in precondition: %.40s, ResourceVersion "
-                 "in object meta: %.40s",
-                 rv, crv);
-        ebb__reply_conflict(r, d, name, why);
-        return false;
-    }
-    return true;
+    snprintf(what, sizeof(what), "%s%s%s", d->kind, d->group[0] ? "." : "", d->group);
+    if (uid != NULL && strcmp(uid, cur->uid) != 0)
+        snprintf(msg, sizeof(msg),
+                 "Operation cannot be fulfilled on %s \"%.100s\": the UID in the precondition "
+                 "(%.80s) does not match the UID in record (%.80s). The object might have been "
+                 "deleted and then recreated",
+                 what, name, uid, cur->uid);
+    else if (rv != NULL && strcmp(rv, crv) != 0)
+        snprintf(msg, sizeof(msg),
+                 "Operation cannot be fulfilled on %s \"%.100s\": the ResourceVersion in the "
+                 "precondition (%.40s) does not match the ResourceVersion in record (%s). The "
+                 "object might have been modified",
+                 what, name, rv, crv);
+    else
+        return true;
+    det = cJSON_CreateObject();
+    cJSON_AddStringToObject(det, "name", name);
+    if (d->group[0] != '\0')
+        cJSON_AddStringToObject(det, "group", d->group);
+    cJSON_AddStringToObject(det, "kind", d->kind);
+    ebb__reply_status(r, 409, "Conflict", msg, det);
+    return false;
 }
 
-static void forget_pod(struct server *s, const char *ns, const char *name)
+/* The object gone from the store: DELETED. *out: its last version. */
+static int remove_object(struct server *s, int res, const char *key, struct ver **out)
 {
-    ebb_str ins = ebb_str_find(ns, strlen(ns)), iname = ebb_str_find(name, strlen(name));
+    char copy[640];
 
-    if (ins != NULL && iname != NULL)
-        ebb_cache_delete(s->cache, EBB_KIND_POD, ins, iname);
+    snprintf(copy, sizeof(copy), "%s", key);   /* `key` may be the version's, released here */
+    return ebb__store_delete(s, res, copy, out);
+}
+
+/* `cur` with deletionTimestamp `ts` and deletionGracePeriodSeconds `grace`:
+ * MODIFIED. *out: the new version, borrowed. */
+static int mark_deleted(struct server *s, int res, const struct ver *cur, const char *ts,
+                        long long grace, struct ver **out)
+{
+    cJSON *obj = ebb__ver_json(cur), *meta;
+
+    if (obj == NULL)
+        return EBB_ENOMEM;
+    meta = ebb__json_meta(obj);
+    ebb__json_set_str(meta, "deletionTimestamp", ts);
+    ebb__json_set(meta, "deletionGracePeriodSeconds", cJSON_CreateNumber((double)grace));
+    return ebb__store_put(s, res, obj, out);
+}
+
+/* podStrategy.CheckGracefulDelete: the grace period a delete gets. */
+static long long pod_grace(const cJSON *pod, long long asked)
+{
+    const cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
+    const cJSON *tg = cJSON_GetObjectItemCaseSensitive(spec, "terminationGracePeriodSeconds");
+    const char *node = ebb__json_str(spec, "nodeName");
+    const char *phase = ebb__json_str(cJSON_GetObjectItemCaseSensitive(pod, "status"), "phase");
+    /* absent: the API's default, as the API server would have stored it */
+    long long g = asked >= 0 ? asked : cJSON_IsNumber(tg) ? (long long)tg->valuedouble : 30;
+
+    if (node == NULL || node[0] == '\0')
+        g = 0;   /* never scheduled: nothing to stop */
+    if (phase != NULL && (strcmp(phase, "Failed") == 0 || strcmp(phase, "Succeeded") == 0))
+        g = 0;   /* done already */
+    return g < 0 ? 1 : g;
+}
+
+/* The terminating pods a kubelet would finish, soonest first. */
+struct stopping {
+    uint64_t due;                /* uv_now() */
+    char *key;
+    char uid[64];
+};
+
+static void stops_arm(struct server *s)
+{
+    uint64_t now = uv_now(s->loop);
+
+    if (s->nstops == 0 || s->stopping) {
+        uv_timer_stop(&s->stop_timer);
+        return;
+    }
+    uv_timer_start(&s->stop_timer, ebb__on_stop_timer,
+                   s->stops[0].due > now ? s->stops[0].due - now : 0, 0);
+}
+
+static void stops_add(struct server *s, const struct ver *pod, uint64_t due)
+{
+    size_t i = 0;
+
+    for (size_t k = 0; k < s->nstops; k++) {
+        if (strcmp(s->stops[k].key, pod->key) == 0) {
+            /* a shorter grace period: the same pod sooner */
+            free(s->stops[k].key);
+            memmove(s->stops + k, s->stops + k + 1, (s->nstops - k - 1) * sizeof(*s->stops));
+            s->nstops--;
+            break;
+        }
+    }
+    if (s->nstops == s->stops_cap) {
+        size_t cap = s->stops_cap ? s->stops_cap * 2 : 16;
+        struct stopping *p = realloc(s->stops, cap * sizeof(*p));
+        if (p == NULL)
+            return;
+        s->stops = p;
+        s->stops_cap = cap;
+    }
+    while (i < s->nstops && s->stops[i].due <= due)
+        i++;
+    memmove(s->stops + i + 1, s->stops + i, (s->nstops - i) * sizeof(*s->stops));
+    if ((s->stops[i].key = strdup(pod->key)) == NULL) {
+        memmove(s->stops + i, s->stops + i + 1, (s->nstops - i) * sizeof(*s->stops));
+        return;
+    }
+    s->stops[i].due = due;
+    snprintf(s->stops[i].uid, sizeof(s->stops[i].uid), "%s", pod->uid);
+    s->nstops++;
+    stops_arm(s);
+}
+
+void ebb__stops_free(struct server *s)
+{
+    for (size_t i = 0; i < s->nstops; i++)
+        free(s->stops[i].key);
+    free(s->stops);
+    s->stops = NULL;
+    s->nstops = s->stops_cap = 0;
+}
+
+/* Finish a pod as its kubelet does once the containers stopped: a delete
+ * with a grace period of 0 (MODIFIED), then gone unless finalizers hold it. */
+static void finish_pod(struct server *s, const struct ver *cur)
+{
+    cJSON *obj = ebb__ver_json(cur);
+    const char *ts;
+    char stamp[40];
+    struct ver *v;
+    bool held;
+
+    if (obj == NULL)
+        return;
+    held = has_finalizers(obj);
+    ts = ebb__json_meta_str(obj, "deletionTimestamp");
+    snprintf(stamp, sizeof(stamp), "%s", ts ? ts : "");
+    cJSON_Delete(obj);
+    if (mark_deleted(s, R_PODS, cur, stamp, 0, &v) != 0 || held)
+        return;
+    remove_object(s, R_PODS, v->key, NULL);
+}
+
+void ebb__on_stop_timer(uv_timer_t *t)
+{
+    struct server *s = t->data;
+    uint64_t now = uv_now(s->loop);
+
+    while (s->nstops > 0 && s->stops[0].due <= now) {
+        struct stopping st = s->stops[0];
+        struct ver *cur;
+
+        memmove(s->stops, s->stops + 1, (s->nstops - 1) * sizeof(*s->stops));
+        s->nstops--;
+        cur = ebb__store_get(s, R_PODS, st.key);
+        if (cur != NULL && strcmp(cur->uid, st.uid) == 0)
+            finish_pod(s, cur);
+        free(st.key);
+    }
+    stops_arm(s);
+}
+
+int ebb__delete_object(struct server *s, int res, struct ver *cur, long long grace, bool dry,
+                       struct ver **out)
+{
+    cJSON *obj = ebb__ver_json(cur), *meta;
+    const cJSON *dg;
+    const char *dts;
+    char ts[40];
+    struct ver *v;
+    long long period = 0;
+    bool held, graceful;
+    int rc;
+
+    if (obj == NULL)
+        return EBB_ENOMEM;
+    meta = ebb__json_meta(obj);
+    held = has_finalizers(obj);
+    dts = ebb__json_str(meta, "deletionTimestamp");
+    dg = cJSON_GetObjectItemCaseSensitive(meta, "deletionGracePeriodSeconds");
+    graceful = res == R_PODS;
+    if (graceful)
+        period = pod_grace(obj, grace);
+    if (dts != NULL) {
+        /* being deleted already: only a shorter grace period changes anything */
+        long long was = cJSON_IsNumber(dg) ? (long long)dg->valuedouble : 0;
+        int64_t t = 0;
+        bool bad = ebb_time_parse(dts, &t) != 0;
+        cJSON_Delete(obj);
+        if (was == 0 && !held && !dry)   /* left marked without a grace period: now gone */
+            return remove_object(s, res, cur->key, out);
+        if (!graceful || was == 0 || period >= was || bad) {
+            *out = ebb__ver_ref(cur);
+            return 0;
+        }
+        ebb_time_format(t - was + period, ts, sizeof(ts));
+        if (dry) {
+            *out = ebb__ver_ref(cur);
+            return 0;
+        }
+        if ((rc = mark_deleted(s, res, cur, ts, period, &v)) != 0)
+            return rc;
+        if (period == 0 && !held)
+            return remove_object(s, res, v->key, out);
+        stops_add(s, v, uv_now(s->loop) + (uint64_t)period * 1000);
+        *out = ebb__ver_ref(v);
+        return 0;
+    }
+    cJSON_Delete(obj);
+    if (dry) {
+        *out = ebb__ver_ref(cur);
+        return 0;
+    }
+    if (!graceful && !held)
+        return remove_object(s, res, cur->key, out);
+    {
+        int64_t now = (int64_t)time(NULL);
+        ebb_time_format(now + period, ts, sizeof(ts));
+    }
+    if ((rc = mark_deleted(s, res, cur, ts, period, &v)) != 0)
+        return rc;
+    if (period == 0 && !held)
+        return remove_object(s, res, v->key, out);
+    if (graceful && period > 0) {
+        double cap = s->o.termination_seconds;
+        uint64_t ms = (uint64_t)period * 1000;
+        if (cap >= 0 && cap * 1000.0 < (double)ms)
+            ms = (uint64_t)(cap * 1000.0);
+        stops_add(s, v, uv_now(s->loop) + ms);
+    }
+    *out = ebb__ver_ref(v);
+    return 0;
+}
+
+/* DeleteOptions.gracePeriodSeconds, from the body or the query; -1: none. */
+long long ebb__grace_of(struct ebb_http_req *r, const cJSON *opts)
+{
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(opts, "gracePeriodSeconds");
+    const char *q = ebb_http_req_query(r, "gracePeriodSeconds");
+
+    if (cJSON_IsNumber(g))
+        return (long long)g->valuedouble;
+    if (q != NULL && q[0] != '\0')
+        return strtoll(q, NULL, 10);
+    return -1;
 }
 
 void ebb__serve_delete(struct server *s, struct ebb_http_req *r, const struct route *rt)
@@ -359,257 +613,41 @@ void ebb__serve_delete(struct server *s, struct ebb_http_req *r, const struct ro
     struct ver *cur = ebb__store_lookup(s, rt->res, rt->ns, rt->name), *gone;
     size_t len;
     cJSON *opts = NULL, *det;
-    char key[640];
-    const char *uid;
+    const cJSON *dr, *x;
+    long long grace;
+    bool dry = ebb__dry_run(r);
 
     if (cur == NULL) {
         ebb__reply_not_found(r, d, rt->name);
         return;
     }
     ebb_http_req_body(r, &len);
-    if (len > 0 && (opts = body_object(r, NULL)) == NULL)
+    if (len > 0 && (opts = ebb__body_object(r, NULL)) == NULL)
         return;
-    if (!check_preconditions(r, d, rt->name, opts, cur)) {
+    if (!ebb__check_preconditions(r, d, rt->name, opts, cur)) {
         cJSON_Delete(opts);
         return;
     }
+    grace = ebb__grace_of(r, opts);
+    dr = cJSON_GetObjectItemCaseSensitive(opts, "dryRun");
+    cJSON_ArrayForEach(x, dr)
+        dry |= cJSON_IsString(x) && strcmp(x->valuestring, "All") == 0;
     cJSON_Delete(opts);
-    if (dry_run(r)) {
-        ebb__reply_text(r, 200, ebb__ver_text(cur));
-        return;
-    }
-    snprintf(key, sizeof(key), "%s", cur->key);
-    if (rt->res == R_PODS)
-        forget_pod(s, cur->ns, cur->name);
     det = ebb__reply_details(d, rt->name);
-    uid = cur->uid;
-    if (uid[0] != '\0')
-        cJSON_AddStringToObject(det, "uid", uid);
-    if (ebb__store_delete(s, rt->res, key, &gone) != 0) {
+    if (cur->uid[0] != '\0')
+        cJSON_AddStringToObject(det, "uid", cur->uid);
+    if (ebb__delete_object(s, rt->res, cur, grace, dry, &gone) != 0) {
         cJSON_Delete(det);
         ebb__reply_internal(r, "out of memory");
         return;
     }
-    if (rt->res == R_PODS) {
-        /* pods answer with the object (ReturnDeletedObject) */
+    if (rt->res == R_PODS || ebb__store_get(s, rt->res, gone->key) != NULL) {
+        /* pods answer with the object (ReturnDeletedObject), and so does an
+         * object its finalizers keep */
         cJSON_Delete(det);
         ebb__reply_text(r, 200, ebb__ver_text(gone));
     } else {
         ebb__reply_status(r, 200, NULL, NULL, det);
     }
     ebb__ver_release(gone);
-}
-
-/* ---- eviction ------------------------------------------------------------------------------ */
-
-/* The PDB's status after an eviction took one disruption from it. */
-static void pdb_after_eviction(struct server *s, const struct ebb_pdb *pdb, const char *pod)
-{
-    struct ebb_pdb_state *st = ebb__map_get(&s->pdb_state, pdb->ns, pdb->name);
-    struct ver *cur = ebb__store_lookup(s, R_PDBS, pdb->ns, pdb->name);
-    cJSON *obj, *status, *dp, *conds, *c;
-    char ts[32];
-
-    if (st == NULL || cur == NULL || (obj = ebb__ver_json(cur)) == NULL)
-        return;
-    ebb__serve_now(ts, sizeof(ts));
-    status = cJSON_GetObjectItemCaseSensitive(obj, "status");
-    if (!cJSON_IsObject(status)) {
-        cJSON_DeleteItemFromObjectCaseSensitive(obj, "status");
-        status = cJSON_AddObjectToObject(obj, "status");
-    }
-    ebb__json_set(status, "disruptionsAllowed", cJSON_CreateNumber(st->allowed));
-    ebb__json_set(status, "currentHealthy", cJSON_CreateNumber(st->healthy));
-    dp = cJSON_GetObjectItemCaseSensitive(status, "disruptedPods");
-    if (!cJSON_IsObject(dp)) {
-        cJSON_DeleteItemFromObjectCaseSensitive(status, "disruptedPods");
-        dp = cJSON_AddObjectToObject(status, "disruptedPods");
-    }
-    ebb__json_set_str(dp, pod, ts);
-    if (st->allowed <= 0) {
-        /* pdbhelper.UpdateDisruptionAllowedCondition */
-        conds = cJSON_GetObjectItemCaseSensitive(status, "conditions");
-        if (!cJSON_IsArray(conds)) {
-            cJSON_DeleteItemFromObjectCaseSensitive(status, "conditions");
-            conds = cJSON_AddArrayToObject(status, "conditions");
-        }
-        cJSON_ArrayForEach(c, conds) {
-            const char *type = ebb__json_str(c, "type");
-            if (type != NULL && strcmp(type, "DisruptionAllowed") == 0)
-                break;
-        }
-        if (c == NULL) {
-            c = cJSON_CreateObject();
-            cJSON_AddItemToArray(conds, c);
-            ebb__json_set_str(c, "type", "DisruptionAllowed");
-        }
-        if (ebb__json_str(c, "status") == NULL || strcmp(ebb__json_str(c, "status"), "False") != 0)
-            ebb__json_set_str(c, "lastTransitionTime", ts);
-        ebb__json_set_str(c, "status", "False");
-        ebb__json_set_str(c, "reason", "InsufficientPods");
-        ebb__json_set_str(c, "message", "");
-        ebb__json_set(c, "observedGeneration",
-                      cJSON_CreateNumber((double)pdb->observed_generation));
-    }
-    ebb__store_put(s, R_PDBS, obj, NULL);
-}
-
-/* 429 with the API server's message, the budget's words as the cause. */
-static void reply_pdb_refusal(struct ebb_http_req *r, const char *msg)
-{
-    static const char head[] = "Cannot evict pod as it would violate the pod's disruption budget.";
-    const char *cause = msg;
-    bool processing = strstr(msg, "is still being processed") != NULL;
-    cJSON *det = cJSON_CreateObject(), *causes, *c;
-
-    if (strncmp(msg, head, sizeof(head) - 1) == 0) {
-        cause = msg + sizeof(head) - 1;
-        while (*cause == ' ')
-            cause++;
-    }
-    if (processing) {
-        cJSON_AddNumberToObject(det, "retryAfterSeconds", 10);
-        ebb_http_add_header(r, "Retry-After", "10");
-    }
-    causes = cJSON_AddArrayToObject(det, "causes");
-    c = cJSON_CreateObject();
-    cJSON_AddStringToObject(c, "reason", "DisruptionBudget");
-    cJSON_AddStringToObject(c, "message", cause);
-    cJSON_AddItemToArray(causes, c);
-    ebb__reply_status(r, 429, "TooManyRequests", head, det);
-}
-
-void ebb__serve_evict(struct server *s, struct ebb_http_req *r, const struct route *rt)
-{
-    const struct rdef *d = &ebb__rdefs[R_PODS];
-    cJSON *ev = body_object(r, NULL), *opts;
-    struct ver *cur;
-    struct ebb_pod *pod;
-    const struct ebb_pdb *which = NULL;
-    const char *name, *kind;
-    char msg[512], key[640];
-    bool dry;
-    int verdict;
-
-    if (ev == NULL)
-        return;
-    kind = ebb__json_str(ev, "kind");
-    if (kind != NULL && strcmp(kind, "Eviction") != 0) {
-        cJSON_Delete(ev);
-        ebb__reply_bad_request(r, "not a Eviction object");
-        return;
-    }
-    name = ebb__json_meta_str(ev, "name");
-    if (name == NULL || strcmp(name, rt->name) != 0) {
-        cJSON_Delete(ev);
-        ebb__reply_bad_request(r, "name in URL does not match name in Eviction object");
-        return;
-    }
-    opts = cJSON_GetObjectItemCaseSensitive(ev, "deleteOptions");
-    dry = dry_run(r);
-    if (cJSON_IsObject(opts)) {
-        const cJSON *dr = cJSON_GetObjectItemCaseSensitive(opts, "dryRun"), *x;
-        cJSON_ArrayForEach(x, dr)
-            if (cJSON_IsString(x) && strcmp(x->valuestring, "All") == 0)
-                dry = true;
-    }
-    if ((cur = ebb__store_lookup(s, R_PODS, rt->ns, rt->name)) == NULL) {
-        cJSON_Delete(ev);
-        ebb__reply_not_found(r, d, rt->name);
-        return;
-    }
-    if (!check_preconditions(r, d, rt->name, opts, cur)) {
-        cJSON_Delete(ev);
-        return;
-    }
-    cJSON_Delete(ev);
-    pod = ebb_cache_pod(s->cache, ebb_str_find(rt->ns, strlen(rt->ns)),
-                        ebb_str_find(rt->name, strlen(rt->name)));
-    if (pod == NULL) {
-        ebb__reply_internal(r, "the pod is served but not in the cache");
-        return;
-    }
-    verdict = ebb__pdb_decide(s->cache, pod, &s->pdb_state, &which, msg, sizeof(msg));
-    switch (verdict) {
-    case EBB_PDB_REFUSE:
-        reply_pdb_refusal(r, msg);
-        return;
-    case EBB_PDB_ERROR:
-        if (strstr(msg, "more than one PodDisruptionBudget") != NULL) {
-            /* returned as a Status object by the create handler: HTTP 201,
-             * the failure in the body, as the API server does */
-            cJSON *st = cJSON_CreateObject();
-            cJSON_AddStringToObject(st, "kind", "Status");
-            cJSON_AddStringToObject(st, "apiVersion", "v1");
-            cJSON_AddObjectToObject(st, "metadata");
-            cJSON_AddStringToObject(st, "status", "Failure");
-            cJSON_AddStringToObject(st, "message", msg);
-            cJSON_AddNumberToObject(st, "code", 500);
-            ebb__reply_json(r, 201, st);
-        } else {
-            char full[600];
-            cJSON *det = cJSON_CreateObject();
-            snprintf(full, sizeof(full),
-                     "poddisruptionbudget.policy \"%s\" is forbidden: pdb disruptions allowed is "
-                     "negative",
-                     which ? which->name : "");
-            cJSON_AddStringToObject(det, "name", which ? which->name : "");
-            cJSON_AddStringToObject(det, "group", "policy");
-            cJSON_AddStringToObject(det, "kind", "poddisruptionbudget");
-            ebb__reply_status(r, 403, "Forbidden", full, det);
-        }
-        return;
-    default:
-        break;
-    }
-    if (!dry) {
-        if (verdict == EBB_PDB_ALLOW_DECREMENT && which != NULL) {
-            ebb__pdb_commit(&s->pdb_state, which, pod);
-            pdb_after_eviction(s, which, rt->name);
-        }
-        snprintf(key, sizeof(key), "%s", cur->key);
-        forget_pod(s, rt->ns, rt->name);
-        if (ebb__store_delete(s, R_PODS, key, NULL) != 0) {
-            ebb__reply_internal(r, "out of memory");
-            return;
-        }
-        ebb_log(EBB_LOG_INFO, "evicted pod %s/%s", rt->ns, rt->name);
-    }
-    ebb__reply_status(r, 201, NULL, NULL, NULL);
-}
-
-/* ---- what evict plugins send ---------------------------------------------------------------- */
-
-/* PATCH pods/NAME (merge or strategic merge): what SoftEvictor-like plugins
- * send. A metadata.uid in the patch is the precondition it is in the API
- * server: a different uid is an immutable field changed, 422. The cache
- * the PDB rules read keeps the pod as loaded (labels a budget selects are
- * not what evictors patch). */
-void ebb__serve_patch_pod(struct server *s, struct ebb_http_req *r, const struct route *rt)
-{
-    struct ver *cur = ebb__store_lookup(s, R_PODS, rt->ns, rt->name);
-    size_t len;
-    const char *body = ebb_http_req_body(r, &len);
-    cJSON *patch = cur != NULL && len > 0 ? cJSON_ParseWithLength(body, len) : NULL;
-    const char *uid = ebb__json_meta_str(patch, "uid");
-
-    if (uid != NULL && strcmp(uid, cur->uid) != 0) {
-        char msg[400];
-        cJSON *det = cJSON_CreateObject(), *causes, *c;
-        snprintf(msg, sizeof(msg), "Pod \"%.100s\" is invalid: metadata.uid: Invalid value: "
-                                   "\"%.60s\": field is immutable", rt->name, uid);
-        cJSON_AddStringToObject(det, "name", rt->name);
-        cJSON_AddStringToObject(det, "kind", "Pod");
-        causes = cJSON_AddArrayToObject(det, "causes");
-        c = cJSON_CreateObject();
-        cJSON_AddStringToObject(c, "reason", "FieldValueInvalid");
-        cJSON_AddStringToObject(c, "message", strstr(msg, "Invalid value: "));
-        cJSON_AddStringToObject(c, "field", "metadata.uid");
-        cJSON_AddItemToArray(causes, c);
-        cJSON_Delete(patch);
-        ebb__reply_status(r, 422, "Invalid", msg, det);
-        return;
-    }
-    cJSON_Delete(patch);
-    ebb__serve_patch(s, r, rt);
 }

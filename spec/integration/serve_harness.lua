@@ -70,12 +70,21 @@ Server.__index = Server
 
 -- Start `ebb serve` with the snapshot (opts.snapshot or the fixture) and
 -- the extra flags in opts (an array). Errors if it does not say where it
--- listens within 10 s.
+-- listens within 10 s. A deleted or evicted pod stops at once (as most
+-- containers do on SIGTERM: --termination-seconds 0) unless opts.graceful
+-- or the flags say otherwise: then it is gone after its grace period.
 function S.start(opts)
   opts = opts or {}
   local dir = tmpdir()
   local args = {}
-  for _, a in ipairs(opts) do args[#args + 1] = shq(a) end
+  local timed = opts.graceful
+  for _, a in ipairs(opts) do
+    args[#args + 1] = shq(a)
+    timed = timed or a == "--termination-seconds"
+  end
+  if not timed then
+    args[#args + 1] = "--termination-seconds 0"
+  end
   local cmd = string.format(
     "(%s serve --snapshot %s --listen 127.0.0.1:0 %s >%s/out 2>%s/err & echo $! >%s/pid; " ..
     "wait $!; echo $? >%s/status) >/dev/null 2>&1 &",

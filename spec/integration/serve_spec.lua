@@ -57,7 +57,8 @@ describe("ebb serve", function()
     assert.equal("Pod", by.pods.kind)
     assert.is_true(by.pods.namespaced)
     assert.is_false(by.nodes.namespaced)
-    assert.same({ "delete", "get", "list", "watch" }, by.pods.verbs)
+    assert.same({ "create", "delete", "get", "list", "patch", "update", "watch" }, by.pods.verbs)
+    assert.same({ "get", "patch", "update" }, by["pods/status"].verbs)
     assert.same({ "po" }, by.pods.shortNames)
     local ev = by["pods/eviction"]
     assert.is_table(ev)
@@ -187,7 +188,8 @@ describe("ebb serve", function()
     local p1 = srv:get("/api/v1/pods?limit=5")
     assert.equal("db-0", p1.items[5].metadata.name)
     -- a pod of the second page goes away between the pages
-    assert.equal(200, (srv:request("DELETE", "/api/v1/namespaces/prod/pods/web-7d4b9c-q8w4z")))
+    assert.equal(200, (srv:request("DELETE",
+                                   "/api/v1/namespaces/prod/pods/web-7d4b9c-q8w4z?gracePeriodSeconds=0")))
     local p2 = srv:get("/api/v1/pods?limit=5&continue=" .. p1.metadata.continue)
     assert.equal(p1.metadata.resourceVersion, p2.metadata.resourceVersion)
     assert.same({ "mesh-app-66b7-tt5vb", "web-7d4b9c-pend1", "web-7d4b9c-q8w4z",
@@ -228,7 +230,7 @@ describe("ebb serve", function()
   end)
 
   it("watches from a list's resourceVersion: the eviction is DELETED, the PDB MODIFIED", function()
-    srv = S.start()
+    srv = S.start{ "--termination-seconds", "0.3" }
     local list = srv:get("/api/v1/namespaces/prod/pods")
     local rv = list.metadata.resourceVersion
     local pods = srv:watch("/api/v1/namespaces/prod/pods?watch=1&resourceVersion=" .. rv)
@@ -241,6 +243,11 @@ describe("ebb serve", function()
     assert.same({ kind = "Status", apiVersion = "v1", metadata = {}, status = "Success",
                   code = 201 }, st)
 
+    -- terminating first, gone once its kubelet would have stopped it
+    local term = pods:wait_for(function(e) return e.type == "MODIFIED" end)
+    assert.is_table(term)
+    assert.is_string(term.object.metadata.deletionTimestamp)
+    assert.equal(30, term.object.metadata.deletionGracePeriodSeconds)
     local del = pods:wait_for(function(e) return e.type == "DELETED" end)
     assert.is_table(del)
     assert.equal("web-7d4b9c-x2k9p", del.object.metadata.name)
@@ -272,8 +279,10 @@ describe("ebb serve", function()
 
     -- one object, by name: ?watch=1 on its path
     local one = srv:watch("/api/v1/namespaces/prod/pods/mesh-app-66b7-tt5vb?watch=1&resourceVersion=" .. rv)
-    assert.equal(200, (srv:request("DELETE", "/api/v1/namespaces/prod/pods/web-7d4b9c-q8w4z")))
-    assert.equal(200, (srv:request("DELETE", "/api/v1/namespaces/prod/pods/mesh-app-66b7-tt5vb")))
+    assert.equal(200, (srv:request("DELETE",
+                                   "/api/v1/namespaces/prod/pods/web-7d4b9c-q8w4z?gracePeriodSeconds=0")))
+    assert.equal(200, (srv:request("DELETE",
+                                   "/api/v1/namespaces/prod/pods/mesh-app-66b7-tt5vb?gracePeriodSeconds=0")))
     local gone = one:wait_for(function(e) return e.type == "DELETED" end)
     assert.equal("mesh-app-66b7-tt5vb", gone.object.metadata.name)
     for _, e in ipairs(one:events()) do
@@ -440,19 +449,21 @@ describe("ebb serve", function()
   end)
 
   it("answers 410 Gone to resourceVersions older than the last --expire-after changes", function()
-    srv = S.start{ "--expire-after", "2" }
+    srv = S.start{ "--expire-after", "4" }
     local page = srv:get("/api/v1/pods?limit=3")
     local rv = page.metadata.resourceVersion
+    -- a delete without a grace period is two changes: marked deleted, gone
     for _, name in ipairs{ "debug-shell", "report-28841-7kq2d" } do
-      assert.equal(200, (srv:request("DELETE", "/api/v1/namespaces/default/pods/" .. name)))
+      assert.equal(200, (srv:request("DELETE", "/api/v1/namespaces/default/pods/" .. name ..
+                                               "?gracePeriodSeconds=0")))
     end
-    -- two changes: rv is still in the window
+    -- four changes: rv is still in the window
     local w = srv:watch("/api/v1/pods?watch=1&timeoutSeconds=1&resourceVersion=" .. rv)
     assert.is_not_nil(S.eventually(function() return w:exit_code() end, 10))
-    assert.equal(2, #w:events())
-    assert.equal(200, (srv:request("DELETE", "/api/v1/namespaces/prod/pods/db-0")))
+    assert.equal(4, #w:events())
+    assert.equal(200, (srv:request("DELETE", "/api/v1/namespaces/prod/pods/db-0?gracePeriodSeconds=0")))
 
-    -- a third: the watch from rv gets one ERROR event with a 410 Status
+    -- more: the watch from rv gets one ERROR event with a 410 Status
     local old = srv:watch("/api/v1/pods?watch=1&resourceVersion=" .. rv)
     assert.is_not_nil(S.eventually(function() return old:exit_code() end, 10))
     local evs = old:events()
@@ -481,30 +492,48 @@ describe("ebb serve", function()
     -- a fresh list's resourceVersion watches fine
     local now = srv:get("/api/v1/pods").metadata.resourceVersion
     local ok = srv:watch("/api/v1/pods?watch=1&resourceVersion=" .. now)
-    assert.equal(200, (srv:request("DELETE", "/api/v1/namespaces/prod/pods/mesh-app-66b7-tt5vb")))
+    -- a pod already terminating: a grace period of 0 ends it at once
+    assert.equal(200, (srv:request("DELETE",
+                                   "/api/v1/namespaces/prod/pods/mesh-app-66b7-tt5vb?gracePeriodSeconds=0")))
     assert.is_table(ok:wait_for(function(e) return e.type == "DELETED" end))
   end)
 
-  it("deletes pods, with preconditions", function()
-    srv = S.start()
+  it("deletes pods gracefully, with preconditions", function()
+    srv = S.start{ graceful = true }
     local pod = srv:get("/api/v1/namespaces/default/pods/debug-shell")
     local code, st = srv:request("DELETE", "/api/v1/namespaces/default/pods/debug-shell",
       { kind = "DeleteOptions", apiVersion = "v1", preconditions = { resourceVersion = "1" } })
     assert.equal(409, code)
     assert.equal("Conflict", st.reason)
-    assert.matches("Precondition failed: ResourceVersion in precondition: 1", st.message, 1, true)
+    assert.equal('Operation cannot be fulfilled on Pod "debug-shell": the ResourceVersion in ' ..
+                 "the precondition (1) does not match the ResourceVersion in record (" ..
+                 pod.metadata.resourceVersion .. "). The object might have been modified",
+                 st.message)
+    assert.same({ name = "debug-shell", kind = "Pod" }, st.details)
 
+    -- bound and running: terminating for its grace period
     local obj
     code, obj = srv:request("DELETE", "/api/v1/namespaces/default/pods/debug-shell",
       { preconditions = { uid = pod.metadata.uid } })
     assert.equal(200, code)
     assert.equal("debug-shell", obj.metadata.name)
+    assert.equal(30, obj.metadata.deletionGracePeriodSeconds)
+    assert.is_string(obj.metadata.deletionTimestamp)
+    local again = srv:get("/api/v1/namespaces/default/pods/debug-shell")
+    assert.equal(obj.metadata.deletionTimestamp, again.metadata.deletionTimestamp)
+    -- the same delete again changes nothing; a shorter grace period does
+    code, again = srv:request("DELETE", "/api/v1/namespaces/default/pods/debug-shell")
+    assert.equal(obj.metadata.resourceVersion, again.metadata.resourceVersion)
+    code = srv:request("DELETE", "/api/v1/namespaces/default/pods/debug-shell?gracePeriodSeconds=0")
+    assert.equal(200, code)
     assert.equal(404, (srv:request("GET", "/api/v1/namespaces/default/pods/debug-shell")))
     assert.equal(404, (srv:request("DELETE", "/api/v1/namespaces/default/pods/debug-shell")))
-    -- nodes are read-only here
-    code, st = srv:request("DELETE", "/api/v1/nodes/node-a")
-    assert.equal(405, code)
-    assert.equal("MethodNotAllowed", st.reason)
+    -- a node goes at once, answered with a Status
+    code, st = srv:request("DELETE", "/api/v1/nodes/node-c")
+    assert.equal(200, code)
+    assert.equal("Success", st.status)
+    assert.equal("node-c", st.details.name)
+    assert.equal(404, (srv:request("GET", "/api/v1/nodes/node-c")))
   end)
 
   it("keeps leases for leader election: create, update, a stale update is 409", function()

@@ -1,0 +1,147 @@
+-- `ebb serve` writing as the API server does where clients notice: creates
+-- get the server's fields, defaults and admission (priority, default
+-- tolerations), names are validated, the status subresource is the only
+-- way to change a status, finalizers hold a deleted object, and a pod
+-- deleted or evicted stays terminating for its grace period.
+local S = require("spec.integration.serve_harness")
+
+local PODS = "/api/v1/namespaces/prod/pods"
+
+local function pod(name, extra)
+  local p = { apiVersion = "v1", kind = "Pod", metadata = { name = name, labels = { app = "web" } },
+              spec = { nodeName = "node-a",
+                       containers = { { name = "app", image = "nginx:1.27",
+                                        resources = { limits = { cpu = "500m", memory = "256Mi" } } } } } }
+  for k, v in pairs(extra or {}) do p.spec[k] = v end
+  return p
+end
+
+describe("ebb serve writes", function()
+  local srv
+
+  after_each(function()
+    if srv then assert.equal(0, srv:stop()) end
+    srv = nil
+  end)
+
+  it("creates a pod with the server's fields, defaults and admission", function()
+    srv = S.start()
+    local code, p = srv:request("POST", PODS, pod("api-1", { priorityClassName = "high-priority" }))
+    assert.equal(201, code)
+    assert.matches("^%x+%-%x+%-4%x+%-%x+%-%x+$", p.metadata.uid)
+    assert.matches("^%d+$", p.metadata.resourceVersion)
+    assert.matches("^%d%d%d%d%-%d%d%-%d%dT", p.metadata.creationTimestamp)
+    assert.equal(1000000, p.spec.priority)
+    assert.equal("PreemptLowerPriority", p.spec.preemptionPolicy)
+    assert.equal(30, p.spec.terminationGracePeriodSeconds)
+    assert.equal("Always", p.spec.restartPolicy)
+    assert.equal("default-scheduler", p.spec.schedulerName)
+    local c = p.spec.containers[1]
+    assert.equal("IfNotPresent", c.imagePullPolicy)
+    assert.same({ cpu = "500m", memory = "256Mi" }, c.resources.requests)   -- from the limits
+    assert.same({ phase = "Pending", qosClass = "Guaranteed" }, p.status)
+    local keys = {}
+    for _, t in ipairs(p.spec.tolerations) do keys[#keys + 1] = t.key .. "=" .. t.tolerationSeconds end
+    assert.same({ "node.kubernetes.io/not-ready=300", "node.kubernetes.io/unreachable=300" }, keys)
+    -- it is listed and watched like any pod
+    assert.equal("api-1", srv:get(PODS .. "/api-1").metadata.name)
+  end)
+
+  it("refuses what the API server refuses, in its words", function()
+    srv = S.start()
+    assert.equal(201, (srv:request("POST", PODS, pod("dup"))))
+    local code, st = srv:request("POST", PODS, pod("dup"))
+    assert.equal(409, code)
+    assert.same({ kind = "Status", apiVersion = "v1", metadata = {}, status = "Failure",
+                  message = 'pods "dup" already exists', reason = "AlreadyExists",
+                  details = { name = "dup", kind = "pods" }, code = 409 }, st)
+    code, st = srv:request("POST", PODS, pod("Bad_Name"))
+    assert.equal(422, code)
+    assert.matches('^Pod "Bad_Name" is invalid: metadata.name: Invalid value: "Bad_Name": a ' ..
+                   "lowercase RFC 1123 subdomain", st.message)
+    assert.equal("metadata.name", st.details.causes[1].field)
+    code, st = srv:request("POST", PODS, { metadata = { name = "empty" }, spec = {} })
+    assert.equal(422, code)
+    assert.equal('Pod "empty" is invalid: spec.containers: Required value', st.message)
+    code, st = srv:request("POST", PODS, pod("nopc", { priorityClassName = "nope" }))
+    assert.equal(403, code)
+    assert.equal('pods "nopc" is forbidden: no PriorityClass with name nope was found', st.message)
+    code, st = srv:request("POST", "/api/v1/namespaces", { metadata = { name = "a.b" } })
+    assert.equal(422, code)
+    assert.matches("RFC 1123 label", st.message)
+    code, st = srv:request("POST", "/apis/coordination.k8s.io/v1/namespaces/prod/leases",
+                           { metadata = {} })
+    assert.equal(422, code)
+    assert.equal('Lease.coordination.k8s.io "" is invalid: metadata.name: Required value: name ' ..
+                 "or generateName is required", st.message)
+  end)
+
+  it("changes a status through the status subresource only", function()
+    srv = S.start()
+    assert.equal(201, (srv:request("POST", PODS, pod("st"))))
+    local mp = { ["Content-Type"] = "application/merge-patch+json" }
+    -- through the object: the status stays the server's
+    local code, p = srv:request("PATCH", PODS .. "/st",
+                                { metadata = { labels = { x = "y" } }, status = { phase = "Running" } }, mp)
+    assert.equal(200, code)
+    assert.equal("y", p.metadata.labels.x)
+    assert.equal("Pending", p.status.phase)
+    code, p = srv:request("PATCH", PODS .. "/st/status", { status = { phase = "Running" },
+                                                          spec = { nodeName = "node-b" } }, mp)
+    assert.equal(200, code)
+    assert.equal("Running", p.status.phase)
+    assert.equal("node-a", p.spec.nodeName)
+    -- a pod's spec is all but immutable
+    code, p = srv:request("PATCH", PODS .. "/st", { spec = { nodeName = "node-b" } }, mp)
+    assert.equal(422, code)
+    assert.matches("pod updates may not change fields other than", p.message, 1, true)
+    -- a created budget waits for the disruption controller
+    code, p = srv:request("POST", "/apis/policy/v1/namespaces/prod/poddisruptionbudgets",
+      { metadata = { name = "new-pdb" }, spec = { minAvailable = 1,
+                                                  selector = { matchLabels = { app = "web" } } } })
+    assert.equal(201, code)
+    assert.equal(1, p.metadata.generation)
+    assert.same({ disruptionsAllowed = 0, currentHealthy = 0, desiredHealthy = 0, expectedPods = 0 },
+                p.status)
+  end)
+
+  it("keeps an object with finalizers, marked deleted, until they are gone", function()
+    srv = S.start()
+    local lease = "/apis/coordination.k8s.io/v1/namespaces/prod/leases/held"
+    local code = srv:request("POST", "/apis/coordination.k8s.io/v1/namespaces/prod/leases",
+                             { metadata = { name = "held", finalizers = { "ebb.dev/hold" } },
+                               spec = { holderIdentity = "a" } })
+    assert.equal(201, code)
+    local obj
+    code, obj = srv:request("DELETE", lease)
+    assert.equal(200, code)
+    assert.equal("Lease", obj.kind)
+    assert.is_string(obj.metadata.deletionTimestamp)
+    assert.equal(200, (srv:request("GET", lease)))
+    code = srv:request("PATCH", lease, { metadata = { finalizers = S.json.null } },
+                       { ["Content-Type"] = "application/merge-patch+json" })
+    assert.equal(200, code)
+    assert.equal(404, (srv:request("GET", lease)))
+  end)
+
+  it("evicts gracefully: terminating for the grace period, then gone", function()
+    srv = S.start{ "--termination-seconds", "1" }
+    local DEF = "/api/v1/namespaces/default/pods"
+    local list = srv:get(DEF)
+    local w = srv:watch(DEF .. "?watch=1&resourceVersion=" .. list.metadata.resourceVersion)
+    local code = srv:request("POST", DEF .. "/debug-shell/eviction",
+      { apiVersion = "policy/v1", kind = "Eviction",
+        metadata = { name = "debug-shell", namespace = "default" } })
+    assert.equal(201, code)
+    local p = srv:get(DEF .. "/debug-shell")
+    assert.is_string(p.metadata.deletionTimestamp)
+    local del = w:wait_for(function(e) return e.type == "DELETED" end)
+    assert.is_table(del)
+    local types = {}
+    for _, e in ipairs(w:events()) do types[#types + 1] = e.type end
+    -- marked, finished by its kubelet (a grace period of 0), gone
+    assert.same({ "MODIFIED", "MODIFIED", "DELETED" }, types)
+    assert.equal(0, del.object.metadata.deletionGracePeriodSeconds)
+    assert.equal(404, (srv:request("GET", DEF .. "/debug-shell")))
+  end)
+end)
