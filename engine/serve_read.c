@@ -396,8 +396,24 @@ struct list_out {
     bool failed;
 };
 
+/* Past a leading `"key":"value",` of `p` (NULL: not there). */
+static const char *skip_member(const char *p, const char *key)
+{
+    size_t n = strlen(key);
+    const char *end;
+
+    if (p[0] != '"' || strncmp(p + 1, key, n) != 0 || strncmp(p + 1 + n, "\":\"", 3) != 0)
+        return NULL;
+    p += n + 4;
+    if ((end = strpbrk(p, "\"\\")) == NULL || *end != '"' || end[1] != ',')
+        return NULL;
+    return end + 2;
+}
+
 static void list_add(struct list_out *lo, const struct ver *v, bool first)
 {
+    const char *p, *rest;
+
     if (lo->table != NULL) {
         if (ebb__table_add_row(lo->table, lo->res, lo->view, v->text, v->len) != 0)
             lo->failed = true;
@@ -405,7 +421,18 @@ static void list_add(struct list_out *lo, const struct ver *v, bool first)
     }
     if (!first)
         ebb__sb_add(&lo->items, ",", 1);
-    ebb__sb_add(&lo->items, v->text, v->len);
+    /* the API server leaves kind and apiVersion to the List */
+    p = v->text + 1;
+    if ((rest = skip_member(p, "kind")) != NULL)
+        rest = skip_member(rest, "apiVersion");
+    else if ((rest = skip_member(p, "apiVersion")) != NULL)
+        rest = skip_member(rest, "kind");
+    if (rest == NULL) {
+        ebb__sb_add(&lo->items, v->text, v->len);
+        return;
+    }
+    ebb__sb_add(&lo->items, "{", 1);
+    ebb__sb_add(&lo->items, rest, v->len - (size_t)(rest - v->text));
 }
 
 void ebb__serve_list(struct server *s, struct ebb_http_req *r, const struct route *rt)
