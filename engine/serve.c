@@ -2,7 +2,8 @@
  * client-go and ebb's own live mode (the integration tests run against it).
  *
  * The snapshot is read once, by the streaming loader: into an ebb_cache
- * (the compact structs the PDB rules of engine/pdb.c read) and, through
+ * (the compact structs; the PDB rules of engine/pdb.c read its budgets,
+ * which follow every write) and, through
  * ebb_snapshot_load_each, into one store per resource, each object kept as
  * compact JSON text plus its labels and selectable fields (a 150k-pod
  * cluster fits in about 1 GB). Every stored object gets a resourceVersion from
@@ -14,14 +15,14 @@
  * Served: discovery, nodes, pods, namespaces, persistentvolumeclaims,
  * events (core v1 and events.k8s.io/v1: two stores here, one in a real
  * cluster), poddisruptionbudgets, priorityclasses, leases, NodeMetrics and
- * PodMetrics. Reads everywhere; leases and events are written; nodes are
- * updated and patched (a taint or a label, as `kubectl taint` does); pods are
- * deleted and evicted (POST pods/NAME/eviction, decided by
- * ebb__pdb_decide). What evict plugins send is answered too: pods are
- * patched (merge patch, metadata.uid a precondition) and, with
- * --koordinator, Koordinator's PodMigrationJobs are created, listed and
- * watched. Faults for tests: failing requests, latency, watches closed on a
- * timer, a short history. For benchmarks, --churn changes pods at a given
+ * PodMetrics (read only), and with --koordinator Koordinator's
+ * PodMigrationJobs. As the API server does where clients notice: Tables for
+ * kubectl, create with admission and defaults, update, patch, the status
+ * subresource, graceful deletion of pods (gone after the grace period, as a
+ * kubelet finishes them), finalizers, evictions decided by
+ * PodDisruptionBudgets, its status codes and messages. What the real server
+ * cannot do, for tests: failing requests, latency, watches closed on a
+ * timer, a short history; for benchmarks, --churn changes pods at a given
  * rate once they are watched, held back while a watcher lags.
  *
  * One loop thread: everything happens in libuv callbacks. The units are

@@ -37,7 +37,8 @@ void ebb__reply_status(struct ebb_http_req *r, int code, const char *reason, con
         cJSON_AddStringToObject(st, "reason", reason);
     if (details != NULL)
         cJSON_AddItemToObject(st, "details", details);
-    cJSON_AddNumberToObject(st, "code", code);
+    if (code != 200)   /* a delete's Success leaves the code to the HTTP status */
+        cJSON_AddNumberToObject(st, "code", code);
     text = cJSON_PrintUnformatted(st);
     cJSON_Delete(st);
     if (text == NULL) {

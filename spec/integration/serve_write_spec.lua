@@ -7,6 +7,10 @@ local S = require("spec.integration.serve_harness")
 
 local PODS = "/api/v1/namespaces/prod/pods"
 
+local function object()   -- encoded {} rather than []
+  return setmetatable({}, { __jsontype = "object" })
+end
+
 local function pod(name, extra)
   local p = { apiVersion = "v1", kind = "Pod", metadata = { name = name, labels = { app = "web" } },
               spec = { nodeName = "node-a",
@@ -60,7 +64,7 @@ describe("ebb serve writes", function()
     assert.matches('^Pod "Bad_Name" is invalid: metadata.name: Invalid value: "Bad_Name": a ' ..
                    "lowercase RFC 1123 subdomain", st.message)
     assert.equal("metadata.name", st.details.causes[1].field)
-    code, st = srv:request("POST", PODS, { metadata = { name = "empty" }, spec = {} })
+    code, st = srv:request("POST", PODS, { metadata = { name = "empty" }, spec = object() })
     assert.equal(422, code)
     assert.equal('Pod "empty" is invalid: spec.containers: Required value', st.message)
     code, st = srv:request("POST", PODS, pod("nopc", { priorityClassName = "nope" }))
@@ -70,7 +74,7 @@ describe("ebb serve writes", function()
     assert.equal(422, code)
     assert.matches("RFC 1123 label", st.message)
     code, st = srv:request("POST", "/apis/coordination.k8s.io/v1/namespaces/prod/leases",
-                           { metadata = {} })
+                           { metadata = object() })
     assert.equal(422, code)
     assert.equal('Lease.coordination.k8s.io "" is invalid: metadata.name: Required value: name ' ..
                  "or generateName is required", st.message)
