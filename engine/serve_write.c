@@ -7,7 +7,8 @@
  * grace of 0, DELETED) once the grace period is over, as a kubelet
  * finishes them; immediately when not bound to a node or already done. An
  * object with finalizers stays, marked deleted, until an update empties
- * them. What admission and each kind's strategy add is in serve_admit.c.
+ * them. A namespace is marked Terminating, emptied (its pods without a
+ * grace period) and gone at once, as its controller would do it. What admission and each kind's strategy add is in serve_admit.c.
  *
  * Called on the loop thread by the dispatch (serve_api.c), the eviction
  * handler (serve_evict.c) and the termination timer. */
@@ -522,6 +523,42 @@ void ebb__on_stop_timer(uv_timer_t *t)
     stops_arm(s);
 }
 
+/* What the namespace controller does, at once: everything in namespace
+ * `ns` deleted (pods without a grace period). */
+static int empty_namespace(struct server *s, const char *ns)
+{
+    char lo[330], hi[330];
+    int rc = 0;
+
+    snprintf(lo, sizeof(lo), "%s/", ns);
+    snprintf(hi, sizeof(hi), "%s0", ns);   /* right after every "ns/..." */
+    for (int res = 0; res < NRES && rc == 0; res++) {
+        struct store *st = &s->stores[res];
+        char **keys;
+        size_t a, b, n;
+        bool found;
+
+        if (!ebb__rdefs[res].namespaced)
+            continue;
+        a = ebb__ver_find(st->v, st->n, lo, &found);
+        b = ebb__ver_find(st->v, st->n, hi, &found);
+        if (b <= a)
+            continue;
+        if ((keys = calloc(b - a, sizeof(*keys))) == NULL)
+            return EBB_ENOMEM;
+        for (n = 0; n < b - a && (keys[n] = strdup(st->v[a + n]->key)) != NULL; n++)
+            ;
+        for (size_t i = 0; i < n; i++) {
+            struct ver *v = ebb__store_get(s, res, keys[i]), *gone = NULL;
+            if (v != NULL && rc == 0 && (rc = ebb__delete_object(s, res, v, 0, false, &gone)) == 0)
+                ebb__ver_release(gone);
+            free(keys[i]);
+        }
+        free(keys);
+    }
+    return rc;
+}
+
 int ebb__delete_object(struct server *s, int res, struct ver *cur, long long grace, bool dry,
                        struct ver **out)
 {
@@ -572,6 +609,23 @@ int ebb__delete_object(struct server *s, int res, struct ver *cur, long long gra
     if (dry) {
         *out = ebb__ver_ref(cur);
         return 0;
+    }
+    if (res == R_NAMESPACES) {
+        /* Terminating, emptied, gone: the answer is the namespace terminating */
+        char name[320];
+        cJSON *ns = ebb__ver_json(cur);
+        snprintf(name, sizeof(name), "%s", cur->name);
+        if (ns == NULL)
+            return EBB_ENOMEM;
+        ebb__serve_now(ts, sizeof(ts));
+        ebb__json_set_str(ebb__json_meta(ns), "deletionTimestamp", ts);
+        ebb__json_set_str(ebb__json_child(ns, "status"), "phase", "Terminating");
+        if ((rc = ebb__store_put(s, res, ns, &v)) != 0)
+            return rc;
+        *out = ebb__ver_ref(v);
+        if ((rc = empty_namespace(s, name)) != 0)
+            return rc;
+        return remove_object(s, res, name, NULL);
     }
     if (!graceful && !held)
         return remove_object(s, res, cur->key, out);
@@ -641,9 +695,10 @@ void ebb__serve_delete(struct server *s, struct ebb_http_req *r, const struct ro
         ebb__reply_internal(r, "out of memory");
         return;
     }
-    if (rt->res == R_PODS || ebb__store_get(s, rt->res, gone->key) != NULL) {
-        /* pods answer with the object (ReturnDeletedObject), and so does an
-         * object its finalizers keep */
+    if (rt->res == R_PODS || rt->res == R_NAMESPACES ||
+        ebb__store_get(s, rt->res, gone->key) != NULL) {
+        /* pods answer with the object (ReturnDeletedObject), a namespace
+         * with itself terminating, an object its finalizers keep with it */
         cJSON_Delete(det);
         ebb__reply_text(r, 200, ebb__ver_text(gone));
     } else {
