@@ -177,7 +177,8 @@ static cJSON *group_doc(const char *g, bool kind)
 static void add_verbs(cJSON *o, unsigned verbs)
 {
     static const struct { unsigned bit; const char *name; } names[] = {
-        { V_CREATE, "create" }, { V_DELETE, "delete" }, { V_GET, "get" }, { V_LIST, "list" },
+        { V_CREATE, "create" }, { V_DELETE, "delete" },
+        { V_DELETECOLLECTION, "deletecollection" }, { V_GET, "get" }, { V_LIST, "list" },
         { V_PATCH, "patch" }, { V_UPDATE, "update" }, { V_WATCH, "watch" },
     };
     cJSON *a = cJSON_AddArrayToObject(o, "verbs");
@@ -460,6 +461,8 @@ static void route_request(struct server *s, struct ebb_http_req *r)
         ebb__serve_update(s, r, &rt);
     else if (strcmp(method, "PATCH") == 0 && rt.name != NULL && (verbs & V_PATCH))
         ebb__serve_patch(s, r, &rt);
+    else if (strcmp(method, "DELETE") == 0 && rt.name == NULL && (verbs & V_DELETECOLLECTION))
+        ebb__serve_delete_collection(s, r, &rt);
     else if (strcmp(method, "DELETE") == 0 && rt.name != NULL && (verbs & V_DELETE))
         ebb__serve_delete(s, r, &rt);
     else

@@ -37,7 +37,7 @@
 /* ---- serve_store.c: resources -------------------------------------------- */
 
 enum { V_GET = 1, V_LIST = 2, V_WATCH = 4, V_CREATE = 8, V_UPDATE = 16, V_PATCH = 32,
-       V_DELETE = 64 };
+       V_DELETE = 64, V_DELETECOLLECTION = 128 };
 
 enum { R_NODES, R_PODS, R_NAMESPACES, R_PVCS, R_EVENTS, R_PDBS, R_PRIORITY_CLASSES, R_LEASES,
        R_EVENTS_V1, R_NODE_METRICS, R_POD_METRICS, R_POD_MIGRATION_JOBS, NRES };
@@ -261,6 +261,8 @@ void ebb__serve_request(struct ebb_http_req *r, void *ud);
 
 void ebb__serve_get(struct server *s, struct ebb_http_req *r, const struct route *rt);
 void ebb__serve_list(struct server *s, struct ebb_http_req *r, const struct route *rt);
+/* The label and field selectors of a request, its namespace and name. false: answered (400). */
+bool ebb__request_filter(struct ebb_http_req *r, const struct route *rt, struct filter *f);
 void ebb__serve_watch(struct server *s, struct ebb_http_req *r, const struct route *rt);
 /* A change reaches every watch of its resource. */
 void ebb__watch_notify(struct server *s, const struct ev *e);
@@ -326,6 +328,9 @@ void ebb__serve_create(struct server *s, struct ebb_http_req *r, const struct ro
 void ebb__serve_update(struct server *s, struct ebb_http_req *r, const struct route *rt);
 void ebb__serve_patch(struct server *s, struct ebb_http_req *r, const struct route *rt);
 void ebb__serve_delete(struct server *s, struct ebb_http_req *r, const struct route *rt);
+/* DELETE of a collection: each object its selectors match, as one DELETE would. */
+void ebb__serve_delete_collection(struct server *s, struct ebb_http_req *r,
+                                  const struct route *rt);
 /* The request body as a JSON object of kind `d` (NULL: any); NULL when answered (400). */
 cJSON *ebb__body_object(struct ebb_http_req *r, const struct rdef *d);
 bool ebb__dry_run(struct ebb_http_req *r);   /* ?dryRun=All */

@@ -152,7 +152,7 @@ static int parse_rv(const char *s, uint64_t *out)
 
 /* Label and field selectors of a request, plus the route's namespace and
  * name. false: answered (400). */
-static bool request_filter(struct ebb_http_req *r, const struct route *rt, struct filter *f)
+bool ebb__request_filter(struct ebb_http_req *r, const struct route *rt, struct filter *f)
 {
     const struct rdef *d = &ebb__rdefs[rt->res];
     const char *ls = ebb_http_req_query(r, "labelSelector");
@@ -455,7 +455,7 @@ void ebb__serve_list(struct server *s, struct ebb_http_req *r, const struct rout
         return;
     if (paged && query_int(r, "limit", &l) && l > 0)
         limit = (size_t)l;
-    if (!request_filter(r, rt, &f))
+    if (!ebb__request_filter(r, rt, &f))
         return;
     if (at == s->rv) {
         list = s->stores[rt->res].v;
@@ -789,7 +789,7 @@ void ebb__serve_watch(struct server *s, struct ebb_http_req *r, const struct rou
         ebb__reply_internal(r, "out of memory");
         return;
     }
-    if (!request_filter(r, rt, &w->f)) {
+    if (!ebb__request_filter(r, rt, &w->f)) {
         free(w);
         return;
     }

@@ -18,7 +18,7 @@
 /* ---- resources ------------------------------------------------------------- */
 
 #define READ (V_GET | V_LIST | V_WATCH)
-#define WRITE (V_CREATE | V_UPDATE | V_PATCH | V_DELETE)
+#define WRITE (V_CREATE | V_UPDATE | V_PATCH | V_DELETE | V_DELETECOLLECTION)
 
 const struct rdef ebb__rdefs[NRES] = {
     [R_NODES] = { "", "v1", "nodes", "node", "Node", false, READ | WRITE, "no", false,
@@ -27,8 +27,8 @@ const struct rdef ebb__rdefs[NRES] = {
                  { "spec.nodeName", "spec.restartPolicy", "spec.schedulerName",
                    "spec.serviceAccountName", "spec.hostNetwork", "status.phase", "status.podIP",
                    "status.nominatedNodeName" } },
-    [R_NAMESPACES] = { "", "v1", "namespaces", "namespace", "Namespace", false, READ | WRITE, "ns",
-                       false, { "status.phase" } },
+    [R_NAMESPACES] = { "", "v1", "namespaces", "namespace", "Namespace", false,
+                       READ | (WRITE & ~V_DELETECOLLECTION), "ns", false, { "status.phase" } },
     [R_PVCS] = { "", "v1", "persistentvolumeclaims", "persistentvolumeclaim",
                  "PersistentVolumeClaim", true, READ | WRITE, "pvc", false, { NULL } },
     [R_EVENTS] = { "", "v1", "events", "event", "Event", true, READ | WRITE, "ev", false,

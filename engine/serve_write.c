@@ -706,3 +706,54 @@ void ebb__serve_delete(struct server *s, struct ebb_http_req *r, const struct ro
     }
     ebb__ver_release(gone);
 }
+
+void ebb__serve_delete_collection(struct server *s, struct ebb_http_req *r,
+                                  const struct route *rt)
+{
+    const struct rdef *d = &ebb__rdefs[rt->res];
+    struct store *st = &s->stores[rt->res];
+    struct filter f;
+    struct sb out = { 0 };
+    char **keys = NULL, gv[128];
+    size_t n = 0, sent = 0;
+    cJSON *opts = NULL;
+    long long grace;
+    bool dry = ebb__dry_run(r);
+    int rc = 0;
+
+    ebb_http_req_body(r, &n);
+    if (n > 0 && (opts = ebb__body_object(r, NULL)) == NULL)
+        return;
+    grace = ebb__grace_of(r, opts);
+    cJSON_Delete(opts);
+    if (!ebb__request_filter(r, rt, &f))
+        return;
+    /* the keys first: every delete changes the store */
+    if (st->n > 0 && (keys = calloc(st->n, sizeof(*keys))) == NULL)
+        rc = EBB_ENOMEM;
+    n = 0;
+    for (size_t i = 0; rc == 0 && i < st->n; i++)
+        if (ebb__filter_match(&f, st->v[i]) && (keys[n++] = strdup(st->v[i]->key)) == NULL)
+            rc = EBB_ENOMEM;
+    ebb__filter_free(&f);
+    ebb__rdef_group_version(d, gv, sizeof(gv));
+    ebb__sb_printf(&out, "{\"kind\":\"%sList\",\"apiVersion\":\"%s\",\"items\":[", d->kind, gv);
+    for (size_t i = 0; i < n; i++) {
+        struct ver *v = keys[i] ? ebb__store_get(s, rt->res, keys[i]) : NULL, *gone;
+        if (v != NULL && rc == 0 &&
+            (rc = ebb__delete_object(s, rt->res, v, grace, dry, &gone)) == 0) {
+            if (sent++ > 0)
+                ebb__sb_add(&out, ",", 1);
+            ebb__sb_add(&out, gone->text, gone->len);
+            ebb__ver_release(gone);
+        }
+        free(keys[i]);
+    }
+    free(keys);
+    ebb__sb_printf(&out, "],\"metadata\":{\"resourceVersion\":\"%" PRIu64 "\"}}", s->rv);
+    if (rc != 0 || out.oom)
+        ebb__reply_internal(r, "out of memory");
+    else
+        ebb_http_respond(r, 200, JSON, out.p, out.n);
+    free(out.p);
+}

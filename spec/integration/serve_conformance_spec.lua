@@ -8,7 +8,6 @@
 -- comparisons below leave these out and say so where they do:
 --   * managedFields: ebb serve tracks no field managers (server-side apply
 --     is not served).
---   * "deletecollection": not a verb of ebb serve (clients delete one by one).
 --   * The disruption controller: ebb serve has none. A created PDB keeps the
 --     zero status the API server starts it with until a client writes its
 --     status (or an eviction spends it); the real one is computed from pods.
@@ -176,15 +175,13 @@ describe("ebb serve conforms to kube-apiserver", function()
     if dir then os.execute("rm -rf " .. S.shq(dir)) end
   end)
 
-  it("serves the same resources and verbs (deletecollection aside)", function()
+  it("serves the same resources and verbs", function()
     local r, e = both("GET", "/api/v1")
     local function verbs(list)
       local out = {}
       for _, res in ipairs(list.resources) do
         local v = {}
-        for _, verb in ipairs(res.verbs) do
-          if verb ~= "deletecollection" then v[#v + 1] = verb end
-        end
+        for _, verb in ipairs(res.verbs) do v[#v + 1] = verb end
         table.sort(v)
         out[res.name] = table.concat(v, ",")
       end

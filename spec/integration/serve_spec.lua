@@ -57,7 +57,8 @@ describe("ebb serve", function()
     assert.equal("Pod", by.pods.kind)
     assert.is_true(by.pods.namespaced)
     assert.is_false(by.nodes.namespaced)
-    assert.same({ "create", "delete", "get", "list", "patch", "update", "watch" }, by.pods.verbs)
+    assert.same({ "create", "delete", "deletecollection", "get", "list", "patch", "update", "watch" },
+                by.pods.verbs)
     assert.same({ "get", "patch", "update" }, by["pods/status"].verbs)
     assert.same({ "po" }, by.pods.shortNames)
     local ev = by["pods/eviction"]
@@ -83,7 +84,8 @@ describe("ebb serve", function()
     assert.same({ "pdb" }, pol.resources[1].shortNames)
     local lease_res = srv:get("/apis/coordination.k8s.io/v1").resources[1]
     assert.equal("Lease", lease_res.kind)
-    assert.same({ "create", "delete", "get", "list", "patch", "update", "watch" }, lease_res.verbs)
+    assert.same({ "create", "delete", "deletecollection", "get", "list", "patch", "update", "watch" },
+                lease_res.verbs)
     assert.equal("PriorityClass", srv:get("/apis/scheduling.k8s.io/v1").resources[1].kind)
     assert.equal("Event", srv:get("/apis/events.k8s.io/v1").resources[1].kind)
     local m = srv:get("/apis/metrics.k8s.io/v1beta1")
