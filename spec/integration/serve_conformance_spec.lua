@@ -31,6 +31,13 @@
 --   * A bound pod being deleted is gone after its grace period (or
 --     --termination-seconds), as a kubelet finishes it; the test control
 --     plane has no kubelet, so there it stays terminating.
+--   * A deleted namespace is emptied and gone at once (its pods without a
+--     grace period); the namespace controller takes its time.
+--   * A deletecollection answers with the objects as each delete left them,
+--     kind and apiVersion included.
+--   * /version says v1.32 while the Tables follow the printers of v1.25 (the
+--     test control plane's); they differ only in PVCs' VolumeAttributesClass
+--     column, which v1.29 added.
 local K = require("spec.integration.k8s_harness")
 local S = require("spec.integration.serve_harness")
 local json = S.json
