@@ -82,7 +82,7 @@ $(B)/ebb_core.so: $(B)/pic/module.o $(PIC_OBJ)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -shared -Wl,-z,nodelete -o $@ $^ $(filter-out -llua5.4,$(PKG_LIBS))
 
-$(B)/asan/test_%: engine/test/test_%.c engine/test/fixtures.h $(ASAN_OBJ) | $(B)/asan
+$(B)/asan/test_%: engine/test/test_%.c $(wildcard engine/test/*.h) $(ASAN_OBJ) | $(B)/asan
 	@$(if $(Q),echo "  LD asan $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o $@ $< $(ASAN_OBJ) $(PKG_LIBS) -lcmocka
 
@@ -107,10 +107,13 @@ demo: deps all
 	./$(B)/ebb simulate --snapshot spec/fixtures/demo-cluster.json \
 	  --policy spec/fixtures/demo-policy.yaml --now 2026-11-22T12:00:00Z
 
-bench: deps all $(B)/budget_arm
+bench: deps all $(B)/budget_arm $(B)/budget_escape
 	@sh spec/bench/run $(B)
 
 $(B)/budget_arm: spec/bench/budget_arm.c $(B)/libebb.a $(HDRS)
+	$(Q)$(CC) $(ALL_CFLAGS) -O2 -o $@ $< $(B)/libebb.a $(PKG_LIBS)
+
+$(B)/budget_escape: spec/bench/budget_escape.c $(B)/libebb.a $(HDRS)
 	$(Q)$(CC) $(ALL_CFLAGS) -O2 -o $@ $< $(B)/libebb.a $(PKG_LIBS)
 
 clean:

@@ -20,6 +20,8 @@ struct ebb_vm {
                                        C code pushing outside a call never fails */
     uint64_t budget_ns;
     volatile int expired;           /* set by the watchdog */
+    uint64_t expired_ns;            /* when it did (CLOCK_MONOTONIC) */
+    bool stopped;                   /* the call running was abandoned at its budget */
     int depth;                      /* nested calls into this vm */
     struct ebb_ctx *ctx;            /* the call running, set by framework.c */
     int co_ref;                     /* a suspended call's coroutine, or LUA_NOREF */
@@ -49,7 +51,11 @@ struct ebb_vm_opts {
 
 int ebb__vm_create(const struct ebb_vm_opts *opts, struct ebb_vm **out);
 void ebb__vm_destroy(struct ebb_vm *vm);
-struct ebb_vm *ebb__vm_of(lua_State *L);
+
+static inline struct ebb_vm *ebb__vm_of(lua_State *L)
+{
+    return *(struct ebb_vm **)lua_getextraspace(L);
+}
 
 /* Load a text chunk and run it; leaves its first result on the stack.
  * On failure fills err (file, line from the Lua message) and returns
@@ -85,6 +91,35 @@ void ebb__vm_engine_yield(lua_State *L);
 static inline bool ebb__vm_expired(const struct ebb_vm *vm)
 {
     return vm != NULL && vm->expired;
+}
+
+/* Stop the script running in L because its budget expired; never returns.
+ * Where the script could yield, the coroutine is suspended and abandoned:
+ * no more of its code runs (no message handler, no __close). Elsewhere (a
+ * callback of a C function, a metamethod called from C) it raises, and the
+ * budget hook stops whatever script code that error reaches next. */
+int ebb__vm_stop(lua_State *L);
+
+/* require() of the sandbox, for the engine's own calls: it does not depend
+ * on what a script left in its globals.                       [-1, +1, e] */
+int ebb__vm_require(lua_State *L);
+
+/* t[k] without metamethods: the engine reads a plugin's tables outside any
+ * budget, where a script's __index must not run.              [-0, +1, -] */
+static inline int ebb__rawfield(lua_State *L, int t, const char *k)
+{
+    t = lua_absindex(L, t);
+    lua_pushstring(L, k);
+    return lua_rawget(L, t);
+}
+
+/* What a loop in C calls every few hundred steps: stops the script when
+ * its budget has expired. */
+static inline void ebb__vm_check(lua_State *L)
+{
+    struct ebb_vm *vm = ebb__vm_of(L);
+    if (vm != NULL && vm->expired)
+        ebb__vm_stop(L);
 }
 
 /* ---- the registry and instances ---------------------------------------- */
@@ -299,6 +334,11 @@ void ebb__lua_open_topology(lua_State *L);
 void ebb__lua_open_groups(lua_State *L);
 void ebb__lua_open_loadaware(lua_State *L);
 void ebb__lua_open_evictor(lua_State *L);   /* ebb.json, ebb.rfc3339, ctx.api */
+/* The sandbox's budget-aware string (find, match, gmatch, gsub, rep, format)
+ * and table (concat, insert, remove, move, sort) functions, set into the
+ * library table on top of the stack. */
+void ebb__lua_open_string(lua_State *L);
+void ebb__lua_open_table(lua_State *L);
 /* The nodes of a NodeList at idx, or NULL with *n = 0 when it is not one. */
 struct ebb_node *const *ebb__lua_nodelist(lua_State *L, int idx, size_t *n);
 /* Nodes from a NodeList, a list of Nodes/names, or nil (the cycle's nodes).

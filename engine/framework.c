@@ -327,7 +327,7 @@ static int check_plugin_table(lua_State *L, const char *path, char **name, unsig
     if (!lua_istable(L, -1))
         return ebb_error_set(err, EBB_ESCRIPT, path, 0, NULL,
                              "a plugin file must return a table (got %s)", luaL_typename(L, -1));
-    if (lua_getfield(L, -1, "name") != LUA_TSTRING || !valid_plugin_name(s = lua_tostring(L, -1))) {
+    if (ebb__rawfield(L, -1, "name") != LUA_TSTRING || !valid_plugin_name(s = lua_tostring(L, -1))) {
         lua_pop(L, 1);
         return ebb_error_set(err, EBB_ESCRIPT, path, 0, "name",
                              "the plugin table needs a `name`: a string of letters, digits, "
@@ -340,7 +340,7 @@ static int check_plugin_table(lua_State *L, const char *path, char **name, unsig
     lua_pop(L, 1);
     *exts = 0;
     for (int x = 0; x < EBB_EXT_MAX; x++) {
-        int t = lua_getfield(L, -1, ext_funcs[x]);
+        int t = ebb__rawfield(L, -1, ext_funcs[x]);
         lua_pop(L, 1);
         if (t == LUA_TFUNCTION)
             *exts |= 1u << x;
@@ -352,13 +352,13 @@ static int check_plugin_table(lua_State *L, const char *path, char **name, unsig
         return ebb_error_set(err, EBB_ESCRIPT, path, 0, NULL,
                              "the plugin table has none of deschedule, balance, filter, "
                              "preevictionfilter, evict");
-    if (lua_getfield(L, -1, "args") != LUA_TNIL && !lua_istable(L, -1)) {
+    if (ebb__rawfield(L, -1, "args") != LUA_TNIL && !lua_istable(L, -1)) {
         lua_pop(L, 1);
         return ebb_error_set(err, EBB_ESCRIPT, path, 0, "args",
                              "`args` must be a table of field types (see ebb.args)");
     }
     lua_pop(L, 1);
-    if (lua_getfield(L, -1, "validate") != LUA_TNIL && !lua_isfunction(L, -1)) {
+    if (ebb__rawfield(L, -1, "validate") != LUA_TNIL && !lua_isfunction(L, -1)) {
         lua_pop(L, 1);
         return ebb_error_set(err, EBB_ESCRIPT, path, 0, "validate", "`validate` must be a function");
     }
@@ -391,7 +391,7 @@ unsigned ebb_trigger_parse(const char *name)
 static int check_triggers(lua_State *L, const char *path, unsigned exts, unsigned *out,
                           struct ebb_error *err)
 {
-    int t = lua_getfield(L, -1, "triggers");
+    int t = ebb__rawfield(L, -1, "triggers");
     lua_Integer n;
 
     *out = 0;
@@ -585,14 +585,17 @@ static int inst_create(struct ebb_engine *e, const struct ebb_policy *pol,
     inst->table_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 
     /* args = ebb.args.decode(plugin.args, raw) */
-    lua_getglobal(L, "require");
+    lua_pushcfunction(L, ebb__vm_require);
     lua_pushliteral(L, "ebb.args");
     if ((rc = ebb__vm_call(inst->vm, 1, 1, err)) != 0)
         goto fail;
-    lua_getfield(L, -1, "decode");
+    if (lua_type(L, -1) == LUA_TTABLE)
+        ebb__rawfield(L, -1, "decode");
+    else
+        lua_pushnil(L);
     lua_remove(L, -2);
     lua_rawgeti(L, LUA_REGISTRYINDEX, inst->table_ref);
-    lua_getfield(L, -1, "args");
+    ebb__rawfield(L, -1, "args");
     lua_remove(L, -2);
     ebb__lua_push_val(L, pc ? pc->args : NULL);
     if ((rc = ebb__vm_call(inst->vm, 2, 3, err)) != 0)
@@ -606,7 +609,7 @@ static int inst_create(struct ebb_engine *e, const struct ebb_policy *pol,
 
     /* validate(args) -> true | nil|false, message [, field] */
     lua_rawgeti(L, LUA_REGISTRYINDEX, inst->table_ref);
-    if (lua_getfield(L, -1, "validate") == LUA_TFUNCTION) {
+    if (ebb__rawfield(L, -1, "validate") == LUA_TFUNCTION) {
         lua_remove(L, -2);
         lua_pushvalue(L, -2);
         if ((rc = ebb__vm_call(inst->vm, 1, 3, &e2)) != 0) {
@@ -635,7 +638,7 @@ static int inst_create(struct ebb_engine *e, const struct ebb_policy *pol,
     lua_setfield(L, -2, "plugin");
     lua_pushstring(L, profile->name);
     lua_setfield(L, -2, "profile");
-    lua_getglobal(L, "require");
+    lua_pushcfunction(L, ebb__vm_require);
     lua_pushliteral(L, "ebb.native");
     if ((rc = ebb__vm_call(inst->vm, 1, 1, err)) != 0) {
         lua_pop(L, 1);
@@ -684,7 +687,7 @@ bool ebb__plugin_pod_check(struct ebb_plugin_inst *inst, int ext, struct ebb_ctx
     }
     L = inst->vm->L;
     lua_rawgeti(L, LUA_REGISTRYINDEX, inst->table_ref);
-    lua_getfield(L, -1, ext_funcs[ext]);
+    ebb__rawfield(L, -1, ext_funcs[ext]);
     lua_remove(L, -2);
     lua_rawgeti(L, LUA_REGISTRYINDEX, inst->ctx_ref);
     ebb__lua_push_pod(L, pod);
@@ -801,7 +804,7 @@ static int start_plugin(struct ebb_engine *e, struct ebb_profile_inst *profile,
     }
     L = inst->vm->L;
     lua_rawgeti(L, LUA_REGISTRYINDEX, inst->table_ref);
-    lua_getfield(L, -1, ext_funcs[ext]);
+    ebb__rawfield(L, -1, ext_funcs[ext]);
     lua_remove(L, -2);
     lua_rawgeti(L, LUA_REGISTRYINDEX, inst->ctx_ref);
     if (e->run_mask)

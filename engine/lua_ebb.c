@@ -616,7 +616,6 @@ static void query_node(lua_State *L, struct ebb_engine *e, struct ebb_ctx *ctx,
 {
     const struct ebb_podvec *pv = ebb_cache_pods_on_node(e->cache, node);
     struct ebb_node *n = q->off_node && node ? ebb_cache_node(e->cache, node) : NULL;
-    struct ebb_vm *vm = ebb__vm_of(L);
 
     for (uint32_t i = 0; i < pv->n; i++) {
         struct ebb_pod *p = pv->v[i];
@@ -641,8 +640,7 @@ static void query_node(lua_State *L, struct ebb_engine *e, struct ebb_ctx *ctx,
         }
         ebb__lua_podlist_append(L, out, p);
     }
-    if (ebb__vm_expired(vm))
-        luaL_error(L, "time budget exceeded");
+    ebb__vm_check(L);
 }
 
 /* ebb.pods(where, opts) -> PodList                               [-0, +1, e]

@@ -313,21 +313,12 @@ static int bad_creates(struct ebb_error *err, const char *path, const char *fiel
                          "[, resource = \"plural\"] [, namespaced = true|false]}", msg);
 }
 
-/* t[k] without metamethods: the table is a script's, and this runs
- * outside a protected call. */
-static int rawfield(lua_State *L, int t, const char *k)
-{
-    t = lua_absindex(L, t);
-    lua_pushstring(L, k);
-    return lua_rawget(L, t);
-}
-
 int ebb__evictor_check_table(lua_State *L, const char *path, unsigned exts, struct ebb_error *err)
 {
     static const char *const keys[] = { "apiVersion", "kind", "resource", "namespaced", NULL };
     char av[128], kind[64], res[64];
     bool namespaced = true;
-    int t = rawfield(L, -1, "creates");
+    int t = ebb__rawfield(L, -1, "creates");
 
     if (t == LUA_TNIL) {
         lua_pop(L, 1);
@@ -354,7 +345,7 @@ int ebb__evictor_check_table(lua_State *L, const char *path, unsigned exts, stru
             return bad_creates(err, path, "creates", "an unknown key");
         }
     }
-    if (rawfield(L, -1, "apiVersion") != LUA_TSTRING ||
+    if (ebb__rawfield(L, -1, "apiVersion") != LUA_TSTRING ||
         snprintf(av, sizeof(av), "%s", lua_tostring(L, -1)) >= (int)sizeof(av) ||
         !name_chars(av, "-./") || av[0] == '\0' || strchr(av, '/') != strrchr(av, '/') ||
         av[0] == '/' || av[strlen(av) - 1] == '/') {
@@ -362,7 +353,7 @@ int ebb__evictor_check_table(lua_State *L, const char *path, unsigned exts, stru
         return bad_creates(err, path, "creates.apiVersion", "not an apiVersion");
     }
     lua_pop(L, 1);
-    if (rawfield(L, -1, "kind") != LUA_TSTRING ||
+    if (ebb__rawfield(L, -1, "kind") != LUA_TSTRING ||
         snprintf(kind, sizeof(kind), "%s", lua_tostring(L, -1)) >= (int)sizeof(kind) ||
         kind[0] < 'A' || kind[0] > 'Z') {
         lua_pop(L, 2);
@@ -374,7 +365,7 @@ int ebb__evictor_check_table(lua_State *L, const char *path, unsigned exts, stru
             return bad_creates(err, path, "creates.kind", "not a Kind (CamelCase)");
         }
     lua_pop(L, 1);
-    if ((t = rawfield(L, -1, "resource")) == LUA_TNIL) {
+    if ((t = ebb__rawfield(L, -1, "resource")) == LUA_TNIL) {
         size_t n = 0;
         for (const char *k = kind; *k && n + 2 < sizeof(res); k++)
             res[n++] = (char)(*k >= 'A' && *k <= 'Z' ? *k - 'A' + 'a' : *k);
@@ -387,7 +378,7 @@ int ebb__evictor_check_table(lua_State *L, const char *path, unsigned exts, stru
         return bad_creates(err, path, "creates.resource", "not a resource name (lowercase plural)");
     }
     lua_pop(L, 1);
-    if ((t = rawfield(L, -1, "namespaced")) == LUA_TBOOLEAN) {
+    if ((t = ebb__rawfield(L, -1, "namespaced")) == LUA_TBOOLEAN) {
         namespaced = lua_toboolean(L, -1);
     } else if (t != LUA_TNIL) {
         lua_pop(L, 2);
@@ -834,7 +825,7 @@ static int evict_trampoline(lua_State *L)
     int ctx;
 
     lua_rawgeti(L, LUA_REGISTRYINDEX, c->inst->table_ref);
-    lua_getfield(L, -1, "evict");
+    ebb__rawfield(L, -1, "evict");
     if (!lua_isfunction(L, -1))
         return luaL_error(L, "the plugin table's `evict` is no longer a function");
     lua_rawgeti(L, LUA_REGISTRYINDEX, c->inst->ctx_ref);

@@ -193,7 +193,7 @@ static int l_duplicates(lua_State *L)
     luaL_setmetatable(L, DUPS_GUARD_MT);
     lua_toclose(L, -1);
     if ((rc = ebb_dups_find(pods, npods, nodes, nnodes, ex, nex, stop_of(L), guard)) != 0)
-        return rc == EBB_ELIMIT ? luaL_error(L, "time budget exceeded")
+        return rc == EBB_ELIMIT ? ebb__vm_stop(L)
                                 : luaL_error(L, "ebb.duplicates: %s", ebb_strerror(rc));
     lua_createtable(L, (int)(*guard)->ngroups, 0);
     for (size_t i = 0; i < (*guard)->ngroups; i++) {
@@ -243,7 +243,7 @@ static int l_anti_index(lua_State *L)
     u->epoch = ebb_cache_epoch(c);
     luaL_setmetatable(L, ANTI_MT);
     if ((rc = ebb_anti_index_create(c, pods, npods, nodes, nnodes, stop_of(L), &u->ix)) != 0)
-        return rc == EBB_ELIMIT ? luaL_error(L, "time budget exceeded")
+        return rc == EBB_ELIMIT ? ebb__vm_stop(L)
                                 : luaL_error(L, "ebb.anti_affinity_index: %s", ebb_strerror(rc));
     return 1;
 }

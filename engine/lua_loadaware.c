@@ -488,7 +488,6 @@ static int l_set_removable(lua_State *L)
 {
     struct ebb_la_set *s = check_set(L, 1);
     struct ebb_la_node *src = check_node(L, s, 2);
-    struct ebb_vm *vm = ebb__vm_of(L);
     bool prod = opt_flag(L, 5, "prod"), node_fit = opt_flag(L, 5, "node_fit");
     const struct ebb_selector *sels[64];
     struct ebb_la_node **targets;
@@ -518,8 +517,8 @@ static int l_set_removable(lua_State *L)
     for (size_t i = 0; i < np; i++) {
         const struct ebb_pod *p = pods[i];
         bool match = nsels == 0;
-        if ((i & 255) == 0 && ebb__vm_expired(vm))
-            return luaL_error(L, "time budget exceeded");
+        if ((i & 255) == 0)
+            ebb__vm_check(L);
         if (prod && ebb_koord_priority_class(p) != EBB_KPRIO_PROD)
             continue;
         for (size_t k = 0; k < nsels && !match; k++)

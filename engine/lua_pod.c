@@ -806,13 +806,11 @@ static int l_list_sort(lua_State *L)
 static int l_list_filter(lua_State *L)
 {
     struct podlist *pl = check_list(L, 1), *out;
-    struct ebb_vm *vm = ebb__vm_of(L);
 
     luaL_checktype(L, 2, LUA_TFUNCTION);
     out = new_list(L, 0);
     for (uint32_t i = 0; i < pl->n; i++) {
-        if (ebb__vm_expired(vm))
-            return luaL_error(L, "time budget exceeded");
+        ebb__vm_check(L);
         lua_pushvalue(L, 2);
         ebb__lua_push_pod(L, pl->v[i]);
         lua_call(L, 1, 1);

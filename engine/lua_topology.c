@@ -51,7 +51,7 @@ static struct ebb_cache *cache_of(lua_State *L)
 static int fail(lua_State *L, int rc)
 {
     if (rc == EBB_ELIMIT)
-        return luaL_error(L, "time budget exceeded");
+        return ebb__vm_stop(L);
     if (rc == EBB_ENOMEM)
         return luaL_error(L, "not enough memory");
     return luaL_error(L, "topology spread: %s", ebb_strerror(rc));

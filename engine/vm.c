@@ -62,13 +62,34 @@ static uint64_t coarse_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + coarse_res_ns;
 }
 
+static int budget_ms(const struct ebb_vm *vm)
+{
+    return (int)(vm->budget_ns / 1000000u);
+}
+
+int ebb__vm_stop(lua_State *L)
+{
+    struct ebb_vm *vm = ebb__vm_of(L);
+
+    vm->stopped = true;
+    /* A yield cannot be caught (pcall does not stop it) and runs nothing on
+     * the way out: the coroutine is left suspended and dropped. */
+    if (lua_isyieldable(L))
+        return lua_yield(L, 0);
+    /* Inside a C boundary (a callback of a C function, a metamethod called
+     * from C, a message handler or __close run by an error) a yield is not
+     * possible: raise. The sandbox's xpcall runs no handler once the budget
+     * has expired, and every script instruction the error returns to is
+     * hooked and stops again. */
+    return luaL_error(L, "time budget of %d ms exceeded", budget_ms(vm));
+}
+
 static void budget_hook(lua_State *L, lua_Debug *ar)
 {
     struct ebb_vm *vm = ebb__vm_of(L);
     (void)ar;
     if (vm != NULL && vm->expired)
-        luaL_error(L, "time budget of %d ms exceeded",
-                   (int)(vm->budget_ns / 1000000u));
+        ebb__vm_stop(L);
 }
 
 static void *wd_main(void *arg)
@@ -95,6 +116,7 @@ static void *wd_main(void *arg)
             if (!e->fired && e->deadline <= now) {
                 lua_State *inner = e->vm->running;
                 e->fired = true;
+                e->vm->expired_ns = now;
                 e->vm->expired = 1;
                 /* lua_sethook is safe to call asynchronously (lua.c does it
                  * from a signal handler); the entry is popped and `running`
@@ -197,6 +219,21 @@ void ebb__vm_engine_yield(lua_State *L)
 
 /* ---- coroutines of scripts ---------------------------------------------- */
 
+/* Make co the coroutine the watchdog hooks when the budget expires. Its
+ * hook is cleared first (a hook left from an earlier call's budget), then
+ * set again if the budget has expired meanwhile: the watchdog sets
+ * `expired` and hooks `running` under the lock set_running takes. */
+static lua_State *enter(struct ebb_vm *vm, lua_State *co)
+{
+    lua_State *prev;
+
+    lua_sethook(co, NULL, 0, 0);
+    prev = set_running(vm, co);
+    if (vm->expired)
+        lua_sethook(co, budget_hook, LUA_MASKCOUNT, 1);
+    return prev;
+}
+
 /* coroutine.resume and coroutine.wrap as lcorolib.c has them, except that
  * the watchdog knows which coroutine runs: a budget that expires while a
  * script's coroutine loops stops that coroutine, and every resumer it
@@ -207,6 +244,7 @@ static int auxresume(lua_State *L, lua_State *co, int narg)
     lua_State *prev;
     int status, nres;
 
+    ebb__vm_check(L);
     if (lua_status(co) == LUA_OK && lua_gettop(co) == 0) {
         lua_pushliteral(L, "cannot resume dead coroutine");
         return -1;
@@ -216,13 +254,10 @@ static int auxresume(lua_State *L, lua_State *co, int narg)
         return -1;
     }
     lua_xmove(L, co, narg);
-    prev = set_running(vm, co);
-    if (vm->expired)
-        lua_sethook(co, budget_hook, LUA_MASKCOUNT, 1);
+    prev = enter(vm, co);
     status = lua_resume(co, L, narg, &nres);
     set_running(vm, prev);
-    if (vm->expired)
-        lua_sethook(L, budget_hook, LUA_MASKCOUNT, 1);
+    ebb__vm_check(L);    /* stopped in there, or out of time: so is the resumer */
     if (status == LUA_OK || status == LUA_YIELD) {
         if (!lua_checkstack(L, nres + 1)) {
             lua_pop(co, nres);
@@ -241,6 +276,42 @@ static lua_State *getco(lua_State *L)
     lua_State *co = lua_tothread(L, 1);
     luaL_argexpected(L, co, 1, "coroutine");
     return co;
+}
+
+/* Close the pending to-be-closed variables of co (coroutine.close, or a
+ * wrapped coroutine that failed): their __close runs in co, which is the
+ * running coroutine meanwhile, so the budget reaches it. */
+static int close_co(lua_State *L, lua_State *co)
+{
+    struct ebb_vm *vm = ebb__vm_of(L);
+    lua_State *prev;
+    int st;
+
+    ebb__vm_check(L);
+    prev = enter(vm, co);
+    st = lua_resetthread(co);
+    set_running(vm, prev);
+    ebb__vm_check(L);
+    return st;
+}
+
+/* coroutine.close(co) -> true | false, err                    [-0, +(1|2), e] */
+static int l_co_close(lua_State *L)
+{
+    lua_State *co = getco(L);
+    lua_Debug ar;
+
+    if (co == L)
+        return luaL_error(L, "cannot close a running coroutine");
+    if (lua_status(co) == LUA_OK && lua_getstack(co, 0, &ar))
+        return luaL_error(L, "cannot close a normal coroutine");
+    if (close_co(L, co) == LUA_OK) {
+        lua_pushboolean(L, 1);
+        return 1;
+    }
+    lua_pushboolean(L, 0);
+    lua_xmove(co, L, 1);
+    return 2;
 }
 
 static int l_co_resume(lua_State *L)
@@ -266,7 +337,7 @@ static int l_co_auxwrap(lua_State *L)
     if (r < 0) {
         int stat = lua_status(co);
         if (stat != LUA_OK && stat != LUA_YIELD) {
-            stat = lua_resetthread(co);
+            stat = close_co(L, co);
             lua_xmove(co, L, 1);
         }
         if (stat != LUA_ERRMEM && lua_type(L, -1) == LUA_TSTRING) {
@@ -304,7 +375,9 @@ static void *vm_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
         vm->mem_used -= old;
         return NULL;
     }
-    if (nsize > old && vm->limit_on && vm->mem_used - old + nsize > vm->mem_limit)
+    /* written so that no size overflows: Lua asks for up to SIZE_MAX */
+    if (nsize > old && vm->limit_on &&
+        (nsize - old > vm->mem_limit || vm->mem_used > vm->mem_limit - (nsize - old)))
         return NULL;
     if ((p = realloc(ptr, nsize)) == NULL)
         return NULL;
@@ -312,11 +385,6 @@ static void *vm_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
     if (vm->mem_used > vm->mem_peak)
         vm->mem_peak = vm->mem_used;
     return p;
-}
-
-struct ebb_vm *ebb__vm_of(lua_State *L)
-{
-    return *(struct ebb_vm **)lua_getextraspace(L);
 }
 
 /* ---- sandboxed globals -------------------------------------------------- */
@@ -332,21 +400,112 @@ static int l_strict_newindex(lua_State *L)
                          "locals or their plugin table)", luaL_optstring(L, 2, "?"));
 }
 
+/* setmetatable(t, mt) -> t                                   [-0, +1, e]
+ * As Lua's, without finalizers: a __gc runs with hooks off, at a collection
+ * or when the state closes, where no budget can stop it. */
+static int l_setmetatable(lua_State *L)
+{
+    int t = lua_type(L, 2);
+
+    luaL_checktype(L, 1, LUA_TTABLE);
+    luaL_argexpected(L, t == LUA_TNIL || t == LUA_TTABLE, 2, "nil or table");
+    if (t == LUA_TTABLE) {
+        lua_pushliteral(L, "__gc");
+        if (lua_rawget(L, 2) != LUA_TNIL)
+            return luaL_error(L, "__gc metamethods are not allowed in the sandbox (a finalizer "
+                                 "would run where the time budget cannot stop it)");
+        lua_pop(L, 1);
+    }
+    if (luaL_getmetafield(L, 1, "__metatable") != LUA_TNIL)
+        return luaL_error(L, "cannot change a protected metatable");
+    lua_settop(L, 2);
+    lua_setmetatable(L, 1);
+    return 1;
+}
+
+/* getmetatable(v) -> mt | nil                                  [-0, +1, -]
+ * A table's metatable (or its __metatable field), as Lua's; nothing for any
+ * other value: the metatables of strings and of the engine's objects are
+ * the engine's (a __gc set there would run outside any budget). */
+static int l_getmetatable(lua_State *L)
+{
+    luaL_checkany(L, 1);
+    if (lua_type(L, 1) != LUA_TTABLE || !lua_getmetatable(L, 1)) {
+        lua_pushnil(L);
+        return 1;
+    }
+    luaL_getmetafield(L, 1, "__metatable");   /* pushes it when there is one */
+    return 1;
+}
+
+/* The message handler xpcall installs: the script's own, until the budget
+ * expires; from then on the error goes on as it is and no script code runs
+ * (the budget's own error is raised where hooks are off). */
+static int l_msgh(lua_State *L)
+{
+    struct ebb_vm *vm = ebb__vm_of(L);
+
+    if (vm->expired)
+        return 1;
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, lua_gettop(L) - 1, 1);
+    return 1;
+}
+
+static int xpcall_done(lua_State *L, int status, lua_KContext extra)
+{
+    if (status != LUA_OK && status != LUA_YIELD) {
+        lua_pushboolean(L, 0);
+        lua_pushvalue(L, -2);
+        return 2;
+    }
+    return lua_gettop(L) - (int)extra;
+}
+
+/* xpcall(f, msgh, ...) -> true, results... | false, msgh(err) [-0, +?, -] */
+static int l_xpcall(lua_State *L)
+{
+    int n = lua_gettop(L);
+
+    luaL_checktype(L, 2, LUA_TFUNCTION);
+    lua_pushvalue(L, 2);
+    lua_pushcclosure(L, l_msgh, 1);
+    lua_replace(L, 2);                  /* [f, handler, args...] */
+    lua_pushboolean(L, 1);              /* the first result when f succeeds */
+    lua_pushvalue(L, 1);
+    lua_rotate(L, 3, 2);                /* [f, handler, true, f, args...] */
+    return xpcall_done(L, lua_pcallk(L, n - 2, LUA_MULTRET, 2, 2, xpcall_done), 2);
+}
+
+#define PRINT_MAX 4096   /* bytes of one print in the log */
+
 static int l_print(lua_State *L)
 {
     struct ebb_vm *vm = ebb__vm_of(L);
     luaL_Buffer b;
+    size_t len, total = 0;
     int n = lua_gettop(L);
 
     luaL_buffinit(L, &b);
-    for (int i = 1; i <= n; i++) {
+    for (int i = 1; i <= n && total <= PRINT_MAX; i++) {
+        const char *s;
         if (i > 1)
             luaL_addchar(&b, '\t');
-        luaL_tolstring(L, i, NULL);
+        s = luaL_tolstring(L, i, &len);
+        if (len > PRINT_MAX - total) {
+            lua_pushlstring(L, s, PRINT_MAX - total + 1);
+            lua_remove(L, -2);
+        }
         luaL_addvalue(&b);
+        total += len + 1;
     }
     luaL_pushresult(&b);
-    ebb_log(EBB_LOG_INFO, "[%s] %s", vm && vm->name ? vm->name : "lua", lua_tostring(L, -1));
+    {
+        const char *s = lua_tolstring(L, -1, &len);
+        ebb_log(EBB_LOG_INFO, "[%s] %.*s%s", vm && vm->name ? vm->name : "lua",
+                (int)(len > PRINT_MAX ? PRINT_MAX : len), s, len > PRINT_MAX ? " [cut]" : "");
+    }
     return 0;
 }
 
@@ -460,7 +619,7 @@ bool ebb__vm_modules_unchanged(const struct ebb_vm *vm)
     return true;
 }
 
-static int l_require(lua_State *L)
+int ebb__vm_require(lua_State *L)
 {
     struct ebb_vm *vm = ebb__vm_of(L);
     const char *name = luaL_checkstring(L, 1);
@@ -521,7 +680,9 @@ static int open_sandbox(lua_State *L)
 
     luaL_requiref(L, LUA_GNAME, luaopen_base, 1);
     luaL_requiref(L, LUA_STRLIBNAME, luaopen_string, 1);
+    ebb__lua_open_string(L);
     luaL_requiref(L, LUA_TABLIBNAME, luaopen_table, 1);
+    ebb__lua_open_table(L);
     luaL_requiref(L, LUA_MATHLIBNAME, luaopen_math, 1);
     luaL_requiref(L, LUA_UTF8LIBNAME, luaopen_utf8, 1);
     luaL_requiref(L, LUA_COLIBNAME, luaopen_coroutine, 1);
@@ -529,6 +690,8 @@ static int open_sandbox(lua_State *L)
     lua_setfield(L, -2, "resume");
     lua_pushcfunction(L, l_co_wrap);
     lua_setfield(L, -2, "wrap");
+    lua_pushcfunction(L, l_co_close);
+    lua_setfield(L, -2, "close");
     lua_settop(L, 0);
 
     /* deterministic random numbers: simulations must repeat */
@@ -548,8 +711,14 @@ static int open_sandbox(lua_State *L)
     lua_setfield(L, -2, "load");
     lua_pushcfunction(L, l_print);
     lua_setfield(L, -2, "print");
-    lua_pushcfunction(L, l_require);
+    lua_pushcfunction(L, ebb__vm_require);
     lua_setfield(L, -2, "require");
+    lua_pushcfunction(L, l_setmetatable);
+    lua_setfield(L, -2, "setmetatable");
+    lua_pushcfunction(L, l_getmetatable);
+    lua_setfield(L, -2, "getmetatable");
+    lua_pushcfunction(L, l_xpcall);
+    lua_setfield(L, -2, "xpcall");
 
     luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
     lua_pushcfunction(L, luaopen_ebb_native);
@@ -561,6 +730,8 @@ static int open_sandbox(lua_State *L)
     lua_setfield(L, -2, "__index");
     lua_pushcfunction(L, l_strict_newindex);
     lua_setfield(L, -2, "__newindex");
+    lua_pushboolean(L, 0);               /* the globals' rules are not the script's to change */
+    lua_setfield(L, -2, "__metatable");
     lua_setmetatable(L, -2);
     lua_pop(L, 1);
     return 0;
@@ -688,6 +859,29 @@ int ebb__vm_dochunk(struct ebb_vm *vm, const char *src, size_t len, const char *
     return ebb__vm_call(vm, 0, 1, err);
 }
 
+/* The error of a call stopped at its budget: where the script was (its
+ * innermost line of Lua) and the traceback of the abandoned coroutine. */
+static int budget_error(struct ebb_vm *vm, lua_State *co, struct ebb_error *err)
+{
+    lua_State *L = vm->L;
+    char where[300] = "";
+    lua_Debug ar;
+
+    for (int level = 0; lua_getstack(co, level, &ar); level++)
+        if (lua_getinfo(co, "Sl", &ar) && ar.currentline > 0) {
+            snprintf(where, sizeof(where), "%s:%d: ", ar.short_src, ar.currentline);
+            break;
+        }
+    lua_pushfstring(L, "%stime budget of %d ms exceeded", where, budget_ms(vm));
+    luaL_traceback(L, co, lua_tostring(L, -1), 0);
+    if (err != NULL) {
+        ebb_error_set(err, EBB_ELIMIT, NULL, 0, NULL, "%s", lua_tostring(L, -1));
+        split_location(lua_tostring(L, -1), err, vm->name);
+    }
+    lua_pop(L, 2);
+    return EBB_ELIMIT;
+}
+
 /* Run (or continue) coroutine `co` under the budget. On LUA_OK the results
  * are moved to vm->L; on a yield, `allow_yield` decides whether that is an
  * error or a suspension (the caller keeps the coroutine). */
@@ -696,10 +890,12 @@ static int run_co(struct ebb_vm *vm, lua_State *co, int nargs, int nres, bool al
 {
     lua_State *L = vm->L, *prev_call = vm->call_co, *prev_running;
     int st, got = 0, rc;
-    bool was_on;
+    bool was_on, engine_yield;
 
-    if (vm->depth == 0)
+    if (vm->depth == 0) {
         vm->expired = 0;
+        vm->stopped = false;
+    }
     wd_arms++;   /* calls into Lua (each arms a budget, unless off) */
     if (vm->budget_ns != UINT64_MAX && (rc = wd_arm(vm, co)) != 0)
         return ebb_error_set(err, rc, NULL, 0, NULL, "calls nested too deeply");
@@ -708,7 +904,7 @@ static int run_co(struct ebb_vm *vm, lua_State *co, int nargs, int nres, bool al
     vm->limit_on = true;
     vm->call_co = co;
     vm->engine_yield = false;
-    prev_running = set_running(vm, co);
+    prev_running = enter(vm, co);
     st = lua_resume(co, L, nargs, &got);
     set_running(vm, prev_running);
     vm->call_co = prev_call;
@@ -717,18 +913,25 @@ static int run_co(struct ebb_vm *vm, lua_State *co, int nargs, int nres, bool al
     if (vm->budget_ns != UINT64_MAX)
         wd_disarm();
     lua_sethook(co, NULL, 0, 0);
+    engine_yield = st == LUA_YIELD && vm->engine_yield;
+    vm->engine_yield = false;
+    /* Stopped at its budget, or out of time on the way out of an error: the
+     * coroutine is left as it is, its __close and handlers never run. */
+    if (vm->stopped || (vm->expired && st != LUA_OK && !engine_yield)) {
+        rc = budget_error(vm, co, err);
+        if (vm->depth == 0)
+            vm->expired = 0;
+        return rc;
+    }
     if (st == LUA_YIELD) {
-        bool engine_yield = vm->engine_yield;
-        vm->engine_yield = false;
         lua_pop(co, got);
-        if (!engine_yield) {
+        if (!engine_yield)
             /* a script's coroutine.yield with no coroutine of its own to
-             * return to: the call cannot go on */
-            lua_resetthread(co);
+             * return to: the call cannot go on (and is abandoned as it is:
+             * closing it would run its __close outside the budget) */
             return ebb_error_set(err, EBB_ESCRIPT, vm->name, 0, NULL,
                                  "coroutine.yield outside a coroutine: a strategy's own "
                                  "function cannot yield");
-        }
         if (allow_yield)
             return EBB_VM_YIELDED;
         return ebb_error_set(err, EBB_ESCRIPT, vm->name, 0, NULL,
@@ -740,10 +943,7 @@ static int run_co(struct ebb_vm *vm, lua_State *co, int nargs, int nres, bool al
             luaL_traceback(co, co, lua_tostring(co, -1), 0);
             lua_remove(co, -2);
         }
-        rc = fail_from_lua(vm, co, st, err, vm->name);
-        if (vm->depth == 0)
-            vm->expired = 0;
-        return rc;
+        return fail_from_lua(vm, co, st, err, vm->name);
     }
     if (nres != LUA_MULTRET) {
         if (got > nres)

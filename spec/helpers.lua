@@ -150,6 +150,8 @@ function H.check(o)
     policy = o.policy,
     policy_text = o.policy_text,
     policy_dirs = o.policy_dirs,
+    mem_limit = o.mem_limit,
+    time_budget_ms = o.time_budget_ms,
   }
 end
 
@@ -164,6 +166,62 @@ end
 
 function H.rmdir(dir)
   os.execute("rm -rf '" .. dir .. "'")
+end
+
+-- A Lua value (plain data: tables, strings, numbers, booleans) as a Lua
+-- expression that load() reads back.
+local function serialize(v)
+  local t = type(v)
+  if t == "table" then
+    local parts = {}
+    local keys = {}
+    for k in pairs(v) do keys[#keys + 1] = k end
+    table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
+    for _, k in ipairs(keys) do
+      parts[#parts + 1] = "[" .. serialize(k) .. "]=" .. serialize(v[k])
+    end
+    return "{" .. table.concat(parts, ",") .. "}"
+  elseif t == "string" then
+    return string.format("%q", v)
+  elseif t == "number" then
+    return string.format(math.type(v) == "integer" and "%d" or "%.17g", v)
+  end
+  return tostring(v)
+end
+H.serialize = serialize
+
+-- h.bounded(fn_name, o, limits) -> what h[fn_name](o) returns (two values at
+-- most), or nil, message when it raised. Calls h[fn_name](o) in a child process bounded in time (limits.seconds,
+-- default 60) and address space (limits.mb, default 2048): a hostile case
+-- that wedges or floods the engine fails its spec instead of hanging the
+-- suite or the machine. The result comes back as data; a raised error
+-- comes back as nil, message.
+function H.bounded(fn_name, o, limits)
+  limits = limits or {}
+  local script = os.tmpname()
+  local out = os.tmpname()
+  write(script, "local h = require('spec.helpers')\n" ..
+    "local ok, a, b = pcall(h[" .. serialize(fn_name) .. "], " .. serialize(o) .. ")\n" ..
+    "local f = assert(io.open(" .. serialize(out) .. ", 'w'))\n" ..
+    "if not ok then a = tostring(a) end\n" ..
+    "f:write('return ', h.serialize({ ok = ok, a = a, b = b }))\n" ..
+    "f:close()\n")
+  local cmd = string.format("timeout -s KILL %d sh -c 'ulimit -v %d; exec lua5.4 %s' >/dev/null 2>&1",
+    limits.seconds or 60, (limits.mb or 2048) * 1024, script)
+  local _, _, code = os.execute(cmd)
+  local f = io.open(out)
+  local text = f and f:read("a") or ""
+  if f then f:close() end
+  os.remove(script)
+  os.remove(out)
+  if text == "" then
+    return nil, string.format("the engine did not finish within %d s and %d MB (exit %s)",
+      limits.seconds or 60, limits.mb or 2048, tostring(code))
+  end
+  local r = load(text)()
+  if not r.ok then return nil, r.a end
+  if type(r.a) == "table" and r.a.evictions then setmetatable(r.a, Plan) end
+  return r.a, r.b
 end
 
 return H
