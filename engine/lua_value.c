@@ -3,7 +3,7 @@
  * the key out (Go decoding treats null as absent); null in a sequence is
  * ebb.null (a light userdata) so positions are kept. Tables from a policy
  * carry a metatable named "ebb.seq" or "ebb.map" so an empty list and an
- * empty map can be told apart by ebb.args. */
+ * empty map can be told apart by ebb.args (getmetatable() gives the name). */
 #include <math.h>
 
 #include <lauxlib.h>
@@ -14,6 +14,16 @@
 static void push_null(lua_State *L)
 {
     lua_pushlightuserdata(L, NULL);
+}
+
+/* A metatable scripts cannot reach: getmetatable() answers with its name,
+ * and a __gc a script added to it would run outside any budget. */
+static void new_metatable(lua_State *L, const char *name)
+{
+    if (luaL_newmetatable(L, name)) {
+        lua_pushstring(L, name);
+        lua_setfield(L, -2, "__metatable");
+    }
 }
 
 void ebb__lua_push_val(lua_State *L, const struct ebb_val *v)
@@ -31,7 +41,7 @@ void ebb__lua_push_val(lua_State *L, const struct ebb_val *v)
     case EBB_VAL_STRING: lua_pushlstring(L, v->u.str.s, v->u.str.len); break;
     case EBB_VAL_SEQ:
         lua_createtable(L, (int)v->u.seq.n, 0);
-        luaL_newmetatable(L, "ebb.seq");   /* tells [] from {} to ebb.args */
+        new_metatable(L, "ebb.seq");        /* tells [] from {} to ebb.args */
         lua_setmetatable(L, -2);
         for (size_t i = 0; i < v->u.seq.n; i++) {
             if (v->u.seq.items[i] == NULL || v->u.seq.items[i]->type == EBB_VAL_NULL)
@@ -43,7 +53,7 @@ void ebb__lua_push_val(lua_State *L, const struct ebb_val *v)
         break;
     case EBB_VAL_MAP:
         lua_createtable(L, 0, (int)v->u.map.n);
-        luaL_newmetatable(L, "ebb.map");
+        new_metatable(L, "ebb.map");
         lua_setmetatable(L, -2);
         for (size_t i = 0; i < v->u.map.n; i++) {
             if (v->u.map.vals[i] == NULL || v->u.map.vals[i]->type == EBB_VAL_NULL)

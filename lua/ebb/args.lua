@@ -24,14 +24,13 @@ local A = {}
 
 local SEQ, MAP = "seq", "map"
 
--- Values from a policy file carry their YAML type in a metatable __name
--- ("ebb.seq" / "ebb.map"), so an empty list and an empty map differ.
+-- Values from a policy file carry their YAML type in a protected metatable
+-- (getmetatable gives "ebb.seq" / "ebb.map"), so an empty list and an empty
+-- map differ.
 local function yaml_type(v)
   local mt = getmetatable(v)
-  if type(mt) == "table" then
-    if mt.__name == "ebb.seq" then return SEQ end
-    if mt.__name == "ebb.map" then return MAP end
-  end
+  if mt == "ebb.seq" then return SEQ end
+  if mt == "ebb.map" then return MAP end
   -- a plain Lua table (from a test or another plugin): guess by its keys
   if next(v) == nil then return nil end
   if v[1] ~= nil then return SEQ end
