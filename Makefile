@@ -11,7 +11,7 @@ CC      ?= gcc
 PKGS    := lua5.4 libcjson yaml-0.1 libuv libcurl
 DEBS    := liblua5.4-dev lua5.4 lua-busted libcurl4-openssl-dev libcjson-dev \
            libyaml-dev libuv1-dev libcmocka-dev libhttp-parser-dev pkg-config \
-           curl python3 python3-yaml
+           curl python3 python3-yaml prometheus
 LUA     := lua5.4
 BUSTED  := $(LUA) /usr/bin/busted
 

@@ -7,6 +7,7 @@
 #include <cjson/cJSON.h>
 
 #include "ebb/cache.h"
+#include "ebb/prometheus.h"
 #include "ebb/selector.h"
 #include "map.h"
 
@@ -483,6 +484,7 @@ static void kind_key(const struct ebb_object *o, ebb_str *a, ebb_str *b)
     case EBB_KIND_NODE_METRICS: *a = o->u.node_metrics->node; break;
     case EBB_KIND_POD_METRICS: *a = o->u.pod_metrics->ns; *b = o->u.pod_metrics->name; break;
     case EBB_KIND_KOORD_NODE_METRIC: *a = o->u.koord->node; break;
+    case EBB_KIND_PROM_RESULT: *a = o->u.prom->key; break;
     default: break;
     }
 }
@@ -660,7 +662,8 @@ int ebb_cache_put(struct ebb_cache *c, struct ebb_object *obj)
     case EBB_KIND_PDB:
     case EBB_KIND_NODE_METRICS:
     case EBB_KIND_POD_METRICS:
-    case EBB_KIND_KOORD_NODE_METRIC: rc = put_other(c, obj); break;
+    case EBB_KIND_KOORD_NODE_METRIC:
+    case EBB_KIND_PROM_RESULT: rc = put_other(c, obj); break;
     default: return EBB_EINVAL;
     }
     if (rc == 0) {
@@ -764,6 +767,12 @@ struct ebb_pod_metrics *ebb_cache_pod_metrics(const struct ebb_cache *c, ebb_str
 struct ebb_koord_node_metric *ebb_cache_koord_metric(const struct ebb_cache *c, ebb_str node)
 {
     return ebb__map_get(&c->by_kind[EBB_KIND_KOORD_NODE_METRIC], node, NULL);
+}
+
+struct ebb_prom_result *ebb_cache_prom_result(const struct ebb_cache *c, const char *query)
+{
+    ebb_str q = ebb_str_find(query, strlen(query));
+    return q ? ebb__map_get(&c->by_kind[EBB_KIND_PROM_RESULT], q, NULL) : NULL;
 }
 
 uint32_t ebb_cache_pod_slots(const struct ebb_cache *c)

@@ -186,6 +186,56 @@ void ebb_time_format(int64_t t, char *buf, size_t len)
     strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+int ebb_base64_decode(const char *in, size_t len, char **out)
+{
+    char *buf = malloc(len / 4 * 3 + 4);
+    uint32_t acc = 0;
+    size_t n = 0;
+    int bits = 0, pad = 0;
+
+    if (buf == NULL)
+        return EBB_ENOMEM;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)in[i];
+        int v;
+
+        if (ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n')
+            continue;
+        if (ch == '=') {
+            pad++;
+            continue;
+        }
+        if (pad > 0)
+            goto bad;   /* data after padding */
+        if (ch >= 'A' && ch <= 'Z')
+            v = ch - 'A';
+        else if (ch >= 'a' && ch <= 'z')
+            v = ch - 'a' + 26;
+        else if (ch >= '0' && ch <= '9')
+            v = ch - '0' + 52;
+        else if (ch == '+')
+            v = 62;
+        else if (ch == '/')
+            v = 63;
+        else
+            goto bad;
+        acc = acc << 6 | (uint32_t)v;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            buf[n++] = (char)(acc >> bits & 0xff);
+        }
+    }
+    if (bits >= 6 || pad > 2)
+        goto bad;   /* a lone sextet cannot encode a byte */
+    buf[n] = '\0';
+    *out = buf;
+    return 0;
+bad:
+    free(buf);
+    return EBB_EPARSE;
+}
+
 int64_t ebb_time_since(int64_t now, int64_t t)
 {
     /* time.Duration is int64 nanoseconds: +-9223372036.854775807 s */

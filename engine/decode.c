@@ -15,6 +15,7 @@
 #include <cjson/cJSON.h>
 
 #include "ebb/decode.h"
+#include "ebb/prometheus.h"
 #include "ebb/quantity.h"
 #include "ebb/selector.h"
 #include "ebb/taints.h"
@@ -769,6 +770,7 @@ static const struct {
     [EBB_KIND_NODE_METRICS] = { "NodeMetrics", "metrics.k8s.io" },
     [EBB_KIND_POD_METRICS] = { "PodMetrics", "metrics.k8s.io" },
     [EBB_KIND_KOORD_NODE_METRIC] = { "NodeMetric", "slo.koordinator.sh" },
+    [EBB_KIND_PROM_RESULT] = { "PrometheusQueryResult", "ebb" },
 };
 
 const char *ebb_kind_name(int kind)
@@ -2030,6 +2032,7 @@ static int decode_as(const cJSON *obj, int kind, struct ebb_object *out, struct 
     case EBB_KIND_NODE_METRICS: rc = decode_node_metrics(&d, obj, &out->u.node_metrics); break;
     case EBB_KIND_POD_METRICS: rc = decode_pod_metrics(&d, obj, &out->u.pod_metrics); break;
     case EBB_KIND_KOORD_NODE_METRIC: rc = decode_koord(&d, obj, &out->u.koord); break;
+    case EBB_KIND_PROM_RESULT: rc = ebb_prom_result_decode(obj, &out->u.prom, err); break;
     default:
         return fail(&d, EBB_ENOENT, "kind", "not a kind ebb keeps");
     }
@@ -2074,6 +2077,7 @@ void ebb_object_free(struct ebb_object *o)
     case EBB_KIND_NODE_METRICS: ebb_node_metrics_free(o->u.node_metrics); break;
     case EBB_KIND_POD_METRICS: ebb_pod_metrics_free(o->u.pod_metrics); break;
     case EBB_KIND_KOORD_NODE_METRIC: ebb_koord_node_metric_free(o->u.koord); break;
+    case EBB_KIND_PROM_RESULT: ebb_prom_result_free(o->u.prom); break;
     default: break;
     }
     o->kind = EBB_KIND_UNKNOWN;

@@ -6,6 +6,7 @@
 #include <lua.h>
 
 #include "ebb.h"
+#include "ebb/prometheus.h"
 #include "map.h"
 
 /* ---- vm.c: one sandboxed lua_State ------------------------------------- */
@@ -264,6 +265,14 @@ struct ebb_engine {
     void *evict_ud;
     bool evictions_allowed;
     size_t inflight;
+    /* Prometheus (lua_prometheus.c): how queries are answered, the answer a
+     * waiting plugin gets, the queries the policy's plugins declare */
+    ebb_prom_start_fn prom_start;
+    void *prom_ud;
+    struct ebb_prom_result *prom_answer;
+    char **prom_queries;
+    size_t nprom_queries;
+    bool prom_queries_known;
     /* the resumable cycle */
     bool cycle_active;
     int cycle_ext;                  /* EBB_EXT_DESCHEDULE or EBB_EXT_BALANCE */
@@ -339,6 +348,10 @@ void ebb__lua_open_evictor(lua_State *L);   /* ebb.json, ebb.rfc3339, ctx.api */
  * library table on top of the stack. */
 void ebb__lua_open_string(lua_State *L);
 void ebb__lua_open_table(lua_State *L);
+void ebb__lua_open_prometheus(lua_State *L);   /* ebb.prometheus_query */
+/* lua_prometheus.c: drop what the engine keeps of Prometheus (the policy's
+ * queries, an answer not taken). */
+void ebb__prom_forget(struct ebb_engine *e);
 /* The nodes of a NodeList at idx, or NULL with *n = 0 when it is not one. */
 struct ebb_node *const *ebb__lua_nodelist(lua_State *L, int idx, size_t *n);
 /* Nodes from a NodeList, a list of Nodes/names, or nil (the cycle's nodes).

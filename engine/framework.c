@@ -156,6 +156,7 @@ void ebb_engine_destroy(struct ebb_engine *e)
     free(e->cycle_nodes);
     free(e->focus_nodes);
     ebb_cache_destroy(e->cache);
+    ebb__prom_forget(e);
     free(e->home);
     free(e);
 }
@@ -955,6 +956,7 @@ int ebb_engine_set_policy(struct ebb_engine *e, struct ebb_policy *policy, struc
 
     if (e == NULL || policy == NULL)
         return EBB_EINVAL;
+    ebb__prom_forget(e);   /* the queries were the old policy's */
     if ((profiles = calloc(policy->nprofiles + 1, sizeof(*profiles))) == NULL)
         return EBB_ENOMEM;
     for (; n < policy->nprofiles; n++)

@@ -46,58 +46,6 @@ static char *xasprintf(const char *fmt, ...)
     return n < 0 ? NULL : s;
 }
 
-/* Standard base64 (RFC 4648), whitespace ignored, padding optional. The
- * result is NUL-terminated (PEM text). Returns 0, EBB_ENOMEM, or EBB_EPARSE
- * on a character or length that is not base64. */
-static int base64_decode(const char *in, size_t len, char **out)
-{
-    char *buf = malloc(len / 4 * 3 + 4);
-    uint32_t acc = 0;
-    size_t n = 0;
-    int bits = 0, pad = 0;
-
-    if (buf == NULL)
-        return EBB_ENOMEM;
-    for (size_t i = 0; i < len; i++) {
-        unsigned char ch = (unsigned char)in[i];
-        int v;
-
-        if (ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n')
-            continue;
-        if (ch == '=') {
-            pad++;
-            continue;
-        }
-        if (pad > 0)
-            goto bad;   /* data after padding */
-        if (ch >= 'A' && ch <= 'Z')
-            v = ch - 'A';
-        else if (ch >= 'a' && ch <= 'z')
-            v = ch - 'a' + 26;
-        else if (ch >= '0' && ch <= '9')
-            v = ch - '0' + 52;
-        else if (ch == '+')
-            v = 62;
-        else if (ch == '/')
-            v = 63;
-        else
-            goto bad;
-        acc = acc << 6 | (uint32_t)v;
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            buf[n++] = (char)(acc >> bits & 0xff);
-        }
-    }
-    if (bits >= 6 || pad > 2)
-        goto bad;   /* a lone sextet cannot encode a byte */
-    buf[n] = '\0';
-    *out = buf;
-    return 0;
-bad:
-    free(buf);
-    return EBB_EPARSE;
-}
 
 /* ---- kubeconfig ----------------------------------------------------------- */
 
@@ -200,7 +148,7 @@ static int take_path(struct kc *kc, const struct ebb_val *v, const char *field, 
 static int take_b64(struct kc *kc, const struct ebb_val *v, const char *field, char **out)
 {
     char *dec;
-    int rc = base64_decode(v->u.str.s, v->u.str.len, &dec);
+    int rc = ebb_base64_decode(v->u.str.s, v->u.str.len, &dec);
 
     if (rc == EBB_ENOMEM)
         return schema(kc, EBB_ENOMEM, 0, NULL, "out of memory");

@@ -477,6 +477,21 @@ static void refresh_token(struct ebb_kube *k)
     k->token_read = true;
 }
 
+int ebb_kube_set_token(struct ebb_kube *k, const char *token)
+{
+    char *t = NULL;
+
+    if (k == NULL)
+        return EBB_EINVAL;
+    if (token != NULL && (t = strdup(token)) == NULL)
+        return EBB_ENOMEM;
+    free(k->token);
+    k->token = t;
+    free(k->token_file);   /* the token given wins over a file from now on */
+    k->token_file = NULL;
+    return 0;
+}
+
 static int build_headers(struct ebb_kube_req *r)
 {
     struct ebb_kube *k = r->k;

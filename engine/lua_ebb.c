@@ -1130,6 +1130,7 @@ int luaopen_ebb_native(lua_State *L)
     ebb__lua_open_groups(L);
     ebb__lua_open_loadaware(L);
     ebb__lua_open_evictor(L);
+    ebb__lua_open_prometheus(L);
     lua_pushlightuserdata(L, NULL);
     lua_setfield(L, -2, "null");
     return 1;

@@ -134,15 +134,40 @@ static int class_arg(lua_State *L, int idx)
     return luaL_checkoption(L, idx, NULL, names);
 }
 
+struct samples {
+    lua_State *L;
+    int idx;                     /* the {[node] = value} table */
+};
+
+/* A Prometheus sample as upstream turns it into usage: MetricResource =
+ * int64(value * 100), truncated. */
+static bool sample_value(void *ud, const struct ebb_node *n, int id, int64_t *out)
+{
+    struct samples *s = ud;
+    const char *name = ebb_resource_name(id);
+    bool ok = false;
+
+    if (name == NULL || strcmp(name, EBB_USAGE_METRIC_RESOURCE) != 0)
+        return false;
+    if (lua_getfield(s->L, s->idx, n->name) == LUA_TNUMBER) {
+        *out = (int64_t)(lua_tonumber(s->L, -1) * 100);
+        ok = true;
+    }
+    lua_pop(s->L, 1);
+    return ok;
+}
+
 /* ebb.node_usage(nodes, opts) -> NodeUsage                       [-0, +1, e]
  * nodes: a NodeList, a list of nodes or names, or nil (the cycle's).
  * opts.resources: the resource names to account for (upstream: the
  * thresholds' keys plus cpu, memory and pods); opts.source: "requests"
  * (default: requests of the pods occupying each node, from the cache's
- * per-node sums) or "metrics" (metrics.k8s.io NodeMetrics; pods still
- * count the occupying pods). With "metrics" a node without metrics is left
- * out and listed by u:skipped() with upstream's error text. Capacity is the
- * node's allocatable. */
+ * per-node sums), "metrics" (metrics.k8s.io NodeMetrics; pods still
+ * count the occupying pods) or "prometheus" (opts.samples, the
+ * {[node] = value in [0, 1]} of ebb.prometheus_query: MetricResource is
+ * int(value * 100) of a capacity of 100). With "metrics" and "prometheus"
+ * a node without a value is left out and listed by u:skipped() with
+ * upstream's error text. Capacity is the node's allocatable. */
 static int l_node_usage(lua_State *L)
 {
     struct ebb_engine *e = engine_of(L);
@@ -151,14 +176,22 @@ static int l_node_usage(lua_State *L)
     int res[EBB_RES_MAX];
     size_t n, nres = 0;
     int source = EBB_USAGE_REQUESTS, rc;
+    struct samples smp = { L, 0 };
 
     nodes = ebb__lua_check_nodes(L, 1, &n);
     luaL_checktype(L, 2, LUA_TTABLE);
     if (lua_getfield(L, 2, "source") != LUA_TNIL) {
-        static const char *const names[] = { "requests", "metrics", NULL };
-        source = luaL_checkoption(L, -1, NULL, names) == 0 ? EBB_USAGE_REQUESTS : EBB_USAGE_METRICS;
+        static const char *const names[] = { "requests", "metrics", "prometheus", NULL };
+        static const int sources[] = { EBB_USAGE_REQUESTS, EBB_USAGE_METRICS, EBB_USAGE_GIVEN };
+        source = sources[luaL_checkoption(L, -1, NULL, names)];
     }
     lua_pop(L, 1);
+    if (source == EBB_USAGE_GIVEN) {
+        if (lua_getfield(L, 2, "samples") != LUA_TTABLE)
+            return luaL_error(L, "ebb.node_usage: source \"prometheus\" needs opts.samples, the "
+                                 "{[node] = value} of ebb.prometheus_query");
+        smp.idx = lua_gettop(L);   /* stays below the userdata until we return */
+    }
     if (lua_getfield(L, 2, "resources") != LUA_TTABLE)
         return luaL_error(L, "ebb.node_usage: opts.resources must be a list of resource names");
     for (lua_Integer i = 1; lua_rawgeti(L, -1, i) != LUA_TNIL; i++) {
@@ -176,7 +209,11 @@ static int l_node_usage(lua_State *L)
     lu = lua_newuserdatauv(L, sizeof(*lu), 0);
     memset(lu, 0, sizeof(*lu));
     luaL_setmetatable(L, USAGE_MT);
-    if ((rc = ebb_usage_create(e->cache, nodes, n, res, nres, source, &lu->u)) != 0)
+    if (source == EBB_USAGE_GIVEN)
+        rc = ebb_usage_create_given(e->cache, nodes, n, res, nres, sample_value, &smp, &lu->u);
+    else
+        rc = ebb_usage_create(e->cache, nodes, n, res, nres, source, &lu->u);
+    if (rc != 0)
         return luaL_error(L, "ebb.node_usage: %s", ebb_strerror(rc));
     lu->epoch = ebb_cache_epoch(e->cache);
     charge(L, lu);
@@ -201,6 +238,16 @@ static int l_metrics_provider(lua_State *L)
             on = p->providers[i].source == want;
     }
     lua_pushboolean(L, on);
+    return 1;
+}
+
+/* u:measures_pods() -> boolean                                  [-0, +1, e]
+ * Whether what evicting a pod frees can be told (false for "prometheus":
+ * upstream then evicts "unconstrained", one pod per node unless
+ * evictionLimits.node says more). */
+static int l_usage_measures_pods(lua_State *L)
+{
+    lua_pushboolean(L, ebb_usage_measures_pods(check_usage(L, 1)->u));
     return 1;
 }
 
@@ -549,6 +596,7 @@ static const luaL_Reg usage_methods[] = {
     { "tolerated", l_usage_tolerated },
     { "candidates", l_usage_candidates },
     { "pod_usage", l_usage_pod_usage },
+    { "measures_pods", l_usage_measures_pods },
     { "take", l_usage_take },
     { "explain", l_usage_explain },
     { "usage", l_usage_usage },

@@ -36,13 +36,14 @@ struct opts {
     bool stats;
     uint64_t script_timeout_ms;
     size_t script_memory;
+    const char *prometheus_url, *prometheus_token_file;
 };
 
 static void usage(FILE *f)
 {
     fputs("usage:\n"
           "  ebb simulate --snapshot FILE --policy FILE [--policy-dir DIR]... [--now TIME]\n"
-          "               [--cycles N] [--output table|json]\n"
+          "               [--cycles N] [--output table|json] [--prometheus-url URL]\n"
           "  ebb check    --policy FILE [--policy-dir DIR]...\n"
           "  ebb run      --policy FILE [--policy-dir DIR]... [--kubeconfig FILE] [--once] ...\n"
           "               (ebb run --help for the rest)\n"
@@ -58,6 +59,9 @@ static void usage(FILE *f)
           "  --now TIME         the clock for ages, RFC 3339 (default: now)\n"
           "  --cycles N         run N cycles on the snapshot; evicted pods stay gone (default 1)\n"
           "  --output FORMAT    table (default) or json\n"
+          "  --prometheus-url URL  ask this Prometheus server the policy's queries (at --now)\n"
+          "                     instead of the results the snapshot recorded\n"
+          "  --prometheus-token-file F  the bearer token for it\n"
           "  --stats            print load and cycle measurements to stderr\n"
           "  --script-timeout D time budget per call into a Lua plugin (10s; 0: none, for\n"
           "                     measuring what the budget costs)\n"
@@ -86,6 +90,8 @@ static int parse(int argc, char **argv, struct opts *o)
         { "stats", no_argument, NULL, 'S' },
         { "script-timeout", required_argument, NULL, 'T' },
         { "script-memory", required_argument, NULL, 'M' },
+        { "prometheus-url", required_argument, NULL, 'P' },
+        { "prometheus-token-file", required_argument, NULL, 'K' },
         { "verbose", no_argument, NULL, 'v' },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
@@ -141,6 +147,8 @@ static int parse(int argc, char **argv, struct opts *o)
             if (!ebb_flag_script_memory("--script-memory", optarg, &o->script_memory))
                 return EXIT_INPUT;
             break;
+        case 'P': o->prometheus_url = optarg; break;
+        case 'K': o->prometheus_token_file = optarg; break;
         case 'v': ebb_log_level = EBB_LOG_DEBUG; break;
         case 'q': ebb_log_level = EBB_LOG_ERROR; break;
         case 'h': usage(stdout); exit(0);
@@ -168,6 +176,8 @@ static int run(const struct opts *o, bool check)
         .stats = &stats,
         .time_budget_ms = o->script_timeout_ms,
         .mem_limit = o->script_memory,
+        .prometheus_url = o->prometheus_url,
+        .prometheus_token_file = o->prometheus_token_file,
     };
     struct ebb_engine *e = NULL;
     struct ebb_error err = { 0 };

@@ -159,6 +159,10 @@ static int read_opts(lua_State *L, struct ebb_sim_opts *o, const char **dirs, in
     o->time_budget_ms = (uint64_t)luaL_optinteger(L, -1, 0);
     lua_getfield(L, 1, "cycles");
     o->cycles = (int)luaL_optinteger(L, -1, 1);
+    lua_getfield(L, 1, "prometheus_url");
+    o->prometheus_url = lua_tostring(L, -1);
+    lua_getfield(L, 1, "prometheus_token_file");
+    o->prometheus_token_file = lua_tostring(L, -1);
     lua_getfield(L, 1, "now");
     if (lua_isstring(L, -1) && ebb_time_parse(lua_tostring(L, -1), &o->now) != 0)
         return luaL_error(L, "now: \"%s\" is not an RFC 3339 time", lua_tostring(L, -1));

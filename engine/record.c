@@ -15,6 +15,7 @@
 
 #include "ebb/flags.h"
 #include "ebb/kube.h"
+#include "ebb/prometheus.h"
 #include "ebb/record.h"
 
 #define EXIT_INPUT 2
@@ -153,6 +154,10 @@ int ebb_record_main(int argc, char **argv)
         { "kubeconfig", required_argument, NULL, 'k' },
         { "context", required_argument, NULL, 'c' },
         { "page-size", required_argument, NULL, 'p' },
+        { "policy", required_argument, NULL, 'P' },
+        { "policy-dir", required_argument, NULL, 'd' },
+        { "prometheus-url", required_argument, NULL, 'U' },
+        { "now", required_argument, NULL, 'n' },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -161,6 +166,7 @@ int ebb_record_main(int argc, char **argv)
     struct ebb_kube_config *kc = NULL;
     struct ebb_error err = { 0 };
     const char *output = NULL, *kubeconfig = NULL, *context = NULL;
+    struct ebb_prom_record pr = { 0 };
     char tmp[4200], buf[2048];
     int c;
 
@@ -172,9 +178,27 @@ int ebb_record_main(int argc, char **argv)
         case 'k': kubeconfig = optarg; break;
         case 'c': context = optarg; break;
         case 'p': r.page_size = atoi(optarg) > 0 ? atoi(optarg) : 500; break;
+        case 'P': pr.policy = optarg; break;
+        case 'd':
+            if (pr.ndirs == EBB_ARRAY_LEN(pr.dirs)) {
+                fprintf(stderr, "ebb: error: --policy-dir: at most %zu directories\n", pr.ndirs);
+                return EXIT_INPUT;
+            }
+            pr.dirs[pr.ndirs++] = optarg;
+            break;
+        case 'U': pr.url = optarg; break;
+        case 'n':
+            if (ebb_time_parse(optarg, &pr.time) != 0) {
+                fprintf(stderr, "ebb: error: --now: \"%s\" is not an RFC 3339 time\n", optarg);
+                return EXIT_INPUT;
+            }
+            break;
         case 'q': ebb_log_level = EBB_LOG_ERROR; break;
         case 'h':
-            puts("usage: ebb record -o FILE [--kubeconfig FILE] [--context NAME] [--page-size 500]");
+            puts("usage: ebb record -o FILE [--kubeconfig FILE] [--context NAME] [--page-size 500]\n"
+                 "                  [--policy FILE [--policy-dir DIR]... [--prometheus-url URL] [--now TIME]]\n"
+                 "  --policy: also store the results of the policy's Prometheus queries\n"
+                 "            (asked at --now, default now; of --prometheus-url, default the policy's)");
             return 0;
         case ':':
         default:
@@ -210,6 +234,19 @@ int ebb_record_main(int argc, char **argv)
     next_page(&r, NULL);
     uv_run(r.loop, UV_RUN_DEFAULT);
     uv_loop_close(r.loop);
+    if (r.rc == 0 && pr.policy != NULL) {
+        /* the policy's Prometheus queries, answered now, as items */
+        pr.kc = kc;
+        if (ebb_prom_record(&pr, &err) != 0) {
+            ebb_error_format(&err, r.error, sizeof(r.error));
+            r.rc = 1;
+        }
+        for (size_t i = 0; i < pr.n; i++) {
+            fprintf(r.out, "%s\n        %s", r.items ? "," : "", pr.items[i]);
+            r.items++;
+        }
+        ebb_prom_record_free(&pr);
+    }
     ebb_kube_config_free(kc);
     fputs("\n    ],\n    \"metadata\": {\n        \"resourceVersion\": \"\"\n    }\n}\n", r.out);
     if (fclose(r.out) != 0 && r.rc == 0) {

@@ -21,6 +21,7 @@
 #include "ebb/kube.h"
 #include "ebb/leader.h"
 #include "ebb/metrics.h"
+#include "ebb/prometheus.h"
 #include "ebb/flags.h"
 #include "ebb/reload.h"
 #include "ebb/run.h"
@@ -65,6 +66,7 @@ struct runner {
     struct ebb_leader *leader;
     struct ebb_httpd *httpd;
     struct ebb_metrics *metrics;
+    struct ebb_prom_live *prom;   /* the Prometheus provider's client */
     /* policy generations */
     struct ebb_engine_opts eo;
     struct ebb_sources src;
@@ -804,6 +806,12 @@ static void schedule_resume(struct runner *r)
         shutdown_all(r);
 }
 
+/* A Prometheus query a plugin waits for was answered (on the loop). */
+static void on_prom_answer(void *ud)
+{
+    schedule_resume(ud);
+}
+
 static void skip(struct runner *r, const char *reason, const char *detail)
 {
     const char *v[] = { reason };
@@ -824,7 +832,7 @@ static void on_cycle_timer(uv_timer_t *t)
         r->cycle_due = true;   /* a triggered run is on: right after it */
         return;
     }
-    if (!ebb_informers_synced(r->inf)) {
+    if (!ebb_informers_synced(r->inf) || !ebb_prom_live_synced(r->prom)) {
         if (!r->announced_wait) {
             ebb_log(EBB_LOG_INFO, "waiting for the caches to sync");
             r->announced_wait = true;
@@ -991,6 +999,11 @@ static void shutdown_all(struct runner *r)
         ebb_leader_close(r->leader, closed_one, r);
         r->leader = NULL;
     }
+    if (r->prom) {
+        r->pending_close++;
+        ebb_prom_live_close(r->prom, closed_one, r);
+        r->prom = NULL;
+    }
     if (r->httpd) {
         r->pending_close++;
         ebb_httpd_close(r->httpd, closed_one, r);
@@ -1086,6 +1099,7 @@ static void try_swap(struct runner *r)
     memcpy(r->hash, r->pending_hash, sizeof(r->hash));
     needs(ebb_engine_policy(r->engine), &metrics, &koord);
     ebb_informers_enable(r->inf, metrics, koord);
+    ebb_prom_live_policy(r->prom, ebb_engine_policy(r->engine));
     r->triggers = ebb_engine_triggers(r->engine);
     set_generation_metrics(r);
     {
@@ -1254,6 +1268,8 @@ int ebb_run_main(int argc, char **argv)
         goto fail;
     ebb_engine_set_cache(r->engine, r->cache);
     ebb_engine_set_evictor(r->engine, start_eviction, r);
+    if ((rc = ebb_prom_live_create(r->loop, r->kube, r->kc, r->engine, on_prom_answer, r, &r->prom)) != 0)
+        goto fail;
     io.page_size = r->o.page_size;
     io.metrics = metrics;
     io.koord_metrics = koord;
@@ -1328,6 +1344,7 @@ input:
     rc = EXIT_INPUT;
 fail:
     ebb_changes_destroy(r->changes);
+    ebb_prom_live_close(r->prom, NULL, NULL);
     if (r->kube) {
         /* nothing started yet: the client has no request in flight */
         ebb_kube_close(r->kube, NULL, NULL);

@@ -4,6 +4,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ebb/prometheus.h"
 #include "ebb/simulate.h"
 
 uint64_t ebb_rss_bytes(void)
@@ -17,6 +18,16 @@ uint64_t ebb_rss_bytes(void)
         resident = 0;
     fclose(f);
     return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+/* --prometheus-url: each query asked at once, on a loop of its own. */
+static int ask_now(void *ud, struct ebb_engine *e, const char *query, int64_t time,
+                   struct ebb_prom_result **now)
+{
+    const struct ebb_sim_opts *o = ud;
+    struct ebb_prom_opts po = { .url = o->prometheus_url, .token_file = o->prometheus_token_file };
+    (void)e;
+    return ebb_prom_query_all(NULL, &po, &query, 1, time, now);
 }
 
 static uint64_t mono_ns(void)
@@ -45,6 +56,8 @@ int ebb_simulate(struct ebb_sim_opts *o, struct ebb_engine **out, struct ebb_err
         return rc;
     if ((rc = ebb_engine_load_builtins(e, err)) != 0)
         goto fail;
+    if (o->prometheus_url != NULL)
+        ebb_engine_set_prom(e, ask_now, o);
     for (int i = 0; i < o->ndirs; i++)
         if ((rc = ebb_engine_register_lua_dir(e, o->dirs[i], err)) != 0)
             goto fail;

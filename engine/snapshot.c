@@ -24,6 +24,7 @@
 #include <cjson/cJSON.h>
 
 #include "ebb/cache.h"
+#include "ebb/prometheus.h"
 #include "ebb/snapshot.h"
 #include "ebb/val.h"
 
@@ -442,6 +443,7 @@ static void object_key(const struct ebb_object *o, ebb_str *ns, ebb_str *name)
     case EBB_KIND_NODE_METRICS: *name = o->u.node_metrics->node; break;
     case EBB_KIND_POD_METRICS: *ns = o->u.pod_metrics->ns; *name = o->u.pod_metrics->name; break;
     case EBB_KIND_KOORD_NODE_METRIC: *name = o->u.koord->node; break;
+    case EBB_KIND_PROM_RESULT: *name = o->u.prom->key; break;
     default: break;
     }
 }

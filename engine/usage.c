@@ -67,14 +67,31 @@ static bool is_metric_resource(int id)
     return name != NULL && strcmp(name, EBB_USAGE_METRIC_RESOURCE) == 0;
 }
 
+struct given {
+    ebb_usage_value_fn fn;
+    void *ud;
+};
+
 /* The usage of node `nd` for every resource of the set, or false with
- * upstream's reason (usageclients.go actualUsageClient.sync) when its
- * metrics do not say. */
+ * upstream's reason (usageclients.go actualUsageClient.sync,
+ * prometheusUsageClient.sync) when its metrics do not say. */
 static bool node_usage(const struct ebb_usage *u, struct ebb_cache *c, const struct ebb_node *nd,
-                       int64_t *used, char *why, size_t whylen)
+                       const struct given *g, int64_t *used, char *why, size_t whylen)
 {
     const struct ebb_podvec *pv = ebb_cache_pods_on_node(c, nd->name);
     const struct ebb_node_metrics *m = NULL;
+
+    if (u->source == EBB_USAGE_GIVEN) {
+        for (uint16_t k = 0; k < u->nres; k++) {
+            if (u->res[k] == EBB_RES_PODS) {
+                used[k] = pv->nactive;
+            } else if (!g->fn(g->ud, nd, u->res[k], &used[k])) {
+                snprintf(why, whylen, "unable to find metric entry for %s", nd->name);
+                return false;
+            }
+        }
+        return true;
+    }
 
     if (u->source == EBB_USAGE_METRICS &&
         (m = ebb_cache_node_metrics(c, nd->name)) == NULL) {
@@ -98,14 +115,13 @@ static bool node_usage(const struct ebb_usage *u, struct ebb_cache *c, const str
     return true;
 }
 
-int ebb_usage_create(struct ebb_cache *c, struct ebb_node *const *nodes, size_t n,
-                     const int *res, size_t nres, int source, struct ebb_usage **out)
+static int create(struct ebb_cache *c, struct ebb_node *const *nodes, size_t n, const int *res,
+                  size_t nres, int source, const struct given *g, struct ebb_usage **out)
 {
     struct ebb_usage *u;
     size_t cells;
 
-    if (c == NULL || (nodes == NULL && n > 0) || res == NULL || out == NULL ||
-        (source != EBB_USAGE_REQUESTS && source != EBB_USAGE_METRICS))
+    if (c == NULL || (nodes == NULL && n > 0) || res == NULL || out == NULL)
         return EBB_EINVAL;
     for (size_t k = 0; k < nres; k++)
         if (res[k] < 0 || res[k] >= EBB_RES_MAX)
@@ -141,7 +157,7 @@ int ebb_usage_create(struct ebb_cache *c, struct ebb_node *const *nodes, size_t 
 
         if (nd == NULL || (nd->slot < u->nslots && u->slot_index[nd->slot] != 0))
             continue;   /* a node listed twice counts once */
-        if (!node_usage(u, c, nd, &u->used[at], why, sizeof(why))) {
+        if (!node_usage(u, c, nd, g, &u->used[at], why, sizeof(why))) {
             u->skipped[u->nskipped].node = (struct ebb_node *)nd;
             memcpy(u->skipped[u->nskipped].reason, why, sizeof(why));
             u->nskipped++;
@@ -168,6 +184,30 @@ int ebb_usage_create(struct ebb_cache *c, struct ebb_node *const *nodes, size_t 
 fail:
     ebb_usage_destroy(u);
     return EBB_ENOMEM;
+}
+
+int ebb_usage_create(struct ebb_cache *c, struct ebb_node *const *nodes, size_t n,
+                     const int *res, size_t nres, int source, struct ebb_usage **out)
+{
+    if (source != EBB_USAGE_REQUESTS && source != EBB_USAGE_METRICS)
+        return EBB_EINVAL;
+    return create(c, nodes, n, res, nres, source, NULL, out);
+}
+
+int ebb_usage_create_given(struct ebb_cache *c, struct ebb_node *const *nodes, size_t n,
+                           const int *res, size_t nres, ebb_usage_value_fn value, void *ud,
+                           struct ebb_usage **out)
+{
+    struct given g = { value, ud };
+
+    if (value == NULL)
+        return EBB_EINVAL;
+    return create(c, nodes, n, res, nres, EBB_USAGE_GIVEN, &g, out);
+}
+
+bool ebb_usage_measures_pods(const struct ebb_usage *u)
+{
+    return u != NULL && u->source != EBB_USAGE_GIVEN;
 }
 
 long ebb_usage_index(const struct ebb_usage *u, const struct ebb_node *node)
@@ -386,6 +426,11 @@ int ebb_usage_of_pod(const struct ebb_usage *u, const struct ebb_cache *c, const
 {
     const struct ebb_pod_metrics *m = NULL;
 
+    if (u->source == EBB_USAGE_GIVEN) {
+        if (why)
+            *why = "not supported";   /* upstream's notSupportedError */
+        return EBB_ENOENT;
+    }
     if (u->source == EBB_USAGE_METRICS) {
         if ((m = ebb_cache_pod_metrics(c, p->ns, p->name)) == NULL) {
             if (why)

@@ -70,18 +70,24 @@ end
 -- plugin has to stop.
 function M.evict_from(ctx, u, node, pods, limit)
   if #pods == 0 or not u:continues(node) then return end
+  -- a source that cannot tell a pod's usage evicts "unconstrained": one pod
+  -- unless there is a per-node limit, and nothing is subtracted
+  local measured = u:measures_pods()
   local evicted = 0
   for _, pod in pods:iter() do
     if limit ~= nil and evicted >= limit then break end
     if ctx.evictor:pre_eviction_filter(pod) then
-      local usage, why = u:pod_usage(pod)
-      if usage == nil then
+      local usage, why
+      if measured then usage, why = u:pod_usage(pod) end
+      if measured and usage == nil then
         ebb.note(string.format("pod %s not evicted: %s", pod.key, why), node)
       else
         local ok, refusal = ctx.evictor:evict(pod, { reason = u:explain(node) })
         if ok then
+          -- "Currently, only a single pod eviction is allowed"
+          if not measured and limit == nil then break end
           evicted = evicted + 1
-          if not u:take(pod) then break end
+          if measured and not u:take(pod) then break end
         elseif refusal == "node-limit" then
           break
         elseif refusal == "total-limit" then

@@ -22,9 +22,13 @@
 --
 -- With metrics, a node of the set without NodeMetrics (or metrics without a
 -- resource of the set) fails the plugin for the cycle with upstream's
--- message, evicting nothing. Where ebb differs: the Prometheus source cannot
--- run here (no Prometheus server to query): its args are checked exactly,
--- and a run reports a plugin failure.
+-- message, evicting nothing. With the Prometheus source (the policy's
+-- Prometheus metrics provider), the usage is the instant query's value per
+-- node (MetricResource, in percent of 100): a query that fails, a result
+-- that is no vector, a node without a sample or a value outside [0, 1]
+-- fails the plugin for the cycle. What evicting a pod frees is then not
+-- known: one pod per overutilized node per cycle, unless evictionLimits.node
+-- says how many.
 local ebb = require("ebb")
 local A = ebb.args
 local nu = require("_nodeutilization")
@@ -101,33 +105,46 @@ function M.validate(a)
   return true
 end
 
--- The source (KubernetesMetrics or requests) or a plugin failure
--- (usageClientForMetrics, run at each Balance upstream).
-local function usage_source(a)
+-- The usage set of the metrics source, or nil and the plugin's failure
+-- (upstream: usageClientForMetrics, then the usage client's sync, at each
+-- Balance).
+local function usage_of(a, nodes)
   local mu = a.metricsUtilization
   local function fail(why) return nil, "error initializing usage client: " .. why end
-  if mu == nil then return "requests" end
+  if mu == nil then
+    return ebb.node_usage(nodes, { resources = nu.resources(a.thresholds) })
+  end
   if mu.metricsServer or mu.source == "KubernetesMetrics" then
     if not ebb.metrics_provider("KubernetesMetrics") then
       return fail("metrics client not initialized (the policy enables no KubernetesMetrics "
         .. "metrics provider: metricsProviders: [{source: KubernetesMetrics}])")
     end
-    return "metrics"
+    return ebb.node_usage(nodes, { resources = nu.resources(a.thresholds), source = "metrics" })
   end
   if mu.source == "Prometheus" then
-    return nil, string.format("the Prometheus metrics source needs a Prometheus server to run "
-      .. "the query %q; ebb does not query Prometheus: use source KubernetesMetrics (NodeMetrics "
-      .. "and PodMetrics) or leave metricsUtilization out (requests)", mu.prometheus.query)
+    local samples, why, stage = ebb.prometheus_query(mu.prometheus.query)
+    if samples == nil then
+      if stage == "client" then return fail(why) end
+      return nil, "error getting node usage: " .. why
+    end
+    return ebb.node_usage(nodes, { resources = { METRIC_RESOURCE }, source = "prometheus",
+                                   samples = samples })
   end
   if (mu.source or "") ~= "" then return fail("unrecognized metrics source") end
   return fail("metrics source is empty")
 end
 
+-- The query `ebb record --policy` stores and `ebb run` asks.
+function M.prometheus_queries(a)
+  local mu = a.metricsUtilization
+  if mu ~= nil and mu.source == "Prometheus" then return { mu.prometheus.query } end
+  return {}
+end
+
 function M.balance(ctx, nodes)
   local a = ctx.args
-  local source, err = usage_source(a)
-  if source == nil then return false, err end
-  local u <close> = ebb.node_usage(nodes, { resources = nu.resources(a.thresholds), source = source })
+  local u <close>, err = usage_of(a, nodes)
+  if u == nil then return false, err end
   -- usageClient.sync fails on the first node (or resource) the metrics miss
   local missing = u:skipped()[1]
   if missing ~= nil then return false, "error getting node usage: " .. missing.reason end

@@ -113,7 +113,8 @@ function H.policy(o)
 end
 
 -- h.simulate{ snapshot=, plugin=, args=, ext=, evictor=, top=, policy_text=,
---             policy=, policy_dirs=, now=, cycles= } -> Plan (raises on error)
+--             policy=, policy_dirs=, now=, cycles=, prometheus_url= } -> Plan
+-- (raises on error)
 function H.simulate(o)
   local policy_text = o.policy_text
   if o.policy == nil and policy_text == nil then
@@ -133,6 +134,8 @@ function H.simulate(o)
     cycles = o.cycles,
     mem_limit = o.mem_limit,
     time_budget_ms = o.time_budget_ms,
+    prometheus_url = o.prometheus_url,
+    prometheus_token_file = o.prometheus_token_file,
   }
   if plan == nil then error(msg, 2) end
   return setmetatable(plan, Plan)

@@ -51,6 +51,8 @@ struct ebb_pvc *ebb_cache_pvc(const struct ebb_cache *c, ebb_str ns, ebb_str nam
 struct ebb_node_metrics *ebb_cache_node_metrics(const struct ebb_cache *c, ebb_str node);
 struct ebb_pod_metrics *ebb_cache_pod_metrics(const struct ebb_cache *c, ebb_str ns, ebb_str name);
 struct ebb_koord_node_metric *ebb_cache_koord_metric(const struct ebb_cache *c, ebb_str node);
+/* A Prometheus query's result recorded in the snapshot (ebb record --policy). */
+struct ebb_prom_result *ebb_cache_prom_result(const struct ebb_cache *c, const char *query);
 
 /* Slot iteration: for (i = 0; i < ebb_cache_pod_slots(c); i++) if ((p = ebb_cache_pod_at(c, i))) */
 uint32_t ebb_cache_pod_slots(const struct ebb_cache *c);

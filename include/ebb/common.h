@@ -74,6 +74,12 @@ void ebb_time_format(int64_t t, char *buf, size_t len);
  * +-292 years), so it never overflows. */
 int64_t ebb_time_since(int64_t now, int64_t t);
 
+/* Standard base64 (RFC 4648), whitespace ignored, padding optional (a
+ * kubeconfig's -data fields, a Secret's data). The result is NUL-terminated;
+ * *out is the caller's. Returns 0, EBB_ENOMEM, or EBB_EPARSE on a character
+ * or length that is not base64. */
+int ebb_base64_decode(const char *in, size_t len, char **out);
+
 /* A Go time.ParseDuration string ("90s", "1h30m", "1.5h", "300ms", "-2m")
  * -> nanoseconds. Returns 0 or EBB_EPARSE (empty, no unit except "0",
  * unknown unit, overflow). */

@@ -15,6 +15,7 @@
 #include "model.h"
 
 struct cJSON;
+struct ebb_prom_result;
 
 enum ebb_kind {
     EBB_KIND_UNKNOWN = 0,
@@ -27,6 +28,7 @@ enum ebb_kind {
     EBB_KIND_NODE_METRICS,        /* metrics.k8s.io NodeMetrics */
     EBB_KIND_POD_METRICS,         /* metrics.k8s.io PodMetrics */
     EBB_KIND_KOORD_NODE_METRIC,   /* slo.koordinator.sh NodeMetric */
+    EBB_KIND_PROM_RESULT,         /* ebb PrometheusQueryResult (ebb record --policy) */
     EBB_KIND_MAX,
 };
 
@@ -48,6 +50,7 @@ struct ebb_object {
         struct ebb_node_metrics *node_metrics;
         struct ebb_pod_metrics *pod_metrics;
         struct ebb_koord_node_metric *koord;
+        struct ebb_prom_result *prom;
         void *any;
     } u;
 };

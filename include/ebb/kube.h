@@ -92,6 +92,11 @@ void ebb_kube_cancel(struct ebb_kube_req *req);
  * handles; `cb` runs when memory is freed. Safe from any callback. */
 void ebb_kube_close(struct ebb_kube *k, void (*cb)(void *ud), void *ud);
 
+/* Send `token` (copied; NULL: none) as the bearer token of the requests
+ * that start from now on, instead of the configured one or file (a token
+ * read from a Secret). EBB_ENOMEM leaves the old one. */
+int ebb_kube_set_token(struct ebb_kube *k, const char *token);
+
 /* Requests in flight (tests, metrics). */
 size_t ebb_kube_inflight(const struct ebb_kube *k);
 

@@ -20,6 +20,11 @@ struct ebb_sim_opts {
     const char *home;              /* NULL: found as ebb_engine_create does */
     size_t mem_limit;              /* per Lua plugin; 0: the default */
     uint64_t time_budget_ms;       /* per call; 0: the default */
+    /* --prometheus-url: Prometheus queries go to this server (at `now`)
+     * instead of the results the snapshot recorded; the bearer token, if
+     * any, from prometheus_token_file */
+    const char *prometheus_url;
+    const char *prometheus_token_file;
     struct ebb_snapshot_stats *stats;   /* may be NULL */
     /* out: measurements for --stats and the benchmarks */
     uint64_t rss_after_load;       /* bytes resident once the snapshot is cached */

@@ -25,7 +25,12 @@
 enum ebb_usage_source {
     EBB_USAGE_REQUESTS = 0,   /* requests of the occupying pods (the default upstream) */
     EBB_USAGE_METRICS = 1,    /* NodeMetrics cpu/memory, pods = occupying pods */
+    EBB_USAGE_GIVEN = 2,      /* the caller's values per node (Prometheus: MetricResource) */
 };
+
+/* EBB_USAGE_GIVEN: node n's usage of resource id into *out, or false when
+ * the caller has none for the node. */
+typedef bool (*ebb_usage_value_fn)(void *ud, const struct ebb_node *n, int id, int64_t *out);
 
 enum ebb_usage_class {
     EBB_USAGE_NONE = 0,       /* appropriately utilized */
@@ -94,6 +99,17 @@ struct ebb_usage {
  * EBB_EINVAL on bad arguments; *out owned by the caller on success. */
 int ebb_usage_create(struct ebb_cache *c, struct ebb_node *const *nodes, size_t n,
                      const int *res, size_t nres, int source, struct ebb_usage **out);
+/* The same with EBB_USAGE_GIVEN: `value` (called during the call only)
+ * gives each node's usage of each resource but pods (the occupying pods);
+ * a node it has nothing for is left out, in u->skipped as "unable to find
+ * metric entry for NODE" (upstream's Prometheus client). A pod's usage is
+ * not known: ebb_usage_of_pod says "not supported" and
+ * ebb_usage_measures_pods is false (upstream evicts "unconstrained"). */
+int ebb_usage_create_given(struct ebb_cache *c, struct ebb_node *const *nodes, size_t n,
+                           const int *res, size_t nres, ebb_usage_value_fn value, void *ud,
+                           struct ebb_usage **out);
+/* What evicting a pod frees can be told (false with EBB_USAGE_GIVEN). */
+bool ebb_usage_measures_pods(const struct ebb_usage *u);
 void ebb_usage_destroy(struct ebb_usage *u);   /* NULL-safe */
 /* Bytes the set holds (for callers that account memory, e.g. a Lua cap). */
 size_t ebb_usage_bytes(const struct ebb_usage *u);

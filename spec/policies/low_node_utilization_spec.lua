@@ -318,15 +318,103 @@ describe("LowNodeUtilization", function()
       end
     end)
 
-    it("cannot run the Prometheus source and says so", function()
-      local plan = run({ thresholds = { MetricResource = 30 }, targetThresholds = { MetricResource = 50 },
-        metricsUtilization = { source = "Prometheus", prometheus = { query = "instance:node_cpu:rate:sum" } } },
-        { snapshot = METRICS, top = PROVIDER })
+  end)
+
+  -- The Prometheus source against a real server (spec/prometheus_harness.lua:
+  -- Debian's prometheus with backfilled series, asked at P.NOW). Usage is
+  -- MetricResource = int(value * 100) of a capacity of 100 per node:
+  -- worker-a-1 85, worker-a-2 60, worker-b-1 10, worker-b-2 40, worker-c-1
+  -- 12, worker-c-2 5 (cordoned). With 20/50: worker-b-1 and worker-c-1 are
+  -- underutilized, worker-a-1 and worker-a-2 over, in that order. What a
+  -- pod frees is not known: one pod per overutilized node per cycle.
+  describe("the Prometheus source", function()
+    local P = require("spec.prometheus_harness")
+    if P.skip(pending) then return end
+    local PROM = { metricsProviders = h.array{ { source = "Prometheus",
+      prometheus = { url = "http://prometheus-k8s.monitoring.svc:9090" } } } }
+    local function prom(query, extra, o)
+      o = o or {}
+      local args = { thresholds = { MetricResource = 20 }, targetThresholds = { MetricResource = 50 },
+                     metricsUtilization = { source = "Prometheus", prometheus = { query = query } } }
+      for k, v in pairs(extra or {}) do args[k] = v end
+      return h.simulate{ snapshot = SHOP, plugin = "LowNodeUtilization", ext = "balance", args = args,
+                         top = o.top or PROM, now = P.NOW,
+                         prometheus_url = o.url == nil and P.url() or o.url or nil }
+    end
+    local CPU = "instance:node_cpu_utilisation:ratio"
+
+    it("evicts one pod from each overutilized node, as upstream", function()
+      local plan = prom(CPU)
+      assert.same({ REPORT, TRANSCODER }, plan:pods())
+      assert.same({}, plan.errors)
+      assert.same({
+        "node worker-a-1 is above its target utilization: MetricResource 85.00% > 50.00% (+35)",
+        "node worker-a-2 is above its target utilization: MetricResource 60.00% > 50.00% (+10)",
+      }, plan:reasons())
+    end)
+
+    it("evicts up to evictionLimits.node pods per node", function()
+      assert.same({ REPORT, CART_BE, TRANSCODER, CART_Z },
+        prom(CPU, { evictionLimits = { node = 2 } }):pods())
+    end)
+
+    it("fails the plugin for the cycle when the result is a matrix", function()
+      local plan = prom(CPU .. "[5m]")
       assert.same({}, plan:pods())
+      assert.equal('error getting node usage: expected query results to be of type "vector", '
+        .. 'got "matrix" instead', plan.errors[1].message)
+    end)
+
+    it("fails the plugin when a node of the cycle has no sample", function()
+      local plan = prom("instance:node_memory_utilisation:ratio")
+      assert.same({}, plan:pods())
+      assert.equal("error getting node usage: unable to find metric entry for worker-c-2",
+        plan.errors[1].message)
+      -- without worker-c-2 in the node set, the same query runs
+      assert.same({ REPORT }, prom("instance:node_memory_utilisation:ratio", nil,
+        { top = { metricsProviders = PROM.metricsProviders,
+                  nodeSelector = "kubernetes.io/hostname!=worker-c-2" } }):pods())
+    end)
+
+    it("fails the plugin on a value outside [0, 1] or a sample without instance", function()
+      assert.equal('error getting node usage: the collected metrics sample for "worker-a-1" has value '
+        .. "1.5 outside of <0; 1> interval", prom("instance:node_load1_per_cpu:ratio").errors[1].message)
+      assert.equal("error getting node usage: the collected metrics sample is missing 'instance' key",
+        prom("cluster:node_cpu:ratio").errors[1].message)
+    end)
+
+    it("fails the plugin, and only it, when the server is down", function()
+      local plan = h.simulate{ snapshot = SHOP, now = P.NOW, top = PROM, prometheus_url = P.down_url(),
+        plugins = {
+          { name = "LowNodeUtilization", ext = "balance", args = {
+            thresholds = { MetricResource = 20 }, targetThresholds = { MetricResource = 50 },
+            metricsUtilization = { source = "Prometheus", prometheus = { query = CPU } } } },
+          { name = "HighNodeUtilization", ext = "balance", args = { thresholds = { cpu = 6 } } },
+        } }
       assert.equal(1, #plan.errors)
       assert.equal("LowNodeUtilization", plan.errors[1].plugin)
-      assert.matches('needs a Prometheus server to run the query "instance:node_cpu:rate:sum"',
-        plan.errors[1].message, 1, true)
+      assert.matches('^error getting node usage: unable to capture prometheus metrics: Post "http://127%.0%.0%.1:%d+/api/v1/query": ',
+        plan.errors[1].message)
+      -- the rest of the cycle ran
+      assert.is_true(#plan.evictions > 0)
+      for _, e in ipairs(plan.evictions) do assert.equal("HighNodeUtilization", e.plugin) end
+    end)
+
+    it("fails the plugin on a query the server refuses, with the server's words", function()
+      assert.matches('^error getting node usage: unable to capture prometheus metrics: bad_data: ',
+        prom(CPU .. "{").errors[1].message)
+    end)
+
+    it("needs the policy's Prometheus provider", function()
+      local plan = prom(CPU, nil, { top = {} })
+      assert.matches("^error initializing usage client: prometheus client not initialized",
+        plan.errors[1].message)
+    end)
+
+    it("answers from the snapshot's recorded results without a server", function()
+      local plan = prom(CPU, nil, { url = false })
+      assert.matches('^error initializing usage client: prometheus client not initialized %(the snapshot '
+        .. 'holds no result for the query "instance:node_cpu_utilisation:ratio"', plan.errors[1].message)
     end)
   end)
 

@@ -1,0 +1,1170 @@
+/* The Prometheus metrics provider: instant queries on the loop, the bearer
+ * token from a watched Secret, results as upstream judges them; see
+ * include/ebb/prometheus.h.
+ *
+ * Sources: kubernetes-sigs/descheduler v0.36.0
+ * pkg/framework/plugins/nodeutilization/usageclients.go
+ * (NodeUsageFromPrometheusMetrics), pkg/descheduler/prom_client_controller.go
+ * (the Secret and its key), pkg/descheduler/client/client.go, and the
+ * error texts of prometheus/client_golang's api/prometheus/v1.
+ */
+#include <curl/curl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "ebb.h"
+#include "ebb/config.h"
+#include "ebb/kube.h"
+#include "ebb/prometheus.h"
+#include "ebb/reload.h"
+
+#define QUERY_PATH "/api/v1/query"
+#define DEFAULT_TIMEOUT_MS 30000
+#define SECRET_RETRY_MS 5000        /* after a failed GET or a watch that ended badly */
+#define MAX_TOKEN 16384
+
+/* ---- results ------------------------------------------------------------ */
+
+void ebb_prom_result_free(struct ebb_prom_result *r)
+{
+    if (r == NULL)
+        return;
+    for (size_t i = 0; i < r->n; i++)
+        free(r->samples[i].instance);
+    free(r->samples);
+    free(r->query);
+    ebb_str_release(r->key);
+    free(r->error);
+    free(r->result_type);
+    free(r->data);
+    free(r);
+}
+
+static struct ebb_prom_result *result_new(const char *query, int64_t time)
+{
+    struct ebb_prom_result *r = calloc(1, sizeof(*r));
+
+    if (r == NULL)
+        return NULL;
+    r->time = time;
+    if ((r->query = strdup(query ? query : "")) == NULL) {
+        free(r);
+        return NULL;
+    }
+    return r;
+}
+
+static struct ebb_prom_result *vfailed(struct ebb_prom_result *r, bool no_client, const char *fmt,
+                                       va_list ap)
+{
+    char msg[1024];
+
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    for (size_t i = 0; i < r->n; i++)
+        free(r->samples[i].instance);
+    free(r->samples);
+    r->samples = NULL;
+    r->n = 0;
+    free(r->error);
+    r->no_client = no_client;
+    if ((r->error = strdup(msg)) == NULL) {
+        ebb_prom_result_free(r);
+        return NULL;
+    }
+    return r;
+}
+
+static struct ebb_prom_result *fail_with(struct ebb_prom_result *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static struct ebb_prom_result *fail_with(struct ebb_prom_result *r, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    r = vfailed(r, false, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+struct ebb_prom_result *ebb_prom_result_failed(const char *query, int64_t time, bool no_client,
+                                               const char *fmt, ...)
+{
+    struct ebb_prom_result *r = result_new(query, time);
+    va_list ap;
+
+    if (r == NULL)
+        return NULL;
+    va_start(ap, fmt);
+    r = vfailed(r, no_client, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+struct ebb_prom_result *ebb_prom_result_copy(const struct ebb_prom_result *r)
+{
+    struct ebb_prom_result *c;
+
+    if (r == NULL || (c = result_new(r->query, r->time)) == NULL)
+        return NULL;
+    c->no_client = r->no_client;
+    if ((r->error && (c->error = strdup(r->error)) == NULL) ||
+        (r->result_type && (c->result_type = strdup(r->result_type)) == NULL) ||
+        (r->data && (c->data = strdup(r->data)) == NULL) ||
+        (r->n > 0 && (c->samples = calloc(r->n, sizeof(*c->samples))) == NULL))
+        goto fail;
+    for (; c->n < r->n; c->n++) {
+        c->samples[c->n].value = r->samples[c->n].value;
+        if ((c->samples[c->n].instance = strdup(r->samples[c->n].instance)) == NULL)
+            goto fail;
+    }
+    return c;
+fail:
+    ebb_prom_result_free(c);
+    return NULL;
+}
+
+/* A float as Go's strconv.FormatFloat(v, 'f', -1, 64) writes it (how %v
+ * prints a model.SampleValue): the fewest digits that read back the same. */
+static void format_value(double v, char *buf, size_t len)
+{
+    if (isnan(v)) {
+        snprintf(buf, len, "NaN");
+        return;
+    }
+    if (isinf(v)) {
+        snprintf(buf, len, "%sInf", v < 0 ? "-" : "+");
+        return;
+    }
+    for (int p = 0; p <= 17; p++) {
+        snprintf(buf, len, "%.*f", p, v);
+        if (strtod(buf, NULL) == v)
+            return;
+    }
+}
+
+/* NodeUsageFromPrometheusMetrics over the answer's "data". */
+static struct ebb_prom_result *judge(struct ebb_prom_result *r, const cJSON *data)
+{
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive(data, "resultType");
+    const cJSON *result = cJSON_GetObjectItemCaseSensitive(data, "result"), *s;
+    size_t n = 0;
+
+    if (!cJSON_IsString(type))
+        return fail_with(r, "unable to capture prometheus metrics: bad_response: no resultType in "
+                            "the answer");
+    if ((r->result_type = strdup(type->valuestring)) == NULL)
+        goto nomem;
+    if (strcmp(type->valuestring, "vector") != 0)
+        return fail_with(r, "expected query results to be of type \"vector\", got \"%s\" instead",
+                         type->valuestring);
+    if (!cJSON_IsArray(result))
+        return fail_with(r, "unable to capture prometheus metrics: bad_response: the vector has no "
+                            "result list");
+    if ((r->samples = calloc((size_t)cJSON_GetArraySize(result) + 1, sizeof(*r->samples))) == NULL)
+        goto nomem;
+    cJSON_ArrayForEach(s, result) {
+        const cJSON *metric = cJSON_GetObjectItemCaseSensitive(s, "metric");
+        const cJSON *inst = cJSON_GetObjectItemCaseSensitive(metric, "instance");
+        const cJSON *value = cJSON_GetObjectItemCaseSensitive(s, "value");
+        const cJSON *text = cJSON_IsArray(value) ? cJSON_GetArrayItem(value, 1) : NULL;
+        char *end;
+        double v;
+
+        if (!cJSON_IsString(inst))
+            return fail_with(r, "the collected metrics sample is missing 'instance' key");
+        if (!cJSON_IsString(text))
+            return fail_with(r, "unable to capture prometheus metrics: bad_response: the sample "
+                                "of %s has no value", inst->valuestring);
+        v = strtod(text->valuestring, &end);
+        if (end == text->valuestring || *end != '\0')
+            return fail_with(r, "unable to capture prometheus metrics: bad_response: the sample "
+                                "of %s has the value \"%s\"", inst->valuestring, text->valuestring);
+        /* NaN fails upstream's comparisons and would turn into a huge
+         * MetricResource: out of the interval here */
+        if (!(v >= 0 && v <= 1)) {
+            char f[64];
+            format_value(v, f, sizeof(f));
+            return fail_with(r, "the collected metrics sample for \"%s\" has value %s outside of "
+                                "<0; 1> interval", inst->valuestring, f);
+        }
+        if ((r->samples[n].instance = strdup(inst->valuestring)) == NULL)
+            goto nomem;
+        r->samples[n++].value = v;
+        r->n = n;
+    }
+    return r;
+nomem:
+    ebb_prom_result_free(r);
+    return NULL;
+}
+
+/* client_golang's API client: 2xx, or 400/422/503 with an error body, are
+ * read; any other status is "server returned HTTP status". */
+struct ebb_prom_result *ebb_prom_result_parse(const char *query, int64_t time, int status,
+                                              const char *body, size_t len)
+{
+    struct ebb_prom_result *r = result_new(query, time);
+    const cJSON *st, *data;
+    cJSON *j;
+
+    if (r == NULL)
+        return NULL;
+    if (status < 0)
+        return fail_with(r, "unable to capture prometheus metrics: %.*s", (int)(len > 600 ? 600 : len),
+                         body ? body : "");
+    if (status / 100 != 2 && status != 400 && status != 422 && status != 503)
+        return fail_with(r, "unable to capture prometheus metrics: server returned HTTP status %d",
+                         status);
+    if ((j = cJSON_ParseWithLength(body, len)) == NULL)
+        return fail_with(r, "unable to capture prometheus metrics: bad_response: the answer "
+                            "(HTTP %d) is not JSON", status);
+    st = cJSON_GetObjectItemCaseSensitive(j, "status");
+    if (cJSON_IsString(st) && strcmp(st->valuestring, "error") == 0) {
+        const cJSON *et = cJSON_GetObjectItemCaseSensitive(j, "errorType");
+        const cJSON *msg = cJSON_GetObjectItemCaseSensitive(j, "error");
+        r = fail_with(r, "unable to capture prometheus metrics: %s: %s",
+                      cJSON_IsString(et) ? et->valuestring : "error",
+                      cJSON_IsString(msg) ? msg->valuestring : "");
+    } else if (!cJSON_IsObject(data = cJSON_GetObjectItemCaseSensitive(j, "data"))) {
+        r = fail_with(r, "unable to capture prometheus metrics: bad_response: no data in the "
+                         "answer (HTTP %d)", status);
+    } else {
+        const cJSON *warnings = cJSON_GetObjectItemCaseSensitive(j, "warnings"), *w;
+        cJSON_ArrayForEach(w, warnings)
+            if (cJSON_IsString(w))
+                ebb_log(EBB_LOG_INFO, "prometheus metrics warnings: %s", w->valuestring);
+        if ((r->data = cJSON_PrintUnformatted(data)) == NULL) {
+            ebb_prom_result_free(r);
+            r = NULL;
+        } else {
+            r = judge(r, data);
+        }
+    }
+    cJSON_Delete(j);
+    return r;
+}
+
+int ebb_prom_result_decode(const cJSON *item, struct ebb_prom_result **out, struct ebb_error *err)
+{
+    const cJSON *q = cJSON_GetObjectItemCaseSensitive(item, "query");
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(item, "time");
+    const cJSON *data = cJSON_GetObjectItemCaseSensitive(item, "data");
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(item, "error");
+    struct ebb_prom_result *r;
+    int64_t time = 0;
+
+    *out = NULL;
+    if (!cJSON_IsString(q) || q->valuestring[0] == '\0')
+        return ebb_error_set(err, EBB_ESCHEMA, NULL, 0, "query", "required: the PromQL text");
+    if (t != NULL && (!cJSON_IsString(t) || ebb_time_parse(t->valuestring, &time) != 0))
+        return ebb_error_set(err, EBB_ESCHEMA, NULL, 0, "time", "expected an RFC 3339 time");
+    if (e != NULL && !cJSON_IsString(e))
+        return ebb_error_set(err, EBB_ESCHEMA, NULL, 0, "error", "expected a string");
+    if (e == NULL && !cJSON_IsObject(data))
+        return ebb_error_set(err, EBB_ESCHEMA, NULL, 0, "data",
+                             "required unless `error` is: the answer's data object");
+    if (e != NULL) {
+        r = ebb_prom_result_failed(q->valuestring, time, false, "%s", e->valuestring);
+    } else {
+        char *text = cJSON_PrintUnformatted(data);
+        if (text == NULL)
+            return ebb_error_set(err, EBB_ENOMEM, NULL, 0, NULL, "out of memory");
+        r = result_new(q->valuestring, time);
+        if (r != NULL) {
+            r->data = text;
+            r = judge(r, data);
+        } else {
+            free(text);
+        }
+    }
+    if (r != NULL && (r->key = ebb_str_cstr(r->query)) == NULL) {
+        ebb_prom_result_free(r);
+        r = NULL;
+    }
+    if (r == NULL)
+        return ebb_error_set(err, EBB_ENOMEM, NULL, 0, NULL, "out of memory");
+    *out = r;
+    return 0;
+}
+
+char *ebb_prom_result_json(const struct ebb_prom_result *r)
+{
+    cJSON *o = cJSON_CreateObject(), *meta, *data;
+    char name[32], when[32];
+    char *text = NULL;
+
+    if (o == NULL)
+        return NULL;
+    snprintf(name, sizeof(name), "q-%016llx",
+             (unsigned long long)ebb_fnv64(EBB_FNV64_INIT, r->query, strlen(r->query)));
+    ebb_time_format(r->time, when, sizeof(when));
+    if (cJSON_AddStringToObject(o, "apiVersion", EBB_PROM_API_VERSION) == NULL ||
+        cJSON_AddStringToObject(o, "kind", EBB_PROM_KIND) == NULL ||
+        (meta = cJSON_AddObjectToObject(o, "metadata")) == NULL ||
+        cJSON_AddStringToObject(meta, "name", name) == NULL ||
+        cJSON_AddStringToObject(o, "query", r->query) == NULL ||
+        cJSON_AddStringToObject(o, "time", when) == NULL)
+        goto done;
+    if (r->data != NULL) {
+        if ((data = cJSON_Parse(r->data)) == NULL)
+            goto done;
+        cJSON_AddItemToObject(o, "data", data);
+    } else if (cJSON_AddStringToObject(o, "error", r->error ? r->error : "no answer") == NULL) {
+        goto done;
+    }
+    text = cJSON_PrintUnformatted(o);
+done:
+    cJSON_Delete(o);
+    return text;
+}
+
+const struct ebb_metrics_provider *ebb_prom_provider(const struct ebb_policy *p)
+{
+    for (size_t i = 0; p != NULL && i < p->nproviders; i++)
+        if (p->providers[i].source == EBB_METRICS_PROMETHEUS)
+            return &p->providers[i];
+    return NULL;
+}
+
+/* ---- the client ----------------------------------------------------------- */
+
+struct query {
+    struct ebb_prom *p;
+    struct query *next;          /* in p->answered, waiting for the flush */
+    struct ebb_kube_req *req;
+    struct ebb_prom_result *result;
+    char *query;
+    int64_t time;
+    ebb_prom_done_fn cb;
+    void *ud;
+    struct query *lnext, *lprev; /* in p->inflight */
+};
+
+struct ebb_prom {
+    uv_loop_t *loop;
+    char *url;                   /* for messages */
+    struct ebb_kube *http;       /* the Prometheus server */
+    long timeout_ms;
+    /* the Secret */
+    struct ebb_kube *kube;
+    char *secret_ns, *secret_name;
+    char *token;                 /* the Secret's, as last read */
+    bool have_token;             /* always true without a Secret */
+    bool secret_read;            /* the first GET of the Secret answered (true without one) */
+    char *token_why;             /* why there is none */
+    char *rv;                    /* resourceVersion to watch from */
+    struct ebb_kube_req *secret_req;
+    char *line;                  /* a watch event being received */
+    size_t nline, capline;
+    uv_timer_t retry_timer;      /* the next GET or WATCH */
+    void (*on_token)(void *ud, bool have, const char *why);
+    void *ud;
+    /* answers handed out from the loop */
+    uv_timer_t flush_timer;
+    struct query *answered;
+    struct query inflight;       /* list head */
+    int closing;                 /* handles still to close, +1 for the http client */
+    bool closed;
+    void (*close_cb)(void *ud);
+    void *close_ud;
+};
+
+static void query_free(struct query *q)
+{
+    if (q == NULL)
+        return;
+    ebb_prom_result_free(q->result);
+    free(q->query);
+    free(q);
+}
+
+static void on_flush(uv_timer_t *t)
+{
+    struct ebb_prom *p = t->data;
+    struct query *q;
+
+    while ((q = p->answered) != NULL) {
+        struct ebb_prom_result *r = q->result;
+        p->answered = q->next;
+        q->result = NULL;
+        q->cb(r, q->ud);
+        query_free(q);
+    }
+}
+
+/* Hand `r` to the query's callback from the loop, never from the caller. */
+static void answer_later(struct query *q, struct ebb_prom_result *r)
+{
+    struct query **tail = &q->p->answered;
+
+    q->result = r;
+    q->next = NULL;
+    while (*tail != NULL)
+        tail = &(*tail)->next;
+    *tail = q;
+    uv_timer_start(&q->p->flush_timer, on_flush, 0, 0);
+}
+
+static void on_query_done(struct ebb_kube_req *req, int status, const char *body, size_t len,
+                          void *ud)
+{
+    struct query *q = ud;
+    struct ebb_prom *p = q->p;
+    struct ebb_prom_result *r;
+    (void)req;
+
+    q->lprev->lnext = q->lnext;
+    q->lnext->lprev = q->lprev;
+    q->req = NULL;
+    if (status < 0) {
+        char msg[800];
+        snprintf(msg, sizeof(msg), "Post \"%s%s\": %.*s", p->url, QUERY_PATH,
+                 (int)(len > 600 ? 600 : len), body ? body : "");
+        r = ebb_prom_result_parse(q->query, q->time, status, msg, strlen(msg));
+    } else {
+        r = ebb_prom_result_parse(q->query, q->time, status, body, len);
+    }
+    if (r == NULL)
+        r = ebb_prom_result_failed(q->query, q->time, false, "out of memory");
+    q->cb(r, q->ud);
+    query_free(q);
+}
+
+int ebb_prom_query(struct ebb_prom *p, const char *query, int64_t time, ebb_prom_done_fn cb,
+                   void *ud)
+{
+    struct ebb_kube_req_opts o = { .method = "POST", .path = QUERY_PATH,
+                                   .content_type = "application/x-www-form-urlencoded",
+                                   .on_done = on_query_done };
+    struct query *q;
+    char *esc = NULL, *body = NULL;
+    char when[32];
+    int rc = EBB_ENOMEM;
+
+    if (p == NULL || query == NULL || cb == NULL)
+        return EBB_EINVAL;
+    if ((q = calloc(1, sizeof(*q))) == NULL || (q->query = strdup(query)) == NULL) {
+        free(q);
+        return EBB_ENOMEM;
+    }
+    q->p = p;
+    q->time = time;
+    q->cb = cb;
+    q->ud = ud;
+    if (p->closed || !p->have_token) {
+        struct ebb_prom_result *r =
+            p->closed ? ebb_prom_result_failed(query, time, true, "prometheus client is closing")
+                      : ebb_prom_result_failed(query, time, true, "prometheus client not initialized "
+                                                                  "(%s)", p->token_why);
+        if (r == NULL)
+            goto fail;
+        answer_later(q, r);
+        return 0;
+    }
+    snprintf(when, sizeof(when), "%lld", (long long)time);
+    if ((esc = curl_easy_escape(NULL, query, (int)strlen(query))) == NULL ||
+        asprintf(&body, "query=%s&time=%s", esc, when) < 0) {
+        body = NULL;
+        goto fail;
+    }
+    o.body = body;
+    o.body_len = strlen(body);
+    o.timeout_ms = p->timeout_ms;
+    o.ud = q;
+    q->lnext = p->inflight.lnext;
+    q->lprev = &p->inflight;
+    q->lnext->lprev = q;
+    p->inflight.lnext = q;
+    if ((rc = ebb_kube_request(p->http, &o, &q->req)) != 0) {
+        q->lprev->lnext = q->lnext;
+        q->lnext->lprev = q->lprev;
+        goto fail;
+    }
+    curl_free(esc);
+    free(body);
+    return 0;
+fail:
+    curl_free(esc);
+    free(body);
+    query_free(q);
+    return rc;
+}
+
+bool ebb_prom_ready(const struct ebb_prom *p)
+{
+    return p != NULL && p->have_token;
+}
+
+/* ---- the Secret ------------------------------------------------------------- */
+
+static void secret_get(struct ebb_prom *p);
+static void secret_watch(struct ebb_prom *p);
+
+static void set_token(struct ebb_prom *p, const char *token, const char *why)
+{
+    bool had = p->have_token;
+
+    if (token != NULL && token[0] != '\0') {
+        char *copy;
+        if (p->token != NULL && strcmp(p->token, token) == 0)
+            return;   /* the same token: nothing to do (upstream compares too) */
+        if ((copy = strdup(token)) == NULL || ebb_kube_set_token(p->http, token) != 0) {
+            free(copy);
+            return;
+        }
+        free(p->token);
+        p->token = copy;
+        p->have_token = true;
+        free(p->token_why);
+        p->token_why = NULL;
+        ebb_log(EBB_LOG_INFO, "prometheus: authentication token %s from secret %s/%s",
+                had ? "changed: re-read" : "read", p->secret_ns, p->secret_name);
+    } else {
+        bool news = had || p->token_why == NULL || strcmp(p->token_why, why) != 0;
+        free(p->token);
+        p->token = NULL;
+        ebb_kube_set_token(p->http, NULL);
+        p->have_token = false;
+        free(p->token_why);
+        p->token_why = strdup(why);
+        if (news)   /* once per reason, not at every retry */
+            ebb_log(EBB_LOG_WARN, "prometheus: no authentication token: %s", why);
+    }
+    if (p->on_token != NULL)
+        p->on_token(p->ud, p->have_token, why);
+}
+
+/* The token in a Secret object (the JSON the API answers), or the reason
+ * there is none. */
+static void take_secret(struct ebb_prom *p, const cJSON *obj)
+{
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+    const cJSON *rv = cJSON_GetObjectItemCaseSensitive(meta, "resourceVersion");
+    const cJSON *data = cJSON_GetObjectItemCaseSensitive(obj, "data");
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(data, EBB_PROM_TOKEN_KEY);
+    char why[256], *tok = NULL;
+
+    if (cJSON_IsString(rv)) {
+        free(p->rv);
+        p->rv = strdup(rv->valuestring);
+    }
+    snprintf(why, sizeof(why), "prometheus authentication token secret %s/%s missing \"%s\" data "
+             "or empty", p->secret_ns, p->secret_name, EBB_PROM_TOKEN_KEY);
+    if (cJSON_IsString(v) && ebb_base64_decode(v->valuestring, strlen(v->valuestring), &tok) == 0 &&
+        strlen(tok) < MAX_TOKEN) {
+        set_token(p, tok, NULL);
+    } else {
+        if (cJSON_IsString(v) && tok == NULL)
+            snprintf(why, sizeof(why), "secret %s/%s: \"%s\" is not base64", p->secret_ns,
+                     p->secret_name, EBB_PROM_TOKEN_KEY);
+        set_token(p, NULL, why);
+    }
+    free(tok);
+}
+
+static void on_retry(uv_timer_t *t)
+{
+    struct ebb_prom *p = t->data;
+    if (p->rv != NULL)
+        secret_watch(p);
+    else
+        secret_get(p);
+}
+
+static void retry_later(struct ebb_prom *p, bool relist)
+{
+    if (p->closed)
+        return;
+    if (relist) {
+        free(p->rv);
+        p->rv = NULL;
+    }
+    uv_timer_start(&p->retry_timer, on_retry, SECRET_RETRY_MS, 0);
+}
+
+static void on_secret_get(struct ebb_kube_req *req, int status, const char *body, size_t len,
+                          void *ud)
+{
+    struct ebb_prom *p = ud;
+    cJSON *j;
+    char why[512];
+    (void)req;
+
+    p->secret_req = NULL;
+    if (p->closed)
+        return;
+    p->secret_read = true;
+    if (status == 404) {
+        snprintf(why, sizeof(why), "unable to get %s/%s secret", p->secret_ns, p->secret_name);
+        set_token(p, NULL, why);
+        /* watch for it to come: the watch needs a version, the GET gives
+         * none for a missing object; look again */
+        retry_later(p, true);
+        return;
+    }
+    if (status != 200 || (j = cJSON_ParseWithLength(body, len)) == NULL) {
+        if (status < 0)
+            ebb_log(EBB_LOG_WARN, "prometheus: GET secret %s/%s failed: %.200s", p->secret_ns,
+                    p->secret_name, body ? body : "");
+        else
+            ebb_log(EBB_LOG_WARN, "prometheus: GET secret %s/%s answered %d", p->secret_ns,
+                    p->secret_name, status);
+        if (!p->have_token && p->token_why == NULL) {
+            snprintf(why, sizeof(why), "unable to get %s/%s secret", p->secret_ns, p->secret_name);
+            set_token(p, NULL, why);
+        }
+        retry_later(p, true);
+        return;
+    }
+    take_secret(p, j);
+    cJSON_Delete(j);
+    secret_watch(p);
+}
+
+static void secret_get(struct ebb_prom *p)
+{
+    char path[600];
+    struct ebb_kube_req_opts o = { .method = "GET", .path = path, .on_done = on_secret_get,
+                                   .ud = p };
+
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/secrets/%s", p->secret_ns, p->secret_name);
+    if (ebb_kube_request(p->kube, &o, &p->secret_req) != 0)
+        retry_later(p, true);
+}
+
+static void on_event(struct ebb_prom *p, const char *line, size_t len)
+{
+    cJSON *j = cJSON_ParseWithLength(line, len);
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive(j, "type");
+    const cJSON *obj = cJSON_GetObjectItemCaseSensitive(j, "object");
+
+    if (!cJSON_IsString(type)) {
+        ebb_log(EBB_LOG_WARN, "prometheus: the secret watch sent what is not an event");
+    } else if (strcmp(type->valuestring, "ADDED") == 0 ||
+               strcmp(type->valuestring, "MODIFIED") == 0) {
+        take_secret(p, obj);
+    } else if (strcmp(type->valuestring, "DELETED") == 0) {
+        char why[512];
+        const cJSON *rv = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "resourceVersion");
+        if (cJSON_IsString(rv)) {
+            free(p->rv);
+            p->rv = strdup(rv->valuestring);
+        }
+        snprintf(why, sizeof(why), "unable to get %s/%s secret", p->secret_ns, p->secret_name);
+        set_token(p, NULL, why);
+    } else if (strcmp(type->valuestring, "BOOKMARK") == 0) {
+        const cJSON *rv = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "resourceVersion");
+        if (cJSON_IsString(rv)) {
+            free(p->rv);
+            p->rv = strdup(rv->valuestring);
+        }
+    } else if (strcmp(type->valuestring, "ERROR") == 0) {
+        /* 410 Gone: the version expired; read the Secret afresh */
+        free(p->rv);
+        p->rv = NULL;
+    }
+    cJSON_Delete(j);
+}
+
+static void on_watch_data(struct ebb_kube_req *req, const char *data, size_t len, void *ud)
+{
+    struct ebb_prom *p = ud;
+    (void)req;
+
+    for (size_t i = 0; i < len; i++) {
+        if (data[i] == '\n') {
+            if (p->nline > 0)
+                on_event(p, p->line, p->nline);
+            p->nline = 0;
+            continue;
+        }
+        if (p->nline + 1 >= p->capline) {
+            size_t cap = p->capline ? p->capline * 2 : 4096;
+            char *l;
+            if (cap > (1u << 22) || (l = realloc(p->line, cap)) == NULL) {
+                p->nline = 0;   /* an event this big is no Secret we want: skip it */
+                continue;
+            }
+            p->line = l;
+            p->capline = cap;
+        }
+        p->line[p->nline++] = data[i];
+    }
+}
+
+static void on_watch_done(struct ebb_kube_req *req, int status, const char *body, size_t len,
+                          void *ud)
+{
+    struct ebb_prom *p = ud;
+    (void)req;
+    (void)len;
+
+    p->secret_req = NULL;
+    p->nline = 0;
+    if (p->closed)
+        return;
+    if (status == 410)
+        retry_later(p, true);
+    else if (status == 200 && p->rv != NULL)
+        secret_watch(p);   /* the server ended the watch (timeoutSeconds): go on */
+    else {
+        if (status < 0)
+            ebb_log(EBB_LOG_WARN, "prometheus: WATCH secret %s/%s failed: %.200s", p->secret_ns,
+                    p->secret_name, body ? body : "");
+        else if (status != 200)
+            ebb_log(EBB_LOG_WARN, "prometheus: WATCH secret %s/%s answered %d", p->secret_ns,
+                    p->secret_name, status);
+        retry_later(p, p->rv == NULL);
+    }
+}
+
+static void secret_watch(struct ebb_prom *p)
+{
+    char path[900];
+    struct ebb_kube_req_opts o = { .method = "GET", .path = path, .stream = true,
+                                   .on_data = on_watch_data, .on_done = on_watch_done, .ud = p };
+
+    if (p->rv == NULL) {
+        secret_get(p);
+        return;
+    }
+    snprintf(path, sizeof(path),
+             "/api/v1/namespaces/%s/secrets?watch=1&fieldSelector=metadata.name%%3D%s"
+             "&resourceVersion=%s&allowWatchBookmarks=true&timeoutSeconds=300",
+             p->secret_ns, p->secret_name, p->rv);
+    if (ebb_kube_request(p->kube, &o, &p->secret_req) != 0)
+        retry_later(p, false);
+}
+
+/* ---- life cycle --------------------------------------------------------------- */
+
+static void free_prom(struct ebb_prom *p)
+{
+    free(p->url);
+    free(p->secret_ns);
+    free(p->secret_name);
+    free(p->token_why);
+    free(p->token);
+    free(p->rv);
+    free(p->line);
+    free(p);
+}
+
+static void closed_one(struct ebb_prom *p)
+{
+    if (--p->closing > 0)
+        return;
+    if (p->close_cb != NULL)
+        p->close_cb(p->close_ud);
+    free_prom(p);
+}
+
+static void closed_handle(uv_handle_t *h)
+{
+    closed_one(h->data);
+}
+
+static void closed_http(void *ud)
+{
+    closed_one(ud);
+}
+
+int ebb_prom_create(uv_loop_t *loop, const struct ebb_prom_opts *o, struct ebb_prom **out,
+                    struct ebb_error *err)
+{
+    struct ebb_kube_config cfg = { 0 };
+    struct ebb_kube_opts ko = { .max_retries = 2 };
+    struct ebb_prom *p;
+    size_t n;
+    int rc;
+
+    if (loop == NULL || o == NULL || o->url == NULL || out == NULL)
+        return ebb_error_set(err, EBB_EINVAL, NULL, 0, NULL, "no Prometheus URL");
+    if ((o->secret_name != NULL) != (o->secret_namespace != NULL) ||
+        (o->secret_name != NULL && o->kube == NULL))
+        return ebb_error_set(err, EBB_EINVAL, NULL, 0, NULL,
+                             "a token Secret needs a namespace, a name and an API client");
+    if ((p = calloc(1, sizeof(*p))) == NULL)
+        return ebb_error_set(err, EBB_ENOMEM, NULL, 0, NULL, "out of memory");
+    p->loop = loop;
+    p->inflight.lnext = p->inflight.lprev = &p->inflight;
+    p->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : DEFAULT_TIMEOUT_MS;
+    p->on_token = o->on_token;
+    p->ud = o->ud;
+    p->have_token = p->secret_read = o->secret_name == NULL;
+    if ((p->url = strdup(o->url)) == NULL)
+        goto nomem;
+    n = strlen(p->url);
+    while (n > 0 && p->url[n - 1] == '/')
+        p->url[--n] = '\0';   /* request paths start with '/' */
+    if (o->secret_name != NULL &&
+        ((p->secret_ns = strdup(o->secret_namespace)) == NULL ||
+         (p->secret_name = strdup(o->secret_name)) == NULL ||
+         asprintf(&p->token_why, "secret %s/%s not read yet", o->secret_namespace,
+                  o->secret_name) < 0))
+        goto nomem;
+    cfg.server = p->url;
+    cfg.token = o->secret_name == NULL ? (char *)o->token : NULL;
+    cfg.token_file = o->secret_name == NULL ? (char *)o->token_file : NULL;
+    cfg.ca_file = (char *)o->ca_file;
+    ko.timeout_ms = p->timeout_ms;
+    if ((rc = ebb_kube_create(loop, &cfg, &ko, &p->http, err)) != 0) {
+        free_prom(p);
+        return rc;
+    }
+    uv_timer_init(loop, &p->flush_timer);
+    uv_timer_init(loop, &p->retry_timer);
+    p->flush_timer.data = p->retry_timer.data = p;
+    p->kube = o->kube;
+    if (p->secret_name != NULL)
+        secret_get(p);
+    *out = p;
+    return 0;
+nomem:
+    free_prom(p);
+    return ebb_error_set(err, EBB_ENOMEM, NULL, 0, NULL, "out of memory");
+}
+
+void ebb_prom_close(struct ebb_prom *p, void (*cb)(void *ud), void *ud)
+{
+    struct query *q;
+
+    if (p == NULL || p->closed)
+        return;
+    p->closed = true;
+    p->close_cb = cb;
+    p->close_ud = ud;
+    if (p->secret_req != NULL)
+        ebb_kube_cancel(p->secret_req);
+    /* answers not handed out yet go now, then what is in flight (its
+     * on_done runs inside the close with "cancelled") */
+    on_flush(&p->flush_timer);
+    while ((q = p->inflight.lnext) != &p->inflight)
+        ebb_kube_cancel(q->req);
+    p->closing = 3;
+    uv_close((uv_handle_t *)&p->flush_timer, closed_handle);
+    uv_close((uv_handle_t *)&p->retry_timer, closed_handle);
+    ebb_kube_close(p->http, closed_http, p);
+}
+
+/* ---- one round on a loop of our own ------------------------------------------ */
+
+struct slot {
+    size_t *left;
+    struct ebb_prom_result **to;
+};
+
+static void slot_done(struct ebb_prom_result *r, void *ud)
+{
+    struct slot *s = ud;
+    *s->to = r;
+    (*s->left)--;
+}
+
+static void noop_closed(void *ud)
+{
+    *(bool *)ud = true;
+}
+
+int ebb_prom_query_all(uv_loop_t *loop, const struct ebb_prom_opts *o, const char *const *queries,
+                       size_t n, int64_t time, struct ebb_prom_result **out)
+{
+    uv_loop_t own;
+    struct ebb_prom *p = NULL;
+    size_t left = 0;
+    struct slot *slots = NULL;
+    struct ebb_error err = { 0 };
+    bool closed = false;
+    int rc = 0;
+
+    if (o == NULL || (n > 0 && (queries == NULL || out == NULL)))
+        return EBB_EINVAL;
+    for (size_t i = 0; i < n; i++)
+        out[i] = NULL;
+    if (n == 0)
+        return 0;
+    if (loop == NULL) {
+        if (uv_loop_init(&own) != 0)
+            return EBB_ENOMEM;
+        loop = &own;
+    }
+    if ((slots = calloc(n, sizeof(*slots))) == NULL) {
+        rc = EBB_ENOMEM;
+        goto done;
+    }
+    if ((rc = ebb_prom_create(loop, o, &p, &err)) != 0) {
+        for (size_t i = 0; i < n; i++)
+            out[i] = ebb_prom_result_failed(queries[i], time, true, "prometheus client not "
+                                            "initialized: %s", err.msg);
+        rc = 0;
+        goto done;
+    }
+    /* with a Secret, wait for its first answer before asking */
+    while (!p->secret_read && uv_run(loop, UV_RUN_ONCE) != 0)
+        ;
+    for (size_t i = 0; i < n; i++) {
+        slots[i] = (struct slot){ &left, &out[i] };
+        left++;
+        if (ebb_prom_query(p, queries[i], time, slot_done, &slots[i]) != 0) {
+            left--;
+            out[i] = ebb_prom_result_failed(queries[i], time, false, "out of memory");
+        }
+    }
+    while (left > 0 && uv_run(loop, UV_RUN_ONCE) != 0)
+        ;
+    ebb_prom_close(p, noop_closed, &closed);
+    while (!closed && uv_run(loop, UV_RUN_ONCE) != 0)
+        ;
+done:
+    free(slots);
+    if (loop == &own) {
+        uv_run(loop, UV_RUN_DEFAULT);
+        uv_loop_close(loop);
+    }
+    for (size_t i = 0; i < n; i++)
+        if (out[i] == NULL)
+            out[i] = ebb_prom_result_failed(queries[i], time, false, "no answer");
+    return rc;
+}
+
+/* ---- ebb run: the policy's provider, answering the engine ---------------------- */
+
+#define POD_CA_FILE "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt"
+
+struct ebb_prom_live {
+    uv_loop_t *loop;
+    struct ebb_kube *kube;
+    const struct ebb_kube_config *kc;
+    struct ebb_engine *engine;
+    void (*resume)(void *ud);
+    void *ud;
+    struct ebb_prom *client;     /* NULL: the policy has no Prometheus provider */
+    char *sig;                   /* url, secret: what the client was made for */
+    int closing;
+    void (*close_cb)(void *ud);
+    void *close_ud;
+};
+
+static void live_done(struct ebb_prom_result *r, void *ud)
+{
+    struct ebb_prom_live *l = ud;
+
+    ebb_engine_prom_answer(l->engine, r);
+    l->resume(l->ud);
+}
+
+static int live_start(void *ud, struct ebb_engine *e, const char *query, int64_t time,
+                      struct ebb_prom_result **now)
+{
+    struct ebb_prom_live *l = ud;
+    (void)e;
+
+    if (l->client == NULL) {
+        *now = ebb_prom_result_failed(query, time, true, "prometheus client not initialized");
+        return 0;
+    }
+    if (ebb_prom_query(l->client, query, time, live_done, l) != 0) {
+        *now = ebb_prom_result_failed(query, time, false, "out of memory");
+        return 0;
+    }
+    return EBB_CYCLE_WAITING;
+}
+
+static void old_client_closed(void *ud)
+{
+    (void)ud;
+}
+
+int ebb_prom_live_policy(struct ebb_prom_live *l, const struct ebb_policy *pol)
+{
+    const struct ebb_metrics_provider *mp = ebb_prom_provider(pol);
+    struct ebb_prom_opts o = { 0 };
+    struct ebb_error err = { 0 };
+    bool in_cluster = l->kc != NULL && l->kc->source != NULL &&
+                      strcmp(l->kc->source, "in-cluster") == 0;
+    char *sig = NULL;
+    int rc;
+
+    if (mp != NULL && asprintf(&sig, "%s\n%s\n%s", mp->prometheus_url,
+                               mp->secret_namespace ? mp->secret_namespace : "",
+                               mp->secret_name ? mp->secret_name : "") < 0)
+        return EBB_ENOMEM;
+    if ((sig == NULL && l->sig == NULL) || (sig != NULL && l->sig != NULL && strcmp(sig, l->sig) == 0)) {
+        free(sig);
+        return 0;   /* the same provider: the client (and its token) stays */
+    }
+    if (l->client != NULL)
+        ebb_prom_close(l->client, old_client_closed, NULL);
+    l->client = NULL;
+    free(l->sig);
+    l->sig = sig;
+    if (mp == NULL)
+        return 0;
+    o.url = mp->prometheus_url;
+    o.secret_namespace = mp->secret_namespace;
+    o.secret_name = mp->secret_name;
+    o.kube = l->kube;
+    /* without authToken upstream sends the service account's token, and it
+     * trusts the pod's CA bundle (client.CreatePrometheusClient) */
+    if (mp->secret_name == NULL && in_cluster) {
+        o.token = l->kc->token;
+        o.token_file = l->kc->token_file;
+    }
+    if (in_cluster && access(POD_CA_FILE, R_OK) == 0)
+        o.ca_file = POD_CA_FILE;
+    if ((rc = ebb_prom_create(l->loop, &o, &l->client, &err)) != 0) {
+        ebb_log(EBB_LOG_ERROR, "prometheus: %s", err.msg);
+        return rc;
+    }
+    ebb_log(EBB_LOG_INFO, "prometheus: queries go to %s%s%s%s", mp->prometheus_url,
+            mp->secret_name ? ", token from secret " : "", mp->secret_name ? mp->secret_namespace : "",
+            mp->secret_name ? "/..." : "");
+    return 0;
+}
+
+int ebb_prom_live_create(uv_loop_t *loop, struct ebb_kube *kube, const struct ebb_kube_config *kc,
+                         struct ebb_engine *e, void (*resume)(void *ud), void *ud,
+                         struct ebb_prom_live **out)
+{
+    struct ebb_prom_live *l;
+    int rc;
+
+    if (loop == NULL || e == NULL || resume == NULL || out == NULL)
+        return EBB_EINVAL;
+    if ((l = calloc(1, sizeof(*l))) == NULL)
+        return EBB_ENOMEM;
+    *l = (struct ebb_prom_live){ .loop = loop, .kube = kube, .kc = kc, .engine = e,
+                                 .resume = resume, .ud = ud };
+    if ((rc = ebb_prom_live_policy(l, ebb_engine_policy(e))) != 0 && rc == EBB_ENOMEM) {
+        free(l);
+        return rc;
+    }
+    ebb_engine_set_prom(e, live_start, l);
+    *out = l;
+    return 0;
+}
+
+bool ebb_prom_live_synced(const struct ebb_prom_live *l)
+{
+    return l == NULL || l->client == NULL || l->client->secret_read;
+}
+
+static void live_closed(void *ud)
+{
+    struct ebb_prom_live *l = ud;
+
+    if (l->close_cb != NULL)
+        l->close_cb(l->close_ud);
+    free(l->sig);
+    free(l);
+}
+
+void ebb_prom_live_close(struct ebb_prom_live *l, void (*cb)(void *ud), void *ud)
+{
+    if (l == NULL) {
+        if (cb != NULL)
+            cb(ud);
+        return;
+    }
+    ebb_engine_set_prom(l->engine, NULL, NULL);
+    l->close_cb = cb;
+    l->close_ud = ud;
+    if (l->client == NULL) {
+        live_closed(l);
+        return;
+    }
+    ebb_prom_close(l->client, live_closed, l);
+}
+
+/* ---- ebb record --policy --------------------------------------------------------- */
+
+void ebb_prom_record_free(struct ebb_prom_record *pr)
+{
+    for (size_t i = 0; i < pr->n; i++)
+        free(pr->items[i]);
+    free(pr->items);
+    pr->items = NULL;
+    pr->n = 0;
+}
+
+static void kube_closed(void *ud)
+{
+    *(bool *)ud = true;
+}
+
+int ebb_prom_record(struct ebb_prom_record *pr, struct ebb_error *err)
+{
+    struct ebb_engine_opts eo = { .now = EBB_TIME_NONE, .mode = EBB_MODE_SIMULATE };
+    struct ebb_sources src = { pr->policy, pr->dirs, pr->ndirs };
+    const struct ebb_metrics_provider *mp;
+    struct ebb_prom_opts o = { 0 };
+    struct ebb_prom_result **res = NULL;
+    struct ebb_engine *e = NULL;
+    struct ebb_kube *kube = NULL;
+    const char *const *queries;
+    uv_loop_t loop;
+    bool closed = false;
+    int64_t now = pr->time != 0 ? pr->time : (int64_t)time(NULL);
+    size_t n;
+    int rc;
+
+    if ((rc = ebb_generation_build(&eo, &src, &e, err)) != 0)
+        return rc;
+    n = ebb_engine_prom_queries(e, &queries);
+    if (n == 0) {
+        ebb_log(EBB_LOG_INFO, "record: the policy asks Prometheus nothing");
+        ebb_engine_destroy(e);
+        return 0;
+    }
+    if ((mp = ebb_prom_provider(ebb_engine_policy(e))) == NULL) {
+        ebb_engine_destroy(e);
+        return ebb_error_set(err, EBB_ESCHEMA, pr->policy, 0, "metricsProviders",
+                             "the policy asks Prometheus queries but names no Prometheus provider");
+    }
+    if ((res = calloc(n, sizeof(*res))) == NULL || (pr->items = calloc(n, sizeof(*pr->items))) == NULL ||
+        uv_loop_init(&loop) != 0) {
+        free(res);
+        ebb_engine_destroy(e);
+        return ebb_error_set(err, EBB_ENOMEM, NULL, 0, NULL, "out of memory");
+    }
+    o.url = pr->url ? pr->url : mp->prometheus_url;
+    if (mp->secret_name != NULL) {
+        o.secret_namespace = mp->secret_namespace;
+        o.secret_name = mp->secret_name;
+        if ((rc = ebb_kube_create(&loop, pr->kc, NULL, &kube, err)) != 0)
+            goto done;
+        o.kube = kube;
+    }
+    rc = ebb_prom_query_all(&loop, &o, queries, n, now, res);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        if (res[i]->error != NULL)
+            ebb_log(EBB_LOG_WARN, "record: query \"%s\": %s", queries[i], res[i]->error);
+        if ((pr->items[pr->n] = ebb_prom_result_json(res[i])) == NULL)
+            rc = ebb_error_set(err, EBB_ENOMEM, NULL, 0, NULL, "out of memory");
+        else
+            pr->n++;
+    }
+done:
+    if (kube != NULL) {
+        ebb_kube_close(kube, kube_closed, &closed);
+        while (!closed && uv_run(&loop, UV_RUN_ONCE) != 0)
+            ;
+    }
+    uv_run(&loop, UV_RUN_DEFAULT);
+    uv_loop_close(&loop);
+    for (size_t i = 0; i < n; i++)
+        ebb_prom_result_free(res[i]);
+    free(res);
+    ebb_engine_destroy(e);
+    return rc;
+}

@@ -1,0 +1,181 @@
+/* ebb/prometheus.h: the Prometheus metrics provider (upstream v0.33+,
+ * `metricsProviders: [{source: Prometheus, prometheus: {url, authToken}}]`).
+ *
+ * A result is one instant query, `POST {url}/api/v1/query` with
+ * `query=...&time=...`, judged as upstream's NodeUsageFromPrometheusMetrics
+ * does: the answer must be a vector whose samples each carry an `instance`
+ * label (the node's name) and a value in [0, 1]; otherwise the result holds
+ * upstream's error text and no samples.
+ *
+ * The client runs queries on a libuv loop through the same libcurl multi
+ * machinery as the Kubernetes client (engine/kube_http.c), with the bearer
+ * token of the policy: the `prometheusAuthToken` key of the Secret named by
+ * authToken.secretReference, read (GET) and watched (WATCH on that one
+ * name) through the Kubernetes client and re-read whenever it changes; a
+ * missing Secret or key leaves no client ("prometheus client not
+ * initialized", as upstream). Without authToken, in a cluster, the service
+ * account token. Every callback runs on the loop thread, in an I/O
+ * callback: never call into Lua from one.
+ *
+ * `ebb record --policy` stores results in the snapshot as items of kind
+ * PrometheusQueryResult (apiVersion ebb/v1alpha1) so that `ebb simulate`
+ * answers the same queries without a server (see ebb_prom_result_json).
+ */
+#ifndef EBB_PROMETHEUS_H
+#define EBB_PROMETHEUS_H
+
+#include <uv.h>
+
+#include "common.h"
+#include "str.h"
+
+struct cJSON;
+struct ebb_kube;
+struct ebb_engine;
+struct ebb_policy;
+struct ebb_metrics_provider;
+struct ebb_kube_config;
+
+#define EBB_PROM_API_VERSION "ebb/v1alpha1"
+#define EBB_PROM_KIND "PrometheusQueryResult"
+/* upstream's prometheusAuthTokenSecretKey */
+#define EBB_PROM_TOKEN_KEY "prometheusAuthToken"
+
+struct ebb_prom_sample {
+    char *instance;
+    double value;
+};
+
+struct ebb_prom_result {
+    char *query;
+    ebb_str key;                 /* the query, interned: the cache's key (decoded results) */
+    int64_t time;                /* evaluation time, seconds since the epoch */
+    char *error;                 /* NULL when the result is usable */
+    bool no_client;              /* error: there is no client to ask ("client not initialized") */
+    char *result_type;           /* "vector", "matrix", ...; NULL when none came back */
+    size_t n;
+    struct ebb_prom_sample *samples;   /* instance -> value, in the answer's order */
+    char *data;                  /* the answer's "data" object as JSON (for ebb record) */
+};
+
+void ebb_prom_result_free(struct ebb_prom_result *r);   /* NULL-safe */
+/* A deep copy (NULL on ENOMEM). */
+struct ebb_prom_result *ebb_prom_result_copy(const struct ebb_prom_result *r);
+/* A result that failed for `why` (printf-style); NULL on ENOMEM. */
+struct ebb_prom_result *ebb_prom_result_failed(const char *query, int64_t time, bool no_client,
+                                               const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* The answer of /api/v1/query: HTTP `status` and body (status < 0: a
+ * transport failure, body its message). Never fails but on ENOMEM (NULL):
+ * what is wrong goes into result->error, in upstream's words. */
+struct ebb_prom_result *ebb_prom_result_parse(const char *query, int64_t time, int status,
+                                              const char *body, size_t len);
+/* A snapshot item of kind PrometheusQueryResult:
+ *   {"apiVersion": "ebb/v1alpha1", "kind": "PrometheusQueryResult",
+ *    "metadata": {"name": "q-<hash>"}, "query": "...", "time": "RFC 3339",
+ *    "data": {...the answer's data...}} or, instead of data, "error": "..."
+ * EBB_ESCHEMA with err->field on a bad item. */
+int ebb_prom_result_decode(const struct cJSON *item, struct ebb_prom_result **out,
+                           struct ebb_error *err);
+/* The item for `r` (malloc'd JSON text), or NULL on ENOMEM. */
+char *ebb_prom_result_json(const struct ebb_prom_result *r);
+
+/* ---- the client --------------------------------------------------------- */
+
+struct ebb_prom;
+
+struct ebb_prom_opts {
+    const char *url;             /* the provider's url (a path prefix is kept) */
+    const char *token;           /* a fixed bearer token (may be NULL) */
+    const char *token_file;      /* or a file to read it from, re-read as it rotates */
+    /* authToken.secretReference: the token comes from this Secret, read
+     * and watched through `kube` (required then) */
+    const char *secret_namespace, *secret_name;
+    struct ebb_kube *kube;
+    const char *ca_file;         /* NULL: the system's CA certificates */
+    long timeout_ms;             /* per query; 0: 30000 */
+    /* called on the loop whenever the Secret's token came, changed or went
+     * (may be NULL) */
+    void (*on_token)(void *ud, bool have, const char *why);
+    void *ud;
+};
+
+/* The client answers a query with a result it hands to `cb` (which owns
+ * it); cb never runs inside ebb_prom_query. */
+typedef void (*ebb_prom_done_fn)(struct ebb_prom_result *r, void *ud);
+
+int ebb_prom_create(uv_loop_t *loop, const struct ebb_prom_opts *o, struct ebb_prom **out,
+                    struct ebb_error *err);
+/* EBB_ENOMEM or 0; without a token from the Secret (yet, or any more) the
+ * result is "prometheus client not initialized". */
+int ebb_prom_query(struct ebb_prom *p, const char *query, int64_t time, ebb_prom_done_fn cb,
+                   void *ud);
+/* The Secret's token is there (always true without a Secret). */
+bool ebb_prom_ready(const struct ebb_prom *p);
+/* Cancel what is in flight (each cb runs with a failed result) and free
+ * everything; `cb` runs once memory is freed. */
+void ebb_prom_close(struct ebb_prom *p, void (*cb)(void *ud), void *ud);
+
+/* Every query once, on a private loop, answered before this returns:
+ * out[i] (owned by the caller) for queries[i]. For `ebb simulate
+ * --prometheus-url` and `ebb record` (o->kube, if set, must be on `loop`;
+ * NULL loop: a private one). */
+int ebb_prom_query_all(uv_loop_t *loop, const struct ebb_prom_opts *o, const char *const *queries,
+                       size_t n, int64_t time, struct ebb_prom_result **out);
+
+/* ebb run's glue: a client for the running policy's provider (none when
+ * it has none), answering the engine's queries (ebb_engine_set_prom) and
+ * calling `resume` on the loop once an answer is in (the runner then
+ * resumes the cycle). ebb_prom_live_policy after a reload: a changed URL or
+ * Secret makes a new client. `kube` is the runner's client (for the
+ * Secret), `kc` its configuration (in-cluster: the service account token
+ * and CA, as upstream). */
+struct ebb_prom_live;
+int ebb_prom_live_create(uv_loop_t *loop, struct ebb_kube *kube, const struct ebb_kube_config *kc,
+                         struct ebb_engine *e, void (*resume)(void *ud), void *ud,
+                         struct ebb_prom_live **out);
+int ebb_prom_live_policy(struct ebb_prom_live *l, const struct ebb_policy *pol);
+/* The token Secret has been read once (its informer synced, upstream
+ * waits for that before the first cycle); true without a Secret. */
+bool ebb_prom_live_synced(const struct ebb_prom_live *l);
+/* `cb` (may be NULL) runs once memory is freed. */
+void ebb_prom_live_close(struct ebb_prom_live *l, void (*cb)(void *ud), void *ud);
+
+/* `ebb record --policy`: the policy's queries (ebb_engine_prom_queries of
+ * an engine built from it) asked at this instant of its provider (or of
+ * `url`), the token read from its Secret through `kc`, each result as a
+ * snapshot item (ebb_prom_result_json) in items[0..n). A policy that does
+ * not load is EBB_ESCHEMA/EBB_EIO with its file and line; a query that
+ * fails is recorded as failed. */
+struct ebb_prom_record {
+    const char *policy;
+    const char *dirs[16];
+    size_t ndirs;
+    const char *url;             /* NULL: the provider's */
+    int64_t time;                /* the instant asked; 0: now */
+    const struct ebb_kube_config *kc;
+    char **items;                /* out */
+    size_t n;
+};
+int ebb_prom_record(struct ebb_prom_record *pr, struct ebb_error *err);
+void ebb_prom_record_free(struct ebb_prom_record *pr);
+
+/* The Prometheus provider of a policy, or NULL. */
+const struct ebb_metrics_provider *ebb_prom_provider(const struct ebb_policy *p);
+
+/* ---- plugins and the engine -------------------------------------------- */
+
+/* How a plugin's ebb.prometheus_query(q) is answered: at once (*now set,
+ * return 0: simulate) or later through ebb_engine_prom_answer (return
+ * EBB_CYCLE_WAITING: live). Called from the cycle; `ud` is the caller's. */
+typedef int (*ebb_prom_start_fn)(void *ud, struct ebb_engine *e, const char *query, int64_t time,
+                                 struct ebb_prom_result **now);
+void ebb_engine_set_prom(struct ebb_engine *e, ebb_prom_start_fn fn, void *ud);
+/* The answer to the query a plugin waits for (takes `r`); the caller then
+ * resumes the cycle (ebb_engine_cycle_resume). */
+void ebb_engine_prom_answer(struct ebb_engine *e, struct ebb_prom_result *r);
+/* The distinct queries the policy's plugins declare (a plugin table's
+ * `prometheus_queries(args)`), valid until the policy changes. */
+size_t ebb_engine_prom_queries(const struct ebb_engine *e, const char *const **out);
+
+#endif
