@@ -46,34 +46,8 @@ P.SERIES = {
   ["cluster:node_cpu:ratio"] = { { { cluster = "main" }, 0.5 } },
 }
 
-local function shq(s)
-  return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
-end
-
-local function sh(cmd)
-  local p = assert(io.popen(cmd .. " 2>&1"))
-  local out = p:read("a")
-  local _, _, code = p:close()
-  return code, out
-end
-
-local function read(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
-
-local function write(path, text)
-  local f = assert(io.open(path, "wb"))
-  f:write(text)
-  f:close()
-end
-
-local function have(bin)
-  return os.execute("command -v " .. bin .. " >/dev/null 2>&1") == true
-end
+local shell = require("spec.shell")
+local shq, sh, read, write, have = shell.shq, shell.sh, shell.read, shell.write, shell.have
 
 -- Why the specs cannot run here, or nil.
 function P.missing()

@@ -40,12 +40,7 @@ profiles:
 ]], extra or "", url, CPU)
 end
 
-local function sh(cmd)
-  local p = assert(io.popen(cmd .. " 2>&1"))
-  local out = p:read("a")
-  local _, _, code = p:close()
-  return code, out
-end
+local sh = require("spec.shell").sh
 
 describe("Prometheus with ebb serve", function()
   if P.skip(pending) then return end
