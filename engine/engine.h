@@ -22,6 +22,9 @@ struct ebb_vm {
     uint64_t budget_ns;
     volatile int expired;           /* set by the watchdog */
     uint64_t expired_ns;            /* when it did (CLOCK_MONOTONIC) */
+    size_t kept;                    /* bytes the plan keeps for this plugin this cycle
+                                       (notes, reasons, refusals): charged to the cap */
+    int kept_cycle;                 /* the cycle `kept` counts */
     bool stopped;                   /* the call running was abandoned at its budget */
     int depth;                      /* nested calls into this vm */
     struct ebb_ctx *ctx;            /* the call running, set by framework.c */
@@ -101,6 +104,11 @@ static inline bool ebb__vm_expired(const struct ebb_vm *vm)
  * budget hook stops whatever script code that error reaches next. */
 int ebb__vm_stop(lua_State *L);
 
+/* Charge `bytes` the core keeps for the plugin running in L (a note, an
+ * eviction reason, a refusal in the plan) to its memory cap, for the rest
+ * of the cycle; raises when the cap would be exceeded.      [-0, +0, e] */
+void ebb__vm_keep(lua_State *L, size_t bytes);
+
 /* require() of the sandbox, for the engine's own calls: it does not depend
  * on what a script left in its globals.                       [-1, +1, e] */
 int ebb__vm_require(lua_State *L);
@@ -172,6 +180,8 @@ struct ebb_ctx {
     struct ebb_engine *engine;
     struct ebb_profile_inst *profile;
     struct ebb_plugin_inst *plugin;
+    int ext;                        /* the extension point called (EBB_EXT_*): only a
+                                       deschedule or balance plugin may evict */
 };
 
 /* ---- evict.c ------------------------------------------------------------ */

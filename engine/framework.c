@@ -675,7 +675,7 @@ static void report(struct ebb_engine *e, struct ebb_plugin_inst *inst, const cha
 bool ebb__plugin_pod_check(struct ebb_plugin_inst *inst, int ext, struct ebb_ctx *ctx,
                            const struct ebb_pod *pod)
 {
-    struct ebb_ctx sub = { ctx->engine, ctx->profile, inst };
+    struct ebb_ctx sub = { ctx->engine, ctx->profile, inst, ext };
     struct ebb_error err = { 0 };
     struct ebb_ctx *prev;
     lua_State *L;
@@ -794,7 +794,7 @@ static int start_plugin(struct ebb_engine *e, struct ebb_profile_inst *profile,
     }
     inst->run_failed = false;
     if (inst->def->type == EBB_PLUGIN_NATIVE) {
-        struct ebb_ctx ctx = { e, profile, inst };
+        struct ebb_ctx ctx = { e, profile, inst, ext };
         int (*fn)(void *, struct ebb_ctx *, struct ebb_node *const *, size_t, struct ebb_error *) =
             ext == EBB_EXT_DESCHEDULE ? inst->def->native.deschedule : inst->def->native.balance;
         if (fn(inst->state, &ctx, e->run_mask ? e->focus_nodes : e->cycle_nodes,
@@ -812,7 +812,7 @@ static int start_plugin(struct ebb_engine *e, struct ebb_profile_inst *profile,
         ebb__lua_push_nodelist(L, e->focus_nodes, e->nfocus_nodes);
     else
         ebb__lua_push_nodelist(L, e->cycle_nodes, e->ncycle_nodes);
-    e->waiting_ctx = (struct ebb_ctx){ e, profile, inst };
+    e->waiting_ctx = (struct ebb_ctx){ e, profile, inst, ext };
     inst->vm->ctx = &e->waiting_ctx;
     rc = ebb__vm_start(inst->vm, 2, 2, &err);
     if (rc == EBB_VM_YIELDED) {
@@ -1232,7 +1232,7 @@ static int cycle_begin(struct ebb_engine *e)
         struct ebb_profile_inst *pr = e->profiles[p];
         for (size_t i = 0; i < pr->ninsts; i++) {
             struct ebb_plugin_inst *inst = pr->insts[i];
-            struct ebb_ctx ctx = { e, pr, inst };
+            struct ebb_ctx ctx = { e, pr, inst, EBB_EXT_DESCHEDULE };
             struct ebb_error err = { 0 };
             if (inst->def->type == EBB_PLUGIN_NATIVE && inst->def->native.cycle_begin &&
                 inst->def->native.cycle_begin(inst->state, &ctx, &err) != 0)

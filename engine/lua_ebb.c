@@ -902,30 +902,46 @@ static int l_now(lua_State *L)
     return 1;
 }
 
+#define NOTE_MAX 4096     /* bytes of one note */
+#define REASON_MAX 1024   /* bytes of one eviction reason (an Event's message) */
+#define ENTRY_COST 128    /* what a plan entry costs besides its strings */
+
 /* ebb.note(message [, node]) records a note in the plan under the running
- * plugin: a node skipped for lack of metrics, why a strategy stopped. */
+ * plugin: a node skipped for lack of metrics, why a strategy stopped. At
+ * most NOTE_MAX bytes each; what the notes keep counts toward the plugin's
+ * memory cap for the cycle.                                  [-0, +0, e] */
 static int l_note(lua_State *L)
 {
     struct ebb_ctx *ctx = need_ctx(L);
-    const char *msg = luaL_checkstring(L, 1);
+    size_t len;
+    const char *msg = luaL_checklstring(L, 1, &len);
     const char *node = NULL;
 
+    if (len > NOTE_MAX)
+        return luaL_argerror(L, 1, lua_pushfstring(L, "a note is at most %d bytes (got %I)",
+                                                   NOTE_MAX, (lua_Integer)len));
     if (lua_type(L, 2) == LUA_TSTRING)
         node = lua_tostring(L, 2);
     else if (!lua_isnoneornil(L, 2))
         node = ebb__lua_check_node(L, 2)->name;
+    ebb__vm_keep(L, len + (node ? strlen(node) : 0) + ENTRY_COST);
     ebb_plan_add_note(&ctx->engine->plan, ctx->plugin ? ctx->plugin->def->name : NULL,
                       ctx->profile->name, node, msg);
     return 0;
 }
 
-/* ebb.log(level, message) with level "error"|"warn"|"info"|"debug" */
+/* ebb.log(level, message) with level "error"|"warn"|"info"|"debug"; the
+ * log line keeps the first NOTE_MAX bytes.                   [-0, +0, e] */
 static int l_log(lua_State *L)
 {
     static const char *const levels[] = { "error", "warn", "info", "debug", NULL };
     int lvl = luaL_checkoption(L, 1, "info", levels);
     struct ebb_vm *vm = ebb__vm_of(L);
-    ebb_log(lvl, "[%s] %s", vm && vm->name ? vm->name : "lua", luaL_checkstring(L, 2));
+    size_t len;
+    const char *msg = luaL_checklstring(L, 2, &len);
+
+    ebb_log(lvl, "[%s] %.*s%s", vm && vm->name ? vm->name : "lua",
+            (int)(len > NOTE_MAX ? NOTE_MAX : len), msg, len > NOTE_MAX ? " [cut]" : "");
     return 0;
 }
 
@@ -970,17 +986,28 @@ static int l_evictor_evict(lua_State *L)
     char detail[256] = "";
     int why;
 
+    size_t rlen = 0;
+
     if (lua_istable(L, 3)) {
         lua_getfield(L, 3, "reason");
-        reason = lua_tostring(L, -1);
+        reason = lua_tolstring(L, -1, &rlen);
     } else if (lua_type(L, 3) == LUA_TSTRING) {
-        reason = lua_tostring(L, 3);
+        reason = lua_tolstring(L, 3, &rlen);
     } else if (!lua_isnoneornil(L, 3)) {
         return luaL_argerror(L, 3, "expected a table of options");
     }
-    if (ctx->engine->evictor.call != NULL)
+    if (ctx->engine->evictor.call != NULL || ctx->ext == EBB_EXT_EVICT)
         return luaL_error(L, "ctx.evictor:evict() cannot be called from inside an evict plugin's "
                              "evict(): act on the pod through ctx.api");
+    /* A filter is asked about a pod while an eviction is being decided:
+     * evicting from there would re-enter the evictor. */
+    if (ctx->ext != EBB_EXT_DESCHEDULE && ctx->ext != EBB_EXT_BALANCE)
+        return luaL_error(L, "ctx.evictor:evict() cannot be called from a %s plugin: only deschedule "
+                             "and balance plugins evict", ebb_ext_name(ctx->ext));
+    if (rlen > REASON_MAX)
+        return luaL_error(L, "evict: the reason is %d bytes; at most %d", (int)rlen, REASON_MAX);
+    /* the plan keeps the reason with the eviction, or a refusal */
+    ebb__vm_keep(L, rlen + ENTRY_COST);
     /* Live evictions wait for the API by suspending this coroutine; from a
      * callback (a sort comparator, a `where` filter) nothing can wait. */
     if (ctx->engine->mode == EBB_MODE_LIVE && !ebb__vm_can_wait(L)) {

@@ -71,10 +71,17 @@ static struct guard *new_guard(lua_State *L)
     return g;
 }
 
+/* What a value written as JSON may come to: as much as the API server takes
+ * in a request (3 MiB), and a bounded number of values; the tree is
+ * malloc'd outside the plugin's memory cap. */
+#define JSON_MAX_BYTES ((size_t)3 << 20)
+#define JSON_MAX_VALUES 200000
+
 struct jpath {
     const char *what;          /* "ebb.json", "ctx.api:create" */
     char buf[256];
     size_t len;
+    size_t bytes, values;      /* so far: about the size of the text */
 };
 
 static size_t jpath_push(struct jpath *p, const char *key, lua_Integer index)
@@ -120,32 +127,44 @@ static bool is_array(lua_State *L, int idx)
     return count == n;
 }
 
-/* Keys in byte order: Lua's table order changes from run to run, and a
- * plan must not. */
-static void sort_members(cJSON *obj)
+static int member_cmp(const void *a, const void *b)
 {
-    cJSON *sorted = NULL, *next;
+    return strcmp((*(cJSON *const *)a)->string, (*(cJSON *const *)b)->string);
+}
 
-    for (cJSON *c = obj->child; c != NULL; c = next) {
-        cJSON **at = &sorted, *prev = NULL;
-        next = c->next;
-        while (*at != NULL && strcmp((*at)->string, c->string) <= 0) {
-            prev = *at;
-            at = &(*at)->next;
-        }
-        c->next = *at;
-        c->prev = prev;
-        if (*at != NULL)
-            (*at)->prev = c;
-        *at = c;
+/* Keys in byte order: Lua's table order changes from run to run, and a
+ * plan must not. Keys are unique, so any sort gives the one order; the
+ * members are sorted through an array in the capped heap. */
+static void sort_members(lua_State *L, cJSON *obj)
+{
+    size_t n = 0;
+    cJSON **v;
+
+    for (cJSON *c = obj->child; c != NULL; c = c->next)
+        n++;
+    if (n < 2)
+        return;
+    v = lua_newuserdatauv(L, n * sizeof(*v), 0);
+    n = 0;
+    for (cJSON *c = obj->child; c != NULL; c = c->next)
+        v[n++] = c;
+    qsort(v, n, sizeof(*v), member_cmp);
+    for (size_t i = 0; i < n; i++) {
+        v[i]->next = i + 1 < n ? v[i + 1] : NULL;
+        v[i]->prev = i > 0 ? v[i - 1] : v[n - 1];   /* cJSON keeps the tail in child->prev */
     }
-    if (sorted != NULL) {
-        cJSON *last = sorted;
-        while (last->next != NULL)
-            last = last->next;
-        sorted->prev = last;   /* cJSON keeps the tail in child->prev */
-    }
-    obj->child = sorted;
+    obj->child = v[0];
+    lua_pop(L, 1);
+}
+
+/* Count a value of about `bytes` of text towards the bounds. */
+static void jcount(lua_State *L, struct jpath *p, size_t bytes)
+{
+    p->bytes += bytes + 2;
+    if (++p->values > JSON_MAX_VALUES || p->bytes > JSON_MAX_BYTES)
+        jfail(L, p, "larger than an API request may be (3 MiB, 200000 values)");
+    if ((p->values & 255) == 0)
+        ebb__vm_check(L);
 }
 
 static void attach(cJSON *parent, const char *key, cJSON *item)
@@ -187,6 +206,7 @@ static void to_json(lua_State *L, int idx, cJSON *parent, const char *key, struc
         const char *s = lua_tolstring(L, idx, &len);
         if (strlen(s) != len)
             jfail(L, p, "a string with a NUL byte");
+        jcount(L, p, len);
         j = cJSON_CreateString(s);
         break;
     }
@@ -206,6 +226,7 @@ static void to_json(lua_State *L, int idx, cJSON *parent, const char *key, struc
     }
     if (j == NULL)
         jfail(L, p, "out of memory");
+    jcount(L, p, key ? strlen(key) + 8 : 8);
     attach(parent, key, j);
     if (!cJSON_IsArray(j) && !cJSON_IsObject(j))
         return;
@@ -229,13 +250,13 @@ static void to_json(lua_State *L, int idx, cJSON *parent, const char *key, struc
         lua_pop(L, 1);
         jpath_pop(p, mark);
     }
-    sort_members(j);
+    sort_members(L, j);
 }
 
 /* The value at idx as a tree owned by a guard pushed on the stack. */
 static cJSON *json_of(lua_State *L, int idx, const char *what)
 {
-    struct jpath p = { what, "", 0 };
+    struct jpath p = { what, "", 0, 0, 0 };
     struct guard *g;
 
     idx = lua_absindex(L, idx);
@@ -671,14 +692,16 @@ static int l_api_patch(lua_State *L)
         if ((m = cJSON_AddObjectToObject(jm, fields[f])) == NULL)
             return luaL_error(L, "not enough memory");
         lua_pushnil(L);
-        while (lua_next(L, -2)) {
+        for (size_t count = 1; lua_next(L, -2); count++) {
+            if (count > JSON_MAX_VALUES)
+                return luaL_error(L, "ctx.api:patch: more than %d %s", JSON_MAX_VALUES, fields[f]);
             if (lua_type(L, -1) == LUA_TSTRING)
                 cJSON_AddStringToObject(m, lua_tostring(L, -2), lua_tostring(L, -1));
             else
                 cJSON_AddNullToObject(m, lua_tostring(L, -2));
             lua_pop(L, 1);
         }
-        sort_members(m);
+        sort_members(L, m);
         lua_pop(L, 1);
     }
     patch_text(jm, text, sizeof(text));
@@ -777,8 +800,8 @@ static int l_api_create(lua_State *L)
             REFUSE("spec.podRef must be the pod the call is for (%s/%s)", c->pod->ns, c->pod->name);
     }
 #undef REFUSE
-    sort_members(obj);
-    sort_members(meta);
+    sort_members(L, obj);
+    sort_members(L, meta);
     snprintf(path, sizeof(path), "%s%s%s%s%s/%s", strcmp(av, "v1") == 0 ? "/api/" : "/apis/", av,
              namespaced ? "/namespaces/" : "", namespaced ? c->pod->ns : "", "", res);
     snprintf(text, sizeof(text), "create %s %s%s%s%s", kind, namespaced ? c->pod->ns : "",
@@ -877,7 +900,7 @@ int ebb__evictor_call(struct ebb_ctx *ctx, struct ebb_plugin_inst *inst, struct 
         .grace_period = e->policy && e->policy->has_grace_period ? e->policy->grace_period_seconds : -1,
         .act = { .grace_period = -1 },
     };
-    struct ebb_ctx sub = { e, ctx->profile, inst };
+    struct ebb_ctx sub = { e, ctx->profile, inst, EBB_EXT_EVICT };
     struct ebb_error err = { 0 };
     struct ebb_ctx *prev;
     lua_State *L;

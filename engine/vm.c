@@ -62,6 +62,29 @@ static uint64_t coarse_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + coarse_res_ns;
 }
 
+/* `kept` counts one cycle: a new cycle starts it again. */
+static void kept_for_cycle(struct ebb_vm *vm)
+{
+    int cycle = vm->engine ? vm->engine->cycle : 0;
+
+    if (vm->kept_cycle != cycle) {
+        vm->kept_cycle = cycle;
+        vm->kept = 0;
+    }
+}
+
+void ebb__vm_keep(lua_State *L, size_t bytes)
+{
+    struct ebb_vm *vm = ebb__vm_of(L);
+
+    kept_for_cycle(vm);
+    if (bytes > vm->mem_limit || vm->mem_used + vm->kept > vm->mem_limit - bytes)
+        luaL_error(L, "memory limit of %d MiB exceeded (the notes, reasons and refusals the plan "
+                      "keeps for the plugin this cycle count toward it: %d KiB)",
+                   (int)(vm->mem_limit >> 20), (int)(vm->kept >> 10));
+    vm->kept += bytes;
+}
+
 static int budget_ms(const struct ebb_vm *vm)
 {
     return (int)(vm->budget_ns / 1000000u);
@@ -375,9 +398,10 @@ static void *vm_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
         vm->mem_used -= old;
         return NULL;
     }
-    /* written so that no size overflows: Lua asks for up to SIZE_MAX */
+    /* written so that no size overflows: Lua asks for up to SIZE_MAX; what
+     * the plan keeps for the plugin this cycle counts too */
     if (nsize > old && vm->limit_on &&
-        (nsize - old > vm->mem_limit || vm->mem_used > vm->mem_limit - (nsize - old)))
+        (nsize - old > vm->mem_limit || vm->mem_used + vm->kept > vm->mem_limit - (nsize - old)))
         return NULL;
     if ((p = realloc(ptr, nsize)) == NULL)
         return NULL;
@@ -895,6 +919,7 @@ static int run_co(struct ebb_vm *vm, lua_State *co, int nargs, int nres, bool al
     if (vm->depth == 0) {
         vm->expired = 0;
         vm->stopped = false;
+        kept_for_cycle(vm);
     }
     wd_arms++;   /* calls into Lua (each arms a budget, unless off) */
     if (vm->budget_ns != UINT64_MAX && (rc = wd_arm(vm, co)) != 0)
