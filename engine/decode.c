@@ -19,6 +19,7 @@
 #include "ebb/quantity.h"
 #include "ebb/selector.h"
 #include "ebb/taints.h"
+#include "vec.h"
 
 #define LAST_APPLIED "kubectl.kubernetes.io/last-applied-configuration"
 #define MAX_DEPTH 24
@@ -294,21 +295,21 @@ static int strs_at(struct dec *d, const cJSON *o, const char *key, ebb_str **out
 
 /* ---- labels ---------------------------------------------------------------- */
 
+static int kv_cmp(const void *a, const void *b)
+{
+    return strcmp(((const struct ebb_kv *)a)->key, ((const struct ebb_kv *)b)->key);
+}
+
 /* Sort by key (strcmp), stable, then drop earlier duplicates: a JSON object
  * with a key twice means the last value, as Go decodes it. Kubernetes prints
- * maps sorted, so the common case is one comparison per entry. */
-static void labels_sort(struct ebb_labels *l)
+ * maps sorted, so the common case is one comparison per entry; any order is
+ * O(n log n). */
+static int labels_sort(struct ebb_labels *l)
 {
-    uint32_t i, j, w;
+    uint32_t i, w;
 
-    for (i = 1; i < l->n; i++) {
-        struct ebb_kv t = l->kv[i];
-        if (strcmp(l->kv[i - 1].key, t.key) <= 0)
-            continue;
-        for (j = i; j > 0 && strcmp(l->kv[j - 1].key, t.key) > 0; j--)
-            l->kv[j] = l->kv[j - 1];
-        l->kv[j] = t;
-    }
+    if (ebb__sort_stable(l->kv, l->n, sizeof(*l->kv), kv_cmp) != 0)
+        return EBB_ENOMEM;
     for (i = 1, w = 1; i < l->n; i++) {
         if (l->kv[i].key == l->kv[w - 1].key) {
             ebb_str_release(l->kv[w - 1].key);
@@ -320,6 +321,7 @@ static void labels_sort(struct ebb_labels *l)
     }
     if (l->n > 0)
         l->n = w;
+    return 0;
 }
 
 static int labels_at(struct dec *d, const cJSON *o, const char *key, struct ebb_labels *out,
@@ -353,8 +355,8 @@ static int labels_at(struct dec *d, const cJSON *o, const char *key, struct ebb_
             break;
     }
     pop(d);
-    if (rc == 0)
-        labels_sort(out);
+    if (rc == 0 && labels_sort(out) != 0)
+        rc = nomem(d);
     return rc;
 }
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ebb/selector.h"
+#include "vec.h"
 
 /* ---- validation (label keys and values) -------------------------------- */
 
@@ -201,18 +202,15 @@ bool ebb_selector_is_empty(const struct ebb_selector *s)
 
 /* ---- construction ------------------------------------------------------ */
 
-/* Stable, so requirements on the same key keep the order they came in. */
-static void sort_reqs(struct ebb_req *reqs, uint16_t n)
+static int req_cmp(const void *a, const void *b)
 {
-    for (uint16_t i = 1; i < n; i++) {
-        struct ebb_req r = reqs[i];
-        uint16_t j = i;
-        while (j > 0 && ebb_str_cmp(reqs[j - 1].key, r.key) > 0) {
-            reqs[j] = reqs[j - 1];
-            j--;
-        }
-        reqs[j] = r;
-    }
+    return ebb_str_cmp(((const struct ebb_req *)a)->key, ((const struct ebb_req *)b)->key);
+}
+
+/* Stable, so requirements on the same key keep the order they came in. */
+static int sort_reqs(struct ebb_req *reqs, uint16_t n)
+{
+    return ebb__sort_stable(reqs, n, sizeof(*reqs), req_cmp);
 }
 
 /* Sort values by pointer (what matching searches) and drop repeats. */
@@ -242,7 +240,10 @@ int ebb_selector_from_reqs(struct ebb_req *reqs, uint16_t n, struct ebb_selector
         return EBB_ENOMEM;
     for (uint16_t i = 0; i < n; i++)
         normalize_values(&reqs[i]);
-    sort_reqs(reqs, n);
+    if (sort_reqs(reqs, n) != 0) {
+        free(s);
+        return EBB_ENOMEM;
+    }
     if (n == 0) {
         free(reqs);
         reqs = NULL;
@@ -437,11 +438,9 @@ static const struct token *next(struct parser *p)
 
 #define LIT(p, t) (int)(t)->len, (p)->in + (t)->at
 
+/* Repeats are dropped once the values are sorted (add_requirement). */
 static int add_value(struct parser *p, const char *s, size_t n)
 {
-    for (size_t i = 0; i < p->nvals; i++)
-        if (p->vals[i].n == n && memcmp(p->vals[i].s, s, n) == 0)
-            return 0;
     if (p->nvals == p->capvals) {
         size_t cap = p->capvals ? p->capvals * 2 : 4;
         struct slice *v = realloc(p->vals, cap * sizeof(*v));
@@ -598,8 +597,14 @@ static int add_requirement(struct parser *p, const struct token *key, int op)
     const char *why;
     int rc = EBB_ENOMEM;
 
-    if (p->nvals > 1)
+    if (p->nvals > 1) {
+        size_t k = 1;
         qsort(p->vals, p->nvals, sizeof(*p->vals), cmp_slice);
+        for (size_t i = 1; i < p->nvals; i++)
+            if (cmp_slice(&p->vals[k - 1], &p->vals[i]) != 0)
+                p->vals[k++] = p->vals[i];
+        p->nvals = k;
+    }
     if ((op == OP_GT || op == OP_LT) &&
         (p->nvals != 1 || !parse_int64(p->vals[0].s, p->vals[0].n, &r.num)))
         return perr(p, key, "unable to parse requirement: for 'Gt', 'Lt' operators, the "
@@ -725,7 +730,6 @@ int ebb_selector_parse(const char *s, struct ebb_selector **out, struct ebb_erro
     }
     if ((rc = parse_all(&p)) != 0)
         goto fail;
-    sort_reqs(p.reqs, (uint16_t)p.nreqs);
     if ((rc = ebb_selector_from_reqs(p.reqs, (uint16_t)p.nreqs, out)) != 0)
         goto fail;
     free(p.toks);
