@@ -336,8 +336,11 @@ static void account(struct ebb_podvec *pv, const struct ebb_pod *p, int sign)
     if (pv == NULL || !ebb_pod_occupies(p))
         return;
     pv->nactive += sign;
-    for (uint16_t i = 0; i < p->requests.n; i++)
-        pv->req[p->requests.q[i].id] += sign * p->requests.q[i].v;
+    for (uint16_t i = 0; i < p->requests.n; i++) {
+        int id = p->requests.q[i].id;
+        __int128 x = pv->exact[id] += (__int128)sign * p->requests.q[i].v;
+        pv->req[id] = x > INT64_MAX ? INT64_MAX : x < INT64_MIN ? INT64_MIN : (int64_t)x;
+    }
 }
 
 static struct ebb_podvec *node_vec(struct ebb_cache *c, ebb_str node, bool create)

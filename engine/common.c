@@ -1,11 +1,14 @@
 /* Errors, logging and RFC 3339 times shared by every unit. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ebb/common.h"
 #include "vec.h"
@@ -423,4 +426,136 @@ int ebb__sort_stable(void *base, size_t n, size_t size, int (*cmp)(const void *,
         memcpy(a, from, n * size);
     free(b);
     return 0;
+}
+
+/* ---- reading the files a user names ---------------------------------------- */
+
+static const char *file_kind(mode_t m)
+{
+    if (S_ISDIR(m))
+        return "a directory";
+    if (S_ISCHR(m))
+        return "a character device";
+    if (S_ISBLK(m))
+        return "a block device";
+    if (S_ISFIFO(m))
+        return "a FIFO";
+    if (S_ISSOCK(m))
+        return "a socket";
+    return "not a regular file";
+}
+
+int ebb_file_open(const char *path, FILE **out, struct ebb_error *err)
+{
+    struct stat st;
+    int fd, flags;
+    FILE *f;
+
+    if (path == NULL || out == NULL)
+        return EBB_EINVAL;
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer */
+    if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
+        return ebb_error_set(err, EBB_EIO, path, 0, NULL, "cannot open: %s", strerror(errno));
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        return ebb_error_set(err, EBB_EIO, path, 0, NULL, "cannot open: %s", strerror(e));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return ebb_error_set(err, EBB_EIO, path, 0, NULL, "%s, not a file: ebb reads files only",
+                             file_kind(st.st_mode));
+    }
+    if ((flags = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0 ||
+        (f = fdopen(fd, "rb")) == NULL) {
+        int e = errno;
+        close(fd);
+        return ebb_error_set(err, EBB_EIO, path, 0, NULL, "cannot open: %s", strerror(e));
+    }
+    *out = f;
+    return 0;
+}
+
+int ebb_file_read(const char *path, size_t max, char **out, size_t *len, struct ebb_error *err)
+{
+    FILE *f = NULL;
+    char *buf = NULL;
+    size_t n = 0, cap = 0;
+    int rc;
+
+    if (out == NULL || len == NULL)
+        return EBB_EINVAL;
+    if ((rc = ebb_file_open(path, &f, err)) != 0)
+        return rc;
+    for (;;) {
+        size_t k;
+        if (cap - n < 4096) {
+            size_t ncap = cap ? cap * 2 : 16384;
+            char *nb;
+            if ((nb = realloc(buf, ncap)) == NULL) {
+                rc = ebb_error_set(err, EBB_ENOMEM, path, 0, NULL, "out of memory");
+                goto fail;
+            }
+            buf = nb;
+            cap = ncap;
+        }
+        k = fread(buf + n, 1, cap - n - 1, f);
+        n += k;
+        if (n > max) {
+            rc = ebb_error_set(err, EBB_ELIMIT, path, 0, NULL,
+                               "larger than %zu MiB, more than ebb reads of such a file", max >> 20);
+            goto fail;
+        }
+        if (k == 0)
+            break;
+    }
+    if (ferror(f)) {
+        rc = ebb_error_set(err, EBB_EIO, path, 0, NULL, "cannot read: %s", strerror(errno));
+        goto fail;
+    }
+    fclose(f);
+    buf[n] = '\0';
+    *out = buf;
+    *len = n;
+    return 0;
+fail:
+    fclose(f);
+    free(buf);
+    return rc;
+}
+
+bool ebb_utf8_valid(const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s, *end = p + n;
+
+    while (p < end) {
+        unsigned c = *p, cp, min;
+        size_t k;
+        if (c < 0x80) {
+            if (c == 0)
+                return false;
+            p++;
+            continue;
+        }
+        if (c >= 0xC2 && c <= 0xDF) {
+            k = 1, cp = c & 0x1F, min = 0x80;
+        } else if (c >= 0xE0 && c <= 0xEF) {
+            k = 2, cp = c & 0x0F, min = 0x800;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            k = 3, cp = c & 0x07, min = 0x10000;
+        } else {
+            return false;
+        }
+        if ((size_t)(end - p) <= k)
+            return false;
+        for (size_t i = 1; i <= k; i++) {
+            if ((p[i] & 0xC0) != 0x80)
+                return false;
+            cp = cp << 6 | (p[i] & 0x3F);
+        }
+        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+            return false;
+        p += k + 1;
+    }
+    return true;
 }

@@ -885,28 +885,56 @@ fail:
 int ebb_policy_parse(const char *buf, size_t len, const char *file, struct ebb_policy **out,
                      struct ebb_error *err)
 {
-    struct ebb_val *root;
+    struct ebb_val **docs, *root;
+    size_t n;
     int rc;
 
     if (buf == NULL || out == NULL)
         return EBB_EINVAL;
     ebb_error_clear(err);
-    if ((rc = ebb_val_parse(buf, len, file, &root, err)) < 0)
+    if ((rc = ebb_val_parse_all(buf, len, file, &docs, &n, err)) < 0)
         return rc;
+    /* One DeschedulerPolicy a file: a second document would be dropped
+     * unseen (the descheduler reads only the first). Empty documents (a
+     * trailing "---") do not count. */
+    root = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (docs[i] == NULL || docs[i]->type == EBB_VAL_NULL) {
+            ebb_val_free(docs[i]);
+        } else if (root == NULL) {
+            root = docs[i];
+        } else if (rc == 0) {
+            rc = ebb_error_set(err, EBB_ESCHEMA, file, docs[i]->line, NULL,
+                               "a second YAML document: a policy file holds one DeschedulerPolicy");
+            ebb_val_free(docs[i]);
+        } else {
+            ebb_val_free(docs[i]);
+        }
+    }
+    free(docs);
+    if (rc != 0) {
+        ebb_val_free(root);
+        return rc;
+    }
+    if (root == NULL && (rc = ebb_val_parse(buf, len, file, &root, err)) < 0)
+        return rc;   /* no document: what ebb_val_parse makes of that */
     return policy_from_root(root, file, out, err);
 }
 
 int ebb_policy_load(const char *path, struct ebb_policy **out, struct ebb_error *err)
 {
-    struct ebb_val *root;
+    char *buf;
+    size_t len;
     int rc;
 
     if (path == NULL || out == NULL)
         return EBB_EINVAL;
     ebb_error_clear(err);
-    if ((rc = ebb_val_load(path, &root, err)) < 0)
+    if ((rc = ebb_file_read(path, EBB_MAX_YAML, &buf, &len, err)) != 0)
         return rc;
-    return policy_from_root(root, path, out, err);
+    rc = ebb_policy_parse(buf, len, path, out, err);
+    free(buf);
+    return rc;
 }
 
 static void set_clear(struct ebb_plugin_set *set)

@@ -138,9 +138,14 @@ static const cJSON *child(const cJSON *o, const char *key)
     return j == NULL || cJSON_IsNull(j) ? NULL : j;
 }
 
+/* Every string ebb keeps: valid UTF-8, or the plan could not print it. */
 static int intern(struct dec *d, const char *key, const char *s, ebb_str *out)
 {
-    if ((*out = ebb_str_intern(s, strlen(s))) == NULL)
+    size_t n = strlen(s);
+
+    if (!ebb_utf8_valid(s, n))
+        return fail(d, EBB_ESCHEMA, key, "not valid UTF-8");
+    if ((*out = ebb_str_intern(s, n)) == NULL)
         return fail(d, EBB_ENOMEM, key, "out of memory");
     return 0;
 }

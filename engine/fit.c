@@ -5,6 +5,7 @@
 
 #include "ebb/affinity.h"
 #include "ebb/fit.h"
+#include "ebb/quantity.h"
 #include "ebb/taints.h"
 
 static bool fits_requests(struct ebb_cache *c, const struct ebb_pod *pod,
@@ -16,7 +17,7 @@ static bool fits_requests(struct ebb_cache *c, const struct ebb_pod *pod,
         int id = pod->requests.q[i].id;
         int64_t used = id == EBB_RES_PODS ? pv->nactive : pv->req[id];
         /* a resource the node does not list has nothing available */
-        int64_t avail = ebb_res_get(&node->allocatable, id) - used;
+        int64_t avail = ebb_q_sub(ebb_res_get(&node->allocatable, id), used);
         if (pod->requests.q[i].v > avail) {
             if (why) {
                 static char buf[128];

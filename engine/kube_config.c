@@ -331,38 +331,15 @@ out:
 
 /* ---- in-cluster ----------------------------------------------------------- */
 
-/* The whole file with trailing whitespace trimmed, or NULL (errno set). */
+/* The whole file (a regular file of at most 64 KiB) with trailing
+ * whitespace trimmed, or NULL. */
 static char *read_trimmed(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    size_t cap = 0, len = 0, k;
+    char *buf;
+    size_t len;
 
-    if (f == NULL)
+    if (ebb_file_read(path, (size_t)64 << 10, &buf, &len, NULL) != 0)
         return NULL;
-    do {
-        if (cap - len < 4096) {
-            char *nb = realloc(buf, cap + 4096 + 1);
-            if (nb == NULL) {
-                free(buf);
-                fclose(f);
-                errno = ENOMEM;
-                return NULL;
-            }
-            buf = nb;
-            cap += 4096;
-        }
-        k = fread(buf + len, 1, cap - len, f);
-        len += k;
-    } while (k > 0);
-    if (ferror(f)) {
-        int e = errno;
-        free(buf);
-        fclose(f);
-        errno = e ? e : EIO;
-        return NULL;
-    }
-    fclose(f);
     while (len > 0 && strchr(" \t\r\n", buf[len - 1]) != NULL)
         len--;
     buf[len] = '\0';

@@ -196,6 +196,8 @@ static struct ebb_selector *compile_table(lua_State *L, int t)
     return sel;
 }
 
+#define SELECTOR_MAX ((size_t)1 << 20)
+
 /* ebb.selector(spec) -> Selector                                 [-0, +1, e]
  * spec: a metav1.LabelSelector table ({matchLabels=..., matchExpressions=...})
  * or the string form ("app=web,tier in (a,b)"). An empty table or string
@@ -206,6 +208,10 @@ static int l_selector(lua_State *L)
 
     if (lua_type(L, 1) == LUA_TSTRING) {
         struct ebb_error err = { 0 };
+        /* parsed outside the plugin's memory cap: bounded as the API
+         * server bounds a request line */
+        if (lua_rawlen(L, 1) > SELECTOR_MAX)
+            return luaL_argerror(L, 1, "a label selector string is at most 1 MiB");
         if (ebb_selector_parse(lua_tostring(L, 1), &sel, &err) != 0)
             return luaL_error(L, "invalid label selector: %s", err.msg);
     } else if (lua_istable(L, 1)) {

@@ -14,10 +14,11 @@ static int hash_file(uint64_t *h, const char *path, struct ebb_error *err)
 {
     char buf[65536];
     size_t n;
-    FILE *f = fopen(path, "rb");
+    FILE *f;
+    int rc;
 
-    if (f == NULL)
-        return ebb_error_set(err, EBB_EIO, path, 0, NULL, "cannot read: %s", strerror(errno));
+    if ((rc = ebb_file_open(path, &f, err)) != 0)
+        return rc;
     while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
         *h = ebb_fnv64(*h, buf, n);
     if (ferror(f)) {

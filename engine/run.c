@@ -7,6 +7,7 @@
  * outcome and schedules the cycle's resumption on a zero timer.
  */
 #include <getopt.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -243,7 +244,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
             break;
         case F_QPS:
             o->qps = strtod(optarg, &end);
-            if (*optarg == '\0' || *end != '\0' || o->qps <= 0) {
+            if (*optarg == '\0' || *end != '\0' || !(o->qps > 0) || !isfinite(o->qps)) {
                 fprintf(stderr, "ebb: error: --qps: \"%s\" is not a positive number\n", optarg);
                 return EXIT_INPUT;
             }

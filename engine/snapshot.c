@@ -27,10 +27,16 @@
 #include "ebb/prometheus.h"
 #include "ebb/snapshot.h"
 #include "ebb/val.h"
+#include "map.h"
 
 /* The read window; it grows only when one item does not fit. Tests lower
  * it to exercise items that straddle refills. */
 size_t ebb__snapshot_window = 1u << 20;
+
+/* One item (a Kubernetes object) is at most this: etcd keeps 1.5 MiB. */
+#define ITEM_MAX ((size_t)64 << 20)
+/* A YAML snapshot is read whole (JSON streams): at most this. */
+#define YAML_MAX ((size_t)512 << 20)
 
 /* ---- a bump arena for cJSON ------------------------------------------------ */
 
@@ -176,6 +182,9 @@ struct loader {
     ebb_item_cb on_item;            /* LIST pages: each object stored */
     void *on_item_ud;
     int item_kind;                  /* LIST pages: the kind of items that name none */
+    bool unique;                    /* a file: a pod, node or uid twice is an error */
+    struct ebb_map seen;            /* (ns, name) of pods, (name, name) of nodes, (uid,
+                                       uid): -> item index + 1 */
 };
 
 enum { END = -1, ERR = -2 };   /* next_nonws: end of file, read error */
@@ -372,6 +381,10 @@ static long window_value(struct loader *l, int line, const char *prefix, int idx
         if (l->eof)
             return lfail(l, EBB_EPARSE, line, prefix, idx, NULL,
                          "unexpected end of file: the value starting here is not closed");
+        if (l->len - l->pos > ITEM_MAX)
+            return lfail(l, EBB_ELIMIT, line, prefix, idx, NULL,
+                         "a value larger than %zu MiB: not a Kubernetes object (etcd keeps "
+                         "objects of at most 1.5 MiB)", ITEM_MAX >> 20);
         long k = refill(l, l->pos);
         if (k < 0)
             return lfail(l, (int)k, line, prefix, idx, NULL, "read failed: %s", strerror(errno));
@@ -448,6 +461,61 @@ static void object_key(const struct ebb_object *o, ebb_str *ns, ebb_str *name)
     }
 }
 
+/* A "\u0000" escape in JSON text: cJSON would cut the string there. The
+ * key of the field it is in (or after) goes in `key`. NULL if none. */
+static const char *nul_escape(const char *p, size_t n, char *key, size_t keylen)
+{
+    const char *end = p + n, *q = p, *a, *b;
+
+    while ((q = memchr(q, '\\', (size_t)(end - q))) != NULL && end - q >= 6) {
+        if (q[1] != 'u' || memcmp(q + 2, "0000", 4) != 0) {
+            q += 2;          /* an escape, maybe of a backslash */
+            continue;
+        }
+        /* the key: the last "...": before q */
+        key[0] = '\0';
+        for (a = q; a > p && !(a[-1] == ':' || a[-1] == ','); a--)
+            ;
+        if (a > p && a[-1] == ':') {
+            for (b = a - 1; b > p && b[-1] != '"'; b--)
+                ;
+            for (a = b > p ? b - 1 : p; a > p && a[-1] != '"'; a--)
+                ;
+            if (b > a)
+                snprintf(key, keylen, "%.*s", (int)(b - 1 - a), a);
+        }
+        return q;
+    }
+    return NULL;
+}
+
+static int dup_key(struct loader *l, const struct origin *o, ebb_str a, ebb_str b, const char *what)
+{
+    void *first = ebb__map_get(&l->seen, a, b);
+
+    if (first != NULL)
+        return lfail(l, EBB_ESCHEMA, o->line, o->prefix, o->idx, NULL, "%s %s%s%s is already items[%d]",
+                     what, a, b != a ? "/" : "", b != a ? b : "", (int)(uintptr_t)first - 1);
+    if (ebb__map_put(&l->seen, a, b, (void *)(uintptr_t)(o->idx + 1), NULL) != 0)
+        return lfail(l, EBB_ENOMEM, o->line, o->prefix, o->idx, NULL, "out of memory");
+    return 0;
+}
+
+/* A snapshot is one cluster: no object twice, no uid on two pods. */
+static int check_unique(struct loader *l, const struct ebb_object *obj, const struct origin *o)
+{
+    int rc = 0;
+
+    if (obj->kind == EBB_KIND_POD) {
+        const struct ebb_pod *p = obj->u.pod;
+        if ((rc = dup_key(l, o, p->ns, p->name, "the Pod")) == 0 && p->uid != NULL)
+            rc = dup_key(l, o, p->uid, p->uid, "the Pod uid");
+    } else if (obj->kind == EBB_KIND_NODE) {
+        rc = dup_key(l, o, obj->u.node->name, obj->u.node->name, "the Node");
+    }
+    return rc;
+}
+
 /* Decode one parsed item into the cache. */
 static int take(struct loader *l, const cJSON *j, const struct origin *o)
 {
@@ -467,6 +535,12 @@ static int take(struct loader *l, const cJSON *j, const struct origin *o)
         if (!cJSON_IsString(k) || k->valuestring[0] == '\0')
             return lfail(l, EBB_ESCHEMA, o->line, o->prefix, o->idx, "kind",
                          "required: every item names its kind");
+        /* kubectl takes a List without items as an empty one: so does ebb,
+         * and says so */
+        if (o->prefix == NULL && strlen(k->valuestring) >= 4 &&
+            strcmp(k->valuestring + strlen(k->valuestring) - 4, "List") == 0)
+            ebb_log(EBB_LOG_WARN, "%s:%d: a %s without items: no objects in it", l->name, o->line,
+                    k->valuestring);
         count_skipped(l, k->valuestring);
         return give(l, j, EBB_KIND_UNKNOWN, o);
     }
@@ -479,6 +553,10 @@ static int take(struct loader *l, const cJSON *j, const struct origin *o)
                 line = at;
         }
         return lfail(l, rc, line, o->prefix, o->idx, e.field, "%s", e.msg);
+    }
+    if (l->unique && (rc = check_unique(l, &obj, o)) != 0) {
+        ebb_object_free(&obj);
+        return rc;
     }
     if (kind == EBB_KIND_POD)
         obj.u.pod->src = o->src;
@@ -519,12 +597,21 @@ static int parse_error(struct loader *l, const struct origin *o, const char *p, 
                  "invalid JSON near \"%s\"", near);
 }
 
-/* Decode a parsed item whose text is [off, off+n) of the file, then drop
- * its tree. */
-static int take_parsed(struct loader *l, cJSON *j, size_t n, uint64_t off, struct origin *o)
+/* Decode a parsed item whose text is p[0, n), [off, off+n) of the file,
+ * then drop its tree. */
+static int take_parsed(struct loader *l, cJSON *j, const char *p, size_t n, uint64_t off,
+                       struct origin *o)
 {
+    char key[128];
+    const char *nul = nul_escape(p, n, key, sizeof(key));
     int rc;
 
+    if (nul != NULL) {
+        arena_reset(&l->arena);
+        return lfail(l, EBB_ESCHEMA, o->line + count_lines(p, nul), o->prefix, o->idx, key,
+                     "a string holds \\u0000 (a NUL character), which names, labels and "
+                     "the plan cannot hold");
+    }
     o->src.off = off;
     o->src.len = l->has_src ? (uint32_t)n : 0;
     o->src.file = l->src;
@@ -541,7 +628,7 @@ static int take_text(struct loader *l, const char *p, size_t n, uint64_t off, st
 
     if (j == NULL)
         return parse_error(l, o, p, n, endp);
-    return take_parsed(l, j, n, off, o);
+    return take_parsed(l, j, p, n, off, o);
 }
 
 /* The item at buf[pos] ('{'). Most items lie inside the window: cJSON
@@ -556,7 +643,7 @@ static int take_item(struct loader *l, struct origin *o, long *n)
 
     if (j != NULL) {
         *n = endp - p;
-        return take_parsed(l, j, (size_t)*n, l->base + l->pos, o);
+        return take_parsed(l, j, p, (size_t)*n, l->base + l->pos, o);
     }
     if (l->arena.oom)
         return parse_error(l, o, p, l->len - l->pos, endp);
@@ -734,10 +821,34 @@ static int load_json(struct loader *l)
 
 /* ---- YAML ---------------------------------------------------------------------- */
 
+/* A string of the tree with a NUL byte in it (YAML's "\0"), or NULL. */
+static const struct ebb_val *nul_string(const struct ebb_val *v)
+{
+    const struct ebb_val *r = NULL;
+
+    switch (v->type) {
+    case EBB_VAL_STRING:
+        return strlen(v->u.str.s) != v->u.str.len ? v : NULL;
+    case EBB_VAL_SEQ:
+        for (size_t i = 0; r == NULL && i < v->u.seq.n; i++)
+            if (v->u.seq.items[i] != NULL)
+                r = nul_string(v->u.seq.items[i]);
+        return r;
+    case EBB_VAL_MAP:
+        for (size_t i = 0; r == NULL && i < v->u.map.n; i++)
+            if (v->u.map.vals[i] != NULL)
+                r = nul_string(v->u.map.vals[i]);
+        return r;
+    default:
+        return NULL;
+    }
+}
+
 static int take_val(struct loader *l, FILE *tmp, const struct ebb_val *v, const char *prefix,
                     int idx)
 {
     struct origin o = { .prefix = prefix, .idx = idx, .line = v->line, .val = v };
+    const struct ebb_val *nul;
     cJSON *j;
     int rc, kind;
 
@@ -746,6 +857,13 @@ static int take_val(struct loader *l, FILE *tmp, const struct ebb_val *v, const 
             l->stats->items++;
         return lfail(l, EBB_ESCHEMA, v->line, prefix, idx, NULL, "expected an object, got %s",
                      ebb_val_type_name(v->type));
+    }
+    if ((nul = nul_string(v)) != NULL) {
+        if (l->stats)
+            l->stats->items++;
+        return lfail(l, EBB_ESCHEMA, nul->line, prefix, idx, NULL,
+                     "a string holds \\0 (a NUL character), which names, labels and the plan "
+                     "cannot hold");
     }
     if ((j = ebb_val_to_cjson(v)) == NULL)
         return lfail(l, EBB_ENOMEM, v->line, prefix, idx, NULL, "out of memory");
@@ -790,7 +908,12 @@ static int load_yaml(struct loader *l, const char *buf, size_t len)
     }
     if (tmp == NULL)
         ebb_log(EBB_LOG_WARN, "%s: no temporary file: pod.object will be empty", l->name);
-    for (i = 0, rc = 0; rc == 0 && i < ndocs; i++) {
+    for (i = 0; i < ndocs && (docs[i] == NULL || docs[i]->type == EBB_VAL_NULL); i++)
+        ;
+    if (i == ndocs && ndocs > 0)
+        rc = lfail(l, EBB_ESCHEMA, docs[0] ? docs[0]->line : 0, NULL, -1, NULL,
+                   "the snapshot is null: expected a List of objects (kubectl get ... -o json)");
+    for (i = 0; rc == 0 && i < ndocs; i++) {
         const struct ebb_val *d = docs[i], *items;
 
         if (d == NULL || d->type == EBB_VAL_NULL)
@@ -857,7 +980,14 @@ static int load_stream(struct loader *l)
         /* YAML: read the rest, then parse it whole */
         long k;
         while ((k = refill(l, 0)) > 0)
-            ;
+            if (l->len > YAML_MAX) {
+                fclose(l->f);
+                l->f = NULL;
+                return lfail(l, EBB_ELIMIT, 0, NULL, -1, NULL,
+                             "a YAML snapshot larger than %zu MiB: YAML is read whole; record "
+                             "it as JSON (kubectl get ... -o json), which is read as it streams",
+                             YAML_MAX >> 20);
+            }
         fclose(l->f);
         l->f = NULL;
         if (k < 0) {
@@ -885,6 +1015,7 @@ static void loader_init(struct loader *l, struct ebb_cache *cache, const char *n
     l->stats = stats;
     l->err = err;
     l->line = 1;
+    ebb__map_init(&l->seen);
     if (stats != NULL)
         memset(stats, 0, sizeof(*stats));
 }
@@ -894,6 +1025,7 @@ static void loader_done(struct loader *l, double t0)
     if (!l->mem)
         free(l->buf);
     arena_destroy(&l->arena);
+    ebb__map_free(&l->seen);
     /* a LIST page is one of many: the informer sorts once all are in (the
      * indexes also sort on demand) */
     if (!l->mem)
@@ -915,16 +1047,19 @@ int ebb_snapshot_load_each(struct ebb_cache *cache, const char *path, ebb_snapsh
 {
     struct loader l;
     double t0 = now_seconds();
+    FILE *f;
     int rc;
 
     if (cache == NULL || path == NULL)
         return EBB_EINVAL;
+    if ((rc = ebb_file_open(path, &f, err)) != 0)
+        return rc;
     loader_init(&l, cache, path, stats, err);
     l.compact = true;
+    l.unique = true;
     l.item_fn = fn;
     l.item_ud = ud;
-    if ((l.f = fopen(path, "rb")) == NULL)
-        return ebb_error_set(err, EBB_EIO, path, 0, NULL, "cannot open: %s", strerror(errno));
+    l.f = f;
     rc = load_stream(&l);
     loader_done(&l, t0);
     return rc;
@@ -944,6 +1079,7 @@ int ebb_snapshot_load_buf(struct ebb_cache *cache, const char *buf, size_t len, 
         name = "<buffer>";
     loader_init(&l, cache, name, stats, err);
     l.compact = true;
+    l.unique = true;
     if (len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0)
         i = 3;
     while (i < len && strchr(" \t\r\n", buf[i]) != NULL && buf[i] != '\0')

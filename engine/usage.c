@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ebb/taints.h"
+#include "ebb/quantity.h"
 #include "ebb/usage.h"
 
 static void tol_forget(struct ebb_usage *u);
@@ -334,7 +335,8 @@ void ebb_usage_move(struct ebb_usage *u, int to)
             continue;
         u->dests[u->ndests++] = (uint32_t)i;
         for (uint16_t k = 0; k < u->nres; k++)
-            u->budget[k] += u->avail[i * u->nres + k] - u->used[i * u->nres + k];
+            u->budget[k] = ebb_q_add(u->budget[k], ebb_q_sub(u->avail[i * u->nres + k],
+                                                             u->used[i * u->nres + k]));
     }
     u->moving = true;
 }
@@ -343,7 +345,7 @@ static int64_t usage_sum(const struct ebb_usage *u, size_t i)
 {
     int64_t s = 0;
     for (uint16_t k = 0; k < u->nres; k++)
-        s += u->used[i * u->nres + k];
+        s = ebb_q_add(s, u->used[i * u->nres + k]);
     return s;
 }
 
@@ -458,9 +460,9 @@ int ebb_usage_of_pod(const struct ebb_usage *u, const struct ebb_cache *c, const
 void ebb_usage_subtract(struct ebb_usage *u, size_t i, const int64_t *pod)
 {
     for (uint16_t k = 0; k < u->nres; k++) {
-        u->used[i * u->nres + k] -= pod[k];
+        u->used[i * u->nres + k] = ebb_q_sub(u->used[i * u->nres + k], pod[k]);
         if (u->moving)
-            u->budget[k] -= pod[k];
+            u->budget[k] = ebb_q_sub(u->budget[k], pod[k]);
         u->pct[i * u->nres + k] = u->has_cap[i * u->nres + k]
                                       ? ebb_usage_percent(u->used[i * u->nres + k],
                                                           u->cap[i * u->nres + k])
@@ -598,7 +600,7 @@ void ebb_usage_explain(const struct ebb_usage *u, size_t i, char *buf, size_t le
         char amount[48];
         if (!(u->avail[at] < u->used[at]))
             continue;
-        format_amount(u->res[k], u->used[at] - u->avail[at], amount, sizeof(amount));
+        format_amount(u->res[k], ebb_q_sub(u->used[at], u->avail[at]), amount, sizeof(amount));
         w = snprintf(buf + off, len - off, "%s %s %.2f%% > %.2f%% (+%s)", first ? "" : ",",
                      ebb_resource_name(u->res[k]), u->pct[at], u->has_thr[k] ? u->high[k] : 100.0,
                      amount);

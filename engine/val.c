@@ -1120,39 +1120,16 @@ int ebb_val_parse_all(const char *buf, size_t len, const char *file, struct ebb_
 
 int ebb_val_load(const char *path, struct ebb_val **out, struct ebb_error *err)
 {
-    FILE *f;
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
+    char *buf;
+    size_t len;
     int rc;
 
     if (path == NULL || out == NULL)
         return EBB_EINVAL;
-    if ((f = fopen(path, "rb")) == NULL)
-        return ebb_error_set(err, EBB_EIO, path, 0, NULL, "cannot open: %s", strerror(errno));
-    for (;;) {
-        if (len == cap) {
-            size_t ncap = cap ? cap * 2 : 8192;
-            char *nb = realloc(buf, ncap);
-            if (nb == NULL) {
-                rc = ebb_error_set(err, EBB_ENOMEM, path, 0, NULL, "out of memory");
-                goto out;
-            }
-            buf = nb;
-            cap = ncap;
-        }
-        size_t k = fread(buf + len, 1, cap - len, f);
-        len += k;
-        if (k == 0)
-            break;
-    }
-    if (ferror(f)) {
-        rc = ebb_error_set(err, EBB_EIO, path, 0, NULL, "cannot read: %s", strerror(errno));
-        goto out;
-    }
+    if ((rc = ebb_file_read(path, EBB_MAX_YAML, &buf, &len, err)) != 0)
+        return rc;
     rc = ebb_val_parse(buf, len, path, out, err);
-out:
     free(buf);
-    fclose(f);
     return rc;
 }
 

@@ -565,33 +565,12 @@ static bool valid_module_name(const char *s)
     return true;
 }
 
+/* A module's source: a regular file of at most EBB_MAX_SCRIPT bytes. */
 static char *read_file(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    size_t cap = 0, n = 0;
+    char *buf;
 
-    if (f == NULL)
-        return NULL;
-    for (;;) {
-        if (n + 4096 > cap) {
-            char *nb = realloc(buf, cap = cap ? cap * 2 : 16384);
-            if (nb == NULL) {
-                free(buf);
-                fclose(f);
-                return NULL;
-            }
-            buf = nb;
-        }
-        size_t k = fread(buf + n, 1, cap - n - 1, f);
-        n += k;
-        if (k == 0)
-            break;
-    }
-    fclose(f);
-    buf[n] = '\0';
-    *len = n;
-    return buf;
+    return ebb_file_read(path, EBB_MAX_SCRIPT, &buf, len, NULL) == 0 ? buf : NULL;
 }
 
 /* Look for name (dots as slashes) under root: root/a/b.lua, root/a/b/init.lua */

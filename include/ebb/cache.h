@@ -31,6 +31,9 @@ struct ebb_podvec {
      * resource id; req[EBB_RES_PODS] is unused (see nactive). */
     uint32_t nactive;
     int64_t req[EBB_RES_MAX];
+    /* the exact sums, of which req[] is the saturated value: pods of huge
+     * quantities come and go without the sum wrapping or drifting */
+    __int128 exact[EBB_RES_MAX];
 };
 
 int ebb_cache_create(struct ebb_cache **out);

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 #define EBB_VERSION "0.1.0"
 
@@ -90,6 +91,21 @@ int ebb_duration_parse(const char *s, int64_t *ns);
 int ebb_dir_names(const char *dir, bool (*keep)(const char *name), char ***names, size_t *n,
                   struct ebb_error *err);
 void ebb_names_free(char **names, size_t n);
+
+/* Files a user names. ebb_file_open opens `path` for reading if it is a
+ * regular file: a character device (/dev/zero), a FIFO, a socket or a
+ * directory is refused with an error naming it (opening a FIFO does not
+ * wait for a writer). ebb_file_read reads all of one, at most `max` bytes
+ * (EBB_ELIMIT beyond), NUL-terminated; *out is the caller's to free. */
+int ebb_file_open(const char *path, FILE **out, struct ebb_error *err);
+int ebb_file_read(const char *path, size_t max, char **out, size_t *len, struct ebb_error *err);
+/* The bounds of what ebb reads whole. */
+#define EBB_MAX_YAML ((size_t)64 << 20)         /* a policy, a kubeconfig, a test file */
+#define EBB_MAX_SCRIPT ((size_t)16 << 20)       /* a Lua file */
+
+/* Valid UTF-8 (RFC 3629: no overlong forms, no surrogates, at most
+ * U+10FFFF) and no NUL byte. */
+bool ebb_utf8_valid(const char *s, size_t n);
 
 /* FNV-1a, 64 bits: content fingerprints (policy generations, modules);
  * chain calls by passing the previous result as `h` (start: EBB_FNV64_INIT). */

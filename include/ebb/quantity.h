@@ -29,4 +29,19 @@ int ebb_quantity_parse_resource(const char *resource, const char *s, int64_t *ou
  * "1Gi", or the plain number when not a whole binary multiple. */
 void ebb_quantity_format(int64_t v, bool milli, char *buf, size_t len);
 
+/* Sums and differences of quantities saturate at INT64_MAX/INT64_MIN, as the
+ * values do: a node holding pods of 9223372036854775807Ei is full, never
+ * negative. */
+static inline int64_t ebb_q_add(int64_t a, int64_t b)
+{
+    int64_t r;
+    return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
+}
+
+static inline int64_t ebb_q_sub(int64_t a, int64_t b)
+{
+    int64_t r;
+    return __builtin_sub_overflow(a, b, &r) ? (b < 0 ? INT64_MAX : INT64_MIN) : r;
+}
+
 #endif
