@@ -215,6 +215,13 @@ void ebb__evictor_forget_pdbs(struct ebb_evictor *ev);      /* new cache */
 int ebb__evict(struct ebb_ctx *ctx, struct ebb_pod *pod, const char *reason, char *detail,
                size_t detail_len, struct ebb_eviction **pending);
 uint32_t ebb__evictor_node_count(const struct ebb_evictor *ev, ebb_str node);
+/* Whether the total / the node's limit is reached, evictions in background
+ * included. */
+bool ebb__evictor_total_full(const struct ebb_engine *e);
+bool ebb__evictor_node_full(const struct ebb_engine *e, ebb_str node);
+/* At a cycle's start: evictions in background seeded from the cache (the
+ * first cycle) and assumed ones past their timeout dropped. */
+void ebb__background_cycle(struct ebb_engine *e);
 
 /* What a profile's evict plugin asked for in one call (lua_evictor.c). */
 struct ebb_evict_action {
@@ -275,6 +282,12 @@ struct ebb_engine {
     void *evict_ud;
     bool evictions_allowed;
     size_t inflight;
+    /* EvictionsInBackground (NULL: the gate is off); filled from the cache
+     * at the first cycle, then from the watch */
+    struct ebb_background *background;
+    bool background_seeded;
+    ebb_background_done_fn background_done;
+    void *background_done_ud;
     /* Prometheus (lua_prometheus.c): how queries are answered, the answer a
      * waiting plugin gets, the queries the policy's plugins declare */
     ebb_prom_start_fn prom_start;

@@ -20,7 +20,7 @@ const char *ebb_why_name(int why)
 {
     static const char *const names[] = {
         "ok", "filtered", "node-limit", "namespace-limit", "total-limit", "pdb", "api-error",
-        "not-found", "evictor",
+        "not-found", "evictor", "background",
     };
     return why >= 0 && why < EBB_WHY_MAX ? names[why] : "unknown";
 }
@@ -76,6 +76,76 @@ static void count_up(struct ebb_map *m, ebb_str k)
 uint32_t ebb__evictor_node_count(const struct ebb_evictor *ev, ebb_str node)
 {
     return count_of(&ev->per_node, node);
+}
+
+/* The limits count this cycle's evictions and, as upstream, the evictions
+ * in background still going (EvictionsInBackground). */
+bool ebb__evictor_total_full(const struct ebb_engine *e)
+{
+    const struct ebb_evictor *ev = &e->evictor;
+
+    return ev->max_total != EBB_UNLIMITED &&
+           ev->total + ebb_background_count(e->background) >= (uint64_t)ev->max_total;
+}
+
+bool ebb__evictor_node_full(const struct ebb_engine *e, ebb_str node)
+{
+    const struct ebb_evictor *ev = &e->evictor;
+
+    return node != NULL && ev->max_per_node != EBB_UNLIMITED &&
+           (uint64_t)count_of(&ev->per_node, node) + ebb_background_on_node(e->background, node) >=
+               (uint64_t)ev->max_per_node;
+}
+
+static bool namespace_full(const struct ebb_engine *e, ebb_str ns)
+{
+    const struct ebb_evictor *ev = &e->evictor;
+
+    return ev->max_per_namespace != EBB_UNLIMITED &&
+           (uint64_t)count_of(&ev->per_ns, ns) + ebb_background_in_namespace(e->background, ns) >=
+               (uint64_t)ev->max_per_namespace;
+}
+
+/* ---- evictions in background ---------------------------------------------------- */
+
+static void seed_one(void *obj, void *ud)
+{
+    struct ebb_pod *pod = obj;
+    ebb_background_observe(ud, pod->ns, pod->name, pod, NULL, NULL);
+}
+
+void ebb__background_cycle(struct ebb_engine *e)
+{
+    if (e->background == NULL)
+        return;
+    /* what the cache held before the first cycle, as upstream's informer
+     * handlers see every pod listed; the watch brings the rest */
+    if (!e->background_seeded && e->cache != NULL) {
+        ebb_cache_each(e->cache, EBB_KIND_POD, seed_one, e->background);
+        e->background_seeded = true;
+    }
+    ebb_background_expire(e->background, ebb__engine_now(e));
+}
+
+void ebb_engine_pod_changed(struct ebb_engine *e, ebb_str ns, ebb_str name)
+{
+    if (e == NULL || e->background == NULL || e->cache == NULL)
+        return;
+    ebb_background_observe(e->background, ns, name, ebb_cache_pod(e->cache, ns, name),
+                           e->background_done, e->background_done_ud);
+}
+
+void ebb_engine_on_background_done(struct ebb_engine *e, ebb_background_done_fn fn, void *ud)
+{
+    e->background_done = fn;
+    e->background_done_ud = ud;
+}
+
+bool ebb_engine_eviction_in_background(const struct ebb_engine *e, const struct ebb_eviction *ev,
+                                       int status, const char *message)
+{
+    return e != NULL && e->background != NULL && ev->evict_only && ev->method == NULL &&
+           status == 429 && message != NULL && strstr(message, EBB_EVICTION_IN_BACKGROUND_TEXT);
 }
 
 /* The profile's evict plugin, or NULL: the Eviction API. */
@@ -201,24 +271,37 @@ void ebb_engine_eviction_done(struct ebb_engine *e, struct ebb_eviction *ev, int
     if (e->inflight > 0)
         e->inflight--;
     snprintf(key, sizeof(key), "%s/%s", ev->ns, ev->name);
+    p = e->cache ? ebb_cache_pod_at(e->cache, ev->pod_slot) : NULL;
+    if (p != NULL && p->serial != ev->pod_serial)
+        p = NULL;
     if (why == EBB_WHY_OK) {
         ebb_plan_add_eviction(&e->plan, key, ev->node, ev->plugin, ev->profile, ev->reason);
         if (ev->action != NULL)
             ebb_plan_set_action(&e->plan, ev->action, ev->body);
-        p = e->cache ? ebb_cache_pod_at(e->cache, ev->pod_slot) : NULL;
-        if (p != NULL && p->serial == ev->pod_serial)
+        if (p != NULL)
             ebb_cache_hide_pod(e->cache, p);
     } else {
+        /* in background, the pod counts among those evictions instead */
         if (evr->total > 0)
             evr->total--;
         count_down(&evr->per_node, ev->node);
         count_down(&evr->per_ns, ev->ns);
-        ebb_plan_add_refusal(&e->plan, key, ev->node, ev->plugin, ev->profile, ebb_why_name(why),
-                             detail);
+        if (why != EBB_WHY_BACKGROUND)
+            ebb_plan_add_refusal(&e->plan, key, ev->node, ev->plugin, ev->profile,
+                                 ebb_why_name(why), detail);
+        else if (p != NULL && (p->phase == EBB_PHASE_SUCCEEDED || p->phase == EBB_PHASE_FAILED))
+            /* a pod that ended meanwhile is not waited for */
+            ebb_log(EBB_LOG_DEBUG, "pod %s: eviction in background of a finished pod ignored", key);
+        else if (ebb_background_assume(e->background, ev->ns, ev->name, ev->uid, ev->node, p,
+                                       ev->profile, ev->plugin, ebb__engine_now(e)) == 0)
+            ebb_plan_add_refusal(&e->plan, key, ev->node, ev->plugin, ev->profile,
+                                 ebb_why_name(why), detail);
+        else
+            why = EBB_WHY_API_ERROR;
     }
     if (ev->lua_waiting) {
         e->answer_ready = true;
-        e->answer_why = why;
+        e->answer_why = why == EBB_WHY_BACKGROUND ? EBB_WHY_OK : why;
         snprintf(e->answer_detail, sizeof(e->answer_detail), "%s", detail ? detail : "");
     }
     eviction_free(ev);
@@ -250,6 +333,8 @@ static int send_live(struct ebb_ctx *ctx, struct ebb_pod *pod, const char *reaso
     ev->grace_period = e->policy && e->policy->has_grace_period ? e->policy->grace_period_seconds : -1;
     ev->pod_slot = pod->slot;
     ev->pod_serial = pod->serial;
+    ev->evict_only = act == NULL && e->background != NULL &&
+                     ebb_background_annotated(pod, EBB_ANNOTATION_REQUEST_EVICT_ONLY);
     if (act != NULL) {
         ev->evictor = ebb_str_cstr(evict_plugin(ctx->profile)->def->name);
         ev->method = act->method;
@@ -377,13 +462,21 @@ int ebb__evict(struct ebb_ctx *ctx, struct ebb_pod *pod, const char *reason, cha
         return refuse(ctx, pod, EBB_WHY_NOT_FOUND, "already evicted in this cycle");
     if (!ebb_ctx_filter(ctx, pod) || !ebb_ctx_pre_eviction_filter(ctx, pod))
         return refuse(ctx, pod, EBB_WHY_FILTERED, NULL);
-    if (ev->max_total != EBB_UNLIMITED && ev->total >= (uint64_t)ev->max_total)
+    if (e->background != NULL && ebb_background_has(e->background, pod) &&
+        ebb_background_annotated(pod, EBB_ANNOTATION_REQUEST_EVICT_ONLY)) {
+        /* asked before and still going: nothing to ask, as upstream */
+        char key[512], msg[600];
+        snprintf(msg, sizeof(msg), "pod %s: eviction in background already requested",
+                 ebb_pod_key(pod, key, sizeof(key)));
+        ebb_plan_add_note(&e->plan, ctx->plugin ? ctx->plugin->def->name : NULL,
+                          ctx->profile->name, pod->node, msg);
+        return EBB_WHY_OK;
+    }
+    if (ebb__evictor_total_full(e))
         return refuse(ctx, pod, EBB_WHY_TOTAL_LIMIT, NULL);
-    if (pod->node && ev->max_per_node != EBB_UNLIMITED &&
-        count_of(&ev->per_node, pod->node) >= (uint64_t)ev->max_per_node)
+    if (ebb__evictor_node_full(e, pod->node))
         return refuse(ctx, pod, EBB_WHY_NODE_LIMIT, NULL);
-    if (ev->max_per_namespace != EBB_UNLIMITED &&
-        count_of(&ev->per_ns, pod->ns) >= (uint64_t)ev->max_per_namespace)
+    if (namespace_full(e, pod->ns))
         return refuse(ctx, pod, EBB_WHY_NAMESPACE_LIMIT, NULL);
 
     if (evict_plugin(ctx->profile) != NULL)

@@ -1,4 +1,5 @@
 /* Command-line values the subcommands share; see ebb/flags.h. */
+#include <ctype.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -42,6 +43,82 @@ bool ebb_flag_script_memory(const char *flag, const char *v, size_t *bytes)
         return false;
     }
     *bytes = (size_t)q;
+    return true;
+}
+
+static const struct {
+    const char *name;
+    unsigned bit;
+} features[] = {
+    { "EvictionsInBackground", EBB_FEATURE_EVICTIONS_IN_BACKGROUND },
+};
+
+/* strconv.ParseBool */
+static int parse_bool(const char *v, size_t n)
+{
+    static const char *const yes[] = { "1", "t", "T", "TRUE", "true", "True" };
+    static const char *const no[] = { "0", "f", "F", "FALSE", "false", "False" };
+
+    for (size_t i = 0; i < EBB_ARRAY_LEN(yes); i++) {
+        if (strlen(yes[i]) == n && memcmp(yes[i], v, n) == 0)
+            return 1;
+        if (strlen(no[i]) == n && memcmp(no[i], v, n) == 0)
+            return 0;
+    }
+    return -1;
+}
+
+static void trim(const char **s, size_t *n)
+{
+    while (*n > 0 && isspace((unsigned char)**s))
+        (*s)++, (*n)--;
+    while (*n > 0 && isspace((unsigned char)(*s)[*n - 1]))
+        (*n)--;
+}
+
+bool ebb_flag_feature_gates(const char *flag, const char *v, unsigned *gates)
+{
+    unsigned g = *gates;
+
+    for (const char *p = v; *p != '\0';) {
+        const char *comma = strchr(p, ','), *end = comma ? comma : p + strlen(p);
+        const char *eq = memchr(p, '=', (size_t)(end - p)), *k = p, *val;
+        size_t kn, vn, f;
+        int b;
+
+        if (end == p) {
+            p = end + 1;
+            continue;
+        }
+        if (eq == NULL) {
+            fprintf(stderr, "ebb: error: %s: \"%.*s\": malformed pair, expect string=bool\n", flag,
+                    (int)(end - p), p);
+            return false;
+        }
+        kn = (size_t)(eq - p);
+        val = eq + 1;
+        vn = (size_t)(end - val);
+        trim(&k, &kn);
+        trim(&val, &vn);
+        if ((b = parse_bool(val, vn)) < 0) {
+            fprintf(stderr, "ebb: error: %s: invalid value of %.*s: %.*s (expected true or false)\n",
+                    flag, (int)kn, k, (int)vn, val);
+            return false;
+        }
+        for (f = 0; f < EBB_ARRAY_LEN(features); f++)
+            if (strlen(features[f].name) == kn && memcmp(features[f].name, k, kn) == 0)
+                break;
+        if (f == EBB_ARRAY_LEN(features)) {
+            fprintf(stderr, "ebb: error: %s: unrecognized feature gate: %.*s (known: ", flag, (int)kn, k);
+            for (size_t i = 0; i < EBB_ARRAY_LEN(features); i++)
+                fprintf(stderr, "%s%s", i ? ", " : "", features[i].name);
+            fprintf(stderr, ")\n");
+            return false;
+        }
+        g = b ? g | features[f].bit : g & ~features[f].bit;
+        p = comma ? comma + 1 : end;
+    }
+    *gates = g;
     return true;
 }
 

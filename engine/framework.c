@@ -94,6 +94,11 @@ int ebb_engine_create(const struct ebb_engine_opts *opts, struct ebb_engine **ou
     }
     ebb__evictor_init(&e->evictor);
     ebb_plan_init(&e->plan);
+    if (opts && (opts->features & EBB_FEATURE_EVICTIONS_IN_BACKGROUND) &&
+        ebb_background_create(&e->background) != 0) {
+        ebb_engine_destroy(e);
+        return EBB_ENOMEM;
+    }
     if (e->home == NULL) {
         ebb_engine_destroy(e);
         return ebb_error_set(err, EBB_ENOENT, NULL, 0, NULL,
@@ -152,6 +157,7 @@ void ebb_engine_destroy(struct ebb_engine *e)
         free(e->policy_dirs[i]);
     free(e->policy_dirs);
     ebb__evictor_free(&e->evictor);
+    ebb_background_destroy(e->background);
     ebb_plan_clear(&e->plan);
     free(e->cycle_nodes);
     free(e->focus_nodes);
@@ -1211,6 +1217,7 @@ static int cycle_begin(struct ebb_engine *e)
     e->cycle++;
     e->plan.cycles = e->cycle;
     ebb__evictor_reset(&e->evictor);
+    ebb__background_cycle(e);
     if (e->cycle == 1 || e->plan.nnodes == 0)
         ebb_plan_snapshot_nodes(&e->plan, e->cache, true);
     if (e->ncycle_nodes < 2) {

@@ -1082,9 +1082,7 @@ static int l_evictor_evicted(lua_State *L)
 static int l_evictor_node_limit(lua_State *L)
 {
     struct ebb_ctx *ctx = need_ctx(L);
-    const struct ebb_evictor *ev = &ctx->engine->evictor;
-    lua_pushboolean(L, ev->max_per_node != EBB_UNLIMITED &&
-                           ebb__evictor_node_count(ev, node_arg(L, 2)) >= (uint64_t)ev->max_per_node);
+    lua_pushboolean(L, ebb__evictor_node_full(ctx->engine, node_arg(L, 2)));
     return 1;
 }
 
@@ -1092,8 +1090,7 @@ static int l_evictor_node_limit(lua_State *L)
 static int l_evictor_total_limit(lua_State *L)
 {
     struct ebb_ctx *ctx = need_ctx(L);
-    const struct ebb_evictor *ev = &ctx->engine->evictor;
-    lua_pushboolean(L, ev->max_total != EBB_UNLIMITED && ev->total >= (uint64_t)ev->max_total);
+    lua_pushboolean(L, ebb__evictor_total_full(ctx->engine));
     return 1;
 }
 

@@ -37,6 +37,7 @@ struct opts {
     uint64_t script_timeout_ms;
     size_t script_memory;
     const char *prometheus_url, *prometheus_token_file;
+    unsigned features;
 };
 
 static void usage(FILE *f)
@@ -62,6 +63,9 @@ static void usage(FILE *f)
           "  --prometheus-url URL  ask this Prometheus server the policy's queries (at --now)\n"
           "                     instead of the results the snapshot recorded\n"
           "  --prometheus-token-file F  the bearer token for it\n"
+          "  --feature-gates K=V  EvictionsInBackground=true: pods annotated request-evict-only\n"
+          "                     and eviction-in-progress are being evicted: they count against\n"
+          "                     the limits and are not asked again\n"
           "  --stats            print load and cycle measurements to stderr\n"
           "  --script-timeout D time budget per call into a Lua plugin (10s; 0: none, for\n"
           "                     measuring what the budget costs)\n"
@@ -92,6 +96,7 @@ static int parse(int argc, char **argv, struct opts *o)
         { "script-memory", required_argument, NULL, 'M' },
         { "prometheus-url", required_argument, NULL, 'P' },
         { "prometheus-token-file", required_argument, NULL, 'K' },
+        { "feature-gates", required_argument, NULL, 'F' },
         { "verbose", no_argument, NULL, 'v' },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
@@ -149,6 +154,10 @@ static int parse(int argc, char **argv, struct opts *o)
             break;
         case 'P': o->prometheus_url = optarg; break;
         case 'K': o->prometheus_token_file = optarg; break;
+        case 'F':
+            if (!ebb_flag_feature_gates("--feature-gates", optarg, &o->features))
+                return EXIT_INPUT;
+            break;
         case 'v': ebb_log_level = EBB_LOG_DEBUG; break;
         case 'q': ebb_log_level = EBB_LOG_ERROR; break;
         case 'h': usage(stdout); exit(0);
@@ -178,6 +187,7 @@ static int run(const struct opts *o, bool check)
         .mem_limit = o->script_memory,
         .prometheus_url = o->prometheus_url,
         .prometheus_token_file = o->prometheus_token_file,
+        .features = o->features,
     };
     struct ebb_engine *e = NULL;
     struct ebb_error err = { 0 };

@@ -17,6 +17,7 @@
 #include <lauxlib.h>
 #include <cjson/cJSON.h>
 
+#include "ebb/flags.h"
 #include "ebb/simulate.h"
 
 static void setstr(lua_State *L, const char *k, const char *v)
@@ -163,6 +164,9 @@ static int read_opts(lua_State *L, struct ebb_sim_opts *o, const char **dirs, in
     o->prometheus_url = lua_tostring(L, -1);
     lua_getfield(L, 1, "prometheus_token_file");
     o->prometheus_token_file = lua_tostring(L, -1);
+    lua_getfield(L, 1, "feature_gates");
+    if (lua_isstring(L, -1) && !ebb_flag_feature_gates("feature_gates", lua_tostring(L, -1), &o->features))
+        return luaL_error(L, "feature_gates: \"%s\" is not a list of Name=bool", lua_tostring(L, -1));
     lua_getfield(L, 1, "now");
     if (lua_isstring(L, -1) && ebb_time_parse(lua_tostring(L, -1), &o->now) != 0)
         return luaL_error(L, "now: \"%s\" is not an RFC 3339 time", lua_tostring(L, -1));

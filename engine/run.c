@@ -54,6 +54,7 @@ struct run_opts {
     double reload_debounce_s;
     double reload_poll_s;
     double trigger_delay_s;       /* from the first change to the triggered run */
+    unsigned features;            /* --feature-gates: EBB_FEATURE_* */
 };
 
 struct runner {
@@ -129,6 +130,9 @@ static void usage(FILE *f)
           "  --script-memory Q     memory cap of each Lua plugin instance (64Mi)\n"
           "                        (per plugin: pluginConfig[].limits in the policy)\n"
           "  --now TIME            a fixed clock for pod ages (tests, replays)\n"
+          "  --feature-gates K=V   EvictionsInBackground=true: a 429 \"Eviction triggered\n"
+          "                        evacuation\" to a pod annotated request-evict-only is an\n"
+          "                        eviction going on (see docs/evictions-in-background.md)\n"
           "Upstream names are accepted too: --policy-config-file, --descheduling-interval,\n"
           "--client-connection-kubeconfig, --client-connection-qps, --client-connection-burst.\n",
           f);
@@ -145,7 +149,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
         F_POLICY = 1000, F_DIR, F_KUBECONFIG, F_CONTEXT, F_INTERVAL, F_ONCE, F_DRY, F_LE, F_LE_DUR,
         F_LE_RENEW, F_LE_RETRY, F_LE_NAME, F_LE_NS, F_LE_LOCK, F_QPS, F_BURST, F_BIND, F_PORT,
         F_STALE, F_PAGE, F_NOW, F_RELOAD_DEBOUNCE, F_NO_RELOAD, F_RELOAD_POLL,
-        F_SCRIPT_TIMEOUT, F_SCRIPT_MEMORY, F_TRIGGER_DELAY,
+        F_SCRIPT_TIMEOUT, F_SCRIPT_MEMORY, F_TRIGGER_DELAY, F_FEATURES,
     };
     static const struct option longopts[] = {
         { "policy", required_argument, NULL, F_POLICY },
@@ -181,6 +185,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
         { "script-timeout", required_argument, NULL, F_SCRIPT_TIMEOUT },
         { "trigger-delay", required_argument, NULL, F_TRIGGER_DELAY },
         { "script-memory", required_argument, NULL, F_SCRIPT_MEMORY },
+        { "feature-gates", required_argument, NULL, F_FEATURES },
         { "verbose", no_argument, NULL, 'v' },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
@@ -290,6 +295,10 @@ static int parse(int argc, char **argv, struct run_opts *o)
             break;
         case F_SCRIPT_MEMORY:
             if (!ebb_flag_script_memory("--script-memory", optarg, &o->script_memory))
+                return EXIT_INPUT;
+            break;
+        case F_FEATURES:
+            if (!ebb_flag_feature_gates("--feature-gates", optarg, &o->features))
                 return EXIT_INPUT;
             break;
         case F_NOW:
@@ -525,10 +534,16 @@ static void on_evicted(struct ebb_kube_req *req, int status, const char *body, s
             snprintf(msg, sizeof(msg), "%s", body ? body : ebb_strerror(status));
         else
             status_message(body, len, msg, sizeof(msg));
-        ebb_log(EBB_LOG_WARN, "error evicting pod %s/%s (%s%s%s): %d %s", ev->ns, ev->name, ev->plugin,
-                ev->evictor ? "; " : "", ev->evictor ? ev->action : "", status, msg);
-        if (notify && why != EBB_WHY_NOT_FOUND)
-            emit_event(r, ev, false, msg);
+        if (ebb_engine_eviction_in_background(r->engine, ev, status, msg)) {
+            why = EBB_WHY_BACKGROUND;
+            ebb_log(EBB_LOG_INFO, "eviction in background of pod %s/%s (%s): %s", ev->ns, ev->name,
+                    ev->plugin, msg);
+        } else {
+            ebb_log(EBB_LOG_WARN, "error evicting pod %s/%s (%s%s%s): %d %s", ev->ns, ev->name,
+                    ev->plugin, ev->evictor ? "; " : "", ev->evictor ? ev->action : "", status, msg);
+            if (notify && why != EBB_WHY_NOT_FOUND)
+                emit_event(r, ev, false, msg);
+        }
     }
     ebb_engine_eviction_done(r->engine, ev, why, msg);
     schedule_resume(r);
@@ -592,7 +607,21 @@ static const char *result_of(const char *why)
         return "maximum number of evicted pods per a descheduling cycle reached";
     if (strcmp(why, "evictor") == 0)
         return "refused by the evict plugin";
+    if (strcmp(why, "background") == 0)
+        return "background";
     return "error";
+}
+
+/* An eviction in background ended with its pod gone: upstream counts it a
+ * success then. */
+static void on_background_done(void *ud, const struct ebb_background_item *it)
+{
+    struct runner *r = ud;
+    const char *v[] = { "success", it->plugin, it->profile, it->ns, it->node };
+
+    ebb_log(EBB_LOG_INFO, "eviction in background of pod %s/%s done: the pod is gone", it->ns, it->name);
+    ebb_metric_add(ebb_metrics_find(r->metrics, "descheduler_pods_evicted_total"), v, 1);
+    ebb_metric_add(ebb_metrics_find(r->metrics, "descheduler_pods_evicted"), v, 1);
 }
 
 /* What the cycle did goes to the metrics and the log; the plan is then
@@ -928,6 +957,8 @@ static void on_change(void *ud, int kind, const char *type, ebb_str ns, ebb_str 
     struct runner *r = ud;
     unsigned wanted;
 
+    if (kind == EBB_KIND_POD && name != NULL)
+        ebb_engine_pod_changed(r->engine, ns, name);
     if (r->changes == NULL)
         return;
     /* until every cache has synced, only the fingerprints are kept: the
@@ -1247,6 +1278,7 @@ int ebb_run_main(int argc, char **argv)
     r->eo.now = r->o.now;
     r->eo.time_budget_ms = r->o.script_timeout_ms;
     r->eo.mem_limit = r->o.script_memory;
+    r->eo.features = r->o.features;
     r->src.policy = r->o.policy;
     r->src.dirs = r->o.dirs;
     r->src.ndirs = (size_t)r->o.ndirs;
@@ -1288,6 +1320,7 @@ int ebb_run_main(int argc, char **argv)
         (rc = register_run_metrics(r->metrics)) != 0)
         goto fail;
     set_generation_metrics(r);
+    ebb_engine_on_background_done(r->engine, on_background_done, r);
     if (r->o.port > 0) {
         struct ebb_httpd_opts ho = { .host = r->o.bind, .port = r->o.port, .handler = on_http, .ud = r };
         if ((rc = ebb_httpd_create(r->loop, &ho, &r->httpd, &err)) != 0)

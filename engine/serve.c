@@ -136,6 +136,11 @@ static void usage(FILE *f)
           "  --koordinator                serve Koordinator's PodMigrationJobs\n"
           "                               (scheduling.koordinator.sh/v1alpha1), as a cluster with\n"
           "                               Koordinator installed (also when the snapshot has one)\n"
+          "  --evict-in-background        answer the eviction of a pod annotated\n"
+          "                               descheduler.alpha.kubernetes.io/request-evict-only as\n"
+          "                               KubeVirt's interceptor does (429 \"Eviction triggered\n"
+          "                               evacuation\") and mark it eviction-in-progress; the pod\n"
+          "                               stays until deleted\n"
           "  --termination-seconds S      a deleted pod on a node is gone after its grace period,\n"
           "                               as its kubelet would stop it, or after S seconds if\n"
           "                               sooner (default: the grace period)\n"
@@ -198,6 +203,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         { "bookmark-every", required_argument, NULL, 'B' },
         { "koordinator", no_argument, NULL, 'K' },
         { "termination-seconds", required_argument, NULL, 'G' },
+        { "evict-in-background", no_argument, NULL, 'I' },
         { "churn", required_argument, NULL, 'R' },
         { "churn-total", required_argument, NULL, 'T' },
         { "verbose", no_argument, NULL, 'v' },
@@ -262,6 +268,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
                 o->expire_after = (long)ll;
             break;
         case 'K': o->koordinator = true; break;
+        case 'I': o->evict_in_background = true; break;
         case 'G':
             d = strtod(optarg, &end);
             if (*optarg == '\0' || *end != '\0' || !(d >= 0) || d > 86400)

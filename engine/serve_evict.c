@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ebb/background.h"
 #include "serve_int.h"
 
 /* The PDB's status after an eviction took one disruption from it: what
@@ -113,6 +114,45 @@ static void reply_pdb_error(struct ebb_http_req *r, const char *msg, const struc
     }
 }
 
+/* --evict-in-background: KubeVirt's eviction interceptor (an admission
+ * webhook on pods/eviction, so before any budget is looked at) answers for
+ * a virtual machine's pod by live-migrating it: 429 in its words, and the
+ * pod marked eviction-in-progress while the migration lasts (here: until
+ * the pod is deleted). Returns whether it answered. */
+static bool evacuate(struct server *s, struct ebb_http_req *r, const struct route *rt,
+                     const struct ver *cur, bool dry)
+{
+    cJSON *json = ebb__ver_json(cur), *ann, *owner;
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(json, "metadata");
+    const char *vmi = rt->name;
+    char msg[700];
+
+    /* the virtual machine is the pod's VirtualMachineInstance owner */
+    cJSON_ArrayForEach(owner, cJSON_GetObjectItemCaseSensitive(meta, "ownerReferences")) {
+        const char *kind = ebb__json_str(owner, "kind"), *name = ebb__json_str(owner, "name");
+        if (kind != NULL && name != NULL && strcmp(kind, "VirtualMachineInstance") == 0)
+            vmi = name;
+    }
+    ann = cJSON_GetObjectItemCaseSensitive(meta, "annotations");
+    if (!cJSON_HasObjectItem(ann, EBB_ANNOTATION_REQUEST_EVICT_ONLY)) {
+        cJSON_Delete(json);
+        return false;
+    }
+    snprintf(msg, sizeof(msg),
+             "admission webhook \"virt-launcher-eviction-interceptor.kubevirt.io\" denied the "
+             "request: " EBB_EVICTION_IN_BACKGROUND_TEXT " of VMI \"%s/%s\"", rt->ns, vmi);
+    if (!dry && !cJSON_HasObjectItem(ann, EBB_ANNOTATION_EVICTION_IN_PROGRESS)) {
+        ebb__json_set_str(ebb__json_child(ebb__json_child(json, "metadata"), "annotations"),
+                          EBB_ANNOTATION_EVICTION_IN_PROGRESS, "kubevirt");
+        ebb__store_put(s, R_PODS, json, NULL);
+        json = NULL;
+        ebb_log(EBB_LOG_INFO, "eviction of pod %s/%s: evacuation in background", rt->ns, rt->name);
+    }
+    cJSON_Delete(json);
+    ebb__reply_status(r, 429, "TooManyRequests", msg, NULL);
+    return true;
+}
+
 void ebb__serve_evict(struct server *s, struct ebb_http_req *r, const struct route *rt)
 {
     const struct rdef *d = &ebb__rdefs[R_PODS];
@@ -160,6 +200,8 @@ void ebb__serve_evict(struct server *s, struct ebb_http_req *r, const struct rou
     }
     grace = ebb__grace_of(r, opts);
     cJSON_Delete(ev);
+    if (s->o.evict_in_background && evacuate(s, r, rt, cur, dry))
+        return;
     /* the pod as stored now, decoded for the budget rules */
     json = ebb__ver_json(cur);
     if (json == NULL || ebb_decode_pod(json, &pod, &err) != 0) {

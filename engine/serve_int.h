@@ -142,6 +142,7 @@ struct opts {
     double termination_seconds;  /* a deleted pod stops within this; -1: its grace period */
     double churn_rate;           /* pod events per second; 0: none */
     uint64_t churn_total;        /* stop after this many; 0: never */
+    bool evict_in_background;    /* evictions of request-evict-only pods: KubeVirt's 429 */
 };
 
 struct watch;                    /* serve_read.c */

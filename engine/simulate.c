@@ -45,6 +45,7 @@ int ebb_simulate(struct ebb_sim_opts *o, struct ebb_engine **out, struct ebb_err
         .home = o->home,
         .mem_limit = o->mem_limit,
         .time_budget_ms = o->time_budget_ms,
+        .features = o->features,
     };
     struct ebb_engine *e = NULL;
     struct ebb_policy *policy = NULL;

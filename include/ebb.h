@@ -23,6 +23,7 @@
 #include "ebb/cache.h"
 #include "ebb/config.h"
 #include "ebb/plan.h"
+#include "ebb/background.h"
 
 struct ebb_engine;
 struct ebb_ctx;   /* what a native plugin is handed during a call */
@@ -37,7 +38,12 @@ struct ebb_engine_opts {
     int mode;                   /* EBB_MODE_* */
     int quarantine_after;       /* failed runs in a row that set a plugin aside;
                                    0: EBB_QUARANTINE_AFTER, negative: never */
+    unsigned features;          /* EBB_FEATURE_* (--feature-gates) */
 };
+
+/* Feature gates, as upstream's --feature-gates names them (all off by
+ * default). EvictionsInBackground: see ebb/background.h. */
+#define EBB_FEATURE_EVICTIONS_IN_BACKGROUND (1u << 0)
 
 /* A plugin whose deschedule/balance failed this many runs in a row is
  * skipped for 1, 2, 4 ... cycles (at most EBB_QUARANTINE_MAX_CYCLES), then
@@ -67,6 +73,8 @@ enum ebb_why {
     EBB_WHY_API_ERROR,
     EBB_WHY_NOT_FOUND,          /* already evicted or gone */
     EBB_WHY_EVICTOR,            /* the profile's evict plugin declined or failed */
+    EBB_WHY_BACKGROUND,         /* evicted in background (EvictionsInBackground): the
+                                   plugin hears "ok", the plan lists it with this why */
     EBB_WHY_MAX,
 };
 const char *ebb_why_name(int why);   /* "filtered", "node-limit", ... */
@@ -213,6 +221,8 @@ struct ebb_eviction {
     const char *content_type;        /* static; NULL: application/json */
     char *action;                    /* owned: "evict", "delete", "patch ...",
                                         "create Kind name" (logs, Events, the plan) */
+    bool evict_only;                 /* EvictionsInBackground is on and the pod is annotated
+                                        request-evict-only */
 };
 
 /* In EBB_MODE_LIVE, an eviction that passed every local check is handed to
@@ -222,10 +232,24 @@ struct ebb_eviction {
  * ebb_engine_eviction_done (from an I/O callback is fine: it runs no Lua). */
 typedef int (*ebb_evict_start_fn)(void *ud, struct ebb_eviction *ev);
 void ebb_engine_set_evictor(struct ebb_engine *e, ebb_evict_start_fn start, void *ud);
-/* why: EBB_WHY_OK, EBB_WHY_PDB (429 to an Eviction), EBB_WHY_NOT_FOUND (404)
- * or EBB_WHY_API_ERROR; detail (may be NULL) says what the API said. Frees ev. */
+/* why: EBB_WHY_OK, EBB_WHY_PDB (429 to an Eviction), EBB_WHY_NOT_FOUND (404),
+ * EBB_WHY_API_ERROR, or EBB_WHY_BACKGROUND (see below); detail (may be NULL)
+ * says what the API said. Frees ev. */
 void ebb_engine_eviction_done(struct ebb_engine *e, struct ebb_eviction *ev, int why,
                               const char *detail);
+/* Whether the answer to an Eviction (`status`, the Status `message`) puts
+ * the eviction in background: EvictionsInBackground on, the pod annotated
+ * request-evict-only, 429 saying "Eviction triggered evacuation". Then the
+ * caller reports EBB_WHY_BACKGROUND to ebb_engine_eviction_done: the plugin
+ * hears "ok", the pod is tracked until it is gone (ebb/background.h). */
+bool ebb_engine_eviction_in_background(const struct ebb_engine *e, const struct ebb_eviction *ev,
+                                       int status, const char *message);
+/* A pod the watch added, changed or deleted (the cache already shows it),
+ * for the evictions in background; nothing when the gate is off. */
+void ebb_engine_pod_changed(struct ebb_engine *e, ebb_str ns, ebb_str name);
+/* `fn` hears of each eviction in background that ended with its pod gone
+ * (upstream counts it a success then); called from ebb_engine_pod_changed. */
+void ebb_engine_on_background_done(struct ebb_engine *e, ebb_background_done_fn fn, void *ud);
 
 /* A cycle that can wait for the API: begin, then resume every time an
  * eviction a strategy waits for is done. Each returns 0 when the cycle has

@@ -113,7 +113,8 @@ function H.policy(o)
 end
 
 -- h.simulate{ snapshot=, plugin=, args=, ext=, evictor=, top=, policy_text=,
---             policy=, policy_dirs=, now=, cycles=, prometheus_url= } -> Plan
+--             policy=, policy_dirs=, now=, cycles=, prometheus_url=,
+--             feature_gates= } -> Plan
 -- (raises on error)
 function H.simulate(o)
   local policy_text = o.policy_text
@@ -135,6 +136,7 @@ function H.simulate(o)
     mem_limit = o.mem_limit,
     time_budget_ms = o.time_budget_ms,
     prometheus_url = o.prometheus_url,
+    feature_gates = o.feature_gates,
     prometheus_token_file = o.prometheus_token_file,
   }
   if plan == nil then error(msg, 2) end

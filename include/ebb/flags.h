@@ -16,6 +16,12 @@ bool ebb_flag_script_timeout(const char *flag, const char *v, bool allow_off, ui
 /* --script-memory: a quantity from 1Mi to 16Gi, in bytes. */
 bool ebb_flag_script_memory(const char *flag, const char *v, size_t *bytes);
 
+/* --feature-gates: "Name=bool,Name=bool" (repeatable; a later value wins)
+ * into *gates (EBB_FEATURE_* bits, ebb.h): set for true, cleared for
+ * false. bool as Go's strconv.ParseBool reads it (1, t, true, TRUE, 0, f,
+ * false...). Unknown names are refused with the known ones listed. */
+bool ebb_flag_feature_gates(const char *flag, const char *v, unsigned *gates);
+
 /* What getopt_long (optstring starting with ':') returned as a mistake:
  * ':' prints "FLAG needs a value", anything else "unknown flag FLAG" and
  * then usage(stderr) when usage is not NULL. The caller exits with 2. */

@@ -25,6 +25,7 @@ struct ebb_sim_opts {
      * any, from prometheus_token_file */
     const char *prometheus_url;
     const char *prometheus_token_file;
+    unsigned features;             /* --feature-gates: EBB_FEATURE_* */
     struct ebb_snapshot_stats *stats;   /* may be NULL */
     /* out: measurements for --stats and the benchmarks */
     uint64_t rss_after_load;       /* bytes resident once the snapshot is cached */
