@@ -43,14 +43,6 @@ static void item_free(struct ebb_background_item *it)
     free(it);
 }
 
-static void counts_free(struct ebb_map *m)
-{
-    for (size_t i = 0; i < m->cap; i++)
-        if (ebb__map_live(m, i))
-            ebb_str_release(m->s[i].a);
-    ebb__map_free(m);
-}
-
 void ebb_background_destroy(struct ebb_background *bg)
 {
     if (bg == NULL)
@@ -59,8 +51,8 @@ void ebb_background_destroy(struct ebb_background *bg)
         if (ebb__map_live(&bg->items, i))
             item_free(bg->items.s[i].v);
     ebb__map_free(&bg->items);
-    counts_free(&bg->per_node);
-    counts_free(&bg->per_ns);
+    ebb__counts_free(&bg->per_node);
+    ebb__counts_free(&bg->per_ns);
     free(bg);
 }
 
@@ -69,33 +61,6 @@ bool ebb_background_annotated(const struct ebb_pod *pod, const char *key)
     ebb_str k = ebb_str_find(key, strlen(key)), v;
 
     return pod != NULL && k != NULL && ebb_labels_lookup(&pod->annotations, k, &v);
-}
-
-static uint32_t count_of(const struct ebb_map *m, ebb_str k)
-{
-    return k ? (uint32_t)(uintptr_t)ebb__map_get(m, k, NULL) : 0;
-}
-
-/* n is +1 or -1; a count of 0 leaves the map */
-static int count_add(struct ebb_map *m, ebb_str k, int n)
-{
-    uintptr_t c = count_of(m, k);
-    void *old;
-
-    if (k == NULL)
-        return 0;
-    if (n < 0 && c <= 1) {
-        if (c == 1) {
-            ebb__map_del(m, k, NULL);
-            ebb_str_release(k);
-        }
-        return 0;
-    }
-    if (ebb__map_put(m, k, NULL, (void *)(c + (uintptr_t)n), &old) != 0)
-        return EBB_ENOMEM;
-    if (c == 0)
-        ebb_str_ref(k);
-    return 0;
 }
 
 static struct ebb_background_item *item_of(const struct ebb_background *bg, ebb_str ns,
@@ -107,8 +72,8 @@ static struct ebb_background_item *item_of(const struct ebb_background *bg, ebb_
 static void item_delete(struct ebb_background *bg, struct ebb_background_item *it)
 {
     ebb__map_del(&bg->items, it->ns, it->name);
-    count_add(&bg->per_node, it->node, -1);
-    count_add(&bg->per_ns, it->ns, -1);
+    ebb__count_add(&bg->per_node, it->node, -1);
+    ebb__count_add(&bg->per_ns, it->ns, -1);
     item_free(it);
 }
 
@@ -124,15 +89,15 @@ static struct ebb_background_item *item_add(struct ebb_background *bg, ebb_str n
     it->name = ebb_str_ref(name);
     it->uid = ebb_str_ref(uid);
     it->node = ebb_str_ref(node);
-    if (count_add(&bg->per_node, node, 1) != 0)
+    if (ebb__count_add(&bg->per_node, node, 1) != 0)
         goto fail;
-    if (count_add(&bg->per_ns, ns, 1) != 0) {
-        count_add(&bg->per_node, node, -1);
+    if (ebb__count_add(&bg->per_ns, ns, 1) != 0) {
+        ebb__count_add(&bg->per_node, node, -1);
         goto fail;
     }
     if (ebb__map_put(&bg->items, it->ns, it->name, it, NULL) != 0) {
-        count_add(&bg->per_node, node, -1);
-        count_add(&bg->per_ns, ns, -1);
+        ebb__count_add(&bg->per_node, node, -1);
+        ebb__count_add(&bg->per_ns, ns, -1);
         goto fail;
     }
     return it;
@@ -239,12 +204,12 @@ bool ebb_background_has(const struct ebb_background *bg, const struct ebb_pod *p
 
 uint32_t ebb_background_on_node(const struct ebb_background *bg, ebb_str node)
 {
-    return bg ? count_of(&bg->per_node, node) : 0;
+    return bg ? ebb__count_get(&bg->per_node, node) : 0;
 }
 
 uint32_t ebb_background_in_namespace(const struct ebb_background *bg, ebb_str ns)
 {
-    return bg ? count_of(&bg->per_ns, ns) : 0;
+    return bg ? ebb__count_get(&bg->per_ns, ns) : 0;
 }
 
 size_t ebb_background_count(const struct ebb_background *bg)

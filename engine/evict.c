@@ -31,19 +31,11 @@ void ebb__evictor_init(struct ebb_evictor *ev)
     ev->max_per_node = ev->max_per_namespace = ev->max_total = EBB_UNLIMITED;
 }
 
-static void free_counts(struct ebb_map *m)
-{
-    for (size_t i = 0; i < m->cap; i++)
-        if (ebb__map_live(m, i))
-            ebb_str_release(m->s[i].a);
-    ebb__map_free(m);
-}
-
 void ebb__evictor_reset(struct ebb_evictor *ev)
 {
     ev->total = 0;
-    free_counts(&ev->per_node);
-    free_counts(&ev->per_ns);
+    ebb__counts_free(&ev->per_node);
+    ebb__counts_free(&ev->per_ns);
 }
 
 void ebb__evictor_forget_pdbs(struct ebb_evictor *ev)
@@ -57,25 +49,9 @@ void ebb__evictor_free(struct ebb_evictor *ev)
     ebb__evictor_forget_pdbs(ev);
 }
 
-static uint32_t count_of(const struct ebb_map *m, ebb_str k)
-{
-    return k ? (uint32_t)(uintptr_t)ebb__map_get(m, k, NULL) : 0;
-}
-
-static void count_up(struct ebb_map *m, ebb_str k)
-{
-    uintptr_t n = count_of(m, k);
-    void *old;
-
-    if (k == NULL)
-        return;
-    if (ebb__map_put(m, k, NULL, (void *)(n + 1), &old) == 0 && n == 0)
-        ebb_str_ref(k);
-}
-
 uint32_t ebb__evictor_node_count(const struct ebb_evictor *ev, ebb_str node)
 {
-    return count_of(&ev->per_node, node);
+    return ebb__count_get(&ev->per_node, node);
 }
 
 /* The limits count this cycle's evictions and, as upstream, the evictions
@@ -92,18 +68,20 @@ bool ebb__evictor_node_full(const struct ebb_engine *e, ebb_str node)
 {
     const struct ebb_evictor *ev = &e->evictor;
 
-    return node != NULL && ev->max_per_node != EBB_UNLIMITED &&
-           (uint64_t)count_of(&ev->per_node, node) + ebb_background_on_node(e->background, node) >=
-               (uint64_t)ev->max_per_node;
+    uint64_t n = ebb__count_get(&ev->per_node, node);
+
+    n += ebb_background_on_node(e->background, node);
+    return node != NULL && ev->max_per_node != EBB_UNLIMITED && n >= (uint64_t)ev->max_per_node;
 }
 
 static bool namespace_full(const struct ebb_engine *e, ebb_str ns)
 {
     const struct ebb_evictor *ev = &e->evictor;
 
-    return ev->max_per_namespace != EBB_UNLIMITED &&
-           (uint64_t)count_of(&ev->per_ns, ns) + ebb_background_in_namespace(e->background, ns) >=
-               (uint64_t)ev->max_per_namespace;
+    uint64_t n = ebb__count_get(&ev->per_ns, ns);
+
+    n += ebb_background_in_namespace(e->background, ns);
+    return ev->max_per_namespace != EBB_UNLIMITED && n >= (uint64_t)ev->max_per_namespace;
 }
 
 /* ---- evictions in background ---------------------------------------------------- */
@@ -204,21 +182,6 @@ int ebb_ctx_evict(struct ebb_ctx *ctx, struct ebb_pod *pod, const char *reason)
     return why == EBB_WHY_PENDING ? EBB_WHY_OK : why;
 }
 
-static void count_down(struct ebb_map *m, ebb_str k)
-{
-    uintptr_t n = count_of(m, k);
-    void *old;
-
-    if (k == NULL || n == 0)
-        return;
-    if (n == 1) {
-        ebb__map_del(m, k, NULL);
-        ebb_str_release(k);
-    } else {
-        ebb__map_put(m, k, NULL, (void *)(n - 1), &old);
-    }
-}
-
 void ebb_engine_set_evictor(struct ebb_engine *e, ebb_evict_start_fn start, void *ud)
 {
     e->evict_start = start;
@@ -284,8 +247,8 @@ void ebb_engine_eviction_done(struct ebb_engine *e, struct ebb_eviction *ev, int
         /* in background, the pod counts among those evictions instead */
         if (evr->total > 0)
             evr->total--;
-        count_down(&evr->per_node, ev->node);
-        count_down(&evr->per_ns, ev->ns);
+        ebb__count_add(&evr->per_node, ev->node, -1);
+        ebb__count_add(&evr->per_ns, ev->ns, -1);
         if (why != EBB_WHY_BACKGROUND)
             ebb_plan_add_refusal(&e->plan, key, ev->node, ev->plugin, ev->profile,
                                  ebb_why_name(why), detail);
@@ -347,14 +310,14 @@ static int send_live(struct ebb_ctx *ctx, struct ebb_pod *pod, const char *reaso
         act->path = act->body = act->text = NULL;
     }
     e->evictor.total++;
-    count_up(&e->evictor.per_node, pod->node);
-    count_up(&e->evictor.per_ns, pod->ns);
+    ebb__count_add(&e->evictor.per_node, pod->node, 1);
+    ebb__count_add(&e->evictor.per_ns, pod->ns, 1);
     e->inflight++;
     if ((rc = e->evict_start(e->evict_ud, ev)) != 0) {
         e->inflight--;
         e->evictor.total--;
-        count_down(&e->evictor.per_node, pod->node);
-        count_down(&e->evictor.per_ns, pod->ns);
+        ebb__count_add(&e->evictor.per_node, pod->node, -1);
+        ebb__count_add(&e->evictor.per_ns, pod->ns, -1);
         eviction_free(ev);
         return refuse(ctx, pod, rc, "the request could not be sent");
     }
@@ -398,8 +361,8 @@ static void record(struct ebb_ctx *ctx, struct ebb_pod *pod, const char *reason,
     char key[512];
 
     ev->total++;
-    count_up(&ev->per_node, pod->node);
-    count_up(&ev->per_ns, pod->ns);
+    ebb__count_add(&ev->per_node, pod->node, 1);
+    ebb__count_add(&ev->per_ns, pod->ns, 1);
     ebb_plan_add_eviction(&e->plan, ebb_pod_key(pod, key, sizeof(key)), pod->node,
                           ctx->plugin ? ctx->plugin->def->name : NULL, ctx->profile->name,
                           reason);

@@ -125,3 +125,35 @@ void *ebb__map_del(struct ebb_map *m, ebb_str a, ebb_str b)
     m->live--;
     return v;
 }
+
+uint32_t ebb__count_get(const struct ebb_map *m, ebb_str k)
+{
+    return k ? (uint32_t)(uintptr_t)ebb__map_get(m, k, NULL) : 0;
+}
+
+int ebb__count_add(struct ebb_map *m, ebb_str k, int delta)
+{
+    uintptr_t c = ebb__count_get(m, k);
+    void *old;
+
+    if (k == NULL || (delta < 0 && c == 0))
+        return 0;
+    if (delta < 0 && c == 1) {
+        ebb__map_del(m, k, NULL);
+        ebb_str_release(k);
+        return 0;
+    }
+    if (ebb__map_put(m, k, NULL, (void *)(delta < 0 ? c - 1 : c + 1), &old) != 0)
+        return EBB_ENOMEM;
+    if (c == 0)
+        ebb_str_ref(k);
+    return 0;
+}
+
+void ebb__counts_free(struct ebb_map *m)
+{
+    for (size_t i = 0; i < m->cap; i++)
+        if (ebb__map_live(m, i))
+            ebb_str_release(m->s[i].a);
+    ebb__map_free(m);
+}

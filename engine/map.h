@@ -25,4 +25,11 @@ void *ebb__map_del(struct ebb_map *m, ebb_str a, ebb_str b);
 /* Iterate: for (size_t i = 0; i < m->cap; i++) if (ebb__map_live(m, i)) ... */
 bool ebb__map_live(const struct ebb_map *m, size_t i);
 
+/* Counters by one string (b NULL), the value the count itself: a key with
+ * a count holds a reference to it. 0 for k NULL or absent. */
+uint32_t ebb__count_get(const struct ebb_map *m, ebb_str k);
+/* +1, or -1 (a count reaching 0 leaves the map); 0 or EBB_ENOMEM. */
+int ebb__count_add(struct ebb_map *m, ebb_str k, int delta);
+void ebb__counts_free(struct ebb_map *m);   /* releases the keys, frees the slots */
+
 #endif
