@@ -3,15 +3,17 @@
 #   make demo    install what is missing, build, simulate the bundled snapshot
 #   make test    install what is missing, build, run every test suite
 #   make bench   the synthetic-cluster benchmarks (spec/bench)
+#   make fuzz    the libFuzzer targets (fuzz/), FUZZ_SECONDS each (60)
 #
 # Builds: build/ebb (the binary), build/ebb_core.so (the engine as a Lua
-# module, for busted), build/asan/ (C unit tests under ASan+UBSan).
+# module, for busted), build/asan/ (C unit tests under ASan+UBSan),
+# build/fuzz/ (libFuzzer targets, clang).
 
 CC      ?= gcc
 PKGS    := lua5.4 libcjson yaml-0.1 libuv libcurl
 DEBS    := liblua5.4-dev lua5.4 lua-busted libcurl4-openssl-dev libcjson-dev \
            libyaml-dev libuv1-dev libcmocka-dev libhttp-parser-dev pkg-config \
-           curl python3 python3-yaml prometheus
+           curl python3 python3-yaml clang libclang-rt-14-dev prometheus
 LUA     := lua5.4
 BUSTED  := $(LUA) /usr/bin/busted
 
@@ -30,10 +32,17 @@ PIC_OBJ := $(LIB_SRC:engine/%.c=$(B)/pic/%.o)
 ASAN_OBJ := $(LIB_SRC:engine/%.c=$(B)/asan/obj/%.o)
 TEST_SRC := $(wildcard engine/test/test_*.c)
 TEST_BIN := $(TEST_SRC:engine/test/%.c=$(B)/asan/%)
+# libFuzzer targets: the engine built again with clang and coverage
+FUZZ_CC := clang
+FUZZ_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_OBJ := $(LIB_SRC:engine/%.c=$(B)/fuzz/obj/%.o)
+FUZZ_SRC := $(wildcard fuzz/*.c)
+FUZZ_BIN := $(FUZZ_SRC:fuzz/%.c=$(B)/fuzz/%)
+FUZZ_SECONDS ?= 60
 
-.PHONY: all deps test test-c test-lua test-integration demo bench clean
-# the ASan objects are shared by every test binary: keep them
-.SECONDARY: $(ASAN_OBJ)
+.PHONY: all deps test test-c test-lua test-integration demo bench fuzz clean
+# the ASan and fuzz objects are shared by every binary: keep them
+.SECONDARY: $(ASAN_OBJ) $(FUZZ_OBJ)
 
 all: $(B)/ebb $(B)/ebb_core.so
 
@@ -86,12 +95,21 @@ $(B)/asan/test_%: engine/test/test_%.c $(wildcard engine/test/*.h) $(ASAN_OBJ) |
 	@$(if $(Q),echo "  LD asan $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o $@ $< $(ASAN_OBJ) $(PKG_LIBS) -lcmocka
 
-$(B)/obj $(B)/pic $(B)/asan $(B)/asan/obj:
+$(B)/fuzz/obj/%.o: engine/%.c $(HDRS) | $(B)/fuzz/obj
+	@$(if $(Q),echo "  CC fuzz $<")
+	$(Q)$(FUZZ_CC) $(ALL_CFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(B)/fuzz/%: fuzz/%.c fuzz/fuzz.h $(FUZZ_OBJ) | $(B)/fuzz/obj
+	@$(if $(Q),echo "  LD fuzz $@")
+	$(Q)$(FUZZ_CC) $(ALL_CFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) $(PKG_LIBS)
+
+$(B)/obj $(B)/pic $(B)/asan $(B)/asan/obj $(B)/fuzz/obj:
 	mkdir -p $@
 
 # Every suite prints TAP; spec/run_suites counts them and ends with
-# "N passed, M failed" (non-zero exit when anything failed).
-test: deps all $(TEST_BIN)
+# "N passed, M failed" (non-zero exit when anything failed). The fuzz
+# targets run a few seconds each there: a crash once found stays found.
+test: deps all $(TEST_BIN) $(FUZZ_BIN)
 	@sh spec/run_suites $(B)
 
 test-c: deps $(TEST_BIN)
@@ -102,6 +120,9 @@ test-lua: deps all
 
 test-integration: deps all
 	@sh spec/run_suites $(B) integration
+
+fuzz: deps $(FUZZ_BIN)
+	@sh fuzz/run $(B) $(FUZZ_SECONDS)
 
 demo: deps all
 	./$(B)/ebb simulate --snapshot spec/fixtures/demo-cluster.json \
