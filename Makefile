@@ -39,6 +39,10 @@ FUZZ_OBJ := $(LIB_SRC:engine/%.c=$(B)/fuzz/obj/%.o)
 FUZZ_SRC := $(wildcard fuzz/*.c)
 FUZZ_BIN := $(FUZZ_SRC:fuzz/%.c=$(B)/fuzz/%)
 FUZZ_SECONDS ?= 60
+# make test builds and runs the targets only where clang and its libFuzzer
+# runtime are there (make deps installs both); otherwise it says so
+FUZZ_RT := $(shell $(FUZZ_CC) --print-file-name=libclang_rt.fuzzer-x86_64.a 2>/dev/null)
+FUZZ_OK := $(if $(filter /%,$(FUZZ_RT)),$(wildcard $(FUZZ_RT)))
 
 .PHONY: all deps test test-c test-lua test-integration demo bench fuzz clean
 # the ASan and fuzz objects are shared by every binary: keep them
@@ -109,7 +113,7 @@ $(B)/obj $(B)/pic $(B)/asan $(B)/asan/obj $(B)/fuzz/obj:
 # Every suite prints TAP; spec/run_suites counts them and ends with
 # "N passed, M failed" (non-zero exit when anything failed). The fuzz
 # targets run a few seconds each there: a crash once found stays found.
-test: deps all $(TEST_BIN) $(FUZZ_BIN)
+test: deps all $(TEST_BIN) $(if $(FUZZ_OK),$(FUZZ_BIN))
 	@sh spec/run_suites $(B)
 
 test-c: deps $(TEST_BIN)
