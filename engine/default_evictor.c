@@ -137,15 +137,17 @@ static int decode_protections(struct default_evictor *d, const struct ebb_val *p
             snprintf(f, sizeof(f), "podProtections.%s[%zu]", pass == 0 ? "defaultDisabled" : "extraEnabled", i);
             if (!ok)
                 return ebb_error_set(err, EBB_ESCHEMA, NULL, list->u.seq.items[i]->line, f,
-                                     pass == 0 ? "\"%s\" is not a default protection (expected one of "
-                                                 "PodsWithLocalStorage, SystemCriticalPods, "
-                                                 "FailedBarePods, DaemonSetPods)"
-                                               : "\"%s\" is not an extra protection (expected one of "
-                                                 "PodsWithPVC, PodsWithoutPDB, PodsWithResourceClaims)",
+                                     pass == 0 ? "invalid pod protection policy in DefaultDisabled: "
+                                                 "\"%s\". Valid options are: [PodsWithLocalStorage "
+                                                 "SystemCriticalPods FailedBarePods DaemonSetPods]"
+                                               : "invalid pod protection policy in ExtraEnabled: "
+                                                 "\"%s\". Valid options are: [PodsWithPVC "
+                                                 "PodsWithoutPDB PodsWithResourceClaims]",
                                      name);
             if (seen & (unsigned)bit)
                 return ebb_error_set(err, EBB_ESCHEMA, NULL, list->u.seq.items[i]->line, f,
-                                     "\"%s\" is listed more than once", name);
+                                     "PodProtections.%s contains duplicate entries",
+                                     pass == 0 ? "DefaultDisabled" : "ExtraEnabled");
             seen |= (unsigned)bit;
             if (pass == 0)
                 d->protect &= ~(unsigned)bit;
@@ -179,10 +181,17 @@ static int decode_protections(struct default_evictor *d, const struct ebb_val *p
         if ((rc = ebb__args_keys(it, f, known_sc, err)) != 0 ||
             (rc = ebb__args_str(it, "name", f, &name, NULL, err)) != 0)
             return rc;
-        if (name == NULL || name[0] == '\0')
+        /* upstream refuses an empty name only when the lists enable
+         * PodsWithPVC; otherwise it is kept, matches no class (a claim
+         * without one is protected anyway) and still makes the list
+         * non-empty, so that only the listed classes are protected */
+        if ((name == NULL || name[0] == '\0') && *lists_used && (d->protect & P_PVC))
             return ebb_error_set(err, EBB_ESCHEMA, NULL, it->line, f,
-                                 "a protected storage class needs a non-empty name");
-        d->protected_sc[d->nprotected_sc++] = ebb_str_cstr(name);
+                                 "PodProtections.Config.PodsWithPVC.ProtectedStorageClasses[%zu] "
+                                 "name cannot be empty", i);
+        if ((d->protected_sc[d->nprotected_sc] = ebb_str_cstr(name ? name : "")) == NULL)
+            return EBB_ENOMEM;
+        d->nprotected_sc++;
     }
     return 0;
 }
@@ -251,9 +260,14 @@ static int de_create(const struct ebb_val *args, void **state, struct ebb_error 
         has_name = has_name && s[0] != '\0';
         if (d->has_threshold_value && has_name) {
             rc = ebb_error_set(err, EBB_ESCHEMA, NULL, pt->line, "priorityThreshold",
-                               "only one of priorityThreshold fields can be set");
+                               "priority threshold misconfigured, only one of priorityThreshold "
+                               "fields can be set");
             goto fail;
         }
+        /* upstream's setDefaultEvictor resolves priorityThreshold when the
+         * policy is loaded, whatever the protections: above system
+         * critical (or a class that is missing, see de_cycle_begin) stops
+         * the descheduler even when SystemCriticalPods is off */
         if (d->has_threshold_value && d->threshold_value > SYSTEM_CRITICAL) {
             rc = ebb_error_set(err, EBB_ESCHEMA, NULL, ebb_val_get(pt, "value")->line,
                                "priorityThreshold.value",
@@ -305,9 +319,10 @@ static int de_create(const struct ebb_val *args, void **state, struct ebb_error 
         goto fail;
     if (lists_used && legacy_set) {
         rc = ebb_error_set(err, EBB_ESCHEMA, NULL, pp->line, "podProtections",
-                           "cannot use podProtections together with the deprecated fields "
-                           "evictLocalStoragePods, evictDaemonSetPods, evictSystemCriticalPods, "
-                           "ignorePvcPods, ignorePodsWithoutPDB, evictFailedBarePods");
+                           "cannot use Deprecated fields alongside PodProtections.ExtraEnabled or "
+                           "PodProtections.DefaultDisabled (evictLocalStoragePods, "
+                           "evictDaemonSetPods, evictSystemCriticalPods, ignorePvcPods, "
+                           "ignorePodsWithoutPDB, evictFailedBarePods)");
         goto fail;
     }
     if (!lists_used) {

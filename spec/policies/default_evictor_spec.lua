@@ -171,6 +171,24 @@ describe("DefaultEvictor", function()
       assert.same(all, run(APPS, { priorityThreshold = { name = "standard" },
         podProtections = { defaultDisabled = { "SystemCriticalPods" } } }):pods())
     end)
+
+    -- upstream's setDefaultEvictor resolves priorityThreshold when the
+    -- policy loads, whatever the protections: a missing PriorityClass or a
+    -- value above system critical stops it even with SystemCriticalPods off
+    it("still resolves priorityThreshold once SystemCriticalPods is off", function()
+      local plan, msg = h.try{ snapshot = SNAP, plugin = "PodLifeTime", args = { maxPodLifeTimeSeconds = 3600 },
+                               evictor = { evictSystemCriticalPods = true,
+                                           priorityThreshold = { name = "no-such-class" } } }
+      if plan then
+        assert.same({}, plan:pods())
+        msg = plan.errors[1] and plan.errors[1].message
+      end
+      assert.is_truthy(msg and msg:find("no-such-class", 1, true), msg)
+      plan, msg = h.try{ snapshot = SNAP, plugin = "PodLifeTime", args = { maxPodLifeTimeSeconds = 3600 },
+                         evictor = { evictSystemCriticalPods = true, priorityThreshold = { value = 2000000001 } } }
+      assert.is_nil(plan)
+      assert.is_truthy(msg:find("priority threshold can't be greater than 2000000000", 1, true), msg)
+    end)
   end)
 
   describe("extra protections", function()
@@ -196,6 +214,14 @@ describe("DefaultEvictor", function()
     it("reads protectedStorageClasses with the legacy ignorePvcPods too", function()
       assert.same({ P.pvc_gp3 }, run(PVC, { ignorePvcPods = true, podProtections = {
         config = { PodsWithPVC = { protectedStorageClasses = { { name = "local-path" } } } } } }):pods())
+    end)
+
+    -- upstream refuses an empty name only when extraEnabled lists
+    -- PodsWithPVC; with the legacy boolean the list [""] names no class, so
+    -- only claims it cannot read stay protected
+    it("takes an empty protected class name with the legacy ignorePvcPods as a class nothing uses", function()
+      assert.same({ P.pvc_gp3, P.pvc_local }, run(PVC, { ignorePvcPods = true, podProtections = {
+        config = { PodsWithPVC = { protectedStorageClasses = { { name = "" } } } } } }):pods())
     end)
 
     it("does not turn PodsWithPVC on by configuring it", function()
@@ -390,7 +416,7 @@ describe("DefaultEvictor", function()
 
     it("rejects both priorityThreshold fields and a value above system critical", function()
       fails("      priorityThreshold: {value: 100, name: high-priority}", 8, "priorityThreshold",
-            "only one of priorityThreshold fields can be set")
+            "priority threshold misconfigured, only one of priorityThreshold fields can be set")
       fails("      priorityThreshold:\n        value: 2000000001", 9, "priorityThreshold.value",
             "can't be greater than 2000000000")
     end)
@@ -401,11 +427,13 @@ describe("DefaultEvictor", function()
 
     it("rejects unknown, misplaced and repeated protections", function()
       fails("      podProtections:\n        defaultDisabled:\n        - PodsWithPVC", 10,
-            "podProtections.defaultDisabled[0]", "PodsWithPVC")
+            "podProtections.defaultDisabled[0]", 'invalid pod protection policy in DefaultDisabled: "PodsWithPVC". '
+            .. "Valid options are: [PodsWithLocalStorage SystemCriticalPods FailedBarePods DaemonSetPods]")
       fails("      podProtections:\n        extraEnabled:\n        - PodsWithPVC\n        - DaemonSetPods", 11,
-            "podProtections.extraEnabled[1]", "DaemonSetPods")
+            "podProtections.extraEnabled[1]", 'invalid pod protection policy in ExtraEnabled: "DaemonSetPods". '
+            .. "Valid options are: [PodsWithPVC PodsWithoutPDB PodsWithResourceClaims]")
       fails("      podProtections:\n        extraEnabled: [PodsWithoutPDB, PodsWithoutPDB]", 9,
-            "podProtections.extraEnabled[1]", "more than once")
+            "podProtections.extraEnabled[1]", "PodProtections.ExtraEnabled contains duplicate entries")
       fails("      podProtections:\n        defaultDisabled: [DaemonSetPod]", 9,
             "podProtections.defaultDisabled[0]", "DaemonSetPod")
     end)
@@ -413,12 +441,14 @@ describe("DefaultEvictor", function()
     it("rejects a protected storage class without a name", function()
       fails("      podProtections:\n        extraEnabled: [PodsWithPVC]\n        config:\n          PodsWithPVC:\n"
             .. "            protectedStorageClasses:\n            - name: \"\"", 13,
-            "podProtections.config.PodsWithPVC.protectedStorageClasses[0]", "name")
+            "podProtections.config.PodsWithPVC.protectedStorageClasses[0]",
+            "PodProtections.Config.PodsWithPVC.ProtectedStorageClasses[0] name cannot be empty")
     end)
 
     it("rejects the legacy booleans mixed with podProtections lists", function()
       fails("      evictLocalStoragePods: true\n      podProtections:\n        defaultDisabled: [DaemonSetPods]", 10,
-            "podProtections", "deprecated")
+            "podProtections", "cannot use Deprecated fields alongside PodProtections.ExtraEnabled or "
+            .. "PodProtections.DefaultDisabled")
     end)
 
     it("rejects a bad minPodAge, nodeSelector, minReplicas or field", function()
