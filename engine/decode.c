@@ -892,9 +892,13 @@ static int tolerations_at(struct dec *d, const cJSON *spec, struct ebb_pod *p)
         if (rc == 0 && (rc = text_at(d, c, "operator", &s)) == 0 && s != NULL && *s) {
             if (strcmp(s, "Exists") == 0)
                 t->op = EBB_TOL_EXISTS;
+            else if (strcmp(s, "Lt") == 0)
+                t->op = EBB_TOL_LT;
+            else if (strcmp(s, "Gt") == 0)
+                t->op = EBB_TOL_GT;
             else if (strcmp(s, "Equal") != 0)
                 rc = fail(d, EBB_ESCHEMA, "operator",
-                          "\"%s\" is not a valid operator (Exists, Equal)", s);
+                          "\"%s\" is not a valid operator (Exists, Equal, Lt, Gt)", s);
         }
         if (rc == 0 && (rc = text_at(d, c, "effect", &s)) == 0)
             t->effect = s == NULL || *s == '\0' ? EBB_EFFECT_ALL : (uint8_t)ebb_effect_parse(s);

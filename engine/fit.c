@@ -65,12 +65,19 @@ static bool anti_affinity_conflict(struct ebb_cache *c, const struct ebb_pod *po
 bool ebb_node_fit(struct ebb_cache *c, const struct ebb_pod *pod, const struct ebb_node *node,
                   const char **why)
 {
+    return ebb_node_fit_as(c, pod, node, why, true);
+}
+
+bool ebb_node_fit_as(struct ebb_cache *c, const struct ebb_pod *pod, const struct ebb_node *node,
+                     const char **why, bool compare)
+{
     if (!ebb_pod_matches_node_selector(pod, node)) {
         if (why)
             *why = "pod node selector does not match the node label";
         return false;
     }
-    if (!ebb_pod_tolerates_node_taints(pod, node, EBB_EFFECT_NO_SCHEDULE | EBB_EFFECT_NO_EXECUTE)) {
+    if (!ebb_pod_tolerates_node_taints_as(pod, node, EBB_EFFECT_NO_SCHEDULE | EBB_EFFECT_NO_EXECUTE,
+                                          compare)) {
         if (why)
             *why = "pod does not tolerate taints on the node";
         return false;

@@ -797,7 +797,8 @@ bool ebb_la_fits(struct ebb_la_set *s, const struct ebb_pod *p, const struct ebb
         struct ebb_la_node *t = targets[k];
         int64_t *used, *thr;
         bool exceeds = false;
-        if (t == NULL || !ebb_node_fit(s->cache, p, t->node, NULL))
+        /* Koordinator v1.8.0: ToleratesTaint(..., false), Lt/Gt never match */
+        if (t == NULL || !ebb_node_fit_as(s->cache, p, t->node, NULL, false))
             continue;
         if (t->skip == EBB_LA_MEASURED) {
             used = prod ? t->prod : t->usage;

@@ -236,7 +236,8 @@ static void g_tolerations(lua_State *L, const struct ebb_pod *p)
         lua_createtable(L, 0, 5);
         setstr(L, "key", t->key);
         setstr(L, "value", t->value);
-        setstr(L, "operator", t->op == EBB_TOL_EXISTS ? "Exists" : "Equal");
+        setstr(L, "operator", t->op == EBB_TOL_EXISTS ? "Exists" : t->op == EBB_TOL_LT ? "Lt"
+                              : t->op == EBB_TOL_GT ? "Gt" : "Equal");
         if (t->effect != EBB_EFFECT_ALL)
             setstr(L, "effect", ebb_effect_name(t->effect));
         if (t->has_seconds)

@@ -68,6 +68,8 @@ static struct ebb_pod *pod_with(const char *name, const struct ebb_toleration *t
 #define ALL EBB_EFFECT_ALL
 #define EQ EBB_TOL_EQUAL
 #define EX EBB_TOL_EXISTS
+#define LT EBB_TOL_LT
+#define GT EBB_TOL_GT
 
 /* ---- ToleratesTaint ---------------------------------------------------- */
 
@@ -111,7 +113,27 @@ static void test_tolerates(void **state)
           true },
         { "unknown operator tolerates nothing", "dedicated", "gpu", 7, NS, "dedicated", "gpu", NS,
           false },
-        { "unknown operator, empty key", NULL, NULL, 2, ALL, "dedicated", "gpu", NS, false },
+        { "unknown operator, empty key", NULL, NULL, 9, ALL, "dedicated", "gpu", NS, false },
+        /* Lt/Gt: the taint's value against the toleration's, as integers */
+        { "gt: above", "example.com/sla", "900", GT, NS, "example.com/sla", "950", NS, true },
+        { "gt: equal", "example.com/sla", "950", GT, NS, "example.com/sla", "950", NS, false },
+        { "lt: below", "example.com/sla", "1000", LT, NS, "example.com/sla", "950", NS, true },
+        { "lt: above", "example.com/sla", "20", LT, NS, "example.com/sla", "950", NS, false },
+        { "gt: negative", "example.com/sla", "-5", GT, NS, "example.com/sla", "0", NS, true },
+        { "gt: int64 range", "example.com/sla", "-9223372036854775808", GT, NS, "example.com/sla",
+          "9223372036854775807", NS, true },
+        { "gt: beyond int64", "example.com/sla", "0", GT, NS, "example.com/sla",
+          "9223372036854775808", NS, false },
+        { "lt: leading zero", "example.com/sla", "0999", LT, NS, "example.com/sla", "950", NS, false },
+        { "lt: plus sign", "example.com/sla", "+999", LT, NS, "example.com/sla", "950", NS, false },
+        { "gt: minus zero", "example.com/sla", "-0", GT, NS, "example.com/sla", "950", NS, false },
+        { "gt: taint not a number", "example.com/sla", "1", GT, NS, "example.com/sla", "high", NS,
+          false },
+        { "gt: empty taint value", "example.com/sla", "1", GT, NS, "example.com/sla", NULL, NS, false },
+        { "gt: other key", "example.com/sla", "1", GT, NS, "example.com/tier", "5", NS, false },
+        { "gt: zero", "example.com/sla", "0", GT, NS, "example.com/sla", "950", NS, true },
+        { "lt: zero taint", "example.com/sla", "1", LT, NS, "example.com/sla", "0", NS, true },
+        { "gt: effect compared", "example.com/sla", "1", GT, NE, "example.com/sla", "5", NS, false },
     };
     size_t base = ebb_str_count();
 
@@ -127,6 +149,7 @@ static void test_tolerates(void **state)
     assert_false(ebb_toleration_tolerates(NULL, NULL));
     assert_int_equal(ebb_str_count(), base);
 }
+
 
 static void test_tolerations_tolerate(void **state)
 {
@@ -151,6 +174,32 @@ static void test_tolerations_tolerate(void **state)
 }
 
 /* ---- the scheduler's TaintToleration filter ---------------------------- */
+
+/* Without the comparison (Koordinator v1.8.0) Lt and Gt tolerate nothing;
+ * the other operators answer as before. */
+static void test_tolerates_without_comparison(void **state)
+{
+    size_t base = ebb_str_count();
+    struct ebb_taint sla[] = { taint("example.com/sla", "950", NS) };
+    struct ebb_toleration gt[] = { tol("example.com/sla", GT, "900", NS) };
+    struct ebb_toleration eq[] = { tol("example.com/sla", EQ, "950", NS) };
+    struct ebb_node *n = node_with("general-e-1", sla, 1);
+    struct ebb_pod *pg = pod_with("frontend-5f4e3d2c1-j5k6l", gt, 1);
+    struct ebb_pod *pe = pod_with("frontend-5f4e3d2c1-a1s2d", eq, 1);
+
+    (void)state;
+    assert_true(ebb_toleration_tolerates_as(&pg->tolerations[0], &n->taints[0], true));
+    assert_false(ebb_toleration_tolerates_as(&pg->tolerations[0], &n->taints[0], false));
+    assert_true(ebb_toleration_tolerates_as(&pe->tolerations[0], &n->taints[0], false));
+    assert_true(ebb_pod_tolerates_node_taints(pg, n, NS));
+    assert_true(ebb_pod_tolerates_node_taints_as(pg, n, NS, true));
+    assert_false(ebb_pod_tolerates_node_taints_as(pg, n, NS, false));
+    assert_true(ebb_pod_tolerates_node_taints_as(pe, n, NS, false));
+    ebb_node_free(n);
+    ebb_pod_free(pg);
+    ebb_pod_free(pe);
+    assert_int_equal(ebb_str_count(), base);
+}
 
 static void test_pod_tolerates_node_taints(void **state)
 {
@@ -281,6 +330,7 @@ int main(void)
         cmocka_unit_test(test_tolerates),
         cmocka_unit_test(test_tolerations_tolerate),
         cmocka_unit_test(test_pod_tolerates_node_taints),
+        cmocka_unit_test(test_tolerates_without_comparison),
         cmocka_unit_test(test_strict),
         cmocka_unit_test(test_effect_names),
     };

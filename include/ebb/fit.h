@@ -14,6 +14,11 @@
  * schedulable", "insufficient cpu", ...) in *why (may be NULL). */
 bool ebb_node_fit(struct ebb_cache *c, const struct ebb_pod *pod, const struct ebb_node *node,
                   const char **why);
+/* The same, with Lt/Gt tolerations compared only with `compare`
+ * (ebb_toleration_tolerates_as): ebb_node_fit compares, as the descheduler
+ * v0.36 does; Koordinator v1.8.0's NodeFit does not. */
+bool ebb_node_fit_as(struct ebb_cache *c, const struct ebb_pod *pod, const struct ebb_node *node,
+                     const char **why, bool compare);
 
 /* Some node of nodes[0..n) other than the pod's own passes ebb_node_fit. */
 bool ebb_pod_fits_any_other_node(struct ebb_cache *c, const struct ebb_pod *pod,

@@ -118,7 +118,9 @@ struct ebb_taint {
     uint8_t effect;
 };
 
-enum ebb_tol_op { EBB_TOL_EQUAL = 0, EBB_TOL_EXISTS = 1 };
+/* Lt and Gt compare integer values (k8s.io/api v0.35+, feature
+ * TaintTolerationComparisonOperators) */
+enum ebb_tol_op { EBB_TOL_EQUAL = 0, EBB_TOL_EXISTS = 1, EBB_TOL_LT = 2, EBB_TOL_GT = 3 };
 
 struct ebb_toleration {
     ebb_str key;             /* NULL/"" with Exists: every key */

@@ -8,7 +8,15 @@
 
 /* v1.Toleration.ToleratesTaint: the toleration's effect (if set) equals the
  * taint's; its key (if set) equals the taint's; operator Exists matches any
- * value, Equal (or empty) needs equal values. */
+ * value, Equal (or empty) needs equal values; with `compare`, Lt (Gt) needs
+ * both values to be decimal integers in canonical form (content.
+ * IsDecimalInteger: "0" or an optional '-' and no leading zero, within
+ * int64) and the taint's below (above) the toleration's; without it Lt and
+ * Gt tolerate nothing. The descheduler v0.36 compares (enableComparison-
+ * Operators true); Koordinator v1.8.0 does not. */
+bool ebb_toleration_tolerates_as(const struct ebb_toleration *t, const struct ebb_taint *taint,
+                                 bool compare);
+/* ebb_toleration_tolerates_as with compare, as the descheduler asks it */
 bool ebb_toleration_tolerates(const struct ebb_toleration *t, const struct ebb_taint *taint);
 
 /* a[0..n) and b[0..n) are the same tolerations in the same order, as far
@@ -16,7 +24,7 @@ bool ebb_toleration_tolerates(const struct ebb_toleration *t, const struct ebb_t
  * tolerationSeconds): equal lists give equal answers. */
 bool ebb_tolerations_same(const struct ebb_toleration *a, const struct ebb_toleration *b, size_t n);
 
-/* Some toleration in tols[0..n) tolerates `taint`. */
+/* Some toleration in tols[0..n) tolerates `taint` (comparing). */
 bool ebb_tolerations_tolerate(const struct ebb_toleration *tols, size_t n,
                               const struct ebb_taint *taint);
 
@@ -25,6 +33,9 @@ bool ebb_tolerations_tolerate(const struct ebb_toleration *tols, size_t n,
  * filter uses NoSchedule|NoExecute). */
 bool ebb_pod_tolerates_node_taints(const struct ebb_pod *pod, const struct ebb_node *node,
                                    unsigned effects);
+/* The same, Lt and Gt compared only with `compare`. */
+bool ebb_pod_tolerates_node_taints_as(const struct ebb_pod *pod, const struct ebb_node *node,
+                                      unsigned effects, bool compare);
 
 /* The descheduler's utils.PodToleratesTaints (used by LowNodeUtilization to
  * pick destinations): false when the pod has fewer tolerations than the node

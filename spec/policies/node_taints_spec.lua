@@ -68,6 +68,47 @@ describe("RemovePodsViolatingNodeTaints", function()
     end)
   end)
 
+  -- k8s.io/api v0.35+ tolerations with operator Lt or Gt compare integer
+  -- values; the descheduler v0.36 asks ToleratesTaint with the comparison
+  -- on. general-e-1 gets example.com/sla=950:NoSchedule and its frontend
+  -- one toleration of that key.
+  describe("Lt and Gt tolerations", function()
+    local json = require("dkjson")
+    local FE_E = "web/frontend-5f4e3d2c1-j5k6l"
+    local function with_sla(op, value)
+      local f = assert(io.open(SNAP))
+      local snap = json.decode(f:read("a"))
+      f:close()
+      for _, it in ipairs(snap.items) do
+        if it.kind == "Node" and it.metadata.name == "general-e-1" then
+          it.spec.taints = { { key = "example.com/sla", value = "950", effect = "NoSchedule" } }
+        elseif it.kind == "Pod" and it.metadata.name == "frontend-5f4e3d2c1-j5k6l" then
+          table.insert(it.spec.tolerations, { key = "example.com/sla", operator = op, value = value,
+                                              effect = "NoSchedule" })
+        end
+      end
+      return h.simulate{ snapshot_text = json.encode(snap), plugin = PLUGIN,
+                         args = { includedTaints = { "example.com/sla" } } }:pods()
+    end
+
+    it("tolerate a taint whose value is above (Gt) or below (Lt) theirs", function()
+      assert.same({}, with_sla("Gt", "900"))
+      assert.same({}, with_sla("Lt", "1000"))
+      assert.same({}, with_sla("Gt", "-5"))
+      assert.same({ FE_E }, with_sla("Gt", "950"))
+      assert.same({ FE_E }, with_sla("Lt", "950"))
+      assert.same({ FE_E }, with_sla("Lt", "20"))
+    end)
+
+    it("tolerate nothing unless both values are canonical decimal integers", function()
+      assert.same({ FE_E }, with_sla("Gt", "0900"))
+      assert.same({ FE_E }, with_sla("Gt", "+900"))
+      assert.same({ FE_E }, with_sla("Lt", "1e3"))
+      assert.same({ FE_E }, with_sla("Lt", "99999999999999999999"))
+      assert.same({}, with_sla("Gt", "0"))
+    end)
+  end)
+
   describe("includedTaints", function()
     local cases = {
       { { "dedicated" }, false, { NB_NONE, NB_WRONG_VALUE, PRE_WRONG_EFFECT, CACHE_SSD }, { CACHE_NONE } },
