@@ -44,7 +44,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_RT := $(shell $(FUZZ_CC) --print-file-name=libclang_rt.fuzzer-x86_64.a 2>/dev/null)
 FUZZ_OK := $(if $(filter /%,$(FUZZ_RT)),$(wildcard $(FUZZ_RT)))
 
-.PHONY: all deps test test-c test-lua test-integration demo bench fuzz clean
+.PHONY: all deps test test-c test-lua test-integration check-layers demo bench fuzz clean
 # the ASan and fuzz objects are shared by every binary: keep them
 .SECONDARY: $(ASAN_OBJ) $(FUZZ_OBJ)
 
@@ -113,8 +113,18 @@ $(B)/obj $(B)/pic $(B)/asan $(B)/asan/obj $(B)/fuzz/obj:
 # Every suite prints TAP; spec/run_suites counts them and ends with
 # "N passed, M failed" (non-zero exit when anything failed). The fuzz
 # targets run a few seconds each there: a crash once found stays found.
-test: deps all $(TEST_BIN) $(if $(FUZZ_OK),$(FUZZ_BIN))
+test: deps all $(TEST_BIN) $(if $(FUZZ_OK),$(FUZZ_BIN)) check-layers
 	@sh spec/run_suites $(B)
+
+# One way down: the core calls plugins only through struct ebb_plugin_ops
+# (engine/engine.h), so framework.c and evict.c include no Lua header,
+# directly or through another (lua.h, lauxlib.h, lualib.h, engine/lua_*.h).
+LAYER_CORE := engine/framework.c engine/evict.c
+check-layers:
+	@for f in $(LAYER_CORE); do \
+	  bad=$$($(CC) $(ALL_CFLAGS) -M $$f | tr ' \\' '\n\n' | grep -E '(^|/)(lua[^/]*|lauxlib|lualib)\.h$$' | tr '\n' ' '); \
+	  if [ -n "$$bad" ]; then echo "check-layers: $$f includes Lua headers: $$bad"; exit 1; fi; \
+	done; echo "check-layers: $(LAYER_CORE) include no Lua header"
 
 test-c: deps $(TEST_BIN)
 	@sh spec/run_suites $(B) c

@@ -1,143 +1,29 @@
-/* engine/engine.h: the structures shared inside the engine by framework.c,
- * vm.c, the lua_*.c bindings, evict.c and default_evictor.c. Not public. */
+/* engine/engine.h: the structures shared inside the engine: the registry,
+ * plugin instances and the operations every plugin engine implements
+ * (struct ebb_plugin_ops), the evictor and the engine. Not public.
+ *
+ * The core (framework.c, evict.c) calls plugins only through
+ * struct ebb_plugin_ops: native plugins (framework.c) and Lua plugins
+ * (lua_plugin.c) implement it. This header includes no Lua header: the
+ * Lua side's own structures are in lua_int.h, which includes this one, so
+ * imports point one way (make check-layers verifies it). */
 #ifndef EBB_ENGINE_H
 #define EBB_ENGINE_H
-
-#include <lua.h>
 
 #include "ebb.h"
 #include "ebb/prometheus.h"
 #include "map.h"
 
-/* ---- vm.c: one sandboxed lua_State ------------------------------------- */
-
-struct ebb_vm {
-    lua_State *L;
-    struct ebb_engine *engine;
-    struct ebb_plugin_inst *inst;   /* NULL for scratch states */
-    char *name;                     /* for messages: plugin name or file */
-    size_t mem_used, mem_limit, mem_peak;
-    bool limit_on;                  /* the cap applies while a script runs only:
-                                       C code pushing outside a call never fails */
-    uint64_t budget_ns;
-    volatile int expired;           /* set by the watchdog */
-    uint64_t expired_ns;            /* when it did (CLOCK_MONOTONIC) */
-    size_t kept;                    /* bytes the plan keeps for this plugin this cycle
-                                       (notes, reasons, refusals): charged to the cap */
-    int kept_cycle;                 /* the cycle `kept` counts */
-    bool stopped;                   /* the call running was abandoned at its budget */
-    int depth;                      /* nested calls into this vm */
-    struct ebb_ctx *ctx;            /* the call running, set by framework.c */
-    int co_ref;                     /* a suspended call's coroutine, or LUA_NOREF */
-    lua_State *call_co;             /* the coroutine the engine resumed for the call
-                                       running: only it may wait for the API */
-    lua_State *volatile running;    /* the innermost coroutine running (a script's
-                                       own, or call_co); written under the watchdog
-                                       lock, which hooks it when the budget expires */
-    bool engine_yield;              /* the pending yield is the evictor's, not a script's */
-    char *const *policy_dirs;       /* require() roots after home/lua */
-    char *home;
-    size_t nmods;
-    struct ebb_vm_module {          /* modules required from the policy dirs: */
-        char *path;                 /* a reload keeps an instance only if none */
-        uint64_t hash;              /* of them changed */
-    } *mods;
-};
-
-struct ebb_vm_opts {
-    struct ebb_engine *engine;
-    const char *name;
-    size_t mem_limit;
-    uint64_t budget_ns;
-    const char *home;                /* lua/ lives here */
-    char *const *policy_dirs;        /* extra require() roots; NULL-terminated */
-};
-
-int ebb__vm_create(const struct ebb_vm_opts *opts, struct ebb_vm **out);
-void ebb__vm_destroy(struct ebb_vm *vm);
-
-static inline struct ebb_vm *ebb__vm_of(lua_State *L)
-{
-    return *(struct ebb_vm **)lua_getextraspace(L);
-}
-
-/* Load a text chunk and run it; leaves its first result on the stack.
- * On failure fills err (file, line from the Lua message) and returns
- * EBB_ESCRIPT or EBB_ELIMIT with the stack unchanged. */
-int ebb__vm_dochunk(struct ebb_vm *vm, const char *src, size_t len, const char *chunkname,
-                    struct ebb_error *err);
-
-/* The single path from C into Lua: [fn, args...] on the stack -> nres
- * results. Runs in a fresh coroutine under the time budget; a script's own
- * pcall cannot swallow an expired budget. On error the message (with a
- * traceback) is in `err` and nothing is left on the stack. */
-int ebb__vm_call(struct ebb_vm *vm, int nargs, int nres, struct ebb_error *err);
-
-/* The same, for a call that may suspend: a strategy's evict() waiting for
- * the API answer yields. Returns 0 (finished, nres results on vm->L),
- * EBB_VM_YIELDED (suspended: the coroutine is kept; resume with
- * ebb__vm_resume once the answer is in), or an error as ebb__vm_call. */
-#define EBB_VM_YIELDED 1
-int ebb__vm_start(struct ebb_vm *vm, int nargs, int nres, struct ebb_error *err);
-int ebb__vm_resume(struct ebb_vm *vm, int nres, struct ebb_error *err);
-bool ebb__vm_waiting(const struct ebb_vm *vm);
-/* Every module the vm required from the policy directories still has the
- * content it had when it was loaded. */
-bool ebb__vm_modules_unchanged(const struct ebb_vm *vm);
-
-/* True when the code running in L may suspend the call to wait for the API
- * (it is the call's own coroutine, not a script's coroutine or a callback);
- * ebb__vm_engine_yield then marks the yield as the engine's. */
-bool ebb__vm_can_wait(lua_State *L);
-void ebb__vm_engine_yield(lua_State *L);
-
-/* Long native helpers check this inside their loops. */
-static inline bool ebb__vm_expired(const struct ebb_vm *vm)
-{
-    return vm != NULL && vm->expired;
-}
-
-/* Stop the script running in L because its budget expired; never returns.
- * Where the script could yield, the coroutine is suspended and abandoned:
- * no more of its code runs (no message handler, no __close). Elsewhere (a
- * callback of a C function, a metamethod called from C) it raises, and the
- * budget hook stops whatever script code that error reaches next. */
-int ebb__vm_stop(lua_State *L);
-
-/* Charge `bytes` the core keeps for the plugin running in L (a note, an
- * eviction reason, a refusal in the plan) to its memory cap, for the rest
- * of the cycle; raises when the cap would be exceeded.      [-0, +0, e] */
-void ebb__vm_keep(lua_State *L, size_t bytes);
-
-/* require() of the sandbox, for the engine's own calls: it does not depend
- * on what a script left in its globals.                       [-1, +1, e] */
-int ebb__vm_require(lua_State *L);
-
-/* t[k] without metamethods: the engine reads a plugin's tables outside any
- * budget, where a script's __index must not run.              [-0, +1, -] */
-static inline int ebb__rawfield(lua_State *L, int t, const char *k)
-{
-    t = lua_absindex(L, t);
-    lua_pushstring(L, k);
-    return lua_rawget(L, t);
-}
-
-/* What a loop in C calls every few hundred steps: stops the script when
- * its budget has expired. */
-static inline void ebb__vm_check(lua_State *L)
-{
-    struct ebb_vm *vm = ebb__vm_of(L);
-    if (vm != NULL && vm->expired)
-        ebb__vm_stop(L);
-}
-
 /* ---- the registry and instances ---------------------------------------- */
 
 enum { EBB_PLUGIN_NATIVE = 1, EBB_PLUGIN_LUA = 2 };
 
+struct ebb_plugin_ops;
+
 struct ebb_plugin_def {
     char *name;
     int type;
+    const struct ebb_plugin_ops *ops;   /* the engine that runs it */
     unsigned exts;                  /* bit (1 << EBB_EXT_*) */
     unsigned triggers;              /* EBB_TRIGGER_* the plugin reacts to */
     struct ebb_native_plugin native;
@@ -152,10 +38,10 @@ struct ebb_plugin_inst {
     struct ebb_plugin_def *def;
     struct ebb_profile_inst *profile;
     const struct ebb_plugin_config *pc;   /* in the engine's policy; may be NULL */
-    struct ebb_vm *vm;              /* Lua */
+    struct ebb_vm *vm;              /* Lua (lua_plugin.c): the instance's state */
     int table_ref;                  /* Lua: the plugin table */
     int ctx_ref;                    /* Lua: the ctx table handed to every call */
-    void *state;                    /* native */
+    void *state;                    /* native: what create made */
     int failures;                   /* deschedule/balance runs failed in a row */
     int quarantine_after;           /* failures that set it aside; 0: never */
     int quarantines;                /* times set aside in a row (the backoff) */
@@ -184,9 +70,63 @@ struct ebb_ctx {
                                        deschedule or balance plugin may evict */
 };
 
+struct ebb_evict_action;
+
+/* ---- plugin engines ------------------------------------------------------ */
+
+/* One table of operations per plugin engine (native, Lua): the core calls
+ * plugins only through it. Errors come back in `err`; the core reports
+ * them (plan, log) and counts them toward quarantine. */
+struct ebb_plugin_ops {
+    const char *name;               /* "native", "lua" */
+    /* Read a definition (Lua: d->path, d->source): fill d->name, d->exts
+     * and d->triggers. NULL for engines whose definitions come filled in. */
+    int (*define)(struct ebb_engine *e, struct ebb_plugin_def *d, struct ebb_error *err);
+    /* Make instance `inst` (def, profile, pc set; quarantine fields too)
+     * with the args of inst->pc; an error names the policy's field. */
+    int (*create)(struct ebb_engine *e, const struct ebb_policy *pol,
+                  struct ebb_plugin_inst *inst, struct ebb_error *err);
+    /* deschedule/balance (ctx->ext) over `nodes`: 0 done, EBB_CYCLE_WAITING
+     * suspended until the engine has the answer it waits for (then
+     * resume), or an error in `err`. `ctx` lives until the run is over. */
+    int (*run)(struct ebb_ctx *ctx, struct ebb_node *const *nodes, size_t n,
+               struct ebb_error *err);
+    int (*resume)(struct ebb_ctx *ctx, struct ebb_error *err);   /* may be NULL */
+    /* filter / preEvictionFilter (ctx->ext): 1 keep the pod evictable,
+     * 0 protect it, negative: the plugin failed (`err`). */
+    int (*check)(struct ebb_ctx *ctx, const struct ebb_pod *pod, struct ebb_error *err);
+    /* evict (may be NULL): instance `inst` is asked to carry out an
+     * eviction the core has already allowed, for the call `ctx` (the
+     * strategy's). 0: the action in *out stands (owned by the caller);
+     * EBB_WHY_EVICTOR: declined or failed, nothing done, `detail` says why
+     * (a failure is also reported as a plugin error). */
+    int (*evict)(struct ebb_ctx *ctx, struct ebb_plugin_inst *inst, struct ebb_pod *pod,
+                 const char *reason, struct ebb_evict_action *out, char *detail,
+                 size_t detail_len);
+    size_t (*memory_used)(const struct ebb_plugin_inst *inst);   /* bytes */
+    /* Reload: `a` (running) may stand in for `b` (just made from the same
+     * definition and args): nothing it loaded changed. */
+    bool (*unchanged)(const struct ebb_plugin_inst *a, const struct ebb_plugin_inst *b);
+    /* Reload: `kept` now belongs to engine e and, when `fresh` (made from
+     * the new policy) is not NULL, takes its limits. */
+    void (*adopt)(struct ebb_plugin_inst *kept, const struct ebb_plugin_inst *fresh,
+                  struct ebb_engine *e);
+    void (*destroy)(struct ebb_plugin_inst *inst);
+};
+
+/* lua_plugin.c: the engine of Lua plugins */
+extern const struct ebb_plugin_ops ebb__lua_plugin_ops;
+
+/* framework.c: the function a Lua plugin table names for each EBB_EXT_* */
+const char *ebb__ext_func(int ext);
+/* framework.c: the error a plugin's args make in the policy (`path` inside
+ * the args, may be NULL) */
+int ebb__plugin_args_error(const struct ebb_policy *pol, const struct ebb_plugin_config *pc,
+                           const char *path, const char *msg, struct ebb_error *err);
+
 /* ---- evict.c ------------------------------------------------------------ */
 
-struct ebb_evict_call;              /* lua_evictor.c */
+struct ebb_evict_call;              /* the evict plugin's engine's (lua_evictor.c) */
 
 struct ebb_evictor {
     int64_t max_per_node, max_per_namespace, max_total;   /* EBB_UNLIMITED: none */
@@ -223,7 +163,7 @@ bool ebb__evictor_node_full(const struct ebb_engine *e, ebb_str node);
  * first cycle) and assumed ones past their timeout dropped. */
 void ebb__background_cycle(struct ebb_engine *e);
 
-/* What a profile's evict plugin asked for in one call (lua_evictor.c). */
+/* What a profile's evict plugin asked for in one call (its ops->evict). */
 struct ebb_evict_action {
     const char *method;             /* static; NULL: the Eviction API */
     char *path, *body;              /* owned; body may be NULL */
@@ -233,19 +173,8 @@ struct ebb_evict_action {
 };
 void ebb__evict_action_free(struct ebb_evict_action *a);
 
-/* lua_evictor.c: call `inst`'s evict(ctx, pod, opts) for an eviction the
- * core has already allowed. 0: the action in *out stands (owned by the
- * caller); EBB_WHY_EVICTOR: declined or failed, nothing done, `detail`
- * says why (a failure is also reported as a plugin error). */
-int ebb__evictor_call(struct ebb_ctx *ctx, struct ebb_plugin_inst *inst, struct ebb_pod *pod,
-                      const char *reason, struct ebb_evict_action *out, char *detail,
-                      size_t detail_len);
-/* Registration: an evict plugin's `creates` declaration (the table on top
- * of the stack), EBB_ESCRIPT naming `path` when it is malformed. */
-int ebb__evictor_check_table(lua_State *L, const char *path, unsigned exts,
-                             struct ebb_error *err);
-
-/* framework.c: ask one filter plugin about a pod (a failing script says no) */
+/* framework.c: ask one filter plugin about a pod (a failing plugin says no,
+ * reported once a cycle) */
 bool ebb__plugin_pod_check(struct ebb_plugin_inst *inst, int ext, struct ebb_ctx *ctx,
                            const struct ebb_pod *pod);
 
@@ -318,70 +247,12 @@ struct ebb_engine {
 };
 
 int64_t ebb__engine_now(const struct ebb_engine *e);
+/* Drop what the engine keeps of Prometheus (the policy's queries, an
+ * answer not taken). */
+void ebb__prom_forget(struct ebb_engine *e);
 struct ebb_plugin_def *ebb__engine_find(const struct ebb_engine *e, const char *name);
 
 /* default_evictor.c */
 extern const struct ebb_native_plugin ebb__default_evictor;
-
-/* ---- Lua bindings (lua_*.c) ----------------------------------------------- */
-
-int luaopen_ebb_native(lua_State *L);     /* require("ebb.native") */
-void ebb__lua_push_pod(lua_State *L, const struct ebb_pod *p);
-void ebb__lua_push_node(lua_State *L, const struct ebb_node *n);
-/* The pod / node of a view at `idx`; raises on a wrong type or a view of
- * an object that no longer exists. */
-struct ebb_pod *ebb__lua_check_pod(lua_State *L, int idx);
-struct ebb_node *ebb__lua_check_node(lua_State *L, int idx);
-struct ebb_pod *ebb__lua_to_pod(lua_State *L, int idx);          /* NULL if not a pod */
-/* A NodeList / PodList userdata from a C array (copied). */
-void ebb__lua_push_nodelist(lua_State *L, struct ebb_node *const *nodes, size_t n);
-void ebb__lua_push_podlist(lua_State *L, struct ebb_pod *const *pods, size_t n);
-/* Selector userdata (the selector is owned by the userdata). */
-void ebb__lua_push_selector(lua_State *L, struct ebb_selector *s);
-const struct ebb_selector *ebb__lua_opt_selector(lua_State *L, int idx);
-/* A value tree as a Lua table (NULL -> nil). */
-void ebb__lua_push_val(lua_State *L, const struct ebb_val *v);
-/* A cJSON tree as a Lua table. */
-struct cJSON;
-void ebb__lua_push_json(lua_State *L, const struct cJSON *j);
-/* The evictor object for ctx tables. */
-void ebb__lua_push_evictor(lua_State *L);
-
-void ebb__lua_register_pod(lua_State *L);
-const struct ebb_taint *ebb__lua_check_taintset(lua_State *L, int idx, size_t *n);
-int ebb__lua_taint_set(lua_State *L);
-void ebb__lua_register_node(lua_State *L);
-void ebb__lua_new_podlist(lua_State *L);
-void ebb__lua_podlist_append(lua_State *L, int idx, struct ebb_pod *p);
-/* The pods of a PodList at idx, or NULL with *n = 0 when it is not one;
- * raises on a list made before the cluster view changed. */
-struct ebb_pod *const *ebb__lua_podlist(lua_State *L, int idx, size_t *n);
-/* The pods of a PodList at idx (raises when it is not one). */
-struct ebb_pod *const *ebb__lua_check_podlist(lua_State *L, int idx, size_t *n);
-int ebb__pod_cmp_priority(const struct ebb_pod *a, const struct ebb_pod *b, void *ud);
-
-/* Each adds its functions to the module table on top of the stack. */
-void ebb__lua_open_usage(lua_State *L);
-void ebb__lua_open_topology(lua_State *L);
-void ebb__lua_open_groups(lua_State *L);
-void ebb__lua_open_loadaware(lua_State *L);
-void ebb__lua_open_evictor(lua_State *L);   /* ebb.json, ebb.rfc3339, ctx.api */
-/* The sandbox's budget-aware string (find, match, gmatch, gsub, rep, format)
- * and table (concat, insert, remove, move, sort) functions, set into the
- * library table on top of the stack. */
-void ebb__lua_open_string(lua_State *L);
-void ebb__lua_open_table(lua_State *L);
-void ebb__lua_open_prometheus(lua_State *L);   /* ebb.prometheus_query */
-/* lua_prometheus.c: drop what the engine keeps of Prometheus (the policy's
- * queries, an answer not taken). */
-void ebb__prom_forget(struct ebb_engine *e);
-/* The nodes of a NodeList at idx, or NULL with *n = 0 when it is not one. */
-struct ebb_node *const *ebb__lua_nodelist(lua_State *L, int idx, size_t *n);
-/* Nodes from a NodeList, a list of Nodes/names, or nil (the cycle's nodes).
- * The array lives in a userdata pushed on the stack. */
-struct ebb_node *const *ebb__lua_check_nodes(lua_State *L, int idx, size_t *n);
-
-/* The ebb_ctx of the call running in L (set by framework.c). */
-struct ebb_ctx *ebb__lua_ctx(lua_State *L);
 
 #endif

@@ -6,7 +6,7 @@
  *
  * A profile may name an evict plugin (plugins.evict, Koordinator's custom
  * Evictor): the same checks run first, then the plugin chooses what to do
- * with the pod (lua_evictor.c) and that request takes the Eviction API's
+ * with the pod (its engine's evict operation) and that request takes the Eviction API's
  * place. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -371,6 +371,19 @@ static void record(struct ebb_ctx *ctx, struct ebb_pod *pod, const char *reason,
     ebb_cache_hide_pod(e->cache, pod);
 }
 
+/* The profile's evict plugin, through its engine's evict operation. */
+static int evict_plugin_call(struct ebb_ctx *ctx, struct ebb_pod *pod, const char *reason,
+                             struct ebb_evict_action *act, char *why, size_t why_len)
+{
+    struct ebb_plugin_inst *inst = evict_plugin(ctx->profile);
+
+    if (inst->def->ops->evict == NULL) {
+        snprintf(why, why_len, "%s cannot evict", inst->def->name);
+        return EBB_WHY_EVICTOR;
+    }
+    return inst->def->ops->evict(ctx, inst, pod, reason, act, why, why_len);
+}
+
 /* Through the profile's evict plugin. The API checks budgets for the
  * Eviction API only, not for a DELETE, a patch or a created object, so the
  * core checks them from its view first, in every mode (live: against this
@@ -393,8 +406,7 @@ static int evict_by_plugin(struct ebb_ctx *ctx, struct ebb_pod *pod, const char 
     }
     if ((rc = pdb_check(ctx, pod, detail, detail_len, &pdb, &d)) != EBB_WHY_OK)
         return rc;
-    if (ebb__evictor_call(ctx, evict_plugin(ctx->profile), pod, reason, &act, why,
-                          sizeof(why)) != 0) {
+    if (evict_plugin_call(ctx, pod, reason, &act, why, sizeof(why)) != 0) {
         if (detail_len)
             snprintf(detail, detail_len, "%s", why);
         return refuse(ctx, pod, EBB_WHY_EVICTOR, why);

@@ -7,6 +7,9 @@
  *   for each profile: its balance plugins
  *
  * A plugin that fails is reported in the plan and the cycle goes on.
+ *
+ * Plugins are called only through their engine's operations (struct
+ * ebb_plugin_ops): native plugins' are here, Lua plugins' in lua_plugin.c.
  */
 #include <errno.h>
 #include <limits.h>
@@ -16,8 +19,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-#include <lauxlib.h>
 
 #include "ebb/selector.h"
 #include "engine.h"
@@ -113,9 +114,7 @@ static void inst_destroy(struct ebb_plugin_inst *inst)
 {
     if (inst == NULL)
         return;
-    if (inst->def && inst->def->type == EBB_PLUGIN_NATIVE && inst->def->native.destroy && inst->state)
-        inst->def->native.destroy(inst->state);
-    ebb__vm_destroy(inst->vm);
+    inst->def->ops->destroy(inst);
     free(inst);
 }
 
@@ -167,6 +166,18 @@ void ebb_engine_destroy(struct ebb_engine *e)
     free(e);
 }
 
+void ebb__prom_forget(struct ebb_engine *e)
+{
+    for (size_t i = 0; i < e->nprom_queries; i++)
+        free(e->prom_queries[i]);
+    free(e->prom_queries);
+    e->prom_queries = NULL;
+    e->nprom_queries = 0;
+    e->prom_queries_known = false;
+    ebb_prom_result_free(e->prom_answer);
+    e->prom_answer = NULL;
+}
+
 int64_t ebb__engine_now(const struct ebb_engine *e)
 {
     if (e->fixed_now != EBB_TIME_NONE)
@@ -202,6 +213,64 @@ struct ebb_plan *ebb_engine_plan(struct ebb_engine *e)
 {
     return &e->plan;
 }
+
+/* ---- native plugins: their engine --------------------------------------- */
+
+static int native_create(struct ebb_engine *e, const struct ebb_policy *pol,
+                         struct ebb_plugin_inst *inst, struct ebb_error *err)
+{
+    const struct ebb_plugin_config *pc = inst->pc;
+    struct ebb_error e2 = { 0 };
+    char field[600];
+    int rc;
+
+    (void)e;
+    if ((rc = inst->def->native.create(pc ? pc->args : NULL, &inst->state, &e2)) == 0)
+        return 0;
+    if (e2.field[0])
+        snprintf(field, sizeof(field), "%s.args.%s", pc ? pc->path : "", e2.field);
+    else
+        snprintf(field, sizeof(field), "%s.args", pc ? pc->path : "");
+    return ebb_error_set(err, rc, pol->file, e2.line ? e2.line : (pc ? pc->line : 0), field,
+                         "%s: %s", inst->def->name, e2.msg);
+}
+
+static int native_run(struct ebb_ctx *ctx, struct ebb_node *const *nodes, size_t n,
+                      struct ebb_error *err)
+{
+    struct ebb_plugin_inst *inst = ctx->plugin;
+
+    if (ctx->ext == EBB_EXT_DESCHEDULE)
+        return inst->def->native.deschedule(inst->state, ctx, nodes, n, err);
+    return inst->def->native.balance(inst->state, ctx, nodes, n, err);
+}
+
+static int native_check(struct ebb_ctx *ctx, const struct ebb_pod *pod, struct ebb_error *err)
+{
+    struct ebb_plugin_inst *inst = ctx->plugin;
+
+    (void)err;
+    if (ctx->ext == EBB_EXT_FILTER)
+        return inst->def->native.filter(inst->state, ctx, pod);
+    return inst->def->native.pre_eviction_filter(inst->state, ctx, pod);
+}
+
+static void native_destroy(struct ebb_plugin_inst *inst)
+{
+    if (inst->def->native.destroy && inst->state)
+        inst->def->native.destroy(inst->state);
+    inst->state = NULL;
+}
+
+/* A native plugin runs to the end (never waits), cannot be an evict
+ * plugin, and is made anew on every reload. */
+static const struct ebb_plugin_ops native_ops = {
+    .name = "native",
+    .create = native_create,
+    .run = native_run,
+    .check = native_check,
+    .destroy = native_destroy,
+};
 
 /* ---- registry ----------------------------------------------------------- */
 
@@ -247,6 +316,7 @@ int ebb_engine_register_native(struct ebb_engine *e, const struct ebb_native_plu
         return EBB_ENOMEM;
     }
     d->type = EBB_PLUGIN_NATIVE;
+    d->ops = &native_ops;
     d->native = *p;
     d->native.name = d->name;
     if (p->deschedule)
@@ -267,93 +337,9 @@ static const char *const ext_funcs[EBB_EXT_MAX] = {
     "deschedule", "balance", "filter", "preevictionfilter", "evict",
 };
 
-static bool valid_plugin_name(const char *s)
+const char *ebb__ext_func(int ext)
 {
-    if (*s == '\0' || strlen(s) > 128)
-        return false;
-    for (; *s; s++)
-        if (!(*s == '_' || *s == '-' || *s == '.' || (*s >= 'a' && *s <= 'z') ||
-              (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9')))
-            return false;
-    return true;
-}
-
-/* A state for a plugin, its collector stopped: while a plugin file, its
- * modules and its args are set up nearly everything allocated is kept,
- * and the generational collector's early major cycles cost several times
- * the setup itself (2.4 ms an instance instead of 0.4). The cap still
- * holds (a failed allocation collects at once); inst_create restarts it. */
-static struct ebb_vm *new_vm_limited(struct ebb_engine *e, const char *name,
-                                     const struct ebb_plugin_limits *lim)
-{
-    struct ebb_vm_opts o = {
-        .engine = e,
-        .name = name,
-        .mem_limit = lim && lim->memory > 0 ? (size_t)lim->memory : e->mem_limit,
-        .budget_ns = lim && lim->timeout_ns > 0 ? (uint64_t)lim->timeout_ns : e->budget_ns,
-        .home = e->home,
-        .policy_dirs = e->policy_dirs,
-    };
-    struct ebb_vm *vm = NULL;
-
-    if (ebb__vm_create(&o, &vm) != 0)
-        return NULL;
-    lua_gc(vm->L, LUA_GCSTOP);
-    return vm;
-}
-
-static struct ebb_vm *new_vm(struct ebb_engine *e, const char *name)
-{
-    return new_vm_limited(e, name, NULL);
-}
-
-/* Check the table a plugin chunk returned (on top of the stack): fill the
- * name and the extension points. */
-static int check_plugin_table(lua_State *L, const char *path, char **name, unsigned *exts,
-                              struct ebb_error *err)
-{
-    const char *s;
-
-    if (!lua_istable(L, -1))
-        return ebb_error_set(err, EBB_ESCRIPT, path, 0, NULL,
-                             "a plugin file must return a table (got %s)", luaL_typename(L, -1));
-    if (ebb__rawfield(L, -1, "name") != LUA_TSTRING || !valid_plugin_name(s = lua_tostring(L, -1))) {
-        lua_pop(L, 1);
-        return ebb_error_set(err, EBB_ESCRIPT, path, 0, "name",
-                             "the plugin table needs a `name`: a string of letters, digits, "
-                             "'-', '_' or '.'");
-    }
-    if (name != NULL && (*name = strdup(s)) == NULL) {
-        lua_pop(L, 1);
-        return EBB_ENOMEM;
-    }
-    lua_pop(L, 1);
-    *exts = 0;
-    for (int x = 0; x < EBB_EXT_MAX; x++) {
-        int t = ebb__rawfield(L, -1, ext_funcs[x]);
-        lua_pop(L, 1);
-        if (t == LUA_TFUNCTION)
-            *exts |= 1u << x;
-        else if (t != LUA_TNIL)
-            return ebb_error_set(err, EBB_ESCRIPT, path, 0, ext_funcs[x],
-                                 "`%s` must be a function", ext_funcs[x]);
-    }
-    if (*exts == 0)
-        return ebb_error_set(err, EBB_ESCRIPT, path, 0, NULL,
-                             "the plugin table has none of deschedule, balance, filter, "
-                             "preevictionfilter, evict");
-    if (ebb__rawfield(L, -1, "args") != LUA_TNIL && !lua_istable(L, -1)) {
-        lua_pop(L, 1);
-        return ebb_error_set(err, EBB_ESCRIPT, path, 0, "args",
-                             "`args` must be a table of field types (see ebb.args)");
-    }
-    lua_pop(L, 1);
-    if (ebb__rawfield(L, -1, "validate") != LUA_TNIL && !lua_isfunction(L, -1)) {
-        lua_pop(L, 1);
-        return ebb_error_set(err, EBB_ESCRIPT, path, 0, "validate", "`validate` must be a function");
-    }
-    lua_pop(L, 1);
-    return ebb__evictor_check_table(L, path, *exts, err);
+    return ext >= 0 && ext < EBB_EXT_MAX ? ext_funcs[ext] : "?";
 }
 
 static const char *const trigger_names[EBB_TRIGGER_MAX_BIT] = {
@@ -377,84 +363,25 @@ unsigned ebb_trigger_parse(const char *name)
     return 0;
 }
 
-/* `triggers` of a plugin table (on top of the stack): a list of names. */
-static int check_triggers(lua_State *L, const char *path, unsigned exts, unsigned *out,
-                          struct ebb_error *err)
-{
-    int t = ebb__rawfield(L, -1, "triggers");
-    lua_Integer n;
-
-    *out = 0;
-    if (t == LUA_TNIL) {
-        lua_pop(L, 1);
-        return 0;
-    }
-    if (t != LUA_TTABLE) {
-        lua_pop(L, 1);
-        return ebb_error_set(err, EBB_ESCRIPT, path, 0, "triggers",
-                             "`triggers` must be a list of change names such as \"node-taints\"");
-    }
-    n = (lua_Integer)lua_rawlen(L, -1);
-    for (lua_Integer i = 1; i <= n; i++) {
-        unsigned bit = 0;
-        if (lua_rawgeti(L, -1, i) == LUA_TSTRING)
-            bit = ebb_trigger_parse(lua_tostring(L, -1));
-        if (bit == 0) {
-            char known[256];
-            size_t k = 0;
-            for (int b = 0; b < EBB_TRIGGER_MAX_BIT; b++)
-                k += (size_t)snprintf(known + k, sizeof(known) - k, "%s%s", b ? ", " : "", trigger_names[b]);
-            ebb_error_set(err, EBB_ESCRIPT, path, 0, "triggers",
-                          "triggers[%lld]: %s%s%s is not a change ebb reports (one of: %s)", (long long)i,
-                          lua_type(L, -1) == LUA_TSTRING ? "\"" : "",
-                          lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : luaL_typename(L, -1),
-                          lua_type(L, -1) == LUA_TSTRING ? "\"" : "", known);
-            lua_pop(L, 2);
-            return EBB_ESCRIPT;
-        }
-        lua_pop(L, 1);
-        *out |= bit;
-    }
-    lua_pop(L, 1);
-    if (*out && !(exts & ((1u << EBB_EXT_DESCHEDULE) | (1u << EBB_EXT_BALANCE))))
-        return ebb_error_set(err, EBB_ESCRIPT, path, 0, "triggers",
-                             "`triggers` needs a deschedule or balance function to run");
-    return 0;
-}
-
 int ebb_engine_register_lua_file(struct ebb_engine *e, const char *path, struct ebb_error *err)
 {
     struct ebb_plugin_def *d = NULL;
-    struct ebb_vm *vm = NULL;
-    char chunk[PATH_MAX + 2];
     int rc;
 
     if ((d = calloc(1, sizeof(*d))) == NULL)
         return EBB_ENOMEM;
     d->type = EBB_PLUGIN_LUA;
+    d->ops = &ebb__lua_plugin_ops;
     if ((d->path = strdup(path)) == NULL) {
         rc = EBB_ENOMEM;
         goto fail;
     }
     if ((rc = ebb_file_read(path, EBB_MAX_SCRIPT, &d->source, &d->source_len, err)) != 0)
         goto fail;
-    if ((vm = new_vm(e, path)) == NULL) {
-        rc = EBB_ENOMEM;
-        goto fail;
-    }
-    snprintf(chunk, sizeof(chunk), "@%s", path);
-    if ((rc = ebb__vm_dochunk(vm, d->source, d->source_len, chunk, err)) != 0)
-        goto fail;
-    if ((rc = check_plugin_table(vm->L, path, &d->name, &d->exts, err)) != 0 ||
-        (rc = check_triggers(vm->L, path, d->exts, &d->triggers, err)) != 0)
-        goto fail;
-    ebb__vm_destroy(vm);
-    vm = NULL;
-    if ((rc = add_def(e, d, err)) != 0)
+    if ((rc = d->ops->define(e, d, err)) != 0 || (rc = add_def(e, d, err)) != 0)
         goto fail;
     return 0;
 fail:
-    ebb__vm_destroy(vm);
     def_destroy(d);
     return rc;
 }
@@ -505,9 +432,8 @@ int ebb_engine_load_builtins(struct ebb_engine *e, struct ebb_error *err)
 
 /* ---- plugin instances --------------------------------------------------- */
 
-static int lua_error_to_policy(struct ebb_engine *e, const struct ebb_policy *pol,
-                               const struct ebb_plugin_config *pc, const char *path,
-                               const char *msg, struct ebb_error *err)
+int ebb__plugin_args_error(const struct ebb_policy *pol, const struct ebb_plugin_config *pc,
+                           const char *path, const char *msg, struct ebb_error *err)
 {
     char field[512];
 
@@ -515,7 +441,6 @@ static int lua_error_to_policy(struct ebb_engine *e, const struct ebb_policy *po
         snprintf(field, sizeof(field), "%s.args%s%s", pc->path, path[0] == '[' ? "" : ".", path);
     else
         snprintf(field, sizeof(field), "%s.args", pc->path);
-    (void)e;
     return ebb_error_set(err, EBB_ESCHEMA, pol->file,
                          ebb_val_line_for(pol->root, field) ? ebb_val_line_for(pol->root, field) : pc->line,
                          field, "%s: %s", pc->name, msg);
@@ -528,10 +453,6 @@ static int inst_create(struct ebb_engine *e, const struct ebb_policy *pol,
                        struct ebb_error *err)
 {
     struct ebb_plugin_inst *inst = calloc(1, sizeof(*inst));
-    struct ebb_error e2 = { 0 };
-    char chunk[PATH_MAX + 2];
-    unsigned exts;
-    lua_State *L;
     int rc;
 
     if (inst == NULL)
@@ -539,111 +460,14 @@ static int inst_create(struct ebb_engine *e, const struct ebb_policy *pol,
     inst->def = d;
     inst->profile = profile;
     inst->pc = pc;
-    inst->table_ref = inst->ctx_ref = LUA_NOREF;
     inst->quarantine_after = pc && pc->limits.quarantine_after >= 0 ? (int)pc->limits.quarantine_after
                                                                       : e->quarantine_after;
-    if (d->type == EBB_PLUGIN_NATIVE) {
-        if ((rc = d->native.create(pc ? pc->args : NULL, &inst->state, &e2)) != 0) {
-            char field[600];
-            if (e2.field[0])
-                snprintf(field, sizeof(field), "%s.args.%s", pc ? pc->path : "", e2.field);
-            else
-                snprintf(field, sizeof(field), "%s.args", pc ? pc->path : "");
-            ebb_error_set(err, rc, pol->file, e2.line ? e2.line : (pc ? pc->line : 0), field,
-                          "%s: %s", d->name, e2.msg);
-            goto fail;
-        }
-        *out = inst;
-        return 0;
+    if ((rc = d->ops->create(e, pol, inst, err)) != 0) {
+        inst_destroy(inst);
+        return rc;
     }
-
-    if ((inst->vm = new_vm_limited(e, d->name, pc ? &pc->limits : NULL)) == NULL) {
-        rc = EBB_ENOMEM;
-        goto fail;
-    }
-    inst->vm->inst = inst;
-    L = inst->vm->L;
-    snprintf(chunk, sizeof(chunk), "@%s", d->path);
-    if ((rc = ebb__vm_dochunk(inst->vm, d->source, d->source_len, chunk, err)) != 0)
-        goto fail;
-    if ((rc = check_plugin_table(L, d->path, NULL, &exts, err)) != 0) {
-        lua_pop(L, 1);
-        goto fail;
-    }
-    inst->table_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-
-    /* args = ebb.args.decode(plugin.args, raw) */
-    lua_pushcfunction(L, ebb__vm_require);
-    lua_pushliteral(L, "ebb.args");
-    if ((rc = ebb__vm_call(inst->vm, 1, 1, err)) != 0)
-        goto fail;
-    if (lua_type(L, -1) == LUA_TTABLE)
-        ebb__rawfield(L, -1, "decode");
-    else
-        lua_pushnil(L);
-    lua_remove(L, -2);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, inst->table_ref);
-    ebb__rawfield(L, -1, "args");
-    lua_remove(L, -2);
-    ebb__lua_push_val(L, pc ? pc->args : NULL);
-    if ((rc = ebb__vm_call(inst->vm, 2, 3, err)) != 0)
-        goto fail;
-    if (lua_isnil(L, -3)) {
-        rc = lua_error_to_policy(e, pol, pc, lua_tostring(L, -2), lua_tostring(L, -1), err);
-        lua_pop(L, 3);
-        goto fail;
-    }
-    lua_pop(L, 2);   /* decoded args on top */
-
-    /* validate(args) -> true | nil|false, message [, field] */
-    lua_rawgeti(L, LUA_REGISTRYINDEX, inst->table_ref);
-    if (ebb__rawfield(L, -1, "validate") == LUA_TFUNCTION) {
-        lua_remove(L, -2);
-        lua_pushvalue(L, -2);
-        if ((rc = ebb__vm_call(inst->vm, 1, 3, &e2)) != 0) {
-            char msg[900];
-            snprintf(msg, sizeof(msg), "validate failed: %s", e2.msg);
-            rc = lua_error_to_policy(e, pol, pc, NULL, msg, err);
-            lua_pop(L, 1);
-            goto fail;
-        }
-        if (!lua_toboolean(L, -3) && !lua_isnil(L, -2)) {
-            rc = lua_error_to_policy(e, pol, pc, lua_tostring(L, -1),
-                                     lua_tostring(L, -2) ? lua_tostring(L, -2) : "invalid args", err);
-            lua_pop(L, 4);
-            goto fail;
-        }
-        lua_pop(L, 3);
-    } else {
-        lua_pop(L, 2);
-    }
-
-    /* ctx = {args, plugin, profile, evictor, state} */
-    lua_createtable(L, 0, 6);
-    lua_insert(L, -2);
-    lua_setfield(L, -2, "args");
-    lua_pushstring(L, d->name);
-    lua_setfield(L, -2, "plugin");
-    lua_pushstring(L, profile->name);
-    lua_setfield(L, -2, "profile");
-    lua_pushcfunction(L, ebb__vm_require);
-    lua_pushliteral(L, "ebb.native");
-    if ((rc = ebb__vm_call(inst->vm, 1, 1, err)) != 0) {
-        lua_pop(L, 1);
-        goto fail;
-    }
-    lua_pop(L, 1);   /* loading ebb.native registers the metatables */
-    ebb__lua_push_evictor(L);
-    lua_setfield(L, -2, "evictor");
-    lua_createtable(L, 0, 0);
-    lua_setfield(L, -2, "state");
-    inst->ctx_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-    lua_gc(L, LUA_GCRESTART);
     *out = inst;
     return 0;
-fail:
-    inst_destroy(inst);
-    return rc;
 }
 
 /* ---- calls into plugins ------------------------------------------------- */
@@ -665,25 +489,9 @@ bool ebb__plugin_pod_check(struct ebb_plugin_inst *inst, int ext, struct ebb_ctx
 {
     struct ebb_ctx sub = { ctx->engine, ctx->profile, inst, ext };
     struct ebb_error err = { 0 };
-    struct ebb_ctx *prev;
-    lua_State *L;
-    bool ok;
+    int rc = inst->def->ops->check(&sub, pod, &err);
 
-    if (inst->def->type == EBB_PLUGIN_NATIVE) {
-        if (ext == EBB_EXT_FILTER)
-            return inst->def->native.filter(inst->state, &sub, pod);
-        return inst->def->native.pre_eviction_filter(inst->state, &sub, pod);
-    }
-    L = inst->vm->L;
-    lua_rawgeti(L, LUA_REGISTRYINDEX, inst->table_ref);
-    ebb__rawfield(L, -1, ext_funcs[ext]);
-    lua_remove(L, -2);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, inst->ctx_ref);
-    ebb__lua_push_pod(L, pod);
-    prev = inst->vm->ctx;
-    inst->vm->ctx = &sub;
-    if (ebb__vm_call(inst->vm, 2, 1, &err) != 0) {
-        inst->vm->ctx = prev;
+    if (rc < 0) {
         /* a broken filter protects every pod: report once per cycle */
         if (inst->reported_cycle != ctx->engine->cycle) {
             inst->reported_cycle = ctx->engine->cycle;
@@ -691,10 +499,7 @@ bool ebb__plugin_pod_check(struct ebb_plugin_inst *inst, int ext, struct ebb_ctx
         }
         return false;
     }
-    inst->vm->ctx = prev;
-    ok = lua_toboolean(L, -1);
-    lua_pop(L, 1);
-    return ok;
+    return rc > 0;
 }
 
 static uint64_t now_ns(void)
@@ -702,37 +507,6 @@ static uint64_t now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* After a Lua deschedule/balance finished (rc from the vm): a plugin may
- * also report failure by returning false|nil, "message". */
-static void finish_lua(struct ebb_engine *e, struct ebb_plugin_inst *inst, int rc,
-                       struct ebb_error *err)
-{
-    lua_State *L = inst->vm->L;
-
-    inst->vm->ctx = NULL;
-    if (rc != 0) {
-        report(e, inst, NULL, err);
-        return;
-    }
-    int t1 = lua_type(L, -2), t2 = lua_type(L, -1);
-    if (t1 == LUA_TNIL && t2 == LUA_TNIL) {
-        /* returned nothing: done */
-    } else if (t1 == LUA_TBOOLEAN && lua_toboolean(L, -2)) {
-        /* returned true */
-    } else if ((t1 == LUA_TNIL || t1 == LUA_TBOOLEAN) && t2 == LUA_TSTRING) {
-        ebb_error_set(err, EBB_ESCRIPT, NULL, 0, NULL, "%s", lua_tostring(L, -1));
-        report(e, inst, NULL, err);
-    } else {
-        /* false alone, a number, a table...: not a success to count */
-        ebb_error_set(err, EBB_ESCRIPT, NULL, 0, NULL,
-                      "returned %s%s: a %s function returns nothing or true when it is done, "
-                      "false and a message when it fails", t1 == LUA_TBOOLEAN ? "false" : lua_typename(L, t1),
-                      t2 == LUA_TNIL ? "" : " and more", ext_funcs[e->cycle_ext]);
-        report(e, inst, NULL, err);
-    }
-    lua_pop(L, 2);
 }
 
 /* A deschedule/balance run is over: time it, and count it towards (or out
@@ -780,7 +554,6 @@ static int start_plugin(struct ebb_engine *e, struct ebb_profile_inst *profile,
 {
     struct ebb_error err = { 0 };
     uint64_t t0 = now_ns();
-    lua_State *L;
     int rc;
 
     if (quarantined(e, inst)) {
@@ -793,34 +566,18 @@ static int start_plugin(struct ebb_engine *e, struct ebb_profile_inst *profile,
         return 0;
     }
     inst->run_failed = false;
-    if (inst->def->type == EBB_PLUGIN_NATIVE) {
-        struct ebb_ctx ctx = { e, profile, inst, ext };
-        int (*fn)(void *, struct ebb_ctx *, struct ebb_node *const *, size_t, struct ebb_error *) =
-            ext == EBB_EXT_DESCHEDULE ? inst->def->native.deschedule : inst->def->native.balance;
-        if (fn(inst->state, &ctx, e->run_mask ? e->focus_nodes : e->cycle_nodes,
-               e->run_mask ? e->nfocus_nodes : e->ncycle_nodes, &err) != 0)
-            report(e, inst, NULL, &err);
-        end_run(e, inst, t0);
-        return 0;
-    }
-    L = inst->vm->L;
-    lua_rawgeti(L, LUA_REGISTRYINDEX, inst->table_ref);
-    ebb__rawfield(L, -1, ext_funcs[ext]);
-    lua_remove(L, -2);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, inst->ctx_ref);
-    if (e->run_mask)
-        ebb__lua_push_nodelist(L, e->focus_nodes, e->nfocus_nodes);
-    else
-        ebb__lua_push_nodelist(L, e->cycle_nodes, e->ncycle_nodes);
     e->waiting_ctx = (struct ebb_ctx){ e, profile, inst, ext };
-    inst->vm->ctx = &e->waiting_ctx;
-    rc = ebb__vm_start(inst->vm, 2, 2, &err);
-    if (rc == EBB_VM_YIELDED) {
+    if (e->run_mask)
+        rc = inst->def->ops->run(&e->waiting_ctx, e->focus_nodes, e->nfocus_nodes, &err);
+    else
+        rc = inst->def->ops->run(&e->waiting_ctx, e->cycle_nodes, e->ncycle_nodes, &err);
+    if (rc == EBB_CYCLE_WAITING) {
         e->waiting = inst;
         e->waiting_t0 = t0;
         return EBB_CYCLE_WAITING;
     }
-    finish_lua(e, inst, rc, &err);
+    if (rc != 0)
+        report(e, inst, NULL, &err);
     end_run(e, inst, t0);
     return 0;
 }
@@ -839,7 +596,9 @@ size_t ebb_engine_plugin_times(const struct ebb_engine *e, struct ebb_plugin_tim
                 out[k] = (struct ebb_plugin_time){ pr->name, inst->def->name, inst->last_ns,
                                                    inst->total_ns, inst->failures,
                                                    inst->quarantines > 0 &&
-                                                       e->cycle < inst->quarantined_until };
+                                                       e->cycle < inst->quarantined_until,
+                                                   inst->def->ops->memory_used
+                                                       ? inst->def->ops->memory_used(inst) : 0 };
             k++;
         }
     }
@@ -989,12 +748,11 @@ static bool same_plugin(const struct ebb_plugin_inst *a, const struct ebb_plugin
 {
     const struct ebb_plugin_def *da = a->def, *db = b->def;
 
-    if (da->type != EBB_PLUGIN_LUA || db->type != EBB_PLUGIN_LUA || strcmp(da->name, db->name) != 0 ||
-        da->source_len != db->source_len || memcmp(da->source, db->source, da->source_len) != 0)
+    if (da->ops != db->ops || da->ops->unchanged == NULL || strcmp(da->name, db->name) != 0)
         return false;
     if (!ebb_val_equal(a->pc ? a->pc->args : NULL, b->pc ? b->pc->args : NULL))
         return false;
-    return ebb__vm_modules_unchanged(a->vm);
+    return da->ops->unchanged(a, b);
 }
 
 static struct ebb_profile_inst *find_profile(struct ebb_engine *e, const char *name)
@@ -1017,15 +775,13 @@ static void replace_inst(struct ebb_profile_inst *p, struct ebb_plugin_inst *was
                 p->set[x][i] = now;
 }
 
-static void own_vms(struct ebb_engine *e)
+static void own_insts(struct ebb_engine *e)
 {
     for (size_t p = 0; p < e->nprofiles; p++) {
         for (size_t i = 0; i < e->profiles[p]->ninsts; i++) {
-            struct ebb_vm *vm = e->profiles[p]->insts[i]->vm;
-            if (vm != NULL) {
-                vm->engine = e;
-                vm->policy_dirs = e->policy_dirs;
-            }
+            struct ebb_plugin_inst *inst = e->profiles[p]->insts[i];
+            if (inst->def->ops->adopt != NULL)
+                inst->def->ops->adopt(inst, NULL, e);
         }
     }
 }
@@ -1059,8 +815,7 @@ int ebb_engine_adopt(struct ebb_engine *e, struct ebb_engine *from, size_t *kept
             ni->profile = op;
             SWAP(oi->pc, ni->pc);
             /* the new limits apply to the instance kept */
-            oi->vm->mem_limit = ni->vm->mem_limit;
-            oi->vm->budget_ns = ni->vm->budget_ns;
+            oi->def->ops->adopt(oi, ni, e);
             oi->quarantine_after = ni->quarantine_after;
             nkept++;
         }
@@ -1072,8 +827,8 @@ int ebb_engine_adopt(struct ebb_engine *e, struct ebb_engine *from, size_t *kept
     SWAP(e->policy, from->policy);
     SWAP(e->profiles, from->profiles);
     SWAP(e->nprofiles, from->nprofiles);
-    own_vms(e);
-    own_vms(from);
+    own_insts(e);
+    own_insts(from);
     e->evictor.max_per_node = e->policy->max_per_node;
     e->evictor.max_per_namespace = e->policy->max_per_namespace;
     e->evictor.max_total = e->policy->max_total;
@@ -1260,12 +1015,12 @@ int ebb_engine_cycle_resume(struct ebb_engine *e)
         return cycle_advance(e);
     if (!e->answer_ready)
         return EBB_CYCLE_WAITING;
-    inst->vm->ctx = &e->waiting_ctx;
-    rc = ebb__vm_resume(inst->vm, 2, &err);
-    if (rc == EBB_VM_YIELDED)
+    rc = inst->def->ops->resume(&e->waiting_ctx, &err);
+    if (rc == EBB_CYCLE_WAITING)
         return EBB_CYCLE_WAITING;
     e->waiting = NULL;
-    finish_lua(e, inst, rc, &err);
+    if (rc != 0)
+        report(e, inst, NULL, &err);
     end_run(e, inst, e->waiting_t0);
     e->cycle_index++;
     return cycle_advance(e);

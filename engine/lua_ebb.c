@@ -15,7 +15,7 @@
 #include "ebb/quantity.h"
 #include "ebb/fit.h"
 #include "ebb/selector.h"
-#include "engine.h"
+#include "lua_int.h"
 
 #define SELECTOR_MT "ebb.Selector"
 #define EVICTOR_MT "ebb.Evictor"

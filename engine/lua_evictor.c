@@ -2,7 +2,8 @@
  * framework (Filter(pod), Evict(ctx, pod, EvictOptions)) for Lua plugins
  * enabled under a profile's plugins.evict.
  *
- * evict.c calls ebb__evictor_call once the core has allowed an eviction
+ * evict.c calls the evict operation of the Lua plugin engine
+ * (ebb__lua_evictor_call, lua_plugin.c) once the core has allowed an eviction
  * (filters, limits, budgets). The plugin's evict(ctx, pod, opts) acts
  * through ctx.api, a handle bound to that pod for that one call: one of
  * api:evict(), api:delete(), api:patch(), api:create(). The handle does not
@@ -26,7 +27,7 @@
 #include <lauxlib.h>
 #include <cjson/cJSON.h>
 
-#include "engine.h"
+#include "lua_int.h"
 
 #define API_MT "ebb.EvictorApi"
 #define GUARD_MT "ebb.JsonGuard"
@@ -886,9 +887,9 @@ static void first_line(char *out, size_t len, const char *msg)
     snprintf(out, len, "%.*s", (int)(n < len ? n : len - 1), msg);
 }
 
-int ebb__evictor_call(struct ebb_ctx *ctx, struct ebb_plugin_inst *inst, struct ebb_pod *pod,
-                      const char *reason, struct ebb_evict_action *out, char *detail,
-                      size_t detail_len)
+int ebb__lua_evictor_call(struct ebb_ctx *ctx, struct ebb_plugin_inst *inst, struct ebb_pod *pod,
+                          const char *reason, struct ebb_evict_action *out, char *detail,
+                          size_t detail_len)
 {
     struct ebb_engine *e = ctx->engine;
     struct ebb_evict_call c = {

@@ -13,7 +13,7 @@
 #include <lauxlib.h>
 
 #include "ebb/groups.h"
-#include "engine.h"
+#include "lua_int.h"
 
 #define ANTI_MT "ebb.AntiAffinityIndex"
 #define DUPS_GUARD_MT "ebb.DupsGuard"

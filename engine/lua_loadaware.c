@@ -15,7 +15,7 @@
 
 #include "ebb/loadaware.h"
 #include "ebb/selector.h"
-#include "engine.h"
+#include "lua_int.h"
 
 #define LOADSET_MT "ebb.LoadSet"
 #define PODLIST_MT "ebb.PodList"

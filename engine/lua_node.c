@@ -8,7 +8,7 @@
 #include <cjson/cJSON.h>
 
 #include "ebb/taints.h"
-#include "engine.h"
+#include "lua_int.h"
 
 #define NODE_MT "ebb.Node"
 #define NODELIST_MT "ebb.NodeList"

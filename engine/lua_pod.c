@@ -20,7 +20,7 @@
 #include "ebb/selector.h"
 #include "ebb/taints.h"
 #include "ebb/affinity.h"
-#include "engine.h"
+#include "lua_int.h"
 
 #define POD_MT "ebb.Pod"
 #define PODLIST_MT "ebb.PodList"

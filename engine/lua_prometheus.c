@@ -15,7 +15,7 @@
 
 #include "ebb/config.h"
 #include "ebb/prometheus.h"
-#include "engine.h"
+#include "lua_int.h"
 
 void ebb_engine_set_prom(struct ebb_engine *e, ebb_prom_start_fn fn, void *ud)
 {
@@ -28,18 +28,6 @@ void ebb_engine_prom_answer(struct ebb_engine *e, struct ebb_prom_result *r)
     ebb_prom_result_free(e->prom_answer);
     e->prom_answer = r;
     e->answer_ready = true;
-}
-
-void ebb__prom_forget(struct ebb_engine *e)
-{
-    for (size_t i = 0; i < e->nprom_queries; i++)
-        free(e->prom_queries[i]);
-    free(e->prom_queries);
-    e->prom_queries = NULL;
-    e->nprom_queries = 0;
-    e->prom_queries_known = false;
-    ebb_prom_result_free(e->prom_answer);
-    e->prom_answer = NULL;
 }
 
 static int add_query(struct ebb_engine *e, const char *q)

@@ -21,7 +21,7 @@
 
 #include <lauxlib.h>
 
-#include "engine.h"
+#include "lua_int.h"
 
 #define MAX_CAPTURES 32            /* as many as Lua's patterns allow */
 #define MAX_DEPTH 200              /* nesting of pattern items, as Lua's */

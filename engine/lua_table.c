@@ -18,7 +18,7 @@
 
 #include <lauxlib.h>
 
-#include "engine.h"
+#include "lua_int.h"
 
 #define TICK_MASK 255u
 

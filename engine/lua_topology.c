@@ -14,7 +14,7 @@
 
 #include "ebb/selector.h"
 #include "ebb/topology.h"
-#include "engine.h"
+#include "lua_int.h"
 
 #define GUARD_MT "ebb.TopologyGuard"
 

@@ -22,7 +22,7 @@
 #include <lauxlib.h>
 
 #include "ebb/usage.h"
-#include "engine.h"
+#include "lua_int.h"
 
 #define USAGE_MT "ebb.NodeUsage"
 

@@ -9,7 +9,7 @@
 #include <lauxlib.h>
 #include <cjson/cJSON.h>
 
-#include "engine.h"
+#include "lua_int.h"
 
 static void push_null(lua_State *L)
 {

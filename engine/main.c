@@ -211,9 +211,10 @@ static int run(const struct opts *o, bool check)
                 (unsigned long long)so.cycle_arms[0], (unsigned long long)ebb_budget_arms(),
                 o->script_timeout_ms == EBB_BUDGET_OFF ? " (budget off)" : " (each armed a time budget)");
         for (size_t i = 0; i < n && i < 64; i++)
-            fprintf(stderr, "stats:   %-45s %8.1f ms  %5.1f%%\n", t[i].plugin,
+            fprintf(stderr, "stats:   %-45s %8.1f ms  %5.1f%%  %7.1f MB\n", t[i].plugin,
                     (double)t[i].last_ns / 1e6,
-                    cyc > 0 ? (double)t[i].last_ns / 1e9 / cyc * 100.0 : 0.0);
+                    cyc > 0 ? (double)t[i].last_ns / 1e9 / cyc * 100.0 : 0.0,
+                    (double)t[i].memory / 1048576.0);
     }
     if (check) {
         struct ebb_sources src = { o->policy, o->dirs, (size_t)o->ndirs };

@@ -670,9 +670,11 @@ static void account_cycle(struct runner *r, double seconds, bool triggered)
         emit_self_event(r, "Warning", "PluginQuarantined", note);
     }
     ebb_metric_reset(ebb_metrics_find(r->metrics, "ebb_plugin_quarantined"));
+    ebb_metric_reset(ebb_metrics_find(r->metrics, "ebb_plugin_memory_bytes"));
     for (size_t i = 0; i < n && i < 64; i++) {
         const char *v[] = { t[i].plugin, t[i].profile };
         ebb_metric_set(ebb_metrics_find(r->metrics, "ebb_plugin_quarantined"), v, t[i].quarantined);
+        ebb_metric_set(ebb_metrics_find(r->metrics, "ebb_plugin_memory_bytes"), v, (double)t[i].memory);
         if (triggered)
             continue;   /* durations are those of the periodic cycle */
         ebb_metric_observe(ebb_metrics_find(r->metrics, "descheduler_strategy_duration_seconds"), v,
@@ -1251,7 +1253,10 @@ static int register_run_metrics(struct ebb_metrics *m)
         !ebb_metrics_family(m, EBB_METRIC_GAUGE, "ebb_policy_generation",
                             "Number of the policy generation that runs (1 at start)", NULL, NULL, 0) ||
         !ebb_metrics_family(m, EBB_METRIC_GAUGE, "ebb_plugin_quarantined",
-                            "1 while the plugin is set aside after failing runs in a row", plugin, NULL, 0))
+                            "1 while the plugin is set aside after failing runs in a row", plugin, NULL, 0) ||
+        !ebb_metrics_family(m, EBB_METRIC_GAUGE, "ebb_plugin_memory_bytes",
+                            "Bytes the plugin's state holds after the last cycle (a Lua plugin: its "
+                            "lua_State, under its memory cap)", plugin, NULL, 0))
         return EBB_ENOMEM;
     return 0;
 }

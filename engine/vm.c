@@ -21,7 +21,7 @@
 #include <lauxlib.h>
 #include <lualib.h>
 
-#include "engine.h"
+#include "lua_int.h"
 
 #define WD_MAX 32
 

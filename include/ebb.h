@@ -199,6 +199,7 @@ struct ebb_plugin_time {
     uint64_t total_ns;
     int failures;               /* runs failed in a row */
     bool quarantined;           /* set aside for the coming cycle(s) */
+    size_t memory;              /* bytes its state holds (Lua: its lua_State) */
 };
 size_t ebb_engine_plugin_times(const struct ebb_engine *e, struct ebb_plugin_time *out, size_t max);
 

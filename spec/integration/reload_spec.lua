@@ -101,6 +101,8 @@ describe("hot reload during ebb run", function()
     local hash1 = run:stderr():match("policy generation 1: hash (%x+)")
     assert.is_not_nil(hash1)
     assert.equal(1, R.metric(m, "ebb_policy_generation_info", '{hash="' .. hash1 .. '"}'))
+    -- the plugin's engine reports what its state holds (Lua: its lua_State)
+    assert.is_true(R.metric(m, "ebb_plugin_memory_bytes", '{plugin="Evicter",profile="default"}') > 0)
 
     update(2, { ["evicter.lua"] = evicter(CART, "v2") })
     local hash2 = run:wait_log("policy generation 2 active: hash (%x+)", 10)
