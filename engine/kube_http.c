@@ -13,6 +13,7 @@
  * curl stays behind as a "zombie" (no more callbacks) that the wake timer
  * removes from the multi handle and frees.
  */
+#include <cjson/cJSON.h>
 #include <curl/curl.h>
 #include <errno.h>
 #include <stdio.h>
@@ -83,6 +84,8 @@ struct ebb_kube_req {
     uint64_t due;                /* RS_RETRY: uv_hrtime() to start at */
     ebb_kube_data_cb on_data;
     ebb_kube_done_cb on_done;
+    ebb_kube_open_cb on_open;
+    bool opened;                 /* on_open ran for this attempt */
     void *ud;
     char *buf;                   /* response body (error body of a stream) */
     size_t len, cap;
@@ -435,6 +438,29 @@ static size_t on_write(char *ptr, size_t size, size_t nmemb, void *ud)
     return n;
 }
 
+/* The end of a response's headers (the blank line) of a stream that
+ * answered 2xx: the stream is open, whether or not data follows (a watch
+ * of a quiet resource may send nothing for minutes). Interim answers
+ * (1xx) and redirects have headers of their own and are not it. */
+static size_t on_header(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+    struct ebb_kube_req *r = ud;
+    size_t n = size * nmemb;
+    long code = 0;
+
+    if (r->state != RS_ACTIVE)
+        return 0;
+    if (r->on_open == NULL || r->opened || n > 2 || (n == 2 && ptr[0] != '\r') ||
+        (n == 1 && ptr[0] != '\n'))
+        return n;
+    curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &code);
+    if (code >= 200 && code < 300) {
+        r->opened = true;
+        r->on_open(r, r->ud);
+    }
+    return r->state == RS_ACTIVE ? n : 0;
+}
+
 /* Re-read the token file when it changed (projected tokens rotate by an
  * atomic symlink swap: the inode changes, so does the mtime). A failed read
  * keeps the last good token. */
@@ -556,6 +582,10 @@ static int setup_easy(struct ebb_kube_req *r)
     SET(CURLOPT_ERRORBUFFER, r->errbuf);
     SET(CURLOPT_WRITEFUNCTION, on_write);
     SET(CURLOPT_WRITEDATA, r);
+    if (r->on_open != NULL) {
+        SET(CURLOPT_HEADERFUNCTION, on_header);
+        SET(CURLOPT_HEADERDATA, r);
+    }
     SET(CURLOPT_USERAGENT, k->user_agent);
     SET(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
     SET(CURLOPT_PROTOCOLS_STR, "http,https");
@@ -635,6 +665,7 @@ static void attempt(struct ebb_kube_req *r)
     r->len = 0;
     r->errbuf[0] = '\0';
     r->oom = false;
+    r->opened = false;
     r->attempts++;
     r->state = RS_ACTIVE;
     if ((mc = curl_multi_add_handle(k->multi, r->easy)) != CURLM_OK) {
@@ -666,8 +697,10 @@ static bool retryable_curl(CURLcode c)
 
 static bool can_retry(const struct ebb_kube_req *r)
 {
+    /* a stream that was opened or delivered data ends for its owner to
+     * resume from where it is */
     return !r->write && !r->k->closing && r->attempts <= r->k->max_retries &&
-           !(r->stream && r->delivered);
+           !(r->stream && (r->delivered || r->opened));
 }
 
 /* Retry-After in seconds (the HTTP-date form is taken as 1 s). -1: none. */
@@ -965,6 +998,7 @@ int ebb_kube_request(struct ebb_kube *k, const struct ebb_kube_req_opts *o,
     r->timeout_ms = o->timeout_ms;
     r->on_data = o->on_data;
     r->on_done = o->on_done;
+    r->on_open = o->stream ? o->on_open : NULL;
     r->ud = o->ud;
     q_push(&k->reqs, &r->all);
     k->nreqs++;
@@ -1002,6 +1036,32 @@ void ebb_kube_close(struct ebb_kube *k, void (*cb)(void *ud), void *ud)
     while (!q_empty(&k->reqs))
         abandon(q_data(k->reqs.next, struct ebb_kube_req, all), "cancelled: client closed");
     arm(k, 0);
+}
+
+void ebb_kube_status_message(int status, const char *body, size_t len, char *out, size_t outlen)
+{
+    cJSON *j;
+    const cJSON *m, *causes, *c;
+    size_t n;
+
+    if (status < 0) {
+        snprintf(out, outlen, "%s", body && body[0] ? body : ebb_strerror(status));
+        return;
+    }
+    j = cJSON_ParseWithLength(body ? body : "", body ? len : 0);
+    m = cJSON_GetObjectItemCaseSensitive(j, "message");
+    causes = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "details"), "causes");
+    if (cJSON_IsString(m)) {
+        n = (size_t)snprintf(out, outlen, "%s", m->valuestring);
+        cJSON_ArrayForEach(c, causes) {
+            const cJSON *cm = cJSON_GetObjectItemCaseSensitive(c, "message");
+            if (cJSON_IsString(cm) && n < outlen)
+                n += (size_t)snprintf(out + n, outlen - n, " %s", cm->valuestring);
+        }
+    } else {
+        snprintf(out, outlen, "%.*s", (int)(len < 200 ? len : 200), body ? body : "");
+    }
+    cJSON_Delete(j);
 }
 
 size_t ebb_kube_inflight(const struct ebb_kube *k)

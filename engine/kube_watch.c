@@ -36,6 +36,10 @@ struct informer {
     bool relisting;               /* a LIST to replace what is cached */
     struct ebb_map seen;          /* (ns, name) seen by the LIST in progress */
     uint64_t broken_since;        /* ms; 0: healthy */
+    uint64_t reopened_from;       /* broken_since before the watch reopened, until it
+                                   * proves itself (an event, a bookmark): an ERROR 410
+                                   * right after the reopening counts from then */
+    char last_error[200];         /* what broke it last (sync timeouts name it) */
     struct ebb_kube_req *req;
     char *line;                   /* an event line split across chunks */
     size_t line_len, line_cap;
@@ -201,6 +205,8 @@ static void broke(struct informer *i, const char *why)
     i->st.errors++;
     if (i->broken_since == 0)
         i->broken_since = now_ms(i->set);
+    i->reopened_from = 0;
+    snprintf(i->last_error, sizeof(i->last_error), "%s", why);
     ebb_log(EBB_LOG_WARN, "watch %s: %s", i->name, why);
 }
 
@@ -540,6 +546,8 @@ static void apply_page(struct informer *i, const char *body, size_t len)
     snprintf(i->rv, sizeof(i->rv), "%s", meta.resource_version);
     i->synced = true;
     i->relisting = false;
+    i->broken_since = i->reopened_from = 0;   /* the view is the server's as of now */
+    i->last_error[0] = '\0';
     i->attempt = 0;
     i->st.lists++;
     changed(i->set, i->kind, "RELIST", NULL, NULL);
@@ -573,7 +581,7 @@ static void queue(struct informer *i, bool page, const char *data, size_t len)
 static void on_list_done(struct ebb_kube_req *req, int status, const char *body, size_t len, void *ud)
 {
     struct informer *i = ud;
-    char msg[160];
+    char msg[400];
 
     if (req != i->req)
         return;   /* cancelled on purpose (a page asked for ahead) */
@@ -595,7 +603,11 @@ static void on_list_done(struct ebb_kube_req *req, int status, const char *body,
         start_list(i, NULL);
         return;
     }
-    snprintf(msg, sizeof(msg), "LIST %s answered %d", i->path, status);
+    {
+        char why[160];
+        ebb_kube_status_message(status, body, len, why, sizeof(why));
+        snprintf(msg, sizeof(msg), "LIST %s answered %d: %s", i->path, status, why);
+    }
     broke(i, msg);
     free_seen(i);
     if (i->poll)
@@ -628,6 +640,11 @@ static void start_list(struct informer *i, const char *cont)
 static void relist(struct informer *i, const char *why)
 {
     ebb_log(EBB_LOG_INFO, "watch %s: %s: relisting", i->name, why);
+    /* stale until the new list is in, counted from when it first broke */
+    if (i->broken_since == 0)
+        i->broken_since = i->reopened_from ? i->reopened_from : now_ms(i->set);
+    i->reopened_from = 0;
+    snprintf(i->last_error, sizeof(i->last_error), "relisting: %s", why);
     i->relisting = true;
     if (i->req) {
         struct ebb_kube_req *r = i->req;
@@ -674,6 +691,7 @@ static int apply_event(struct informer *i, const char *line, size_t len)
     if (strcmp(t, "BOOKMARK") == 0) {
         if (cJSON_IsString(rv))
             snprintf(i->rv, sizeof(i->rv), "%s", rv->valuestring);
+        i->reopened_from = 0;
         ebb_json_arena_reset(s->arena);
         return 0;
     }
@@ -716,6 +734,7 @@ static int apply_event(struct informer *i, const char *line, size_t len)
     }
     if (cJSON_IsString(rv))
         snprintf(i->rv, sizeof(i->rv), "%s", rv->valuestring);
+    i->reopened_from = 0;
     i->st.events++;
     changed(s, i->kind, t, ns, name);
     ebb_str_release(ns);
@@ -733,6 +752,23 @@ static void restart_watch(struct informer *i)
         ebb_kube_cancel(r);
     i->st.resumes++;
     retry_later(i);
+}
+
+/* The server accepted the watch from our resourceVersion (2xx, headers
+ * in): the view is current again, whether or not an event follows (a quiet
+ * resource may send none for minutes). A 410 in the stream before any
+ * event still counts the staleness from the first break (reopened_from). */
+static void on_watch_open(struct ebb_kube_req *req, void *ud)
+{
+    struct informer *i = ud;
+    (void)req;
+
+    if (i->broken_since != 0) {
+        ebb_log(EBB_LOG_INFO, "watch %s: resumed from resourceVersion %s", i->name, i->rv);
+        i->reopened_from = i->broken_since;
+    }
+    i->broken_since = 0;
+    i->attempt = 0;
 }
 
 /* Complete lines of the stream; a partial one waits for the next chunk. */
@@ -824,7 +860,8 @@ static void start_watch(struct informer *i)
 {
     char path[512];
     struct ebb_kube_req_opts o = {
-        .method = "GET", .stream = true, .on_data = on_watch_data, .on_done = on_watch_done, .ud = i,
+        .method = "GET", .stream = true, .on_data = on_watch_data, .on_done = on_watch_done,
+        .on_open = on_watch_open, .ud = i,
     };
 
     snprintf(path, sizeof(path), "%s?watch=1&resourceVersion=%s&allowWatchBookmarks=true&timeoutSeconds=%d",
@@ -937,6 +974,7 @@ size_t ebb_informers_stats(const struct ebb_informers *s, struct ebb_informer_st
     for (size_t k = 0; k < s->n && k < max; k++) {
         out[k] = s->inf[k].st;
         out[k].synced = s->inf[k].synced;
+        out[k].last_error = s->inf[k].last_error[0] ? s->inf[k].last_error : NULL;
         out[k].watching = s->inf[k].state == ST_WATCHING && s->inf[k].broken_since == 0;
     }
     return s->n;

@@ -46,6 +46,7 @@ struct run_opts {
     const char *bind;
     int port;
     double max_stale_s;
+    double sync_timeout_s;        /* the first sync (and a --once cycle) must start by then */
     int page_size;
     int64_t now;                  /* --now: a fixed clock (tests, replays) */
     bool reload;                  /* watch --policy and --policy-dir for changes */
@@ -99,6 +100,8 @@ struct runner {
     int pending_close;
     bool announced_wait;
     uint64_t drain_until;         /* uv_now() by which the last writes must be done */
+    uint64_t started_ms;          /* uv_now() when the informers started */
+    bool synced_once;             /* the caches have synced (--sync-timeout is over) */
 };
 
 static struct runner *the_runner;
@@ -121,6 +124,9 @@ static void usage(FILE *f)
           "    --leader-elect-resource-namespace NS (kube-system)\n"
           "  --port N              /metrics, /healthz, /readyz (0 disables)\n"
           "  --max-stale D         skip cycles while a watch has been broken longer (30s)\n"
+          "  --sync-timeout D      exit 1, naming what is missing, when the caches have not\n"
+          "                        synced this long after start (or, with --once, the cycle\n"
+          "                        could not start on a fresh view) (2m)\n"
           "  --reload-debounce D   reload the policy and scripts this long after they last\n"
           "                        changed (1s); SIGHUP reloads at once\n"
           "  --no-reload           never reload on changes (SIGHUP still does)\n"
@@ -149,7 +155,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
         F_POLICY = 1000, F_DIR, F_KUBECONFIG, F_CONTEXT, F_INTERVAL, F_ONCE, F_DRY, F_LE, F_LE_DUR,
         F_LE_RENEW, F_LE_RETRY, F_LE_NAME, F_LE_NS, F_LE_LOCK, F_QPS, F_BURST, F_BIND, F_PORT,
         F_STALE, F_PAGE, F_NOW, F_RELOAD_DEBOUNCE, F_NO_RELOAD, F_RELOAD_POLL,
-        F_SCRIPT_TIMEOUT, F_SCRIPT_MEMORY, F_TRIGGER_DELAY, F_FEATURES,
+        F_SCRIPT_TIMEOUT, F_SCRIPT_MEMORY, F_TRIGGER_DELAY, F_FEATURES, F_SYNC_TIMEOUT,
     };
     static const struct option longopts[] = {
         { "policy", required_argument, NULL, F_POLICY },
@@ -177,6 +183,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
         { "port", required_argument, NULL, F_PORT },
         { "secure-port", required_argument, NULL, F_PORT },
         { "max-stale", required_argument, NULL, F_STALE },
+        { "sync-timeout", required_argument, NULL, F_SYNC_TIMEOUT },
         { "page-size", required_argument, NULL, F_PAGE },
         { "now", required_argument, NULL, F_NOW },
         { "reload-debounce", required_argument, NULL, F_RELOAD_DEBOUNCE },
@@ -202,6 +209,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
     o->bind = "0.0.0.0";
     o->port = 10258;
     o->max_stale_s = 30;
+    o->sync_timeout_s = 120;
     o->reload = true;
     o->reload_debounce_s = 1;
     o->reload_poll_s = 60;
@@ -272,6 +280,14 @@ static int parse(int argc, char **argv, struct run_opts *o)
         case F_STALE:
             if ((rc = duration_s("--max-stale", optarg, &o->max_stale_s)) != 0)
                 return rc;
+            break;
+        case F_SYNC_TIMEOUT:
+            if ((rc = duration_s("--sync-timeout", optarg, &o->sync_timeout_s)) != 0)
+                return rc;
+            if (o->sync_timeout_s <= 0) {
+                fprintf(stderr, "ebb: error: --sync-timeout: \"%s\" must be longer than 0\n", optarg);
+                return EXIT_INPUT;
+            }
             break;
         case F_PAGE:
             o->page_size = (int)strtol(optarg, &end, 10);
@@ -472,27 +488,6 @@ static void emit_self_event(struct runner *r, const char *type, const char *reas
     free(body);
 }
 
-/* "message" of a Status answer, else the body itself (shortened). */
-static void status_message(const char *body, size_t len, char *out, size_t outlen)
-{
-    cJSON *j = cJSON_ParseWithLength(body, len);
-    const cJSON *m = cJSON_GetObjectItemCaseSensitive(j, "message");
-    const cJSON *d = cJSON_GetObjectItemCaseSensitive(j, "details");
-    const cJSON *causes = cJSON_GetObjectItemCaseSensitive(d, "causes"), *c;
-
-    if (cJSON_IsString(m)) {
-        size_t n = (size_t)snprintf(out, outlen, "%s", m->valuestring);
-        cJSON_ArrayForEach(c, causes) {
-            const cJSON *cm = cJSON_GetObjectItemCaseSensitive(c, "message");
-            if (cJSON_IsString(cm) && n < outlen)
-                n += (size_t)snprintf(out + n, outlen - n, " %s", cm->valuestring);
-        }
-    } else {
-        snprintf(out, outlen, "%.*s", (int)(len < 200 ? len : 200), body ? body : "");
-    }
-    cJSON_Delete(j);
-}
-
 static void schedule_resume(struct runner *r);
 
 static void on_evicted(struct ebb_kube_req *req, int status, const char *body, size_t len, void *ud)
@@ -530,10 +525,7 @@ static void on_evicted(struct ebb_kube_req *req, int status, const char *body, s
         why = status == 429 && ev->method == NULL ? EBB_WHY_PDB
               : status == 404 && !creating        ? EBB_WHY_NOT_FOUND
                                                   : EBB_WHY_API_ERROR;
-        if (status < 0)
-            snprintf(msg, sizeof(msg), "%s", body ? body : ebb_strerror(status));
-        else
-            status_message(body, len, msg, sizeof(msg));
+        ebb_kube_status_message(status, body, len, msg, sizeof(msg));
         if (ebb_engine_eviction_in_background(r->engine, ev, status, msg)) {
             why = EBB_WHY_BACKGROUND;
             ebb_log(EBB_LOG_INFO, "eviction in background of pod %s/%s (%s): %s", ev->ns, ev->name,
@@ -851,6 +843,37 @@ static void skip(struct runner *r, const char *reason, const char *detail)
     ebb_log(EBB_LOG_WARN, "cycle skipped: %s%s%s", reason, detail ? ": " : "", detail ? detail : "");
 }
 
+/* The first sync, and the cycle of a --once run, have --sync-timeout
+ * from the start: past it, the run ends with status 1 and says what is
+ * missing (a CronJob's run must not hang until it is killed). */
+static bool past_sync_timeout(struct runner *r, const char *what)
+{
+    struct ebb_informer_stats st[16];
+    char detail[2048];
+    size_t n, len = 0;
+
+    if (r->synced_once && !r->o.once)
+        return false;
+    if (uv_now(r->loop) - r->started_ms < (uint64_t)(r->o.sync_timeout_s * 1000))
+        return false;
+    n = ebb_informers_stats(r->inf, st, 16);
+    detail[0] = '\0';
+    for (size_t i = 0; i < n && i < 16 && len < sizeof(detail); i++) {
+        if (st[i].synced && (st[i].watching || st[i].last_error == NULL))
+            continue;
+        len += (size_t)snprintf(detail + len, sizeof(detail) - len, "%s%s (%s)", len ? ", " : "",
+                                st[i].resource,
+                                st[i].last_error ? st[i].last_error
+                                : st[i].synced   ? "watch not up"
+                                                 : "no answer yet");
+    }
+    ebb_log(EBB_LOG_ERROR, "%s within %.0f s (--sync-timeout): %s", what, r->o.sync_timeout_s,
+            detail[0] ? detail : "every watch is up now");
+    r->exit_code = 1;
+    shutdown_all(r);
+    return true;
+}
+
 static void on_cycle_timer(uv_timer_t *t)
 {
     struct runner *r = t->data;
@@ -869,9 +892,12 @@ static void on_cycle_timer(uv_timer_t *t)
             ebb_log(EBB_LOG_INFO, "waiting for the caches to sync");
             r->announced_wait = true;
         }
+        if (past_sync_timeout(r, "the caches did not sync"))
+            return;
         schedule_next(r, 200);
         return;
     }
+    r->synced_once = true;
     if (r->leader && !ebb_leader_leading(r->leader)) {
         /* standby: look again soon, the lease may come our way */
         schedule_next(r, 1000);
@@ -883,7 +909,8 @@ static void on_cycle_timer(uv_timer_t *t)
                  which, (double)broken / 1000.0, r->o.max_stale_s);
         skip(r, "stale", detail);
         if (r->o.once) {
-            schedule_next(r, 1000);
+            if (!past_sync_timeout(r, "the one cycle could not start on a fresh view"))
+                schedule_next(r, 1000);
             return;
         }
         schedule_next(r, (uint64_t)(r->o.interval_s * 1000));
@@ -1359,6 +1386,8 @@ int ebb_run_main(int argc, char **argv)
     ebb_log(EBB_LOG_INFO, "ebb %s: %s, policy %s, %s%s", EBB_VERSION, r->kc->source, r->o.policy,
             r->o.once ? "one cycle" : "every interval", r->o.dry_run ? ", dry run" : "");
     ebb_informers_start(r->inf);
+    uv_update_time(r->loop);
+    r->started_ms = uv_now(r->loop);
     uv_timer_start(&r->stats_timer, on_stats, 5000, 5000);
     schedule_next(r, 0);
 

@@ -343,6 +343,8 @@ struct env {
     int script;            /* what the handler does */
     void *park[2];         /* test_cancel_then_free's requests */
     uint64_t t0;
+    int nopen;             /* on_open calls */
+    int data_at_open;      /* ndata when on_open ran */
 };
 
 static void watchdog_cb(uv_timer_t *t)
@@ -559,7 +561,11 @@ static void h_stream(struct srv *s, struct conn *c, int n)
     }
     e->stream_conn = c;
     stream_begin(c);
-    if (e->script != 5)   /* 5: headers, then silence */
+    if (e->script == 7 && n == 0) {   /* 7: headers, then the server goes away */
+        conn_close(c);
+        return;
+    }
+    if (e->script != 5 && e->script != 7)   /* 5: headers, then silence */
         stream_chunk(c, chunks[0]);
 }
 
@@ -604,6 +610,64 @@ static void start_stream(struct env *e, int i, long timeout_ms)
         .ud = e,
     };
     assert_int_equal(ebb_kube_request(e->k, &o, &e->reqs[i]), 0);
+}
+
+static void on_open_env(struct ebb_kube_req *req, void *ud)
+{
+    struct env *e = ud;
+
+    assert_ptr_equal(req, e->reqs[0]);
+    e->nopen++;
+    e->data_at_open = e->ndata;
+}
+
+/* A stream is open once its 2xx headers are in, data or not: a watch of a
+ * quiet resource is current without an event. An error answer or an
+ * attempt that failed is not an opening; a stream that opened is never
+ * retried by the client (its owner resumes it from where it is). */
+static void test_stream_open(void **state)
+{
+    static const int scripts[] = { 5, 1, 2, 7 };
+    struct env e;
+
+    for (size_t k = 0; k < EBB_ARRAY_LEN(scripts); k++) {
+        struct ebb_kube_req_opts o = {
+            .method = "GET", .path = "/api/v1/namespaces?watch=1", .stream = true,
+            .on_data = on_data_next, .on_done = on_done_env, .on_open = on_open_env,
+        };
+        env_init(&e, h_stream);
+        env_client(&e, &(struct ebb_kube_opts){0});
+        e.script = scripts[k];
+        o.ud = &e;
+        assert_int_equal(ebb_kube_request(e.k, &o, &e.reqs[0]), 0);
+        switch (e.script) {
+        case 5:   /* headers, then silence */
+            RUN_UNTIL(&e, e.nopen == 1);
+            assert_int_equal(e.data_at_open, 0);
+            assert_int_equal(e.d[0].calls, 0);
+            ebb_kube_cancel(e.reqs[0]);
+            break;
+        case 1:   /* 503 first (retried, not an opening), then the stream */
+            RUN_UNTIL(&e, e.d[0].calls == 1);
+            assert_int_equal(e.nopen, 1);
+            assert_int_equal(e.data_at_open, 0);
+            assert_int_equal(e.d[0].status, 200);
+            assert_int_equal(e.srv.nreq, 2);
+            break;
+        case 2:   /* 403 */
+            RUN_UNTIL(&e, e.d[0].calls == 1);
+            assert_int_equal(e.nopen, 0);
+            assert_int_equal(e.d[0].status, 403);
+            break;
+        case 7:   /* opened, then the connection drops */
+            RUN_UNTIL(&e, e.d[0].calls == 1);
+            assert_int_equal(e.nopen, 1);
+            assert_true(e.d[0].status < 0);
+            assert_int_equal(e.srv.nreq, 1);
+            break;
+        }
+        env_finish(&e);
+    }
 }
 
 static void test_stream_chunks(void **state)
@@ -1335,6 +1399,7 @@ int main(void)
         cmocka_unit_test(test_get_bearer_keepalive),
         cmocka_unit_test(test_post_body),
         cmocka_unit_test(test_stream_chunks),
+        cmocka_unit_test(test_stream_open),
         cmocka_unit_test(test_stream_error_status),
         cmocka_unit_test(test_stream_cancel),
         cmocka_unit_test(test_stream_close_from_callback),

@@ -58,6 +58,9 @@ struct ebb_kube_opts {
 
 /* Called once per received chunk of a streaming request (watch). */
 typedef void (*ebb_kube_data_cb)(struct ebb_kube_req *req, const char *data, size_t len, void *ud);
+/* Called once a stream's answer has begun with a 2xx status (its headers
+ * are in), before any data: the server accepted the watch. */
+typedef void (*ebb_kube_open_cb)(struct ebb_kube_req *req, void *ud);
 /* Called once when a request ends. status: the HTTP status, or a negative
  * EBB_E* for a transport failure (then body holds curl's message). For a
  * non-streaming request body holds the whole response. After this call the
@@ -76,6 +79,7 @@ struct ebb_kube_req_opts {
     long timeout_ms;           /* 0: the client's default */
     ebb_kube_data_cb on_data;
     ebb_kube_done_cb on_done;
+    ebb_kube_open_cb on_open;  /* streams only; may be NULL */
     void *ud;
 };
 
@@ -96,6 +100,11 @@ void ebb_kube_close(struct ebb_kube *k, void (*cb)(void *ud), void *ud);
  * that start from now on, instead of the configured one or file (a token
  * read from a Secret). EBB_ENOMEM leaves the old one. */
 int ebb_kube_set_token(struct ebb_kube *k, const char *token);
+
+/* What an answer says, for messages: the Status's message and its causes'
+ * ("pods is forbidden: ..."), or the start of a body that is not a Status;
+ * for a transport failure (status < 0), curl's message. */
+void ebb_kube_status_message(int status, const char *body, size_t len, char *out, size_t outlen);
 
 /* Requests in flight (tests, metrics). */
 size_t ebb_kube_inflight(const struct ebb_kube *k);

@@ -4,7 +4,10 @@
  * Koordinator NodeMetrics when asked): a paged LIST, then a WATCH from the
  * list's resourceVersion with bookmarks; after a disconnect the watch
  * resumes from the last resourceVersion seen; "410 Gone" (an expired
- * version) relists, and what the new list no longer holds is deleted.
+ * version) relists, and what the new list no longer holds is deleted. A
+ * watch counts as current again as soon as the server accepts it (2xx) from
+ * the resourceVersion it had, or once a relist is in: never waiting for an
+ * event.
  * metrics.k8s.io NodeMetrics/PodMetrics are polled when a policy needs them
  * (node usage smoothed as upstream does: round(0.9 * previous + 0.1 * new)).
  *
@@ -63,6 +66,8 @@ struct ebb_informer_stats {
     uint64_t resumes;            /* watches restarted from a resourceVersion */
     uint64_t errors;             /* bad answers and failed requests */
     size_t queued;               /* waiting for the cycle to end */
+    const char *last_error;      /* what broke it last, NULL once healthy again;
+                                  * valid until the next loop callback */
 };
 size_t ebb_informers_stats(const struct ebb_informers *inf, struct ebb_informer_stats *out,
                            size_t max);

