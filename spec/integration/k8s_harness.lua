@@ -61,9 +61,13 @@
 --   cp:events(ns)           events.k8s.io/v1 Events of the namespace
 --   cp:wait(fn, secs, what) fn() until truthy (returned); error naming
 --                           `what` after secs
---   cp:cleanup()            delete what the helpers made (namespaces with
---                           their pods, force; nodes; cluster-scoped
---                           objects), newest first
+--   cp:crd{ group, version, kind, plural, scope }   a CustomResourceDefinition
+--                           (objects may hold anything), once Established
+--   cp:cleanup([{ wait = true }])  delete what the helpers made (namespaces
+--                           with their pods, force; nodes; cluster-scoped
+--                           objects), newest first; wait: until the
+--                           namespaces are gone (to make one of the same
+--                           name again)
 --   cp:restart_apiserver{ extra = {flags}, without = {names}, down = secs,
 --                         grace = secs }
 --                           kube-apiserver only (same ports, same etcd):
@@ -72,7 +76,13 @@
 --                           its own flags plus the extra ones (they stay for
 --                           later restarts; `without` drops some by name,
 --                           e.g. "--watch-cache"); returns when /readyz is ok
---   cp:stop_apiserver([grace]), cp:start_apiserver([extra[, without]])  the two halves
+--   cp:stop_apiserver([grace]), cp:start_apiserver{ extra, without, settle }
+--                           the two halves; a start ends with cp:settle()
+--                           unless settle = false
+--   cp:settle()             kube-controller-manager and kube-scheduler
+--                           restarted (they back off while the API server
+--                           is away) and proven to work: a canary
+--                           ReplicaSet's pod created and bound
 --   cp:audit()              make sure the API server writes an audit log
 --                           (restarts it once with --audit-*); the log's path
 --   cp:audit_events(from, user) -> audit events (ResponseComplete) of `user`
@@ -543,7 +553,7 @@ end
 -- Delete what the helpers made, newest first. Pods go with no grace period
 -- (there is no kubelet to finish them); the namespace controller removes
 -- the rest of a namespace.
-function Cluster:cleanup()
+function Cluster:cleanup(opts)
   local made = self.st.made or {}
   self.st.made = {}
   local nss = {}
@@ -562,6 +572,38 @@ function Cluster:cleanup()
     self:request("DELETE", "/api/v1/namespaces/" .. ns .. "/pods?gracePeriodSeconds=0")
     self:delete(path)
   end
+  if opts and opts.wait then
+    for _, path in ipairs(nss) do
+      self:wait(function() return (self:request("GET", path)) == 404 end, 60, path .. " deleted")
+    end
+  end
+end
+
+-- A CustomResourceDefinition whose objects may hold anything, served once
+-- it is Established (for what another component serves: Koordinator's
+-- NodeMetric, metrics-server's NodeMetrics). opts: group, version, kind,
+-- plural, scope ("Cluster" or "Namespaced").
+function Cluster:crd(opts)
+  local name = opts.plural .. "." .. opts.group
+  local meta = { name = name }
+  if opts.group:match("k8s%.io$") or opts.group:match("kubernetes%.io$") then
+    -- groups of the Kubernetes project need this to be served
+    meta.annotations = { ["api-approved.kubernetes.io"] = "unapproved, test only" }
+  end
+  self:create("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", {
+    apiVersion = "apiextensions.k8s.io/v1", kind = "CustomResourceDefinition", metadata = meta,
+    spec = { group = opts.group, scope = opts.scope or "Cluster",
+             names = { kind = opts.kind, plural = opts.plural, listKind = opts.kind .. "List",
+                       singular = opts.kind:lower() },
+             versions = { { name = opts.version, served = true, storage = true,
+                            schema = { openAPIV3Schema = { type = "object",
+                                       ["x-kubernetes-preserve-unknown-fields"] = true } } } } } })
+  return self:wait(function()
+    local c = self:get("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/" .. name)
+    for _, cond in ipairs((c.status or {}).conditions or {}) do
+      if cond.type == "Established" and cond.status == "True" then return c end
+    end
+  end, 30, name .. " established")
 end
 
 -- ---- the API server process ---------------------------------------------------------
@@ -574,17 +616,19 @@ local function alive(pid)
   return pid and os.execute("kill -0 " .. pid .. " 2>/dev/null") == true
 end
 
--- SIGTERM, then SIGKILL after `grace` seconds (default 5), as a kubelet
--- stops a pod (kube-apiserver drains its watches for up to a minute).
-function Cluster:stop_apiserver(grace)
-  local st = self.st
-  local pid = apiserver_pid(self)
-  if not st.apiserver_args then
-    local raw = assert(read("/proc/" .. pid .. "/cmdline"), "kube-apiserver is not running")
-    local args = {}
-    for a in raw:gmatch("([^%z]*)%z") do args[#args + 1] = a end
-    st.apiserver_args = args
-  end
+local function cmdline(pid)
+  local raw = assert(read("/proc/" .. tostring(pid) .. "/cmdline"), "process " .. tostring(pid) .. " is not running")
+  local args = {}
+  for a in raw:gmatch("([^%z]*)%z") do args[#args + 1] = a end
+  return args
+end
+
+-- SIGTERM to the process of DIR/run/<name>.pid, SIGKILL after `grace`
+-- seconds (default 5), as a kubelet stops a pod (kube-apiserver drains its
+-- watches for up to a minute); returns its command line.
+local function stop_process(self, name, grace)
+  local pid = tonumber((read(self.dir .. "/run/" .. name .. ".pid") or ""):match("%d+"))
+  local args = cmdline(pid)
   os.execute("kill -TERM " .. pid .. " 2>/dev/null")
   for _ = 1, math.floor((grace or 5) / 0.2) do
     if not alive(pid) then break end
@@ -594,7 +638,22 @@ function Cluster:stop_apiserver(grace)
     os.execute("kill -KILL " .. pid .. " 2>/dev/null")
     while alive(pid) do sleep(0.1) end
   end
-  os.remove(self.dir .. "/run/kube-apiserver.pid")
+  os.remove(self.dir .. "/run/" .. name .. ".pid")
+  return args
+end
+
+-- Start `args` as DIR/run/<name>.pid, its output appended to its log
+-- (`control-plane down` stops it as it stops the others).
+local function start_process(self, name, args)
+  local q = {}
+  for i, a in ipairs(args) do q[i] = shq(a) end
+  os.execute(string.format("nohup %s >>%s 2>&1 </dev/null & echo $! >%s", table.concat(q, " "),
+    shq(self.dir .. "/logs/" .. name .. ".log"), shq(self.dir .. "/run/" .. name .. ".pid")))
+end
+
+function Cluster:stop_apiserver(grace)
+  local args = stop_process(self, "kube-apiserver", grace)
+  self.st.apiserver_args = self.st.apiserver_args or args
 end
 
 function Cluster:readyz()
@@ -610,9 +669,12 @@ local function flag_name(a)
 end
 
 -- Start it again with the flags it was started with, plus the extra flags
--- given to this and earlier restarts (`extra` replaces flags of the same
--- name; `without` names extra flags to drop).
-function Cluster:start_apiserver(extra, without)
+-- given to this and earlier restarts (opts.extra replaces flags of the
+-- same name; opts.without names extra flags to drop); returns once /readyz
+-- is ok and (unless opts.settle is false) the controllers work again.
+function Cluster:start_apiserver(opts)
+  opts = opts or {}
+  local extra, without = opts.extra, opts.without
   local st = self.st
   local keep = {}
   local gone = {}
@@ -626,11 +688,10 @@ function Cluster:start_apiserver(extra, without)
   local args, drop = {}, {}
   for _, e in ipairs(keep) do drop[flag_name(e)] = true end
   for i, a in ipairs(st.apiserver_args) do
-    if i == 1 or not drop[flag_name(a) or ""] then args[#args + 1] = shq(a) end
+    if i == 1 or not drop[flag_name(a) or ""] then args[#args + 1] = a end
   end
-  for _, e in ipairs(st.apiserver_extra or {}) do args[#args + 1] = shq(e) end
-  os.execute(string.format("nohup %s >>%s 2>&1 </dev/null & echo $! >%s", table.concat(args, " "),
-    shq(self.dir .. "/logs/kube-apiserver.log"), shq(self.dir .. "/run/kube-apiserver.pid")))
+  for _, e in ipairs(keep) do args[#args + 1] = e end
+  start_process(self, "kube-apiserver", args)
   local pid = apiserver_pid(self)
   self:wait(function()
     if not alive(pid) then
@@ -638,13 +699,34 @@ function Cluster:start_apiserver(extra, without)
     end
     return self:readyz()
   end, 60, "kube-apiserver /readyz")
+  if opts.settle ~= false then self:settle() end
+end
+
+-- kube-controller-manager and kube-scheduler back off for up to half a
+-- minute while the API server is away; started again, they are back at
+-- once. A ReplicaSet of one pod then proves both work (the one creates the
+-- pod, the other binds it).
+function Cluster:settle()
+  for _, name in ipairs({ "kube-controller-manager", "kube-scheduler" }) do
+    start_process(self, name, stop_process(self, name, 5))
+  end
+  local made = #(self.st.made or {})
+  local node = "harness-canary"
+  self:node(node)
+  self:replicaset("default", node, 1, { node_selector = { ["kubernetes.io/hostname"] = node } })
+  self:wait(function() return #self:pods("default", "app=" .. node, "bound") == 1 end, 90,
+    "kube-controller-manager and kube-scheduler after the restart")
+  self:delete("/apis/apps/v1/namespaces/default/replicasets/" .. node, "?propagationPolicy=Orphan")
+  self:request("DELETE", "/api/v1/namespaces/default/pods?gracePeriodSeconds=0&labelSelector=app%3D" .. node)
+  self:delete("/api/v1/nodes/" .. node)
+  for i = #self.st.made, made + 1, -1 do self.st.made[i] = nil end   -- gone already
 end
 
 function Cluster:restart_apiserver(opts)
   opts = opts or {}
   self:stop_apiserver(opts.grace)
   if opts.down then sleep(opts.down) end
-  self:start_apiserver(opts.extra, opts.without)
+  self:start_apiserver(opts)
 end
 
 local AUDIT_POLICY = [[

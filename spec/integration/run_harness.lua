@@ -58,8 +58,11 @@ current-context: serve
     "s.bind((\"127.0.0.1\", 0)); print(s.getsockname()[1])'"))
   local mport = pp:read("l")
   pp:close()
-  local args = { "run", "--kubeconfig", kubeconfig, "--policy", policy,
-                 "--port", mport, "--bind-address", "127.0.0.1" }
+  local args = { "run", "--kubeconfig", kubeconfig, "--port", mport, "--bind-address", "127.0.0.1" }
+  if policy then   -- else the flags name it
+    args[#args + 1] = "--policy"
+    args[#args + 1] = policy
+  end
   if opts.now ~= false then
     args[#args + 1] = "--now"
     args[#args + 1] = opts.now or R.NOW
