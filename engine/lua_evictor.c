@@ -26,6 +26,7 @@
 
 #include <lauxlib.h>
 #include <cjson/cJSON.h>
+#include "ebb/kube_evict.h"
 
 #include "lua_int.h"
 
@@ -530,7 +531,8 @@ static void set_body(lua_State *L, struct ebb_evict_call *c, cJSON *body)
 static void set_pod_path(lua_State *L, struct ebb_evict_call *c)
 {
     char path[600];
-    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s", c->pod->ns, c->pod->name);
+    if (ebb_kube_pod_path(path, sizeof(path), c->pod->ns, c->pod->name) != 0)
+        luaL_error(L, "the pod's name is too long for a request path");
     c->act.path = dup_str(L, path);
 }
 
@@ -803,8 +805,8 @@ static int l_api_create(lua_State *L)
 #undef REFUSE
     sort_members(L, obj);
     sort_members(L, meta);
-    snprintf(path, sizeof(path), "%s%s%s%s%s/%s", strcmp(av, "v1") == 0 ? "/api/" : "/apis/", av,
-             namespaced ? "/namespaces/" : "", namespaced ? c->pod->ns : "", "", res);
+    if (ebb_kube_collection_path(path, sizeof(path), av, namespaced ? c->pod->ns : NULL, res) != 0)
+        return luaL_error(L, "ctx.api:create: the request path is too long");
     snprintf(text, sizeof(text), "create %s %s%s%s%s", kind, namespaced ? c->pod->ns : "",
              namespaced ? "/" : "", name ? name : gen, name ? "" : "*");
     c->act.path = dup_str(L, path);

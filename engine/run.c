@@ -12,14 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-#include <cjson/cJSON.h>
 
 #include "ebb.h"
 #include "ebb/changes.h"
 #include "ebb/httpd.h"
 #include "ebb/kube.h"
+#include "ebb/kube_evict.h"
 #include "ebb/leader.h"
 #include "ebb/metrics.h"
 #include "ebb/prometheus.h"
@@ -63,6 +61,7 @@ struct runner {
     uv_loop_t *loop;
     struct ebb_kube_config *kc;
     struct ebb_kube *kube;
+    struct ebb_kube_evict *evict; /* live evictions and Events */
     struct ebb_engine *engine;
     struct ebb_cache *cache;      /* owned by the engine */
     struct ebb_informers *inf;
@@ -103,8 +102,6 @@ struct runner {
     uint64_t started_ms;          /* uv_now() when the informers started */
     bool synced_once;             /* the caches have synced (--sync-timeout is over) */
 };
-
-static struct runner *the_runner;
 
 /* ---- flags ------------------------------------------------------------------ */
 
@@ -352,239 +349,16 @@ static int parse(int argc, char **argv, struct run_opts *o)
     return 0;
 }
 
-/* ---- evictions through the API ------------------------------------------------ */
-
-static void micro_time(char *buf, size_t len)
-{
-    struct timespec ts;
-    struct tm tm;
-    size_t n;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    gmtime_r(&ts.tv_sec, &tm);
-    n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(buf + n, len - n, ".%06dZ", (int)(ts.tv_nsec / 1000) % 1000000);
-}
-
-/* An Event's name as client-go's recorder makes it: the object's name, a
- * dot, the time in nanoseconds in hex (generateName would not do: it
- * must itself be a valid name, and "pod." is not). */
-static void event_name(char *buf, size_t len, const char *object)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    snprintf(buf, len, "%.200s.%llx", object,
-             (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec);
-}
-
-static void on_event_done(struct ebb_kube_req *req, int status, const char *body, size_t len, void *ud)
-{
-    (void)req;
-    (void)body;
-    (void)len;
-    (void)ud;
-    if (status != 201 && status != 200)
-        ebb_log(EBB_LOG_DEBUG, "event not recorded: %d", status);
-}
-
-/* An events.k8s.io/v1 Event on the pod: Normal "Descheduled" by the plugin,
- * or a Warning when the eviction failed (evictionFailureEventNotification). */
-static void emit_event(struct runner *r, const struct ebb_eviction *ev, bool ok, const char *error)
-{
-    char now[64], path[512], note[1024];
-    cJSON *o, *meta, *reg;
-    char *body;
-    struct ebb_kube_req_opts ro = { .method = "POST", .write = true, .on_done = on_event_done };
-
-    micro_time(now, sizeof(now));
-    /* with an evict plugin, the note says what it did: "(DeleteEvictor: delete)" */
-    if (ok)
-        snprintf(note, sizeof(note), "pod eviction from %s node by ebb%s%s%s%s%s",
-                 ev->node ? ev->node : "", ev->evictor ? " (" : "", ev->evictor ? ev->evictor : "",
-                 ev->evictor ? ": " : "", ev->evictor ? ev->action : "", ev->evictor ? ")" : "");
-    else
-        snprintf(note, sizeof(note), "pod eviction from %s node by ebb%s%s%s%s%s failed: %s",
-                 ev->node ? ev->node : "", ev->evictor ? " (" : "", ev->evictor ? ev->evictor : "",
-                 ev->evictor ? ": " : "", ev->evictor ? ev->action : "", ev->evictor ? ")" : "",
-                 error ? error : "");
-    o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "apiVersion", "events.k8s.io/v1");
-    cJSON_AddStringToObject(o, "kind", "Event");
-    meta = cJSON_AddObjectToObject(o, "metadata");
-    event_name(path, sizeof(path), ev->name);
-    cJSON_AddStringToObject(meta, "name", path);
-    cJSON_AddStringToObject(meta, "namespace", ev->ns);
-    cJSON_AddStringToObject(o, "eventTime", now);
-    cJSON_AddStringToObject(o, "reportingController", "ebb");
-    cJSON_AddStringToObject(o, "reportingInstance", r->leader ? ebb_leader_identity(r->leader) : "ebb");
-    cJSON_AddStringToObject(o, "action", "Descheduled");
-    cJSON_AddStringToObject(o, "reason", ok ? (ev->plugin ? ev->plugin : "NotSet") : "EvictionFailed");
-    cJSON_AddStringToObject(o, "type", ok ? "Normal" : "Warning");
-    cJSON_AddStringToObject(o, "note", note);
-    reg = cJSON_AddObjectToObject(o, "regarding");
-    cJSON_AddStringToObject(reg, "apiVersion", "v1");
-    cJSON_AddStringToObject(reg, "kind", "Pod");
-    cJSON_AddStringToObject(reg, "namespace", ev->ns);
-    cJSON_AddStringToObject(reg, "name", ev->name);
-    if (ev->uid)
-        cJSON_AddStringToObject(reg, "uid", ev->uid);
-    body = cJSON_PrintUnformatted(o);
-    cJSON_Delete(o);
-    if (body == NULL)
-        return;
-    snprintf(path, sizeof(path), "/apis/events.k8s.io/v1/namespaces/%s/events", ev->ns);
-    ro.path = path;
-    ro.body = body;
-    ro.body_len = strlen(body);
-    ebb_kube_request(r->kube, &ro, NULL);
-    free(body);
-}
-
-/* An Event about ebb itself (a policy that did not load, a plugin set
- * aside), on its own Pod when the downward API names it (POD_NAME and
- * POD_NAMESPACE, as deploy/ sets them); otherwise the log has it alone. */
-static void emit_self_event(struct runner *r, const char *type, const char *reason, const char *note)
-{
-    const char *pod = getenv("POD_NAME"), *ns = getenv("POD_NAMESPACE");
-    char now[64], path[512];
-    cJSON *o, *meta, *reg;
-    char *body;
-    struct ebb_kube_req_opts ro = { .method = "POST", .write = true, .on_done = on_event_done };
-
-    if (pod == NULL || ns == NULL || pod[0] == '\0' || ns[0] == '\0' || r->kube == NULL)
-        return;
-    micro_time(now, sizeof(now));
-    o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "apiVersion", "events.k8s.io/v1");
-    cJSON_AddStringToObject(o, "kind", "Event");
-    meta = cJSON_AddObjectToObject(o, "metadata");
-    event_name(path, sizeof(path), pod);
-    cJSON_AddStringToObject(meta, "name", path);
-    cJSON_AddStringToObject(meta, "namespace", ns);
-    cJSON_AddStringToObject(o, "eventTime", now);
-    cJSON_AddStringToObject(o, "reportingController", "ebb");
-    cJSON_AddStringToObject(o, "reportingInstance", r->leader ? ebb_leader_identity(r->leader) : pod);
-    cJSON_AddStringToObject(o, "action", reason);
-    cJSON_AddStringToObject(o, "reason", reason);
-    cJSON_AddStringToObject(o, "type", type);
-    /* the API server refuses notes over 1 kB */
-    snprintf(path, sizeof(path), "%.500s", note);
-    cJSON_AddStringToObject(o, "note", path);
-    reg = cJSON_AddObjectToObject(o, "regarding");
-    cJSON_AddStringToObject(reg, "apiVersion", "v1");
-    cJSON_AddStringToObject(reg, "kind", "Pod");
-    cJSON_AddStringToObject(reg, "namespace", ns);
-    cJSON_AddStringToObject(reg, "name", pod);
-    body = cJSON_PrintUnformatted(o);
-    cJSON_Delete(o);
-    if (body == NULL)
-        return;
-    snprintf(path, sizeof(path), "/apis/events.k8s.io/v1/namespaces/%s/events", ns);
-    ro.path = path;
-    ro.body = body;
-    ro.body_len = strlen(body);
-    ebb_kube_request(r->kube, &ro, NULL);
-    free(body);
-}
+/* ---- evictions through the API (engine/kube_evict.c) ------------------------------- */
 
 static void schedule_resume(struct runner *r);
 
-static void on_evicted(struct ebb_kube_req *req, int status, const char *body, size_t len, void *ud)
-{
-    struct ebb_eviction *ev = ud;
-    struct runner *r = the_runner;
-    char msg[768];
-    int why;
-    bool notify = r->engine && ebb_engine_policy(r->engine) &&
-                  ebb_engine_policy(r->engine)->eviction_failure_events;
-    (void)req;
-
-    /* the API server answers some refusals with 201 and a Status body of
-     * "Failure" (a pod with more than one PodDisruptionBudget: code 500) */
-    if ((status == 200 || status == 201) && body != NULL) {
-        cJSON *j = cJSON_ParseWithLength(body, len);
-        const cJSON *st = cJSON_GetObjectItemCaseSensitive(j, "status");
-        const cJSON *code = cJSON_GetObjectItemCaseSensitive(j, "code");
-        if (cJSON_IsString(st) && strcmp(st->valuestring, "Failure") == 0)
-            status = cJSON_IsNumber(code) && code->valueint >= 400 ? code->valueint : 500;
-        cJSON_Delete(j);
-    }
-    if (status >= 200 && status < 300) {
-        why = EBB_WHY_OK;
-        msg[0] = '\0';
-        ebb_log(EBB_LOG_INFO, "evicted pod %s/%s from %s (%s%s%s%s%s)", ev->ns, ev->name,
-                ev->node ? ev->node : "-", ev->plugin, ev->evictor ? "; " : "",
-                ev->evictor ? ev->evictor : "", ev->evictor ? ": " : "", ev->evictor ? ev->action : "");
-        emit_event(r, ev, true, NULL);
-    } else {
-        /* 429 is a budget's refusal for the Eviction API only; to an evict
-         * plugin's request it is throttling, an API error. A 404 to a create
-         * is a resource the cluster does not serve, not a pod gone. */
-        bool creating = ev->method != NULL && strcmp(ev->method, "POST") == 0;
-        why = status == 429 && ev->method == NULL ? EBB_WHY_PDB
-              : status == 404 && !creating        ? EBB_WHY_NOT_FOUND
-                                                  : EBB_WHY_API_ERROR;
-        ebb_kube_status_message(status, body, len, msg, sizeof(msg));
-        if (ebb_engine_eviction_in_background(r->engine, ev, status, msg)) {
-            why = EBB_WHY_BACKGROUND;
-            ebb_log(EBB_LOG_INFO, "eviction in background of pod %s/%s (%s): %s", ev->ns, ev->name,
-                    ev->plugin, msg);
-        } else {
-            ebb_log(EBB_LOG_WARN, "error evicting pod %s/%s (%s%s%s): %d %s", ev->ns, ev->name,
-                    ev->plugin, ev->evictor ? "; " : "", ev->evictor ? ev->action : "", status, msg);
-            if (notify && why != EBB_WHY_NOT_FOUND)
-                emit_event(r, ev, false, msg);
-        }
-    }
-    ebb_engine_eviction_done(r->engine, ev, why, msg);
-    schedule_resume(r);
-}
-
-static int start_eviction(void *ud, struct ebb_eviction *ev)
+static void on_eviction_done(void *ud, struct ebb_eviction *ev, int why, const char *msg)
 {
     struct runner *r = ud;
-    char path[600], reason[512];
-    cJSON *o, *meta, *ann, *del;
-    char *body;
-    struct ebb_kube_req_opts ro = { .method = "POST", .write = true, .on_done = on_evicted, .ud = ev };
-    int rc;
 
-    if (ev->method != NULL) {
-        /* the request the profile's evict plugin chose (engine/lua_evictor.c) */
-        ro.method = ev->method;
-        ro.path = ev->path;
-        ro.body = ev->body;
-        ro.body_len = ev->body ? strlen(ev->body) : 0;
-        ro.content_type = ev->content_type;
-        return ebb_kube_request(r->kube, &ro, NULL) == 0 ? 0 : EBB_WHY_API_ERROR;
-    }
-    snprintf(reason, sizeof(reason), "triggered by %s/%s%s%s", ev->profile, ev->plugin,
-             ev->reason ? ": " : "", ev->reason ? ev->reason : "");
-    o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "apiVersion", "policy/v1");
-    cJSON_AddStringToObject(o, "kind", "Eviction");
-    meta = cJSON_AddObjectToObject(o, "metadata");
-    cJSON_AddStringToObject(meta, "name", ev->name);
-    cJSON_AddStringToObject(meta, "namespace", ev->ns);
-    ann = cJSON_AddObjectToObject(meta, "annotations");
-    cJSON_AddStringToObject(ann, "reason", reason);
-    cJSON_AddStringToObject(ann, "requested-by", "ebb");
-    if (ev->grace_period >= 0) {
-        del = cJSON_AddObjectToObject(o, "deleteOptions");
-        cJSON_AddNumberToObject(del, "gracePeriodSeconds", (double)ev->grace_period);
-    }
-    body = cJSON_PrintUnformatted(o);
-    cJSON_Delete(o);
-    if (body == NULL)
-        return EBB_WHY_API_ERROR;
-    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/eviction", ev->ns, ev->name);
-    ro.path = path;
-    ro.body = body;
-    ro.body_len = strlen(body);
-    rc = ebb_kube_request(r->kube, &ro, NULL);
-    free(body);
-    return rc == 0 ? 0 : EBB_WHY_API_ERROR;
+    ebb_engine_eviction_done(r->engine, ev, why, msg);
+    schedule_resume(r);
 }
 
 /* ---- metrics -------------------------------------------------------------------- */
@@ -659,7 +433,7 @@ static void account_cycle(struct runner *r, double seconds, bool triggered)
             continue;
         snprintf(note, sizeof(note), "plugin %s of profile %s %s", p->notes[i].plugin,
                  p->notes[i].profile, p->notes[i].message);
-        emit_self_event(r, "Warning", "PluginQuarantined", note);
+        ebb_kube_evict_self_event(r->evict, "Warning", "PluginQuarantined", note);
     }
     ebb_metric_reset(ebb_metrics_find(r->metrics, "ebb_plugin_quarantined"));
     ebb_metric_reset(ebb_metrics_find(r->metrics, "ebb_plugin_memory_bytes"));
@@ -1206,7 +980,7 @@ static void reload(struct runner *r, bool forced)
         ebb_log(EBB_LOG_ERROR, "policy reload failed, generation %d (hash %s) keeps running: %s",
                 r->generation, r->hash, buf);
         ebb_metric_add(ebb_metrics_find(r->metrics, "ebb_policy_reloads_total"), v, 1);
-        emit_self_event(r, "Warning", "PolicyReloadFailed", buf);
+        ebb_kube_evict_self_event(r->evict, "Warning", "PolicyReloadFailed", buf);
         if (err.code != EBB_EIO)   /* a file caught mid-update is tried again */
             memcpy(r->failed_hash, hash, sizeof(r->failed_hash));
         return;
@@ -1300,7 +1074,6 @@ int ebb_run_main(int argc, char **argv)
 
     if (r == NULL)
         return 1;
-    the_runner = r;
     if ((rc = parse(argc, argv, &r->o)) != 0) {
         free(r);
         return rc;
@@ -1332,7 +1105,9 @@ int ebb_run_main(int argc, char **argv)
     if ((rc = ebb_cache_create(&r->cache)) != 0)
         goto fail;
     ebb_engine_set_cache(r->engine, r->cache);
-    ebb_engine_set_evictor(r->engine, start_eviction, r);
+    if ((rc = ebb_kube_evict_create(r->kube, r->engine, on_eviction_done, r, &r->evict)) != 0)
+        goto fail;
+    ebb_engine_set_evictor(r->engine, ebb_kube_evict_start, r->evict);
     if ((rc = ebb_prom_live_create(r->loop, r->kube, r->kc, r->engine, on_prom_answer, r, &r->prom)) != 0)
         goto fail;
     io.page_size = r->o.page_size;
@@ -1379,7 +1154,8 @@ int ebb_run_main(int argc, char **argv)
 
     if (r->o.leader_elect) {
         ebb_engine_set_eviction_allowed(r->engine, false);
-        if ((rc = ebb_leader_create(r->loop, r->kube, &r->o.lo, on_leading, r, &r->leader)) != 0)
+        if ((rc = ebb_leader_create(r->loop, r->kube, &r->o.lo, on_leading, r, &r->leader)) != 0 ||
+            (rc = ebb_kube_evict_set_identity(r->evict, ebb_leader_identity(r->leader))) != 0)
             goto fail;
         ebb_leader_start(r->leader);
     }
@@ -1400,6 +1176,7 @@ int ebb_run_main(int argc, char **argv)
     uv_run(r->loop, UV_RUN_DEFAULT);
     uv_loop_close(r->loop);
     rc = r->exit_code;
+    ebb_kube_evict_destroy(r->evict);   /* every answer is in: the client is closed */
     ebb_metrics_destroy(r->metrics);
     ebb_engine_destroy(r->pending);
     ebb_engine_destroy(r->engine);
@@ -1418,6 +1195,7 @@ fail:
         ebb_kube_close(r->kube, NULL, NULL);
         uv_run(r->loop, UV_RUN_DEFAULT);
     }
+    ebb_kube_evict_destroy(r->evict);
     ebb_engine_destroy(r->engine);
     ebb_kube_config_free(r->kc);
     free(r);
