@@ -20,9 +20,21 @@
 #include "ebb/httpd.h"
 
 #define DEFAULT_MAX_BODY (8u << 20)
-#define DEFAULT_MAX_QUEUED (64u << 20)
+#define DEFAULT_MAX_QUEUED (16u << 20)
+#define DEFAULT_MAX_TOTAL_QUEUED ((size_t)256 << 20)
+#define DEFAULT_MAX_CONNECTIONS 256u
+#define DEFAULT_MAX_TOTAL_BODY ((size_t)64 << 20)
 #define DEFAULT_IDLE_MS 120000u
+#define DEFAULT_WRITE_TIMEOUT_MS 30000u
+#define DEFAULT_REQUEST_TIMEOUT_MS 60000u
 #define READ_CHUNK 65536u
+/* A pipelined request is parsed only once the answers before it are down
+ * to this: a client that sends and never reads holds one answer, not one
+ * per request. */
+#define PIPELINE_QUEUED (1u << 20)
+/* Bytes read ahead, unparsed, while a request is answered (or held): past
+ * this, reading stops until the answer is done. */
+#define PENDING_MAX (256u << 10)
 
 /* ---- small growable buffers ------------------------------------------------ */
 
@@ -114,7 +126,7 @@ struct ebb_http_req {
     struct offs hoff, qoff;      /* hdrs: name, value, ...; query: key, value, ... */
     const char *query_string;    /* into url */
     int last;                    /* 1 after a header field callback, 2 after a value */
-    bool keep_alive, head, too_large;
+    bool keep_alive, head, too_large, too_busy;
     ebb_http_gone_fn gone;
     void *gone_ud;
 };
@@ -128,8 +140,15 @@ struct conn {
     struct ebb_http_req req;
     char *in;
     size_t in_off, in_len, in_cap;
+    size_t queued;               /* bytes handed to uv_write, not written yet */
+    size_t queue_seen;           /* libuv's write queue at the last look */
     uint64_t last_active;
+    uint64_t last_written;       /* when the client last took bytes (or the first queued) */
+    bool stalled;                /* took nothing since the sweep before */
+    uint64_t reading_since;      /* the first byte of the request being read; 0: none */
     bool closing, shutting, in_process, in_handler;
+    bool held;                   /* parsing waits for queued answers to drain */
+    bool reading;                /* uv_read_start is on */
     char peer[64];
 };
 
@@ -142,6 +161,11 @@ struct ebb_httpd {
     int port;
     struct conn *conns;
     size_t nconns;
+    size_t closing_conns;        /* of nconns, closed and waiting for their close callback */
+    size_t queued;               /* sum of the connections' queued bytes */
+    size_t bodies;               /* memory of the request bodies being read or answered */
+    uint64_t refused, dropped;   /* connections over the limit; slow or stuck ones dropped */
+    uint64_t busy;               /* 429s: bodies or answers over the totals */
     int open_handles;            /* listener, sweep, connections */
     bool closing, sweep_closed;
     void (*close_cb)(void *ud);
@@ -176,11 +200,24 @@ static void req_free(struct ebb_http_req *r)
     free(r->qoff.v);
 }
 
+/* A request body is kept only while its request is read and answered:
+ * one large upload does not pin its memory for the connection's life. */
+static void body_release(struct conn *c)
+{
+    c->h->bodies -= c->req.body.cap;
+    buf_free(&c->req.body);
+}
+
 static void on_handle_closed(uv_handle_t *hd)
 {
     struct ebb_httpd *h = hd->data;
     h->open_handles--;
     server_maybe_freed(h);
+}
+
+static void on_refused_closed(uv_handle_t *hd)
+{
+    free(hd->data);
 }
 
 static void on_conn_closed(uv_handle_t *hd)
@@ -195,7 +232,9 @@ static void on_conn_closed(uv_handle_t *hd)
     if (c->next != NULL)
         c->next->prev = c->prev;
     h->nconns--;
+    h->closing_conns--;
     h->open_handles--;
+    body_release(c);
     req_free(&c->req);
     free(c->in);
     free(c);
@@ -211,6 +250,11 @@ static void conn_close(struct conn *c)
     if (c->closing)
         return;
     c->closing = true;
+    c->h->closing_conns++;
+    /* its unwritten answers are dropped now: count them out at once (their
+     * write callbacks, cancelled, come later) */
+    c->h->queued -= c->queued;
+    c->queued = 0;
     uv_close((uv_handle_t *)&c->tcp, on_conn_closed);
 }
 
@@ -252,17 +296,50 @@ static void conn_lost(struct conn *c)
 struct wreq {
     uv_write_t w;
     struct conn *c;
+    size_t len;
     char data[];
 };
+
+static void conn_resume(struct conn *c);
+static void conn_read_on(struct conn *c);
 
 static void on_written(uv_write_t *w, int status)
 {
     struct wreq *q = (struct wreq *)w;
     struct conn *c = q->c;
+    size_t len = q->len;
 
     free(q);
-    if (status < 0 && !c->closing)
+    if (c->closing)
+        return;          /* counted out when it closed */
+    c->queued -= len;
+    c->h->queued -= len;
+    if (status < 0) {
         conn_lost(c);
+        return;
+    }
+    c->last_written = uv_now(c->h->loop);
+    if (c->queued == 0)
+        c->last_active = c->last_written;   /* idle from the last byte taken */
+    if (c->held && c->queued <= PIPELINE_QUEUED)
+        conn_resume(c);
+}
+
+/* Over the server's total of queued bytes: drop the stalled connections
+ * (their clients took nothing since the last sweep) that hold the most,
+ * until it is back under. Answers being read are left to finish. */
+static void enforce_total(struct ebb_httpd *h, size_t more)
+{
+    while (h->queued + more > h->opts.max_total_queued) {
+        struct conn *worst = NULL;
+        for (struct conn *c = h->conns; c != NULL; c = c->next)
+            if (!c->closing && c->stalled && (worst == NULL || c->queued > worst->queued))
+                worst = c;
+        if (worst == NULL || worst->queued == 0)
+            break;
+        h->dropped++;
+        conn_lost(worst);
+    }
 }
 
 /* Queue a..., b..., t... as one write. */
@@ -279,6 +356,7 @@ static int conn_write(struct conn *c, const char *a, size_t an, const char *b, s
         return EBB_ENOMEM;
     }
     q->c = c;
+    q->len = an + bn + tn;
     if (an)
         memcpy(q->data, a, an);
     if (bn)
@@ -291,7 +369,14 @@ static int conn_write(struct conn *c, const char *a, size_t an, const char *b, s
         conn_close(c);
         return EBB_EIO;
     }
-    return 0;
+    if (c->queued == 0) {
+        c->last_written = uv_now(c->h->loop);   /* the slow-reader clock starts */
+        c->queue_seen = SIZE_MAX;               /* the next sweep sees progress */
+    }
+    c->queued += q->len;
+    c->h->queued += q->len;
+    enforce_total(c->h, 0);
+    return c->closing ? EBB_EIO : 0;
 }
 
 const char *ebb_http_status_text(int status)
@@ -371,7 +456,7 @@ static void req_reset(struct ebb_http_req *r)
     r->hoff.n = r->qoff.n = 0;
     r->query_string = "";
     r->last = 0;
-    r->keep_alive = r->head = r->too_large = false;
+    r->keep_alive = r->head = r->too_large = r->too_busy = false;
     r->gone = NULL;
     r->gone_ud = NULL;
 }
@@ -381,6 +466,7 @@ static void finish_request(struct conn *c)
 {
     bool keep = c->req.keep_alive;
 
+    body_release(c);
     req_reset(&c->req);
     c->last_active = uv_now(c->h->loop);   /* idle from the end of the answer */
     if (c->closing)
@@ -394,8 +480,10 @@ static void request_done(struct conn *c)
     if (c->in_handler)
         return;            /* dispatch() finishes when the handler returns */
     finish_request(c);
-    if (!c->closing && !c->shutting)
+    if (!c->closing && !c->shutting) {
         process_input(c);
+        conn_read_on(c);
+    }
 }
 
 static int hexval(int ch)
@@ -471,15 +559,21 @@ static int finalize(struct ebb_http_req *r)
     return 0;
 }
 
+/* The API server's max-in-flight answer. */
+static const char TOO_MANY[] =
+    "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
+    "\"message\":\"Too many requests, please try again later.\",\"reason\":\"TooManyRequests\","
+    "\"details\":{\"retryAfterSeconds\":1},\"code\":429}";
+
 /* Answer now without the handler (a request we cannot parse). */
-static void respond_error(struct conn *c, int status, const char *msg)
+static void respond_error(struct conn *c, int status, const char *ctype, const char *msg)
 {
     struct ebb_http_req *r = &c->req;
 
     r->state = REQ_PENDING;
     r->keep_alive = false;
     buf_reset(&r->out);
-    ebb_http_respond(r, status, "text/plain; charset=utf-8", msg, strlen(msg));
+    ebb_http_respond(r, status, ctype, msg, strlen(msg));
 }
 
 static void dispatch(struct conn *c)
@@ -489,7 +583,7 @@ static void dispatch(struct conn *c)
 
     if (finalize(r) != 0) {
         c->in_handler = true;
-        respond_error(c, 400, "400 Bad Request: malformed URL\n");
+        respond_error(c, 400, "text/plain; charset=utf-8", "400 Bad Request: malformed URL\n");
         c->in_handler = false;
         finish_request(c);
         return;
@@ -510,8 +604,12 @@ static void process_input(struct conn *c)
     c->in_process = true;
     while (!c->closing && !c->shutting && c->req.state == REQ_READING &&
            c->in_off < c->in_len) {
-        size_t n = http_parser_execute(&c->parser, &settings, c->in + c->in_off,
-                                       c->in_len - c->in_off);
+        size_t n;
+        if (c->queued > PIPELINE_QUEUED) {
+            c->held = true;     /* on_written goes on once the client reads */
+            break;
+        }
+        n = http_parser_execute(&c->parser, &settings, c->in + c->in_off, c->in_len - c->in_off);
         enum http_errno e = HTTP_PARSER_ERRNO(&c->parser);
 
         c->in_off += n;
@@ -523,13 +621,21 @@ static void process_input(struct conn *c)
             continue;
         }
         if (e != HPE_OK) {
-            bool big = c->req.too_large;
+            bool big = c->req.too_large, busy = c->req.too_busy;
             c->in_off = c->in_len;
             c->in_handler = true;
-            if (big)
-                respond_error(c, 413, "413 Request Entity Too Large\n");
-            else
-                respond_error(c, 400, "400 Bad Request\n");
+            if (busy) {
+                c->h->busy++;
+                respond_error(c, 429, "application/json", TOO_MANY);
+            } else if (big) {
+                /* as the API server words it, for Kubernetes clients */
+                char st[300];
+                snprintf(st, sizeof(st), "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
+                         "\"status\":\"Failure\",\"message\":\"Request entity too large: limit is %zu\","
+                         "\"reason\":\"RequestEntityTooLarge\",\"code\":413}", c->h->opts.max_body);
+                respond_error(c, 413, "application/json", st);
+            } else
+                respond_error(c, 400, "text/plain; charset=utf-8", "400 Bad Request\n");
             c->in_handler = false;
             finish_request(c);
             break;
@@ -537,6 +643,11 @@ static void process_input(struct conn *c)
     }
     if (c->in_off == c->in_len) {
         c->in_off = c->in_len = 0;
+        if (c->in_cap > 2 * READ_CHUNK) {
+            free(c->in);        /* a large read-ahead is not kept */
+            c->in = NULL;
+            c->in_cap = 0;
+        }
     } else if (c->in_off > 0 && c->req.state == REQ_READING) {
         memmove(c->in, c->in + c->in_off, c->in_len - c->in_off);
         c->in_len -= c->in_off;
@@ -550,7 +661,9 @@ static void process_input(struct conn *c)
 static int on_message_begin(http_parser *p)
 {
     struct conn *c = p->data;
+    body_release(c);
     req_reset(&c->req);
+    c->reading_since = uv_now(c->h->loop);
     return 0;
 }
 
@@ -585,6 +698,26 @@ static int on_header_value(http_parser *p, const char *at, size_t len)
     return buf_add(&r->hdrs, at, len) == 0 ? 0 : -1;
 }
 
+/* Give the body `cap` bytes of room, within max_total_body for all bodies
+ * held at once (too_busy past it). */
+static int body_grow(struct conn *c, size_t cap)
+{
+    struct ebb_httpd *h = c->h;
+    struct buf *b = &c->req.body;
+    char *p;
+
+    if (h->bodies - b->cap + cap > h->opts.max_total_body) {
+        c->req.too_busy = true;
+        return EBB_ELIMIT;
+    }
+    if ((p = realloc(b->p, cap)) == NULL)
+        return EBB_ENOMEM;
+    h->bodies = h->bodies - b->cap + cap;
+    b->p = p;
+    b->cap = cap;
+    return 0;
+}
+
 static int on_headers_complete(http_parser *p)
 {
     struct conn *c = p->data;
@@ -605,6 +738,10 @@ static int on_headers_complete(http_parser *p)
         r->too_large = true;
         return -1;
     }
+    /* a declared length is taken whole, or refused before a byte is read */
+    if ((p->flags & F_CONTENTLENGTH) && p->content_length > 0 &&
+        body_grow(c, (size_t)p->content_length + 1) != 0)
+        return -1;
     expect = ebb_http_req_header(r, "Expect");
     if (expect != NULL && strcasecmp(expect, "100-continue") == 0)
         conn_write(c, "HTTP/1.1 100 Continue\r\n\r\n", 25, NULL, 0, NULL, 0);
@@ -615,17 +752,29 @@ static int on_body(http_parser *p, const char *at, size_t len)
 {
     struct conn *c = p->data;
     struct ebb_http_req *r = &c->req;
+    size_t need = r->body.n + len + 1, cap;
 
     if (r->body.n + len > c->h->opts.max_body) {
         r->too_large = true;
         return -1;
+    }
+    if (need > r->body.cap) {   /* a chunked body: doubling, at most max_body */
+        cap = r->body.cap < 128 ? 128 : r->body.cap;
+        while (cap < need)
+            cap *= 2;
+        cap = cap > c->h->opts.max_body + 1 ? c->h->opts.max_body + 1 : cap;
+        if (body_grow(c, cap) != 0)
+            return -1;
     }
     return buf_add(&r->body, at, len) == 0 ? 0 : -1;
 }
 
 static int on_message_complete(http_parser *p)
 {
+    struct conn *c = p->data;
+
     /* stop here: the next pipelined request waits for this answer */
+    c->reading_since = 0;
     http_parser_pause(p, 1);
     return 0;
 }
@@ -682,11 +831,59 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *b)
         return;
     c->in_len += (size_t)nread;
     c->last_active = uv_now(h->loop);
-    if (c->req.state != REQ_READING && c->in_len - c->in_off > h->opts.max_body + READ_CHUNK) {
-        conn_lost(c);           /* floods while its request is being answered */
+    if ((c->req.state != REQ_READING || c->held) && c->in_len - c->in_off > PENDING_MAX) {
+        uv_read_stop(s);        /* sends ahead of its answers: wait for them */
+        c->reading = false;
         return;
     }
     process_input(c);
+}
+
+/* Read again once what was read ahead is parsed. */
+static void conn_read_on(struct conn *c)
+{
+    if (!c->reading && !c->closing && !c->shutting && !c->held && c->req.state == REQ_READING &&
+        uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) == 0)
+        c->reading = true;
+}
+
+/* The client took enough of its answers: parse (and read) on. */
+static void conn_resume(struct conn *c)
+{
+    c->held = false;
+    process_input(c);
+    conn_read_on(c);
+}
+
+/* At the connection limit, a new connection takes the place of the one
+ * idle the longest between requests, or else of the one that has not read
+ * its answers the longest (stalled, or held with its pipeline waiting):
+ * neither idle clients nor slow readers can hold the server. false: all are
+ * busy with a request. */
+static bool drop_for_new(struct ebb_httpd *h)
+{
+    struct conn *idle = NULL, *slow = NULL;
+
+    for (struct conn *c = h->conns; c != NULL; c = c->next) {
+        if (c->closing || c->in_handler)
+            continue;
+        if (!c->shutting && c->req.state == REQ_READING && c->reading_since == 0 && c->queued == 0 &&
+            c->in_off == c->in_len) {
+            if (idle == NULL || c->last_active < idle->last_active)
+                idle = c;
+        } else if (c->queued > 0 && (c->stalled || c->held)) {
+            if (slow == NULL || c->last_written < slow->last_written)
+                slow = c;
+        }
+    }
+    if (idle == NULL && slow == NULL)
+        return false;
+    h->dropped++;
+    if (idle != NULL)
+        conn_close(idle);
+    else
+        conn_lost(slow);
+    return true;
 }
 
 static void on_connection(uv_stream_t *server, int status)
@@ -700,6 +897,18 @@ static void on_connection(uv_stream_t *server, int status)
         return;
     if ((c = calloc(1, sizeof(*c))) == NULL)
         return;
+    if (h->nconns - h->closing_conns >= h->opts.max_connections && !drop_for_new(h)) {
+        /* over the limit, none idle: taken off the backlog and closed at once */
+        h->refused++;
+        if (uv_tcp_init(h->loop, &c->tcp) != 0) {
+            free(c);
+            return;
+        }
+        c->tcp.data = c;
+        uv_accept(server, (uv_stream_t *)&c->tcp);
+        uv_close((uv_handle_t *)&c->tcp, on_refused_closed);
+        return;
+    }
     c->h = h;
     if (uv_tcp_init(h->loop, &c->tcp) != 0) {
         free(c);
@@ -737,19 +946,43 @@ static void on_connection(uv_stream_t *server, int status)
     }
     if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) != 0)
         conn_close(c);
+    else
+        c->reading = true;
 }
 
-/* Close connections idle between requests, or stuck in the middle of one. */
+/* Close connections idle between requests, sending a request too slowly,
+ * or not reading what they were sent. */
 static void on_sweep(uv_timer_t *t)
 {
     struct ebb_httpd *h = t->data;
     uint64_t now = uv_now(h->loop);
 
     for (struct conn *c = h->conns; c != NULL; c = c->next) {
-        if (!c->closing && !c->shutting && c->req.state == REQ_READING &&
-            now - c->last_active >= h->opts.idle_timeout_ms)
+        size_t q;
+        if (c->closing)
+            continue;
+        /* libuv's queue shrinks as the client takes bytes, in the middle of
+         * a long answer too */
+        q = uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp);
+        c->stalled = c->queued > 0 && q >= c->queue_seen;
+        if (q < c->queue_seen)
+            c->last_written = now;
+        c->queue_seen = q;
+        if (c->queued > 0 && now - c->last_written >= h->opts.write_timeout_ms) {
+            h->dropped++;           /* a slow reader: nothing taken for that long */
+            conn_lost(c);
+        } else if (c->shutting) {
+            continue;
+        } else if (c->req.state == REQ_READING && c->reading_since != 0 &&
+                   now - c->reading_since >= h->opts.request_timeout_ms) {
+            h->dropped++;           /* trickles a request in: a slow sender */
             conn_close(c);
+        } else if (c->req.state == REQ_READING && c->queued == 0 &&
+                   now - c->last_active >= h->opts.idle_timeout_ms) {
+            conn_close(c);
+        }
     }
+    enforce_total(h, 0);
 }
 
 /* Closing, connections still flushing after CLOSE_GRACE_MS (a client that
@@ -800,6 +1033,16 @@ int ebb_httpd_create(uv_loop_t *loop, const struct ebb_httpd_opts *opts, struct 
         h->opts.max_queued = DEFAULT_MAX_QUEUED;
     if (h->opts.idle_timeout_ms == 0)
         h->opts.idle_timeout_ms = DEFAULT_IDLE_MS;
+    if (h->opts.max_total_queued == 0)
+        h->opts.max_total_queued = DEFAULT_MAX_TOTAL_QUEUED;
+    if (h->opts.max_total_body == 0)
+        h->opts.max_total_body = DEFAULT_MAX_TOTAL_BODY;
+    if (h->opts.max_connections == 0)
+        h->opts.max_connections = DEFAULT_MAX_CONNECTIONS;
+    if (h->opts.write_timeout_ms == 0)
+        h->opts.write_timeout_ms = DEFAULT_WRITE_TIMEOUT_MS;
+    if (h->opts.request_timeout_ms == 0)
+        h->opts.request_timeout_ms = DEFAULT_REQUEST_TIMEOUT_MS;
     if ((h->host = strdup(host)) == NULL) {
         free(h);
         return EBB_ENOMEM;
@@ -822,7 +1065,10 @@ int ebb_httpd_create(uv_loop_t *loop, const struct ebb_httpd_opts *opts, struct 
     if (uv_tcp_getsockname(&h->listener, (struct sockaddr *)&ss, &len) == 0)
         h->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
                                                  : ((struct sockaddr_in *)&ss)->sin_port);
-    every = h->opts.idle_timeout_ms / 4;
+    every = h->opts.idle_timeout_ms;
+    every = h->opts.write_timeout_ms < every ? h->opts.write_timeout_ms : every;
+    every = h->opts.request_timeout_ms < every ? h->opts.request_timeout_ms : every;
+    every /= 4;
     every = every < 50 ? 50 : every > 5000 ? 5000 : every;
     uv_timer_start(&h->sweep, on_sweep, every, every);
     *out = h;
@@ -837,6 +1083,21 @@ int ebb_httpd_port(const struct ebb_httpd *h)
 size_t ebb_httpd_connections(const struct ebb_httpd *h)
 {
     return h ? h->nconns : 0;
+}
+
+void ebb_httpd_stats(const struct ebb_httpd *h, struct ebb_httpd_stats *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (h == NULL)
+        return;
+    out->connections = h->nconns;
+    out->queued = h->queued;
+    out->bodies = h->bodies;
+    out->refused = h->refused;
+    out->dropped = h->dropped;
+    out->busy = h->busy;
+    for (const struct conn *c = h->conns; c != NULL; c = c->next)
+        out->stalled += !c->closing && c->stalled;
 }
 
 void ebb_httpd_close(struct ebb_httpd *h, void (*cb)(void *ud), void *ud)
@@ -956,6 +1217,20 @@ int ebb_http_respond(struct ebb_http_req *r, int status, const char *content_typ
     if (r->state != REQ_PENDING)
         return EBB_ESTATE;
     c = r->c;
+    if (!r->head && len > 0 && c->h->queued + len > c->h->opts.max_total_queued) {
+        enforce_total(c->h, len);       /* the stalled ones go first */
+        if (c->h->queued > 0 && c->h->queued + len > c->h->opts.max_total_queued) {
+            /* still over: this answer is not kept; the client may ask again */
+            c->h->busy++;
+            buf_reset(&r->out);
+            r->keep_alive = false;
+            status = 429;
+            content_type = "application/json";
+            body = TOO_MANY;
+            len = sizeof(TOO_MANY) - 1;
+            ebb_http_add_header(r, "Retry-After", "1");
+        }
+    }
     if ((rc = head_build(r, &head, status, content_type, false, len)) == 0)
         rc = conn_write(c, head.p, head.n, r->head ? NULL : body, r->head ? 0 : len, NULL, 0);
     else

@@ -1129,7 +1129,10 @@ int ebb_run_main(int argc, char **argv)
     set_generation_metrics(r);
     ebb_engine_on_background_done(r->engine, on_background_done, r);
     if (r->o.port > 0) {
-        struct ebb_httpd_opts ho = { .host = r->o.bind, .port = r->o.port, .handler = on_http, .ud = r };
+        /* /metrics, /healthz, /readyz: GETs, a few clients (scrapers, probes) */
+        struct ebb_httpd_opts ho = { .host = r->o.bind, .port = r->o.port, .handler = on_http, .ud = r,
+                                     .max_body = 64u << 10, .max_connections = 64,
+                                     .max_total_queued = 32u << 20 };
         if ((rc = ebb_httpd_create(r->loop, &ho, &r->httpd, &err)) != 0)
             goto input;
         ebb_log(EBB_LOG_INFO, "serving /metrics, /healthz, /readyz on %s:%d", r->o.bind, ebb_httpd_port(r->httpd));

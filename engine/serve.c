@@ -416,6 +416,8 @@ int ebb_serve_main(int argc, char **argv)
     ho.handler = ebb__serve_request;
     ho.ud = &s;
     ho.idle_timeout_ms = 600000;
+    ho.max_body = (size_t)3 << 20;     /* the API server's limit on a request body */
+    ho.max_total_queued = (size_t)128 << 20;
     if (ebb_httpd_create(&loop, &ho, &s.httpd, &err) != 0) {
         fprintf(stderr, "ebb: error: %s\n", err.msg);
         uv_run(&loop, UV_RUN_DEFAULT);   /* let the half-made server close */

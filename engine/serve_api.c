@@ -85,6 +85,14 @@ void ebb__reply_conflict(struct ebb_http_req *r, const struct rdef *d, const cha
     ebb__reply_status(r, 409, "Conflict", msg, ebb__reply_details(d, name));
 }
 
+void ebb__reply_store_failed(struct ebb_http_req *r, int rc)
+{
+    if (rc == EBB_ELIMIT)   /* no reason: the API server passes etcd's error on as it is */
+        ebb__reply_status(r, 500, NULL, "etcdserver: request is too large", NULL);
+    else
+        ebb__reply_internal(r, "out of memory");
+}
+
 void ebb__reply_internal(struct ebb_http_req *r, const char *why)
 {
     char msg[512];

@@ -197,7 +197,10 @@ struct ver *ebb__store_lookup(struct server *s, int res, const char *ns, const c
 /* Store `json` (owned) as the new state of its object: ADDED or MODIFIED.
  * *out (may be NULL) gets the version, borrowed. */
 int ebb__store_put(struct server *s, int res, cJSON *json, struct ver **out);
-/* ebb__store_put of a version made at s->rv + 1 (owned; NULL: out of memory). */
+/* ebb__store_put of a version made at s->rv + 1 (owned; NULL: out of memory).
+ * EBB_ELIMIT (nothing stored): the object is over EBB__OBJECT_MAX, what etcd
+ * takes in one request by default (--max-request-bytes). */
+#define EBB__OBJECT_MAX ((size_t)3 << 19)   /* 1.5 MiB */
 int ebb__store_put_ver(struct server *s, int res, struct ver *v, struct ver **out);
 /* Remove an object: DELETED, with its last state at a new rv. *out (may be
  * NULL) gets that last version: a reference the caller releases. */
@@ -252,6 +255,10 @@ void ebb__reply_bad_request(struct ebb_http_req *r, const char *msg);
 void ebb__reply_conflict(struct ebb_http_req *r, const struct rdef *d, const char *name,
                          const char *why);
 void ebb__reply_internal(struct ebb_http_req *r, const char *why);
+/* A failed ebb__store_put as the API server answers it: an object too large
+ * for etcd (EBB_ELIMIT) gets etcd's words in a 500, anything else "out of
+ * memory". */
+void ebb__reply_store_failed(struct ebb_http_req *r, int rc);
 void ebb__reply_json(struct ebb_http_req *r, int code, cJSON *j);   /* j owned */
 bool ebb__truthy(const char *v);             /* a boolean query parameter: not "0", "false" */
 

@@ -477,6 +477,10 @@ int ebb__store_put_ver(struct server *s, int res, struct ver *v, struct ver **ou
 
     if (v == NULL)
         return EBB_ENOMEM;
+    if (v->len > EBB__OBJECT_MAX) {
+        ebb__ver_release(v);
+        return EBB_ELIMIT;
+    }
     i = ebb__ver_find(st->v, st->n, v->key, &found);
     if (found) {
         prev = st->v[i];

@@ -152,6 +152,7 @@ void ebb__serve_create(struct server *s, struct ebb_http_req *r, const struct ro
     const char *name, *gen;
     char uid[40], ts[32], buf[300], q[128];
     struct ver *v;
+    int rc;
 
     if (obj == NULL)
         return;
@@ -197,8 +198,8 @@ void ebb__serve_create(struct server *s, struct ebb_http_req *r, const struct ro
         ebb__reply_json(r, 201, obj);
         return;
     }
-    if (ebb__store_put(s, rt->res, obj, &v) != 0) {
-        ebb__reply_internal(r, "out of memory");
+    if ((rc = ebb__store_put(s, rt->res, obj, &v)) != 0) {
+        ebb__reply_store_failed(r, rc);
         return;
     }
     ebb__reply_text(r, 201, ebb__ver_text(v));
@@ -225,6 +226,7 @@ static void replace(struct server *s, struct ebb_http_req *r, const struct route
     const char *name, *rv;
     char msg[400], currv[24];
     bool same;
+    int rc;
 
     if (!check_namespace(s, r, rt, obj)) {
         cJSON_Delete(obj);
@@ -297,17 +299,17 @@ static void replace(struct server *s, struct ebb_http_req *r, const struct route
     if (ebb__json_str(meta, "deletionTimestamp") != NULL && !has_finalizers(obj)) {
         /* the last finalizer of an object being deleted is gone: so is the object */
         struct ver *gone;
-        if (ebb__store_put(s, rt->res, obj, &v) != 0 ||
-            remove_object(s, rt->res, v->key, &gone) != 0) {
-            ebb__reply_internal(r, "out of memory");
+        if ((rc = ebb__store_put(s, rt->res, obj, &v)) != 0 ||
+            (rc = remove_object(s, rt->res, v->key, &gone)) != 0) {
+            ebb__reply_store_failed(r, rc);
             return;
         }
         ebb__reply_text(r, 200, ebb__ver_text(gone));
         ebb__ver_release(gone);
         return;
     }
-    if (ebb__store_put(s, rt->res, obj, &v) != 0) {
-        ebb__reply_internal(r, "out of memory");
+    if ((rc = ebb__store_put(s, rt->res, obj, &v)) != 0) {
+        ebb__reply_store_failed(r, rc);
         return;
     }
     ebb__reply_text(r, 200, ebb__ver_text(v));

@@ -22,7 +22,7 @@ struct client {
 
 /* ---- the server under test ------------------------------------------------------ */
 
-enum { ANSWER = 0, HOLD, STREAM, HOLD_FIRST, FLOOD };
+enum { ANSWER = 0, HOLD, STREAM, HOLD_FIRST, FLOOD, BIG };
 
 struct t {
     uv_loop_t loop;
@@ -38,6 +38,7 @@ struct t {
     int flood_rc, flood_writes;
     uv_timer_t guard;
     bool timed_out;
+    size_t big;                  /* BIG: the size of every answer */
 };
 
 static void on_gone(struct ebb_http_req *req, void *ud)
@@ -86,6 +87,14 @@ static void handler(struct ebb_http_req *r, void *ud)
         assert_int_equal(ebb_http_stream_write(r, "bc", 2), 0);
         t->held = r;
         return;
+    case BIG: {
+        char *body = calloc(1, t->big);
+        assert_non_null(body);
+        assert_int_equal(ebb_http_respond(r, 200, "text/plain", body, t->big), 0);
+        free(body);
+        t->answered++;
+        return;
+    }
     case FLOOD: {
         static char chunk[65536];
         memset(chunk, 'x', sizeof(chunk));
@@ -593,6 +602,276 @@ static void test_slow_reader_dropped(void **state)
     c_free(&c);
 }
 
+/* ---- bounds whatever clients do ------------------------------------------------------ */
+
+static bool refused_one(struct t *t, void *arg)
+{
+    struct ebb_httpd_stats st;
+    (void)arg;
+    ebb_httpd_stats(t->h, &st);
+    return st.refused >= 1;
+}
+
+static bool bodies_over(struct t *t, void *arg);
+
+/* At max_connections, a new connection takes the place of the one idle
+ * the longest between requests; when none is idle (both are in the middle
+ * of a request), it is closed as it comes. */
+static void test_connection_limit(void **state)
+{
+    struct t t;
+    struct client a = { 0 }, b = { 0 }, c = { 0 }, d = { 0 };
+    struct ebb_httpd_opts o = { .max_connections = 2 };
+    struct ebb_httpd_stats st;
+    int one = 1;
+    size_t one_body = 11, two_bodies = 22;
+
+    (void)state;
+    start(&t, ANSWER, &o);
+    c_open(&t, &a, "GET /first HTTP/1.1\r\nHost: x\r\n\r\n");
+    run_until(&t, handled, &one);
+    c_open(&t, &b, "POST /second HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n12345");
+    run_until(&t, bodies_over, &one_body);
+    /* a is idle since its answer: its place is taken */
+    c_open(&t, &c, "POST /third HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n12345");
+    run_until(&t, closed, &a);
+    run_until(&t, bodies_over, &two_bodies);
+    ebb_httpd_stats(t.h, &st);
+    assert_int_equal(st.dropped, 1);
+    assert_int_equal(st.refused, 0);
+    /* b and c are in the middle of their requests: d is closed as it comes */
+    c_open(&t, &d, "GET /fourth HTTP/1.1\r\nHost: x\r\n\r\n");
+    run_until(&t, refused_one, NULL);
+    run_until(&t, closed, &d);
+    assert_false(b.closed);
+    assert_false(c.closed);
+    assert_int_equal(ebb_httpd_connections(t.h), 2);
+    assert_int_equal(t.handled, 1);
+    c_close(&b);
+    c_close(&c);
+    finish(&t);
+    c_free(&a);
+    c_free(&b);
+    c_free(&c);
+    c_free(&d);
+}
+
+static bool queued_over(struct t *t, void *arg)
+{
+    struct ebb_httpd_stats st;
+    ebb_httpd_stats(t->h, &st);
+    return st.queued > *(size_t *)arg;
+}
+
+/* A client that pipelines requests and does not read holds its answers up
+ * to about 1 MiB: the rest of its requests wait, parsed once it reads. */
+static void test_pipelined_unread_answers_held(void **state)
+{
+    struct t t;
+    struct client c = { .no_read = true };
+    struct ebb_httpd_stats st;
+    char *text = malloc(200 * 40 + 1);
+    size_t mib = 1u << 20;
+    int all = 200;
+
+    (void)state;
+    text[0] = '\0';
+    for (int i = 0; i < 200; i++)
+        strcat(text, "GET /big HTTP/1.1\r\nHost: x\r\n\r\n");
+    start(&t, BIG, NULL);
+    t.big = 256u << 10;
+    c_open(&t, &c, text);
+    run_until(&t, queued_over, &mib);
+    for (int i = 0; i < 200; i++)
+        uv_run(&t.loop, UV_RUN_NOWAIT);
+    ebb_httpd_stats(t.h, &st);
+    assert_true(t.handled < 200);
+    assert_true(st.queued <= mib + t.big);
+    /* it reads: every request is answered */
+    uv_read_start((uv_stream_t *)&c.tcp, c_alloc, c_read);
+    run_until(&t, handled, &all);
+    assert_int_equal(t.answered, 200);
+    c_close(&c);
+    finish(&t);
+    c_free(&c);
+    free(text);
+}
+
+/* An answer its client takes nothing of for write_timeout_ms: dropped. */
+static void test_unread_answer_dropped(void **state)
+{
+    struct t t;
+    struct client c = { .no_read = true };
+    struct ebb_httpd_opts o = { .write_timeout_ms = 100 };
+    struct ebb_httpd_stats st;
+    int one = 1;
+
+    (void)state;
+    start(&t, BIG, &o);
+    t.big = 16u << 20;
+    c_open(&t, &c, "GET /big HTTP/1.1\r\nHost: x\r\n\r\n");
+    run_until(&t, handled, &one);
+    run_until(&t, conns_zero, NULL);
+    ebb_httpd_stats(t.h, &st);
+    assert_int_equal(st.dropped, 1);
+    assert_int_equal(st.queued, 0);
+    c_close(&c);
+    finish(&t);
+    c_free(&c);
+}
+
+/* A request still not complete request_timeout_ms after its first byte. */
+static void test_slow_sender_dropped(void **state)
+{
+    struct t t;
+    struct client c = { 0 };
+    struct ebb_httpd_opts o = { .request_timeout_ms = 100 };
+    struct ebb_httpd_stats st;
+
+    (void)state;
+    start(&t, ANSWER, &o);
+    c_open(&t, &c, "GET /slow HTTP/1.1\r\nHost: x\r\n");
+    run_until(&t, closed, &c);
+    ebb_httpd_stats(t.h, &st);
+    assert_int_equal(st.dropped, 1);
+    assert_int_equal(t.handled, 0);
+    finish(&t);
+    c_free(&c);
+}
+
+static bool one_stalled(struct t *t, void *arg)
+{
+    struct ebb_httpd_stats st;
+    (void)arg;
+    ebb_httpd_stats(t->h, &st);
+    return st.stalled >= 1;
+}
+
+static bool dropped_one(struct t *t, void *arg)
+{
+    struct ebb_httpd_stats st;
+    (void)arg;
+    ebb_httpd_stats(t->h, &st);
+    return st.dropped >= 1 && st.connections <= 2;
+}
+
+/* Answers together over max_total_queued: a stalled connection (its client
+ * took nothing since the sweep before) is dropped to make room; when none
+ * is, the answer that would go over is replaced by the API server's 429. */
+static void test_total_queued_bounded(void **state)
+{
+    struct t t;
+    struct client c[3] = { { .no_read = true }, { .no_read = false }, { .no_read = true } };
+    struct ebb_httpd_opts o = { .max_total_queued = 8u << 20, .idle_timeout_ms = 200 };
+    struct ebb_httpd_stats st;
+    struct want busy = { .c = &c[1], .text = "HTTP/1.1 429 " };
+    int one = 1, two = 2, three = 3;
+
+    (void)state;
+    start(&t, BIG, &o);
+    t.big = 6u << 20;
+    c_open(&t, &c[0], "GET /big HTTP/1.1\r\nHost: x\r\n\r\n");
+    run_until(&t, handled, &one);
+    /* the first client has not been seen stalling yet: the second answer
+     * would take the total over, and is refused */
+    c_open(&t, &c[1], "GET /big HTTP/1.1\r\nHost: x\r\n\r\n");
+    run_until(&t, handled, &two);
+    run_until(&t, has, &busy);
+    assert_non_null(strstr(c[1].in, "\"reason\":\"TooManyRequests\""));
+    assert_non_null(strstr(c[1].in, "Retry-After: 1\r\n"));
+    ebb_httpd_stats(t.h, &st);
+    assert_int_equal(st.busy, 1);
+    assert_int_equal(st.dropped, 0);
+    assert_true(st.queued <= o.max_total_queued);
+    /* once it is stalled, it makes room for the next answer */
+    run_until(&t, one_stalled, NULL);
+    c_open(&t, &c[2], "GET /big HTTP/1.1\r\nHost: x\r\n\r\n");
+    run_until(&t, handled, &three);
+    run_until(&t, dropped_one, NULL);
+    ebb_httpd_stats(t.h, &st);
+    assert_int_equal(st.busy, 1);
+    assert_true(st.queued <= o.max_total_queued);
+    assert_true(st.queued > 0);
+    for (int i = 0; i < 3; i++)
+        c_close(&c[i]);
+    finish(&t);
+    for (int i = 0; i < 3; i++)
+        c_free(&c[i]);
+}
+
+/* 413 as the API server answers it: a Kubernetes Status. */
+static void test_413_is_a_status(void **state)
+{
+    struct t t;
+    struct client c = { 0 };
+    struct ebb_httpd_opts o = { .max_body = 10 };
+
+    (void)state;
+    start(&t, ANSWER, &o);
+    c_open(&t, &c, "POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789");
+    run_until(&t, closed, &c);
+    assert_non_null(strstr(c.in, "Content-Type: application/json\r\n"));
+    assert_non_null(strstr(c.in, "\"reason\":\"RequestEntityTooLarge\""));
+    assert_non_null(strstr(c.in, "limit is 10"));
+    finish(&t);
+    c_free(&c);
+}
+
+static bool connected(struct t *t, void *arg)
+{
+    (void)t;
+    return ((struct client *)arg)->connected;
+}
+
+static bool bodies_over(struct t *t, void *arg)
+{
+    struct ebb_httpd_stats st;
+    ebb_httpd_stats(t->h, &st);
+    return st.bodies >= *(size_t *)arg;
+}
+
+/* Bodies held at once over max_total_body: the one that would take them
+ * over gets 429 as the API server's max-in-flight filter answers; the
+ * others go on, and a body is freed once its answer is done. */
+static void test_total_bodies_bounded(void **state)
+{
+    struct t t;
+    struct client a = { 0 }, b = { 0 };
+    struct ebb_httpd_opts o = { .max_total_body = 1u << 20 };
+    struct ebb_httpd_stats st;
+    size_t half = 512u << 10, most = 600u << 10;
+    char *body = malloc(most + 1), *rest = body + most - (700000 - most);
+    struct want ok = { .c = &a, .text = "HTTP/1.1 200 " };
+    int one = 1;
+
+    (void)state;
+    memset(body, 'x', most);
+    body[most] = '\0';
+    start(&t, ANSWER, &o);
+    c_open(&t, &a, "POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 700000\r\n\r\n");
+    run_until(&t, connected, &a);
+    c_send(&a, body);
+    run_until(&t, bodies_over, &half);
+    c_open(&t, &b, "POST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 700000\r\n\r\n");
+    run_until(&t, connected, &b);
+    c_send(&b, body);
+    run_until(&t, closed, &b);
+    assert_non_null(strstr(b.in, "HTTP/1.1 429 "));
+    assert_non_null(strstr(b.in, "\"reason\":\"TooManyRequests\""));
+    assert_int_equal(t.handled, 0);
+    /* the first one completes and is answered; its body is then freed */
+    c_send(&a, rest);
+    run_until(&t, handled, &one);
+    run_until(&t, has, &ok);
+    ebb_httpd_stats(t.h, &st);
+    assert_int_equal(st.bodies, 0);
+    c_close(&a);
+    finish(&t);
+    c_free(&a);
+    c_free(&b);
+    free(body);
+}
+
 static void test_bind_errors(void **state)
 {
     struct t t;
@@ -637,6 +916,13 @@ int main(void)
         cmocka_unit_test(test_close_ends_streams_and_held),
         cmocka_unit_test(test_idle_connection_closed),
         cmocka_unit_test(test_slow_reader_dropped),
+        cmocka_unit_test(test_connection_limit),
+        cmocka_unit_test(test_pipelined_unread_answers_held),
+        cmocka_unit_test(test_unread_answer_dropped),
+        cmocka_unit_test(test_slow_sender_dropped),
+        cmocka_unit_test(test_total_queued_bounded),
+        cmocka_unit_test(test_413_is_a_status),
+        cmocka_unit_test(test_total_bodies_bounded),
         cmocka_unit_test(test_bind_errors),
     };
     signal(SIGPIPE, SIG_IGN);

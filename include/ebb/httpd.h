@@ -27,6 +27,21 @@
  * Malformed requests get 400, bodies over max_body 413, and the connection
  * is closed; "Expect: 100-continue" is answered. Connections idle longer
  * than idle_timeout_ms between requests are closed.
+ *
+ * Bounded whatever clients do: at most max_connections (more are closed as
+ * they come); a pipelined request is parsed only once the answers before it
+ * are written down to 1 MiB, and a client that sends more than 256 KiB
+ * ahead of its answers is not read until they are done; an answer that
+ * waits write_timeout_ms without a byte taken drops its connection, as does
+ * a request not complete request_timeout_ms after its first byte; a body
+ * that would take the bodies held at once over max_total_body gets 429 (the
+ * API server's "Too many requests"), one over max_body 413; when all
+ * connections together hold more than max_total_queued unwritten bytes, the
+ * stalled ones that hold the most are dropped, and an answer that would
+ * still take them over is replaced by that 429. A body is freed once its
+ * answer is done. Memory: at most about max_total_body + max_total_queued +
+ * max_connections * 600 KiB (read-ahead, headers); one answer larger than
+ * max_total_queued is written on while its client reads.
  */
 #ifndef EBB_HTTPD_H
 #define EBB_HTTPD_H
@@ -50,8 +65,13 @@ struct ebb_httpd_opts {
     ebb_http_handler_fn handler;
     void *ud;                  /* for the handler */
     size_t max_body;           /* 0: 8 MiB */
-    size_t max_queued;         /* unwritten bytes per connection; 0: 64 MiB */
-    unsigned idle_timeout_ms;  /* 0: 120000 */
+    size_t max_queued;         /* unwritten bytes of a stream, per connection; 0: 16 MiB */
+    size_t max_total_queued;   /* unwritten bytes of all connections; 0: 256 MiB */
+    size_t max_total_body;     /* request bodies held at once, all connections; 0: 64 MiB */
+    unsigned max_connections;  /* open at once; 0: 256 */
+    unsigned idle_timeout_ms;  /* between requests; 0: 120000 */
+    unsigned write_timeout_ms; /* an answer waiting without a byte taken; 0: 30000 */
+    unsigned request_timeout_ms; /* from a request's first byte to its last; 0: 60000 */
 };
 
 /* Bind and listen. EBB_EINVAL for a missing handler, a bad host or port;
@@ -67,6 +87,20 @@ int ebb_httpd_port(const struct ebb_httpd *h);
 
 /* Connections open now (tests, metrics). */
 size_t ebb_httpd_connections(const struct ebb_httpd *h);
+
+struct ebb_httpd_stats {
+    size_t connections;        /* open now */
+    size_t queued;             /* unwritten answer bytes now, all connections */
+    size_t bodies;             /* memory of the request bodies held now */
+    size_t stalled;            /* connections with answers queued whose clients took
+                                  nothing since the sweep before */
+    uint64_t refused;          /* connections closed at once: over max_connections */
+    uint64_t dropped;          /* slow readers, slow senders, the largest queues over
+                                  max_total_queued */
+    uint64_t busy;             /* 429s: a body over max_total_body, an answer over
+                                  max_total_queued */
+};
+void ebb_httpd_stats(const struct ebb_httpd *h, struct ebb_httpd_stats *out);
 
 /* Stop: no new connections; idle connections close; an unanswered request
  * gets its gone callback and its connection closes; a stream is ended

@@ -398,4 +398,30 @@ describe("ebb serve conforms to kube-apiserver", function()
     assert.same(pick(r.obj, { "kind", "status.phase" }), pick(e.obj, { "kind", "status.phase" }))
     assert.is_string(e.obj.metadata.deletionTimestamp)
   end)
+
+  it("caps request bodies and stored objects as the API server and etcd do", function()
+    local base = "/api/v1/namespaces/" .. ns .. "/events"
+    local function event(name, size)
+      return { apiVersion = "v1", kind = "Event", metadata = { name = name },
+               involvedObject = { kind = "Pod", namespace = ns, name = "web-0" },
+               reason = "Probe", type = "Normal", message = string.rep("m", size) }
+    end
+    -- a body over 3 MiB: 413 before it is decoded
+    local r, e = same_status("POST", base, event("ev-huge", 3200 * 1024))
+    assert.equal(413, e.code)
+    assert.equal("Request entity too large: limit is 3145728", e.obj.message)
+    -- under 3 MiB but over etcd's 1.5 MiB for one object: etcd's words in a 500
+    r, e = same_status("POST", base, event("ev-large", 1600 * 1024))
+    assert.equal(500, e.code)
+    assert.equal("etcdserver: request is too large", e.obj.message)
+    -- just under: kept by both; growing it past the limit fails the same way
+    r, e = both("POST", base, event("ev-fits", 1400 * 1024))
+    assert.equal(201, r.code)
+    assert.equal(201, e.code)
+    local grow = { ["Content-Type"] = "application/merge-patch+json" }
+    same_status("PATCH", base .. "/ev-fits", { message = string.rep("g", 1600 * 1024) }, grow)
+    r, e = both("GET", base .. "/ev-fits")
+    assert.equal(#r.obj.message, #e.obj.message)
+    assert.equal(1400 * 1024, #e.obj.message)
+  end)
 end)

@@ -1,0 +1,131 @@
+-- Hostile clients against ebb's two HTTP servers: `ebb serve` and the
+-- /metrics, /healthz, /readyz port of `ebb run`. Each attack runs for a few
+-- seconds (spec/integration/http_attack.py); meanwhile and afterwards the
+-- server must answer, and its peak resident memory (VmHWM) may grow by no
+-- more than the bound docs/http.md states for it:
+--   ebb serve    128 MiB of queued answers + 64 MiB of request bodies +
+--                256 connections of about 0.6 MiB: under 256 MiB here
+--   ebb run      32 MiB of queued answers + 64 connections: under 64 MiB
+-- Before these bounds, 50 clients that never read took `ebb run` to 1.3 GB
+-- and `ebb serve` to 1.26 GB.
+local R = require("spec.integration.run_harness")
+local S = R.S
+
+local MiB = 1024 * 1024
+local ATTACK = "spec/integration/http_attack.py"
+
+local function status_kb(pid, field)
+  local text = S.read("/proc/" .. pid .. "/status") or ""
+  return tonumber(text:match(field .. ":%s*(%d+)")) or 0
+end
+
+-- the HTTP code of a GET, within 10 s ("000": no answer)
+local function code_of(url)
+  local p = assert(io.popen("curl -s -o /dev/null --max-time 10 -w '%{http_code}' " .. S.shq(url)))
+  local c = p:read("a")
+  p:close()
+  return c
+end
+
+-- Run the attacker in the background; call the result to wait for its end.
+local function attack(port, mode, n, secs, path)
+  local dir = S.tmpdir()
+  os.execute(string.format("(python3 %s 127.0.0.1 %d %s %d %d %s >%s/out 2>&1 & echo $! >%s/pid) >/dev/null 2>&1",
+                           ATTACK, port, mode, n, secs, S.shq(path or "/"), dir, dir))
+  assert(S.eventually(function() return (S.read(dir .. "/out") or ""):match("ready") end, 60),
+         "the attacker did not get going: " .. (S.read(dir .. "/out") or ""))
+  return function()
+    local done = S.eventually(function() return (S.read(dir .. "/out") or ""):match("done") end, secs + 60)
+    if not done then
+      os.execute("kill " .. tonumber(S.read(dir .. "/pid"):match("%d+")) .. " 2>/dev/null")
+    end
+    os.execute("rm -rf " .. S.shq(dir))
+    return done
+  end
+end
+
+-- The attack, a request in the middle of it and one after it answered,
+-- the peak memory grown by less than `bound` bytes.
+local function holds(pid, port, url, bound, mode, n, path)
+  local base = status_kb(pid, "VmHWM")
+  local finish = attack(port, mode, n, 4, path)
+  assert.equal("200", code_of(url), mode .. ": no answer during the attack")
+  assert.truthy(finish())
+  assert.equal("200", code_of(url), mode .. ": no answer after the attack")
+  local grown = (status_kb(pid, "VmHWM") - base) * 1024
+  assert.is_true(grown < bound, string.format("%s: peak memory grew by %.1f MiB (bound %d MiB)",
+                                               mode, grown / MiB, bound // MiB))
+  return grown
+end
+
+describe("ebb serve under hostile clients", function()
+  local srv, events
+
+  setup(function()
+    local dir = S.tmpdir()
+    local f = assert(io.open(dir .. "/empty.json", "w"))
+    f:write('{"apiVersion":"v1","kind":"List","items":[]}')
+    f:close()
+    srv = S.start{ snapshot = dir .. "/empty.json" }
+    os.execute("rm -rf " .. S.shq(dir))
+    assert.equal(201, (srv:request("POST", "/api/v1/namespaces",
+                                   { apiVersion = "v1", kind = "Namespace", metadata = { name = "web" } })))
+    -- two Events near etcd's limit: a list of them is a 2.7 MiB answer
+    for i = 1, 2 do
+      local code = srv:request("POST", "/api/v1/namespaces/web/events", {
+        apiVersion = "v1", kind = "Event", metadata = { name = "probe-" .. i },
+        involvedObject = { kind = "Pod", namespace = "web", name = "web-0" },
+        reason = "Unhealthy", type = "Warning", message = string.rep("readiness probe failed ", 60000) })
+      assert.equal(201, code)
+    end
+    events = "/api/v1/namespaces/web/events"
+  end)
+
+  teardown(function()
+    if srv then srv:stop() end
+  end)
+
+  it("bounds the answers of clients that pipeline lists and never read", function()
+    holds(srv.pid, srv.port, srv.url .. "/api/v1/namespaces", 256 * MiB, "slowread", 100, events)
+  end)
+
+  it("serves others while idle connections fill its connection limit", function()
+    holds(srv.pid, srv.port, srv.url .. "/api/v1/namespaces", 256 * MiB, "idle", 1000)
+  end)
+
+  it("bounds bodies of clients that post 3 MiB and never finish", function()
+    holds(srv.pid, srv.port, srv.url .. "/api/v1/namespaces", 256 * MiB, "post", 100, events)
+  end)
+
+  it("refuses a body declared over 3 MiB before reading it", function()
+    holds(srv.pid, srv.port, srv.url .. "/api/v1/namespaces", 256 * MiB, "hugepost", 100, events)
+  end)
+end)
+
+describe("ebb run's metrics port under hostile clients", function()
+  local T = R.suite(before_each, after_each)
+
+  local function start()
+    T.srv = S.start{ snapshot = "spec/fixtures/demo-cluster.json" }
+    local run = T.start{ policy_file = "spec/fixtures/demo-policy.yaml", "--interval", "1s" }
+    local port = tonumber(run:wait_log("on 127%.0%.0%.1:(%d+)", 15))
+    assert.is_number(port, run:stderr())
+    return run, port
+  end
+
+  it("bounds the answers of clients that pipeline /metrics and never read", function()
+    local run, port = start()
+    holds(run.pid, port, "http://127.0.0.1:" .. port .. "/healthz", 64 * MiB, "slowread", 100, "/metrics")
+  end)
+
+  it("answers probes while idle connections fill its connection limit", function()
+    local run, port = start()
+    holds(run.pid, port, "http://127.0.0.1:" .. port .. "/healthz", 64 * MiB, "idle", 500)
+  end)
+
+  it("refuses bodies over 64 KiB and bounds slow posts", function()
+    local run, port = start()
+    holds(run.pid, port, "http://127.0.0.1:" .. port .. "/healthz", 64 * MiB, "hugepost", 100, "/metrics")
+    holds(run.pid, port, "http://127.0.0.1:" .. port .. "/readyz", 64 * MiB, "post", 100, "/metrics")
+  end)
+end)
