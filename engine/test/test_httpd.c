@@ -397,6 +397,41 @@ static void test_pipelined_waits_for_late_answer(void **state)
     c_free(&c);
 }
 
+/* A client that pipelines far ahead while its first request is answered
+ * is not read past 256 KiB (nor dropped): every request is answered once
+ * the first is. */
+static void test_pipelined_far_ahead_waits(void **state)
+{
+    struct t t;
+    struct client c = { 0 };
+    struct ebb_httpd_opts o = { .max_body = 1024 };
+    const char *one_req = "GET /more HTTP/1.1\r\nHost: x\r\n\r\n";
+    size_t n = 20000, len = strlen(one_req);
+    char *text = malloc(n * len + 64);
+    int one = 1, all = (int)n + 1;
+
+    (void)state;
+    strcpy(text, "GET /first HTTP/1.1\r\nHost: x\r\n\r\n");
+    for (size_t i = 0; i < n; i++)
+        memcpy(text + strlen("GET /first HTTP/1.1\r\nHost: x\r\n\r\n") + i * len, one_req, len + 1);
+    start(&t, HOLD_FIRST, &o);
+    c_open(&t, &c, text);
+    run_until(&t, handled, &one);
+    for (int i = 0; i < 200; i++)
+        uv_run(&t.loop, UV_RUN_NOWAIT);
+    assert_int_equal(ebb_httpd_connections(t.h), 1);
+    assert_int_equal(t.handled, 1);
+    assert_int_equal(ebb_http_respond(t.held, 200, "text/plain", "first", 5), 0);
+    t.held = NULL;
+    run_until(&t, handled, &all);
+    assert_false(c.closed);
+    c_close(&c);
+    run_until(&t, conns_zero, NULL);
+    finish(&t);
+    c_free(&c);
+    free(text);
+}
+
 /* Bodies by Content-Length and chunked; Expect: 100-continue is answered. */
 static void test_bodies(void **state)
 {
@@ -907,6 +942,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_request_parts_and_answer),
         cmocka_unit_test(test_pipelined_waits_for_late_answer),
+        cmocka_unit_test(test_pipelined_far_ahead_waits),
         cmocka_unit_test(test_bodies),
         cmocka_unit_test(test_stream_then_client_leaves),
         cmocka_unit_test(test_stream_end_keeps_connection),
