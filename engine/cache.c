@@ -376,8 +376,7 @@ static void unindex_pod(struct ebb_cache *c, struct ebb_pod *p)
             }
         }
     }
-    if (!(p->flags & EBB_POD_GONE))
-        owned_add(c, p, -1);
+    owned_add(c, p, -1);   /* hidden pods are still counted (ebb_cache_hide_pod) */
 }
 
 static int put_pod(struct ebb_cache *c, struct ebb_pod *p)
@@ -1044,7 +1043,10 @@ void ebb_cache_hide_pod(struct ebb_cache *c, struct ebb_pod *p)
 {
     if (p->flags & EBB_POD_GONE)
         return;
-    owned_add(c, p, -1);
+    /* the owner count keeps the pod: upstream's minReplicas index still
+     * holds a pod whose eviction was asked (terminating until deleted), and
+     * a plugin evicting several pods of one owner decided on them all from
+     * one listing */
     if (p->node)
         account(node_vec(c, p->node, false), p, -1);
     p->flags |= EBB_POD_GONE;
@@ -1057,7 +1059,6 @@ void ebb_cache_unhide_all(struct ebb_cache *c)
         struct ebb_pod *p = c->pods.v[i];
         if (p && (p->flags & EBB_POD_GONE)) {
             p->flags &= (uint16_t)~EBB_POD_GONE;
-            owned_add(c, p, +1);
             if (p->node)
                 account(node_vec(c, p->node, false), p, +1);
             c->version++;

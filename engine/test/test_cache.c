@@ -164,8 +164,15 @@ static void pods_leave_blocks_cleanly(void **state)
     /* deleted, and hidden then purged */
     assert_int_equal(ebb_cache_delete(c, EBB_KIND_POD, S("a"), S("p1")), 0);
     assert_null(P(c, "a", "p1"));
+    assert_int_equal(ebb_cache_count_owned(c, S("rs-web")), 2);
+    /* a hidden (evicted) pod still counts for its owner until it is gone */
+    ebb_cache_hide_pod(c, P(c, "a", "p3"));
+    assert_int_equal(ebb_cache_count_owned(c, S("rs-web")), 2);
+    ebb_cache_unhide_all(c);
+    assert_int_equal(ebb_cache_count_owned(c, S("rs-web")), 2);
     ebb_cache_hide_pod(c, P(c, "a", "p3"));
     ebb_cache_purge_hidden(c);
+    assert_int_equal(ebb_cache_count_owned(c, S("rs-web")), 1);
     assert_null(P(c, "a", "p3"));
     /* a new pod, then everything laid out again: two pods, slots 0 and 1 */
     assert_int_equal(put_text(c, pod_text("a", "p0", "n1", "web", "front")), 0);

@@ -413,10 +413,12 @@ static void limits_invariant_catches_a_doctored_plan(void **state)
     ebb_plan_clear(&p);
 }
 
-/* Two nodes; on node-a a ReplicaSet of two old pods and a kube-proxy
- * (DaemonSet). PodLifeTime asks for every old pod; the DefaultEvictor
- * (minReplicas 2) lets the first replica go and keeps the second and the
- * DaemonSet pod. */
+/* Two nodes; on node-a a ReplicaSet of two old pods, a ReplicaSet of one
+ * old pod and a kube-proxy (DaemonSet). PodLifeTime asks for every old pod;
+ * the DefaultEvictor (minReplicas 2) lets both replicas of the first go (an
+ * evicted pod still counts for its owner in the cycle, as upstream's
+ * informer index holds it) and keeps the lone replica and the DaemonSet
+ * pod. */
 static const char *cluster =
     "apiVersion: v1\nkind: List\nitems:\n"
     "- {apiVersion: v1, kind: Node, metadata: {name: node-a},\n"
@@ -432,6 +434,11 @@ static const char *cluster =
     "  metadata: {name: web-2, namespace: shop, uid: u2, creationTimestamp: '2026-11-02T00:00:00Z',\n"
     "             ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: web-5d, uid: rs1, controller: true}]}\n"
     "  spec: {nodeName: node-a, containers: [{name: c, image: web:1}]}\n"
+    "  status: {phase: Running}\n"
+    "- apiVersion: v1\n  kind: Pod\n"
+    "  metadata: {name: solo-1, namespace: shop, uid: u4, creationTimestamp: '2026-11-03T00:00:00Z',\n"
+    "             ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: solo-7c, uid: rs2, controller: true}]}\n"
+    "  spec: {nodeName: node-a, containers: [{name: c, image: solo:1}]}\n"
     "  status: {phase: Running}\n"
     "- apiVersion: v1\n  kind: Pod\n"
     "  metadata: {name: kube-proxy-x, namespace: kube-system, uid: u3, creationTimestamp: '2026-10-01T00:00:00Z',\n"
@@ -481,16 +488,20 @@ static void filter_invariant_replays_the_cycle(void **state)
     struct ebb_plan *p = ebb_engine_plan(e);
     struct ebb_test_report r = { 0 };
 
-    /* what the core did: web-1 evicted, web-2 kept by minReplicas */
-    assert_int_equal(p->nevictions, 1);
+    /* what the core did: both replicas of web-5d evicted, the lone
+     * replica and the DaemonSet pod kept */
+    assert_int_equal(p->nevictions, 2);
     assert_string_equal(p->evictions[0].pod, "shop/web-1");
+    assert_string_equal(p->evictions[1].pod, "shop/web-2");
     assert_true(gone(e, "shop", "web-1"));
-    /* checked after the cycle web-2 alone would fail minReplicas; in replay
-     * web-1 is checked while both replicas are still there */
+    assert_true(gone(e, "shop", "web-2"));
+    assert_false(gone(e, "shop", "solo-1"));
+    /* the replay checks each eviction as the cycle made it */
     assert_int_equal(ebb_test_check_filters(e, 1, &r), 0);
     assert_null(r.text);
     assert_true(gone(e, "shop", "web-1"));
-    assert_false(gone(e, "shop", "web-2"));
+    assert_true(gone(e, "shop", "web-2"));
+    assert_false(gone(e, "shop", "solo-1"));
     ebb_engine_destroy(e);
 }
 
@@ -503,22 +514,23 @@ static void filter_invariant_catches_a_doctored_plan(void **state)
 
     /* evictions the evictor refused or never saw, as a broken core would record them */
     ebb_plan_add_eviction(p, "kube-system/kube-proxy-x", "node-a", "Doctor", "test", "doctored");
-    ebb_plan_add_eviction(p, "shop/web-2", "node-a", "Doctor", "test", "doctored");
+    ebb_plan_add_eviction(p, "shop/solo-1", "node-a", "Doctor", "test", "doctored");
     ebb_plan_add_eviction(p, "shop/web-1", "node-a", "Doctor", "test", "doctored");
     ebb_plan_add_eviction(p, "shop/ghost", "node-a", "Doctor", "test", "doctored");
     assert_int_equal(ebb_test_check_filters(e, 1, &r), 4);
     assert_int_equal(r.mismatches, 4);
     assert_non_null(strstr(r.text, "invariant: cycle 1: kube-system/kube-proxy-x was evicted by "
                                    "Doctor, but the DefaultEvictor filter of profile test protects it\n"));
-    /* web-1 is gone by then: one replica left, under minReplicas */
-    assert_non_null(strstr(r.text, "invariant: cycle 1: shop/web-2 was evicted by Doctor, but the "
+    /* the lone replica of solo-7c is under minReplicas */
+    assert_non_null(strstr(r.text, "invariant: cycle 1: shop/solo-1 was evicted by Doctor, but the "
                                    "DefaultEvictor filter of profile test protects it\n"));
     assert_non_null(strstr(r.text, "invariant: cycle 1: shop/web-1 was evicted twice\n"));
     assert_non_null(strstr(r.text, "invariant: cycle 1: shop/ghost was evicted by Doctor but is "
                                    "not in the cluster\n"));
     /* the cache is as the cycle left it */
     assert_true(gone(e, "shop", "web-1"));
-    assert_false(gone(e, "shop", "web-2"));
+    assert_true(gone(e, "shop", "web-2"));
+    assert_false(gone(e, "shop", "solo-1"));
     assert_false(gone(e, "kube-system", "kube-proxy-x"));
     /* a cycle that did not run those has nothing to answer for */
     ebb_test_report_free(&r);

@@ -86,7 +86,8 @@ int ebb_cache_compact(struct ebb_cache *c);
 /* A pod occupies its node's resources: bound, not Succeeded/Failed, not hidden. */
 bool ebb_pod_occupies(const struct ebb_pod *p);
 
-/* Pods (not gone) whose ownerReferences name `uid`. */
+/* Pods whose ownerReferences name `uid`, those evicted in this cycle
+ * included (as upstream's informer index still holds them). */
 uint32_t ebb_cache_count_owned(const struct ebb_cache *c, ebb_str owner_uid);
 
 /* PDBs of a namespace (NULL when none). */

@@ -298,6 +298,14 @@ describe("DefaultEvictor", function()
       assert.same({ P.trio1, P.multi }, run(APPS, { minReplicas = 3 }, CANARY):pods())
       assert.same({ P.multi }, run(APPS, { minReplicas = 4 }, CANARY):pods())
     end)
+
+    -- upstream lists the candidates through Filter once and evicts them
+    -- without asking again; its owner index still holds a pod whose
+    -- eviction was asked, so trio keeps counting 3 pods
+    it("counts the owner's pods evicted earlier in the cycle", function()
+      assert.same({ P.trio1, P.trio2 }, run({ "trio" }, { minReplicas = 3 }):pods())
+      assert.same({}, run({ "trio" }, { minReplicas = 4 }):pods())
+    end)
   end)
 
   describe("minPodAge", function()
