@@ -487,6 +487,10 @@ static void kind_key(const struct ebb_object *o, ebb_str *a, ebb_str *b)
     case EBB_KIND_POD_METRICS: *a = o->u.pod_metrics->ns; *b = o->u.pod_metrics->name; break;
     case EBB_KIND_KOORD_NODE_METRIC: *a = o->u.koord->node; break;
     case EBB_KIND_PROM_RESULT: *a = o->u.prom->key; break;
+    case EBB_KIND_SERVICE:
+    case EBB_KIND_REPLICA_SET:
+    case EBB_KIND_STATEFUL_SET:
+    case EBB_KIND_REPLICATION_CONTROLLER: *a = o->u.workload->ns; *b = o->u.workload->name; break;
     default: break;
     }
 }
@@ -666,6 +670,10 @@ int ebb_cache_put(struct ebb_cache *c, struct ebb_object *obj)
     case EBB_KIND_POD_METRICS:
     case EBB_KIND_KOORD_NODE_METRIC:
     case EBB_KIND_PROM_RESULT: rc = put_other(c, obj); break;
+    case EBB_KIND_SERVICE:
+    case EBB_KIND_REPLICA_SET:
+    case EBB_KIND_STATEFUL_SET:
+    case EBB_KIND_REPLICATION_CONTROLLER: rc = put_other(c, obj); break;
     default: return EBB_EINVAL;
     }
     if (rc == 0) {
@@ -703,6 +711,10 @@ int ebb_cache_delete(struct ebb_cache *c, int kind, ebb_str ns, ebb_str name)
     case EBB_KIND_PVC:
     case EBB_KIND_PDB:
     case EBB_KIND_POD_METRICS:
+    case EBB_KIND_SERVICE:
+    case EBB_KIND_REPLICA_SET:
+    case EBB_KIND_STATEFUL_SET:
+    case EBB_KIND_REPLICATION_CONTROLLER:
         if ((o = ebb__map_del(&c->by_kind[kind], ns, name)) == NULL)
             return EBB_ENOENT;
         if (kind == EBB_KIND_PDB) {
@@ -759,6 +771,14 @@ struct ebb_pvc *ebb_cache_pvc(const struct ebb_cache *c, ebb_str ns, ebb_str nam
 struct ebb_node_metrics *ebb_cache_node_metrics(const struct ebb_cache *c, ebb_str node)
 {
     return ebb__map_get(&c->by_kind[EBB_KIND_NODE_METRICS], node, NULL);
+}
+
+struct ebb_workload *ebb_cache_workload(const struct ebb_cache *c, int kind, ebb_str ns,
+                                        ebb_str name)
+{
+    if (kind < EBB_KIND_SERVICE || kind > EBB_KIND_REPLICATION_CONTROLLER)
+        return NULL;
+    return ebb__map_get(&c->by_kind[kind], ns, name);
 }
 
 struct ebb_pod_metrics *ebb_cache_pod_metrics(const struct ebb_cache *c, ebb_str ns, ebb_str name)

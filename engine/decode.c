@@ -778,6 +778,10 @@ static const struct {
     [EBB_KIND_POD_METRICS] = { "PodMetrics", "metrics.k8s.io" },
     [EBB_KIND_KOORD_NODE_METRIC] = { "NodeMetric", "slo.koordinator.sh" },
     [EBB_KIND_PROM_RESULT] = { "PrometheusQueryResult", "ebb" },
+    [EBB_KIND_SERVICE] = { "Service", "" },
+    [EBB_KIND_REPLICA_SET] = { "ReplicaSet", "apps" },
+    [EBB_KIND_STATEFUL_SET] = { "StatefulSet", "apps" },
+    [EBB_KIND_REPLICATION_CONTROLLER] = { "ReplicationController", "" },
 };
 
 const char *ebb_kind_name(int kind)
@@ -1154,6 +1158,9 @@ static int tsc_at(struct dec *d, const cJSON *spec, struct ebb_pod *p)
 }
 
 /* What the containers of a pod add up to while they are read. */
+#define NZ_CPU 100                  /* schedutil.DefaultMilliCPURequest */
+#define NZ_MEM (200ll * 1024 * 1024) /* schedutil.DefaultMemoryRequest */
+
 struct podsum {
     struct racc app;        /* app containers + restartable init containers */
     struct racc sidecars;   /* restartable init containers seen so far */
@@ -1163,7 +1170,34 @@ struct podsum {
     int64_t qreq[2], qlim[2];
     bool has_qreq[2], has_qlim[2];
     bool guaranteed;
+    /* cpu and memory with the scheduler's defaults for what a container
+     * leaves out (NodeInfo.NonZeroRequested): same sums as above */
+    int64_t nz_app[2], nz_side[2], nz_init[2];
+    bool named[2];
 };
+
+/* The non-zero sums: a container that names no cpu (memory) request
+ * counts 100m (200Mi). v[r] < 0: not named. */
+static void nz_app(struct podsum *s, const int64_t *v)
+{
+    for (int r = 0; r < 2; r++)
+        s->nz_app[r] += v[r] < 0 ? (r == 0 ? NZ_CPU : NZ_MEM) : v[r];
+}
+
+static void nz_init(struct podsum *s, const int64_t *v, bool sidecar)
+{
+    for (int r = 0; r < 2; r++) {
+        int64_t x = v[r] < 0 ? (r == 0 ? NZ_CPU : NZ_MEM) : v[r];
+        if (sidecar) {
+            s->nz_app[r] += x;
+            s->nz_side[r] += x;
+            if (s->nz_side[r] > s->nz_init[r])
+                s->nz_init[r] = s->nz_side[r];
+        } else if (x + s->nz_side[r] > s->nz_init[r]) {
+            s->nz_init[r] = x + s->nz_side[r];
+        }
+    }
+}
 
 static int container(struct dec *d, const cJSON *c, bool init, struct ebb_pod *p,
                      struct podsum *s)
@@ -1208,12 +1242,20 @@ static int container(struct dec *d, const cJSON *c, bool init, struct ebb_pod *p
     /* a request that is written counts, even "0" (as upstream's
      * OnlyThresholdingResources reads the container's request keys) */
     p->requested_mask |= s->one.has;
+    int64_t nz[2];
+    for (int r = 0; r < 2; r++) {   /* EBB_RES_CPU, EBB_RES_MEMORY */
+        bool has = s->one.has & (1ull << r);
+        nz[r] = has ? s->one.v[r] : -1;
+        s->named[r] |= has;
+    }
     if (!init) {
         racc_add(&s->app, &s->one);
+        nz_app(s, nz);
         return 0;
     }
     if ((rc = text_at(d, c, "restartPolicy", &rp)) != 0)
         return rc;
+    nz_init(s, nz, rp != NULL && strcmp(rp, "Always") == 0);
     if (rp != NULL && strcmp(rp, "Always") == 0) {
         /* A sidecar runs beside the app containers and every later init
          * container. */
@@ -1276,6 +1318,8 @@ static int pod_requests(struct dec *d, const cJSON *spec, struct ebb_pod *p, str
     int rc;
 
     racc_max(&s->app, &s->init_max);
+    for (int r = 0; r < 2; r++)
+        *(r == 0 ? &p->nz_cpu : &p->nz_mem) = s->nz_app[r] > s->nz_init[r] ? s->nz_app[r] : s->nz_init[r];
     if ((rc = obj_at(d, spec, "resources", &res)) != 0)
         return rc;
     if (res != NULL) {
@@ -1290,6 +1334,14 @@ static int pod_requests(struct dec *d, const cJSON *spec, struct ebb_pod *p, str
             return rc;
         for (uint64_t m = lvl->has; m != 0; m &= m - 1)
             any |= pod_level_resource(__builtin_ctzll(m));
+        /* pod-level requests: a default only where no container and not
+         * the pod names the resource (getNonMissingContainerRequests) */
+        for (int r = 0; any && r < 2; r++) {
+            if (lvl->has & (1ull << r))
+                *(r == 0 ? &p->nz_cpu : &p->nz_mem) = lvl->v[r];
+            else if (s->named[r])
+                *(r == 0 ? &p->nz_cpu : &p->nz_mem) = s->app.has & (1ull << r) ? s->app.v[r] : 0;
+        }
         for (uint64_t m = lvl->has; any && m != 0; m &= m - 1) {
             int id = __builtin_ctzll(m);
             if (pod_level_resource(id)) {
@@ -1301,8 +1353,90 @@ static int pod_requests(struct dec *d, const cJSON *spec, struct ebb_pod *p, str
     racc_clear(&s->one);
     if ((rc = reslist_at(d, spec, "overhead", &s->one)) != 0)
         return rc;
+    for (int r = 0; r < 2; r++)
+        if (s->one.has & (1ull << r))
+            *(r == 0 ? &p->nz_cpu : &p->nz_mem) += s->one.v[r];
     racc_add(&s->app, &s->one);
     return racc_emit(d, &s->app, &p->requests);
+}
+
+/* ---- what kube-scheduler reads besides the requests -------------------------- */
+
+
+static int host_ports_at(struct dec *d, const cJSON *spec, struct ebb_pod *p)
+{
+    const cJSON *cs, *c, *ports, *e;
+    size_t n, np, total = 0;
+    int rc, i = 0;
+
+    if ((rc = arr_at(d, spec, "containers", &cs, &n)) != 0)
+        return rc;
+    for (c = cs; c != NULL; c = c->next) {
+        const cJSON *a = child(c, "ports");
+        for (e = cJSON_IsArray(a) ? a->child : NULL; e != NULL; e = e->next)
+            if (!cJSON_IsObject(e) || child(e, "hostPort") != NULL)
+                total++;   /* checked below */
+    }
+    if (total == 0)
+        return 0;
+    if (total > UINT16_MAX)
+        return fail(d, EBB_ESCHEMA, "containers", "too many host ports");
+    if ((p->host_ports = calloc(total, sizeof(*p->host_ports))) == NULL)
+        return nomem(d);
+    push(d, "containers");
+    for (c = cs; rc == 0 && c != NULL; c = c->next, i++) {
+        int k = 0;
+        push_i(d, i);
+        if ((rc = arr_at(d, c, "ports", &ports, &np)) == 0 && ports != NULL) {
+            push(d, "ports");
+            for (e = ports; rc == 0 && e != NULL; e = e->next, k++) {
+                struct ebb_host_port *hp = &p->host_ports[p->nhost_ports];
+                int64_t port = 0;
+                push_i(d, k);
+                if (!cJSON_IsObject(e))
+                    rc = expected(d, NULL, "an object", e);
+                else if ((rc = int_at(d, e, "hostPort", 0, 65535, &port, NULL)) == 0 && port > 0 &&
+                         p->nhost_ports < total) {
+                    hp->port = (int32_t)port;
+                    p->nhost_ports++;
+                    if ((rc = str_at(d, e, "hostIP", &hp->ip)) == 0)
+                        rc = str_at(d, e, "protocol", &hp->protocol);
+                }
+                pop(d);
+            }
+            pop(d);
+        }
+        pop(d);
+    }
+    pop(d);
+    return rc;
+}
+
+static int pod_sched_fields(struct dec *d, const cJSON *spec, struct ebb_pod *p)
+{
+    const cJSON *c, *gates;
+    size_t n;
+    int rc, i = 0;
+
+    if ((rc = host_ports_at(d, spec, p)) != 0)
+        return rc;
+    if ((rc = arr_at(d, spec, "schedulingGates", &gates, &n)) != 0)
+        return rc;
+    if (n > 0)
+        p->flags |= EBB_POD_SCHEDULING_GATED;
+    if ((rc = arr_at(d, spec, "initContainers", &c, &n)) != 0 || n == 0)
+        return rc;
+    if ((p->init_images = calloc(n, sizeof(*p->init_images))) == NULL)
+        return nomem(d);
+    push(d, "initContainers");
+    for (; rc == 0 && c != NULL; c = c->next, i++) {
+        push_i(d, i);
+        if ((rc = str_at(d, c, "image", &p->init_images[i])) == 0)
+            p->ninit_images++;
+        pop(d);
+    }
+    pop(d);
+    return rc;
 }
 
 static uint8_t pod_qos(const struct podsum *s)
@@ -1531,6 +1665,8 @@ static int pod_spec(struct dec *d, const cJSON *obj, struct ebb_pod *p, struct p
         rc = pod_requests(d, spec, p, s);
     if (rc == 0)
         rc = volumes(d, spec, p);
+    if (rc == 0)
+        rc = pod_sched_fields(d, spec, p);
     if (rc == 0 && (rc = arr_at(d, spec, "resourceClaims", &claims, &n)) == 0 && n > 0)
         p->flags |= EBB_POD_RESOURCE_CLAIMS;
     pop(d);
@@ -1647,6 +1783,34 @@ static int taints_at(struct dec *d, const cJSON *spec, struct ebb_node *n)
     return rc;
 }
 
+/* status.images: every name (tag and digest forms) with the size. */
+static int node_images_at(struct dec *d, const cJSON *status, struct ebb_node *n)
+{
+    const cJSON *c;
+    size_t len;
+    int rc, i = 0;
+
+    if ((rc = arr_at(d, status, "images", &c, &len)) != 0 || len == 0)
+        return rc;
+    if ((n->images = calloc(len, sizeof(*n->images))) == NULL)
+        return nomem(d);
+    push(d, "images");
+    for (; rc == 0 && c != NULL; c = c->next, i++) {
+        struct ebb_node_image *im = &n->images[i];
+        push_i(d, i);
+        n->nimages++;
+        if (!cJSON_IsObject(c))
+            rc = expected(d, NULL, "an object", c);
+        if (rc == 0)
+            rc = strs_at(d, c, "names", &im->names, &im->nnames);
+        if (rc == 0)
+            rc = int_at(d, c, "sizeBytes", 0, INT64_MAX, &im->size, NULL);
+        pop(d);
+    }
+    pop(d);
+    return rc;
+}
+
 int ebb_decode_node(const cJSON *obj, struct ebb_node **out, struct ebb_error *err)
 {
     struct dec d = { .err = err };
@@ -1680,8 +1844,9 @@ int ebb_decode_node(const cJSON *obj, struct ebb_node **out, struct ebb_error *e
         goto fail;
     push(&d, "status");
     if ((rc = res_at(&d, status, "capacity", &n->capacity)) == 0 &&
-        (rc = res_at(&d, status, "allocatable", &n->allocatable)) == 0)
-        rc = conditions_at(&d, status, NULL, NULL, &n->ready);
+        (rc = res_at(&d, status, "allocatable", &n->allocatable)) == 0 &&
+        (rc = conditions_at(&d, status, NULL, NULL, &n->ready)) == 0)
+        rc = node_images_at(&d, status, n);
     pop(&d);
     if (rc != 0)
         goto fail;
@@ -2027,6 +2192,107 @@ done:
     return 0;
 }
 
+int ebb_decode_node_affinity(const cJSON *j, struct ebb_affinity **out, struct ebb_error *err)
+{
+    struct dec d = { .err = err };
+    struct ebb_affinity *a;
+    int rc;
+
+    if (out == NULL)
+        return EBB_EINVAL;
+    *out = NULL;
+    if (j == NULL || cJSON_IsNull(j))
+        return 0;
+    if (!cJSON_IsObject(j))
+        return expected(&d, NULL, "an object", j);
+    if ((a = calloc(1, sizeof(*a))) == NULL)
+        return nomem(&d);
+    if ((rc = node_affinity(&d, j, a)) != 0) {
+        ebb_affinity_free(a);
+        return rc;
+    }
+    *out = a;
+    return 0;
+}
+
+/* ---- Services, ReplicaSets, StatefulSets, ReplicationControllers ------------ */
+
+/* A selector written as a plain map (Service, ReplicationController):
+ * every pair a "key In (value)"; {} selects everything. */
+static int map_selector_at(struct dec *d, const cJSON *o, const char *key,
+                           struct ebb_selector **out)
+{
+    const cJSON *m, *c;
+    struct ebb_req *reqs;
+    size_t n = 0, i = 0;
+    int rc;
+
+    *out = NULL;
+    if ((rc = obj_at(d, o, key, &m)) != 0 || m == NULL)
+        return rc;
+    for (c = m->child; c != NULL; c = c->next)
+        n++;
+    if (n == 0)
+        return (*out = ebb_selector_everything()) == NULL ? nomem(d) : 0;
+    if (n > UINT16_MAX)
+        return fail(d, EBB_ESCHEMA, key, "too many requirements");
+    if ((reqs = calloc(n, sizeof(*reqs))) == NULL)
+        return nomem(d);
+    push(d, key);
+    for (c = m->child; rc == 0 && c != NULL; c = c->next, i++) {
+        struct ebb_req *r = &reqs[i];
+        r->op = EBB_OP_IN;
+        if (!cJSON_IsString(c))
+            rc = expected(d, c->string, "a string", c);
+        else if ((r->values = calloc(1, sizeof(*r->values))) == NULL)
+            rc = nomem(d);
+        else if ((rc = intern(d, c->string, c->string, &r->key)) == 0 &&
+                 (rc = intern(d, c->string, c->valuestring, &r->values[0])) == 0)
+            r->nvalues = 1;
+    }
+    pop(d);
+    if (rc == 0 && (rc = ebb_selector_from_reqs(reqs, (uint16_t)n, out)) != 0)
+        rc = fail(d, rc, key, "cannot build the selector: %s", ebb_strerror(rc));
+    if (rc != 0)
+        reqs_free(reqs, n);
+    return rc;
+}
+
+static int decode_workload(struct dec *d, const cJSON *obj, int kind, struct ebb_workload **out)
+{
+    struct ebb_workload *w;
+    const cJSON *meta, *spec;
+    int rc;
+
+    if ((w = calloc(1, sizeof(*w))) == NULL)
+        return nomem(d);
+    w->kind = kind;
+    w->replicas = -1;
+    if ((rc = meta_at(d, obj, &meta, &w->ns, &w->name)) == 0) {
+        push(d, "metadata");
+        rc = str_at(d, meta, "uid", &w->uid);
+        pop(d);
+    }
+    if (rc == 0 && (rc = obj_at(d, obj, "spec", &spec)) == 0 && spec != NULL) {
+        push(d, "spec");
+        if (kind != EBB_KIND_SERVICE)
+            rc = i32_at(d, spec, "replicas", &w->replicas, NULL);
+        if (rc == 0) {
+            if (kind == EBB_KIND_SERVICE || kind == EBB_KIND_REPLICATION_CONTROLLER)
+                rc = map_selector_at(d, spec, "selector", &w->selector);
+            else
+                rc = selector_at(d, spec, "selector", false, &w->selector);
+        }
+        pop(d);
+    }
+    if (rc != 0) {
+        ebb_workload_free(w);
+        return rc;
+    }
+    *out = w;
+    return 0;
+}
+
 /* Decode `obj` as `kind` (already known to be an object). */
 static int decode_as(const cJSON *obj, int kind, struct ebb_object *out, struct ebb_error *err)
 {
@@ -2044,6 +2310,10 @@ static int decode_as(const cJSON *obj, int kind, struct ebb_object *out, struct 
     case EBB_KIND_POD_METRICS: rc = decode_pod_metrics(&d, obj, &out->u.pod_metrics); break;
     case EBB_KIND_KOORD_NODE_METRIC: rc = decode_koord(&d, obj, &out->u.koord); break;
     case EBB_KIND_PROM_RESULT: rc = ebb_prom_result_decode(obj, &out->u.prom, err); break;
+    case EBB_KIND_SERVICE:
+    case EBB_KIND_REPLICA_SET:
+    case EBB_KIND_STATEFUL_SET:
+    case EBB_KIND_REPLICATION_CONTROLLER: rc = decode_workload(&d, obj, kind, &out->u.workload); break;
     default:
         return fail(&d, EBB_ENOENT, "kind", "not a kind ebb keeps");
     }
@@ -2089,6 +2359,10 @@ void ebb_object_free(struct ebb_object *o)
     case EBB_KIND_POD_METRICS: ebb_pod_metrics_free(o->u.pod_metrics); break;
     case EBB_KIND_KOORD_NODE_METRIC: ebb_koord_node_metric_free(o->u.koord); break;
     case EBB_KIND_PROM_RESULT: ebb_prom_result_free(o->u.prom); break;
+    case EBB_KIND_SERVICE:
+    case EBB_KIND_REPLICA_SET:
+    case EBB_KIND_STATEFUL_SET:
+    case EBB_KIND_REPLICATION_CONTROLLER: ebb_workload_free(o->u.workload); break;
     default: break;
     }
     o->kind = EBB_KIND_UNKNOWN;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "ebb/model.h"
+#include "ebb/selector.h"
 
 /* ---- resources --------------------------------------------------------- */
 
@@ -324,6 +325,14 @@ void ebb_pod_free(struct ebb_pod *p)
     }
     release_strs(p->images, p->nimages);
     release_strs(p->pvcs, p->npvcs);
+    release_strs(p->init_images, p->ninit_images);
+    if (p->host_ports != NULL) {
+        for (uint16_t i = 0; i < p->nhost_ports; i++) {
+            ebb_str_release(p->host_ports[i].ip);
+            ebb_str_release(p->host_ports[i].protocol);
+        }
+        free(p->host_ports);
+    }
     if (p->tsc != NULL) {
         for (uint16_t i = 0; i < p->ntsc; i++)
             tsc_clear(&p->tsc[i]);
@@ -351,6 +360,11 @@ void ebb_node_free(struct ebb_node *n)
     ebb_labels_free(&n->annotations);
     ebb_res_free(&n->allocatable);
     ebb_res_free(&n->capacity);
+    if (n->images != NULL) {
+        for (uint16_t i = 0; i < n->nimages; i++)
+            release_strs(n->images[i].names, n->images[i].nnames);
+        free(n->images);
+    }
     free(n);
 }
 
@@ -455,4 +469,261 @@ const char *ebb_pod_key(const struct ebb_pod *p, char *buf, size_t len)
         memcpy(buf + a + 1, p->name, b);
     buf[a + b + 1] = '\0';
     return buf;
+}
+
+/* ---- deep copies --------------------------------------------------------- */
+
+/* Copy n elements of `from` into a new array at *to (NULL when n is 0). */
+static bool dup_array(void **to, const void *from, size_t n, size_t size)
+{
+    *to = NULL;
+    if (n == 0 || from == NULL)
+        return true;
+    if ((*to = malloc(n * size)) == NULL)
+        return false;
+    memcpy(*to, from, n * size);
+    return true;
+}
+
+static bool ref_strs(ebb_str **to, ebb_str const *from, size_t n)
+{
+    if (!dup_array((void **)to, from, n, sizeof(*from)))
+        return false;
+    for (size_t i = 0; i < n && *to != NULL; i++)
+        ebb_str_ref((*to)[i]);
+    return true;
+}
+
+static bool labels_dup(struct ebb_labels *to, const struct ebb_labels *from)
+{
+    to->n = 0;
+    if (!dup_array((void **)&to->kv, from->kv, from->n, sizeof(*from->kv)))
+        return false;
+    to->n = to->kv != NULL ? from->n : 0;
+    for (uint32_t i = 0; i < to->n; i++) {
+        ebb_str_ref(to->kv[i].key);
+        ebb_str_ref(to->kv[i].value);
+    }
+    return true;
+}
+
+/* On failure *to and *nto still describe an array ebb_req_free can clear. */
+static bool reqs_dup(struct ebb_req **to, uint16_t *nto, const struct ebb_req *from, uint16_t n)
+{
+    *nto = 0;
+    if (!dup_array((void **)to, from, n, sizeof(*from)))
+        return false;
+    if (*to == NULL)
+        return true;
+    for (uint16_t i = 0; i < n; i++) {
+        (*to)[i].key = NULL;
+        (*to)[i].values = NULL;
+        (*to)[i].nvalues = 0;
+    }
+    *nto = n;
+    for (uint16_t i = 0; i < n; i++) {
+        struct ebb_req *r = &(*to)[i];
+        r->key = ebb_str_ref(from[i].key);
+        if (!ref_strs(&r->values, from[i].values, from[i].nvalues))
+            return false;
+        r->nvalues = r->values != NULL ? from[i].nvalues : 0;
+    }
+    return true;
+}
+
+static bool node_term_dup(struct ebb_node_term *to, const struct ebb_node_term *from)
+{
+    *to = *from;
+    to->exprs = to->fields = NULL;
+    to->nexprs = to->nfields = 0;
+    return reqs_dup(&to->exprs, &to->nexprs, from->exprs, from->nexprs) &&
+           reqs_dup(&to->fields, &to->nfields, from->fields, from->nfields);
+}
+
+static bool pod_term_dup(struct ebb_pod_term *to, const struct ebb_pod_term *from)
+{
+    memset(to, 0, sizeof(*to));
+    to->topology_key = ebb_str_ref(from->topology_key);
+    if ((from->selector && (to->selector = ebb_selector_dup(from->selector)) == NULL) ||
+        (from->ns_selector && (to->ns_selector = ebb_selector_dup(from->ns_selector)) == NULL))
+        return false;
+    if (!ref_strs(&to->namespaces, from->namespaces, from->nnamespaces))
+        return false;
+    to->nnamespaces = from->nnamespaces;
+    if (!ref_strs(&to->match_keys, from->match_keys, from->nmatch_keys))
+        return false;
+    to->nmatch_keys = from->nmatch_keys;
+    if (!ref_strs(&to->mismatch_keys, from->mismatch_keys, from->nmismatch_keys))
+        return false;
+    to->nmismatch_keys = from->nmismatch_keys;
+    return true;
+}
+
+static struct ebb_affinity *affinity_dup(const struct ebb_affinity *a)
+{
+    struct ebb_affinity *d = calloc(1, sizeof(*d));
+
+    if (d == NULL)
+        return NULL;
+    d->has_required = a->has_required;
+    if ((a->nrequired && (d->required = calloc(a->nrequired, sizeof(*d->required))) == NULL) ||
+        (a->npreferred && (d->preferred = calloc(a->npreferred, sizeof(*d->preferred))) == NULL) ||
+        (a->naff_required &&
+         (d->aff_required = calloc(a->naff_required, sizeof(*d->aff_required))) == NULL) ||
+        (a->naff_preferred &&
+         (d->aff_preferred = calloc(a->naff_preferred, sizeof(*d->aff_preferred))) == NULL) ||
+        (a->nanti_required &&
+         (d->anti_required = calloc(a->nanti_required, sizeof(*d->anti_required))) == NULL) ||
+        (a->nanti_preferred &&
+         (d->anti_preferred = calloc(a->nanti_preferred, sizeof(*d->anti_preferred))) == NULL))
+        goto fail;
+    for (; d->nrequired < a->nrequired; d->nrequired++)
+        if (!node_term_dup(&d->required[d->nrequired], &a->required[d->nrequired])) {
+            d->nrequired++;
+            goto fail;
+        }
+    for (; d->npreferred < a->npreferred; d->npreferred++) {
+        d->preferred[d->npreferred].weight = a->preferred[d->npreferred].weight;
+        if (!node_term_dup(&d->preferred[d->npreferred].term, &a->preferred[d->npreferred].term)) {
+            d->npreferred++;
+            goto fail;
+        }
+    }
+    for (; d->naff_required < a->naff_required; d->naff_required++)
+        if (!pod_term_dup(&d->aff_required[d->naff_required], &a->aff_required[d->naff_required])) {
+            d->naff_required++;
+            goto fail;
+        }
+    for (; d->nanti_required < a->nanti_required; d->nanti_required++)
+        if (!pod_term_dup(&d->anti_required[d->nanti_required],
+                          &a->anti_required[d->nanti_required])) {
+            d->nanti_required++;
+            goto fail;
+        }
+    for (; d->naff_preferred < a->naff_preferred; d->naff_preferred++) {
+        d->aff_preferred[d->naff_preferred].weight = a->aff_preferred[d->naff_preferred].weight;
+        if (!pod_term_dup(&d->aff_preferred[d->naff_preferred].term,
+                          &a->aff_preferred[d->naff_preferred].term)) {
+            d->naff_preferred++;
+            goto fail;
+        }
+    }
+    for (; d->nanti_preferred < a->nanti_preferred; d->nanti_preferred++) {
+        d->anti_preferred[d->nanti_preferred].weight = a->anti_preferred[d->nanti_preferred].weight;
+        if (!pod_term_dup(&d->anti_preferred[d->nanti_preferred].term,
+                          &a->anti_preferred[d->nanti_preferred].term)) {
+            d->nanti_preferred++;
+            goto fail;
+        }
+    }
+    return d;
+fail:
+    ebb_affinity_free(d);
+    return NULL;
+}
+
+struct ebb_pod *ebb_pod_clone(const struct ebb_pod *p)
+{
+    struct ebb_pod *c;
+    bool ok = true;
+
+    if (p == NULL || (c = malloc(sizeof(*c))) == NULL)
+        return NULL;
+    *c = *p;
+    /* nothing below is owned yet: a failure frees what has been copied */
+    c->labels.kv = c->annotations.kv = c->node_selector.kv = NULL;
+    c->labels.n = c->annotations.n = c->node_selector.n = 0;
+    c->owners = NULL, c->tolerations = NULL, c->cstatus = NULL, c->conditions = NULL;
+    c->images = c->pvcs = c->init_images = NULL;
+    c->tsc = NULL, c->affinity = NULL, c->requests.q = NULL, c->host_ports = NULL;
+    c->nowners = c->ntolerations = c->ncstatus = c->nconditions = c->nimages = c->npvcs = 0;
+    c->ntsc = c->ninit_images = c->nhost_ports = c->requests.n = 0;
+    ebb_str_ref(c->ns), ebb_str_ref(c->name), ebb_str_ref(c->uid), ebb_str_ref(c->node);
+    ebb_str_ref(c->priority_class), ebb_str_ref(c->reason), ebb_str_ref(c->scheduler);
+
+    ok = labels_dup(&c->labels, &p->labels) && labels_dup(&c->annotations, &p->annotations) &&
+         labels_dup(&c->node_selector, &p->node_selector);
+    if (ok && (ok = dup_array((void **)&c->owners, p->owners, p->nowners, sizeof(*p->owners)))) {
+        c->nowners = p->nowners;
+        for (uint16_t i = 0; i < c->nowners; i++) {
+            ebb_str_ref(c->owners[i].kind);
+            ebb_str_ref(c->owners[i].name);
+            ebb_str_ref(c->owners[i].uid);
+        }
+    }
+    if (ok && (ok = dup_array((void **)&c->tolerations, p->tolerations, p->ntolerations,
+                              sizeof(*p->tolerations)))) {
+        c->ntolerations = p->ntolerations;
+        for (uint16_t i = 0; i < c->ntolerations; i++) {
+            ebb_str_ref(c->tolerations[i].key);
+            ebb_str_ref(c->tolerations[i].value);
+        }
+    }
+    if (ok && (ok = dup_array((void **)&c->cstatus, p->cstatus, p->ncstatus, sizeof(*p->cstatus)))) {
+        c->ncstatus = p->ncstatus;
+        for (uint16_t i = 0; i < c->ncstatus; i++) {
+            ebb_str_ref(c->cstatus[i].name);
+            ebb_str_ref(c->cstatus[i].reason);
+            ebb_str_ref(c->cstatus[i].last_reason);
+        }
+    }
+    if (ok && (ok = dup_array((void **)&c->conditions, p->conditions, p->nconditions,
+                              sizeof(*p->conditions)))) {
+        c->nconditions = p->nconditions;
+        for (uint16_t i = 0; i < c->nconditions; i++) {
+            ebb_str_ref(c->conditions[i].type);
+            ebb_str_ref(c->conditions[i].status);
+            ebb_str_ref(c->conditions[i].reason);
+        }
+    }
+    if (ok && (ok = ref_strs(&c->images, p->images, p->nimages)))
+        c->nimages = p->nimages;
+    if (ok && (ok = ref_strs(&c->pvcs, p->pvcs, p->npvcs)))
+        c->npvcs = p->npvcs;
+    if (ok && (ok = ref_strs(&c->init_images, p->init_images, p->ninit_images)))
+        c->ninit_images = p->ninit_images;
+    if (ok && p->ntsc > 0 && (ok = (c->tsc = calloc(p->ntsc, sizeof(*c->tsc))) != NULL)) {
+        for (uint16_t i = 0; ok && i < p->ntsc; i++) {
+            struct ebb_tsc *t = &c->tsc[i];
+            *t = p->tsc[i];
+            t->selector = NULL;
+            t->match_keys = NULL;
+            t->nmatch_keys = 0;
+            ebb_str_ref(t->topology_key);
+            c->ntsc = (uint16_t)(i + 1);
+            if (p->tsc[i].selector && (t->selector = ebb_selector_dup(p->tsc[i].selector)) == NULL)
+                ok = false;
+            else if ((ok = ref_strs(&t->match_keys, p->tsc[i].match_keys, p->tsc[i].nmatch_keys)))
+                t->nmatch_keys = p->tsc[i].nmatch_keys;
+        }
+    }
+    if (ok && p->affinity != NULL)
+        ok = (c->affinity = affinity_dup(p->affinity)) != NULL;
+    if (ok && (ok = dup_array((void **)&c->requests.q, p->requests.q, p->requests.n,
+                              sizeof(*p->requests.q))))
+        c->requests.n = p->requests.n;
+    if (ok && (ok = dup_array((void **)&c->host_ports, p->host_ports, p->nhost_ports,
+                              sizeof(*p->host_ports)))) {
+        c->nhost_ports = p->nhost_ports;
+        for (uint16_t i = 0; i < c->nhost_ports; i++) {
+            ebb_str_ref(c->host_ports[i].ip);
+            ebb_str_ref(c->host_ports[i].protocol);
+        }
+    }
+    if (!ok) {
+        ebb_pod_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void ebb_workload_free(struct ebb_workload *w)
+{
+    if (w == NULL)
+        return;
+    ebb_str_release(w->ns);
+    ebb_str_release(w->name);
+    ebb_str_release(w->uid);
+    ebb_selector_free(w->selector);
+    free(w);
 }

@@ -34,6 +34,12 @@ static const struct resource resources[] = {
     { "/api/v1/persistentvolumeclaims", "v1", "PersistentVolumeClaim", false },
     { "/apis/policy/v1/poddisruptionbudgets", "policy/v1", "PodDisruptionBudget", false },
     { "/api/v1/pods", "v1", "Pod", false },
+    /* what the scheduler's default topology spreading reads (simulate --reschedule);
+     * optional only so that a server without them (ebb serve) records the rest */
+    { "/api/v1/services", "v1", "Service", true },
+    { "/api/v1/replicationcontrollers", "v1", "ReplicationController", true },
+    { "/apis/apps/v1/replicasets", "apps/v1", "ReplicaSet", true },
+    { "/apis/apps/v1/statefulsets", "apps/v1", "StatefulSet", true },
     { "/apis/metrics.k8s.io/v1beta1/nodes", "metrics.k8s.io/v1beta1", "NodeMetrics", true },
     { "/apis/metrics.k8s.io/v1beta1/pods", "metrics.k8s.io/v1beta1", "PodMetrics", true },
     { "/apis/slo.koordinator.sh/v1alpha1/nodemetrics", "slo.koordinator.sh/v1alpha1", "NodeMetric", true },

@@ -457,6 +457,10 @@ static void object_key(const struct ebb_object *o, ebb_str *ns, ebb_str *name)
     case EBB_KIND_POD_METRICS: *ns = o->u.pod_metrics->ns; *name = o->u.pod_metrics->name; break;
     case EBB_KIND_KOORD_NODE_METRIC: *name = o->u.koord->node; break;
     case EBB_KIND_PROM_RESULT: *name = o->u.prom->key; break;
+    case EBB_KIND_SERVICE:
+    case EBB_KIND_REPLICA_SET:
+    case EBB_KIND_STATEFUL_SET:
+    case EBB_KIND_REPLICATION_CONTROLLER: *ns = o->u.workload->ns; *name = o->u.workload->name; break;
     default: break;
     }
 }

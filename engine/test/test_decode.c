@@ -810,6 +810,76 @@ static void test_other_kinds(void **state)
     ebb_object_free(&o);
 }
 
+/* What kube-scheduler reads: non-zero requests, host ports, init
+ * container images, scheduling gates; node images; Services and
+ * controllers with their selectors. */
+static void test_scheduler_inputs(void **state)
+{
+    (void)state;
+    struct ebb_pod *p = pod_of(
+        "{'apiVersion':'v1','kind':'Pod','metadata':{'name':'p'},'spec':{"
+        "'schedulingGates':[{'name':'quota'}],"
+        "'containers':[{'name':'a','image':'web:1','resources':{'requests':{'cpu':'250m'}},"
+        "'ports':[{'containerPort':80},{'containerPort':443,'hostPort':8443,'hostIP':'10.0.0.1',"
+        "'protocol':'UDP'}]},{'name':'b','image':'side:2','resources':{'requests':{'memory':'0'}}}],"
+        "'initContainers':[{'name':'i','image':'init:3'}],'overhead':{'cpu':'10m'}}}");
+    assert_int_equal(p->nz_cpu, 250 + 100 + 10);           /* b names no cpu: 100m */
+    assert_int_equal(p->nz_mem, 200ll * 1024 * 1024);      /* a none: 200Mi; b an explicit 0 */
+    assert_int_equal(p->nhost_ports, 1);
+    assert_int_equal(p->host_ports[0].port, 8443);
+    assert_string_equal(p->host_ports[0].ip, "10.0.0.1");
+    assert_string_equal(p->host_ports[0].protocol, "UDP");
+    assert_int_equal(p->ninit_images, 1);
+    assert_string_equal(p->init_images[0], "init:3");
+    assert_true(p->flags & EBB_POD_SCHEDULING_GATED);
+    struct ebb_pod *c = ebb_pod_clone(p);
+    assert_non_null(c);
+    assert_string_equal(c->host_ports[0].ip, "10.0.0.1");
+    assert_string_equal(c->labels.n ? c->labels.kv[0].key : "none", "none");
+    ebb_pod_free(p);
+    ebb_pod_free(c);
+
+    struct ebb_error err = pod_error("{'apiVersion':'v1','kind':'Pod','metadata':{'name':'p'},'spec':{"
+                                     "'containers':[{'name':'a','ports':[{'hostPort':'80'}]}]}}");
+    assert_string_equal(err.field, "spec.containers[0].ports[0].hostPort");
+
+    struct ebb_object o = obj_of(
+        "{'apiVersion':'v1','kind':'Node','metadata':{'name':'n'},'status':{'images':["
+        "{'names':['repo/a@sha256:1','repo/a:1'],'sizeBytes':1000},{'names':['b:2'],'sizeBytes':5}]}}");
+    assert_int_equal(o.u.node->nimages, 2);
+    assert_int_equal(o.u.node->images[0].nnames, 2);
+    assert_string_equal(o.u.node->images[0].names[1], "repo/a:1");
+    assert_int_equal(o.u.node->images[1].size, 5);
+    ebb_object_free(&o);
+
+    o = obj_of("{'apiVersion':'v1','kind':'Service','metadata':{'name':'web','namespace':'shop'},"
+               "'spec':{'selector':{'app':'web','tier':'front'}}}");
+    assert_int_equal(o.kind, EBB_KIND_SERVICE);
+    assert_string_equal(o.u.workload->ns, "shop");
+    assert_int_equal(o.u.workload->selector->nreqs, 2);
+    assert_int_equal(o.u.workload->replicas, -1);
+    ebb_object_free(&o);
+    o = obj_of("{'apiVersion':'v1','kind':'Service','metadata':{'name':'ext'},'spec':{'type':'ExternalName'}}");
+    assert_null(o.u.workload->selector);   /* selects no pod */
+    ebb_object_free(&o);
+    o = obj_of("{'apiVersion':'apps/v1','kind':'ReplicaSet','metadata':{'name':'web-5d','uid':'u1'},"
+               "'spec':{'replicas':3,'selector':{'matchExpressions':[{'key':'app','operator':'Exists'}]}}}");
+    assert_int_equal(o.kind, EBB_KIND_REPLICA_SET);
+    assert_int_equal(o.u.workload->replicas, 3);
+    assert_int_equal(o.u.workload->selector->reqs[0].op, EBB_OP_EXISTS);
+    ebb_object_free(&o);
+    o = obj_of("{'apiVersion':'apps/v1','kind':'StatefulSet','metadata':{'name':'db'},'spec':{'selector':{}}}");
+    assert_int_equal(o.kind, EBB_KIND_STATEFUL_SET);
+    ebb_object_free(&o);
+    o = obj_of("{'apiVersion':'v1','kind':'ReplicationController','metadata':{'name':'rc'},'spec':{'selector':{'a':'b'}}}");
+    assert_int_equal(o.kind, EBB_KIND_REPLICATION_CONTROLLER);
+    ebb_object_free(&o);
+    cJSON *j = J("{'apiVersion':'v1','kind':'Service','metadata':{'name':'s'},'spec':{'selector':{'app':3}}}");
+    assert_int_equal(ebb_decode_object(j, &o, &err), EBB_ESCHEMA);
+    assert_string_equal(err.field, "spec.selector.app");
+    cJSON_Delete(j);
+}
+
 static void test_kinds(void **state)
 {
     (void)state;
@@ -860,6 +930,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pdb, setup, teardown),
         cmocka_unit_test_setup_teardown(test_other_kinds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kinds, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_scheduler_inputs, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -351,7 +351,7 @@ static void test_shapes(void **state)
 
     /* unknown kinds are counted by name */
     c = load_text("[{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\"}},"
-                  "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"s\"}},"
+                  "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"s\"}},"
                   "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"e\"}},"
                   "{\"apiVersion\":\"example.com/v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"f\"}}]",
                   &st);

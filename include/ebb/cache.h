@@ -56,6 +56,9 @@ struct ebb_pod_metrics *ebb_cache_pod_metrics(const struct ebb_cache *c, ebb_str
 struct ebb_koord_node_metric *ebb_cache_koord_metric(const struct ebb_cache *c, ebb_str node);
 /* A Prometheus query's result recorded in the snapshot (ebb record --policy). */
 struct ebb_prom_result *ebb_cache_prom_result(const struct ebb_cache *c, const char *query);
+/* A Service, ReplicaSet, StatefulSet or ReplicationController (kind). */
+struct ebb_workload *ebb_cache_workload(const struct ebb_cache *c, int kind, ebb_str ns,
+                                        ebb_str name);
 
 /* Slot iteration: for (i = 0; i < ebb_cache_pod_slots(c); i++) if ((p = ebb_cache_pod_at(c, i))) */
 uint32_t ebb_cache_pod_slots(const struct ebb_cache *c);

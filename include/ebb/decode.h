@@ -29,6 +29,10 @@ enum ebb_kind {
     EBB_KIND_POD_METRICS,         /* metrics.k8s.io PodMetrics */
     EBB_KIND_KOORD_NODE_METRIC,   /* slo.koordinator.sh NodeMetric */
     EBB_KIND_PROM_RESULT,         /* ebb PrometheusQueryResult (ebb record --policy) */
+    EBB_KIND_SERVICE,             /* the four kinds of struct ebb_workload */
+    EBB_KIND_REPLICA_SET,
+    EBB_KIND_STATEFUL_SET,
+    EBB_KIND_REPLICATION_CONTROLLER,
     EBB_KIND_MAX,
 };
 
@@ -51,6 +55,7 @@ struct ebb_object {
         struct ebb_pod_metrics *pod_metrics;
         struct ebb_koord_node_metric *koord;
         struct ebb_prom_result *prom;
+        struct ebb_workload *workload;  /* the four workload kinds */
         void *any;
     } u;
 };
@@ -74,6 +79,11 @@ int ebb_decode_node(const struct cJSON *obj, struct ebb_node **out, struct ebb_e
  * nothing" substitute ebb_selector_nothing(). */
 int ebb_decode_label_selector(const struct cJSON *j, struct ebb_selector **out,
                               struct ebb_error *err);
+
+/* v1.NodeAffinity JSON (required node selector terms and preferred
+ * terms), as in a pod's spec.affinity.nodeAffinity; NULL in: *out NULL. */
+int ebb_decode_node_affinity(const struct cJSON *j, struct ebb_affinity **out,
+                             struct ebb_error *err);
 
 /* A quantity that may be a JSON string or number. */
 int ebb_decode_quantity(const struct cJSON *j, const char *resource, int64_t *out);

@@ -216,6 +216,7 @@ enum {
     EBB_POD_TERMINATING = 1 << 7,         /* metadata.deletionTimestamp set */
     EBB_POD_NODE_SELECTOR = 1 << 8,       /* spec.nodeSelector non-empty */
     EBB_POD_READY = 1 << 9,               /* condition Ready == True */
+    EBB_POD_SCHEDULING_GATED = 1 << 10,   /* spec.schedulingGates non-empty */
     EBB_POD_GONE = 1 << 15,               /* evicted in this cycle: hidden */
 };
 
@@ -241,6 +242,13 @@ struct ebb_cstatus {
     uint8_t last_state;          /* EBB_CSTATE_* of .lastState */
     ebb_str last_reason;         /* lastState.terminated.reason */
     int32_t last_exit_code;
+};
+
+/* A containers[].ports[] entry with a hostPort (the scheduler's NodePorts). */
+struct ebb_host_port {
+    ebb_str ip;                  /* hostIP; NULL or "": 0.0.0.0 */
+    ebb_str protocol;            /* NULL or "": TCP */
+    int32_t port;
 };
 
 struct ebb_condition {
@@ -291,9 +299,21 @@ struct ebb_pod {
     int32_t restarts;            /* sum over app container statuses */
     int32_t init_restarts;       /* sum over init container statuses */
     struct ebb_src src;
+    /* What kube-scheduler reads besides the above (engine/sched*.c). */
+    int64_t nz_cpu, nz_mem;      /* requests with 100m / 200Mi for each container
+                                    that names no cpu / memory request (scoring) */
+    uint16_t nhost_ports, ninit_images;
+    struct ebb_host_port *host_ports;   /* app containers' ports with a hostPort */
+    ebb_str *init_images;        /* spec.initContainers[].image, in order */
 };
 
 /* ---- nodes ------------------------------------------------------------- */
+
+struct ebb_node_image {          /* status.images[] */
+    uint16_t nnames;
+    ebb_str *names;
+    int64_t size;                /* sizeBytes */
+};
 
 struct ebb_node {
     uint32_t slot;
@@ -309,6 +329,8 @@ struct ebb_node {
     struct ebb_res allocatable;  /* falls back to capacity when empty */
     struct ebb_res capacity;
     struct ebb_src src;
+    uint16_t nimages;
+    struct ebb_node_image *images;   /* status.images (ImageLocality) */
 };
 
 /* ---- other kinds ------------------------------------------------------- */
@@ -340,6 +362,16 @@ struct ebb_pdb {
     ebb_str unhealthy_policy;        /* spec.unhealthyPodEvictionPolicy */
     ebb_str min_available;           /* as written: "2" or "50%"; NULL if unset */
     ebb_str max_unavailable;
+};
+
+/* Service, ReplicaSet, StatefulSet, ReplicationController: the objects
+ * whose selectors kube-scheduler's default topology spreading reads, and the
+ * owners that recreate an evicted pod. */
+struct ebb_workload {
+    int kind;                        /* EBB_KIND_SERVICE, ... */
+    ebb_str ns, name, uid;
+    int32_t replicas;                /* spec.replicas; -1 when unset or a Service */
+    struct ebb_selector *selector;   /* NULL: none (a Service without one selects nothing) */
 };
 
 /* metrics.k8s.io/v1beta1 NodeMetrics and PodMetrics (pod: summed over
@@ -385,10 +417,15 @@ void ebb_pdb_free(struct ebb_pdb *pdb);
 void ebb_node_metrics_free(struct ebb_node_metrics *m);
 void ebb_pod_metrics_free(struct ebb_pod_metrics *m);
 void ebb_koord_node_metric_free(struct ebb_koord_node_metric *m);
+void ebb_workload_free(struct ebb_workload *w);
 void ebb_selector_free(struct ebb_selector *s);
 void ebb_affinity_free(struct ebb_affinity *a);
 void ebb_pod_term_clear(struct ebb_pod_term *t);
 void ebb_node_term_clear(struct ebb_node_term *t);
+
+/* A deep copy of p (new references to every string; src, slot and serial
+ * copied as they are): NULL when out of memory. */
+struct ebb_pod *ebb_pod_clone(const struct ebb_pod *p);
 
 /* "ns/name" into buf; returns buf. */
 const char *ebb_pod_key(const struct ebb_pod *p, char *buf, size_t len);
