@@ -8,10 +8,12 @@
  * Exit status: 0 done, 2 the input is wrong (flags, policy, snapshot,
  * scripts; the message names the file, line and field), 1 anything else.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ebb.h"
 #include "ebb/flags.h"
@@ -38,6 +40,11 @@ struct opts {
     size_t script_memory;
     const char *prometheus_url, *prometheus_token_file;
     unsigned features;
+    bool reschedule;
+    const char *sched_config;
+    int sched_version;
+    bool seeded;
+    uint64_t seed;
 };
 
 static void usage(FILE *f)
@@ -45,6 +52,7 @@ static void usage(FILE *f)
     fputs("usage:\n"
           "  ebb simulate --snapshot FILE --policy FILE [--policy-dir DIR]... [--now TIME]\n"
           "               [--cycles N] [--output table|json] [--prometheus-url URL]\n"
+          "               [--reschedule [--scheduler-config FILE] [--seed S] [--report FILE.html]]\n"
           "  ebb check    --policy FILE [--policy-dir DIR]...\n"
           "  ebb run      --policy FILE [--policy-dir DIR]... [--kubeconfig FILE] [--once] ...\n"
           "               (ebb run --help for the rest)\n"
@@ -59,6 +67,15 @@ static void usage(FILE *f)
           "  --policy-dir DIR   a directory of Lua strategies (repeatable)\n"
           "  --now TIME         the clock for ages, RFC 3339 (default: now)\n"
           "  --cycles N         run N cycles on the snapshot; evicted pods stay gone (default 1)\n"
+          "  --reschedule       evicted pods come back as their owners recreate them, placed by\n"
+          "                     a model of kube-scheduler, and the snapshot's pending pods too;\n"
+          "                     cycles run until one evicts nothing, at most 10 (or --cycles N;\n"
+          "                     0: only place the pending pods)\n"
+          "  --scheduler-config FILE  a kubescheduler.config.k8s.io/v1 KubeSchedulerConfiguration\n"
+          "  --scheduler-version V    latest (default) or v1.25: where kube-scheduler versions differ\n"
+          "  --seed S           break ties between nodes at random, reproducibly (default: the\n"
+          "                     first in name order)\n"
+          "  --report FILE      write an HTML report of the rescheduled run\n"
           "  --output FORMAT    table (default) or json\n"
           "  --prometheus-url URL  ask this Prometheus server the policy's queries (at --now)\n"
           "                     instead of the results the snapshot recorded\n"
@@ -97,6 +114,11 @@ static int parse(int argc, char **argv, struct opts *o)
         { "prometheus-url", required_argument, NULL, 'P' },
         { "prometheus-token-file", required_argument, NULL, 'K' },
         { "feature-gates", required_argument, NULL, 'F' },
+        { "reschedule", no_argument, NULL, 'R' },
+        { "scheduler-config", required_argument, NULL, 'C' },
+        { "scheduler-version", required_argument, NULL, 'V' },
+        { "seed", required_argument, NULL, 'E' },
+        { "report", required_argument, NULL, 'H' },
         { "verbose", no_argument, NULL, 'v' },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
@@ -106,7 +128,7 @@ static int parse(int argc, char **argv, struct opts *o)
 
     memset(o, 0, sizeof(*o));
     o->now = EBB_TIME_NONE;
-    o->cycles = 1;
+    o->cycles = -1;   /* not given */
     opterr = 0;
     optind = 2;
     while ((c = getopt_long(argc, argv, ":vqho:", longopts, NULL)) != -1) {
@@ -130,11 +152,36 @@ static int parse(int argc, char **argv, struct opts *o)
             break;
         case 'c':
             o->cycles = strtol(optarg, &end, 10);
-            if (*optarg == '\0' || *end != '\0' || o->cycles < 1 || o->cycles > 100000) {
-                fprintf(stderr, "ebb: error: --cycles: \"%s\" is not a number from 1 to 100000\n", optarg);
+            if (*optarg == '\0' || *end != '\0' || o->cycles < 0 || o->cycles > 100000) {
+                fprintf(stderr, "ebb: error: --cycles: \"%s\" is not a number from 0 to 100000\n", optarg);
                 return EXIT_INPUT;
             }
             break;
+        case 'R': o->reschedule = true; break;
+        case 'C': o->sched_config = optarg; break;
+        case 'V':
+            if (strcmp(optarg, "latest") == 0) {
+                o->sched_version = EBB_SCHED_LATEST;
+            } else if (strcmp(optarg, "v1.25") == 0 || strcmp(optarg, "1.25") == 0) {
+                o->sched_version = EBB_SCHED_V1_25;
+            } else {
+                fprintf(stderr, "ebb: error: --scheduler-version: \"%s\" is not latest or v1.25\n", optarg);
+                return EXIT_INPUT;
+            }
+            break;
+        case 'E': {
+            unsigned long long v;
+            errno = 0;
+            v = strtoull(optarg, &end, 10);
+            if (*optarg == '\0' || *optarg == '-' || *end != '\0' || errno != 0) {
+                fprintf(stderr, "ebb: error: --seed: \"%s\" is not a number from 0 to 2^64-1\n", optarg);
+                return EXIT_INPUT;
+            }
+            o->seeded = true;
+            o->seed = v;
+            break;
+        }
+        case 'H': o->report = optarg; break;
         case 'o':
             if (strcmp(optarg, "json") == 0) {
                 o->json = true;
@@ -169,6 +216,16 @@ static int parse(int argc, char **argv, struct opts *o)
     }
     if (!ebb_flag_no_arguments(argc, argv))
         return EXIT_INPUT;
+    if (!o->reschedule) {
+        const char *needs = o->sched_config ? "--scheduler-config" : o->seeded ? "--seed"
+                          : o->report ? "--report" : o->cycles == 0 ? "--cycles 0" : NULL;
+        if (needs != NULL) {
+            fprintf(stderr, "ebb: error: %s needs --reschedule\n", needs);
+            return EXIT_INPUT;
+        }
+        if (o->cycles < 0)
+            o->cycles = 1;
+    }
     return 0;
 }
 
@@ -183,6 +240,13 @@ static int run(const struct opts *o, bool check)
         .now = o->now,
         .cycles = (int)o->cycles,
         .stats = &stats,
+        .reschedule = o->reschedule && !check,
+        .max_cycles = (int)o->cycles,
+        .sched_config = o->sched_config,
+        .sched_version = o->sched_version,
+        .seeded = o->seeded,
+        .seed = o->seed,
+        .progress = o->reschedule && isatty(2) && ebb_log_level >= EBB_LOG_INFO,
         .time_budget_ms = o->script_timeout_ms,
         .mem_limit = o->script_memory,
         .prometheus_url = o->prometheus_url,
@@ -229,8 +293,10 @@ static int run(const struct opts *o, bool check)
                 o->snapshot, stats.kinds[EBB_KIND_NODE], stats.kinds[EBB_KIND_POD], stats.skipped,
                 (double)stats.bytes / 1e6, stats.seconds);
         if (o->json) {
-            char *s = ebb_plan_to_json(ebb_engine_plan(e), true);
+            char *s = so.whatif ? ebb_whatif_plan_json(so.whatif, ebb_engine_plan(e), true)
+                                : ebb_plan_to_json(ebb_engine_plan(e), true);
             if (s == NULL) {
+                ebb_whatif_destroy(so.whatif);
                 ebb_engine_destroy(e);
                 return 1;
             }
@@ -238,8 +304,11 @@ static int run(const struct opts *o, bool check)
             free(s);
         } else {
             ebb_plan_print_table(ebb_engine_plan(e), stdout);
+            if (so.whatif)
+                ebb_whatif_print_table(so.whatif, stdout);
         }
     }
+    ebb_whatif_destroy(so.whatif);
     ebb_engine_destroy(e);
     return 0;
 }

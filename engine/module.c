@@ -10,6 +10,11 @@
  *     policy_dirs = { "dir" }, now = "2026-01-02T03:04:05Z", cycles = 1,
  *   }
  *   local ok, msg, err = core.check{ policy = ..., policy_dirs = ... }
+ *
+ * With reschedule = true (and scheduler_config = "file" |
+ * scheduler_config_text = "...", scheduler_version = "v1.25", seed = n,
+ * cycles = n as the maximum), the plan has a `whatif` table: placements,
+ * pending, loops, cycles (each with its counts and spread), converged.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +125,125 @@ static void push_plan(lua_State *L, const struct ebb_plan *p)
     lua_setfield(L, -2, "nodes");
 }
 
+static void push_spread(lua_State *L, const struct ebb_whatif_spread *sp)
+{
+    static const char *const names[3] = { "cpu", "memory", "pods" };
+
+    lua_createtable(L, 0, 3);
+    for (int k = 0; k < 3; k++) {
+        lua_createtable(L, 0, 4);
+        lua_pushnumber(L, sp[k].mean);
+        lua_setfield(L, -2, "mean");
+        lua_pushnumber(L, sp[k].stddev);
+        lua_setfield(L, -2, "stddev");
+        lua_pushnumber(L, sp[k].min);
+        lua_setfield(L, -2, "min");
+        lua_pushnumber(L, sp[k].max);
+        lua_setfield(L, -2, "max");
+        lua_setfield(L, -2, names[k]);
+    }
+}
+
+static void push_strings(lua_State *L, char *const *v, size_t n)
+{
+    lua_createtable(L, (int)n, 0);
+    for (size_t i = 0; i < n; i++) {
+        lua_pushstring(L, v[i]);
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+}
+
+static void push_whatif(lua_State *L, const struct ebb_whatif *w)
+{
+    static const char *const status[] = { "placed", "unschedulable", "other-scheduler", "gated" };
+
+    lua_createtable(L, 0, 6);
+    lua_createtable(L, (int)w->nplacements, 0);
+    for (size_t i = 0; i < w->nplacements; i++) {
+        const struct ebb_whatif_placement *p = &w->placements[i];
+        lua_createtable(L, 0, 7);
+        lua_pushinteger(L, p->cycle);
+        lua_setfield(L, -2, "cycle");
+        setstr(L, "pod", p->pod);
+        setstr(L, "replaces", p->replaces);
+        setstr(L, "from", p->from);
+        setstr(L, "node", p->node);
+        setstr(L, "message", p->message);
+        setstr(L, "status", p->status >= 0 && p->status < 4 ? status[p->status] : "?");
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    lua_setfield(L, -2, "placements");
+    lua_createtable(L, (int)w->npending, 0);
+    for (size_t i = 0; i < w->npending; i++) {
+        lua_createtable(L, 0, 4);
+        setstr(L, "pod", w->pending[i].pod);
+        lua_pushinteger(L, w->pending[i].since);
+        lua_setfield(L, -2, "since");
+        setstr(L, "message", w->pending[i].message);
+        setstr(L, "status", w->pending[i].status >= 0 && w->pending[i].status < 4
+                                ? status[w->pending[i].status] : "?");
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    lua_setfield(L, -2, "pending");
+    lua_createtable(L, (int)w->nloops, 0);
+    for (size_t i = 0; i < w->nloops; i++) {
+        const struct ebb_whatif_loop *l = &w->loops[i];
+        lua_createtable(L, 0, 5);
+        setstr(L, "owner", l->owner);
+        setstr(L, "plugin", l->plugin);
+        lua_createtable(L, (int)l->ncycles, 0);
+        for (size_t k = 0; k < l->ncycles; k++) {
+            lua_pushinteger(L, l->cycles[k]);
+            lua_rawseti(L, -2, (lua_Integer)k + 1);
+        }
+        lua_setfield(L, -2, "cycles");
+        push_strings(L, (char *const *)l->nodes, l->nnodes);
+        lua_setfield(L, -2, "nodes");
+        push_strings(L, l->pods, l->npods);
+        lua_setfield(L, -2, "pods");
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    lua_setfield(L, -2, "loops");
+    lua_createtable(L, (int)w->nstates, 0);
+    for (size_t i = 0; i < w->nstates; i++) {
+        const struct ebb_whatif_state *st = &w->states[i];
+        lua_createtable(L, 0, 9);
+        lua_pushinteger(L, st->cycle);
+        lua_setfield(L, -2, "cycle");
+        lua_pushinteger(L, (lua_Integer)st->evicted);
+        lua_setfield(L, -2, "evicted");
+        lua_pushinteger(L, (lua_Integer)st->replaced);
+        lua_setfield(L, -2, "replaced");
+        lua_pushinteger(L, (lua_Integer)st->placed);
+        lua_setfield(L, -2, "placed");
+        lua_pushinteger(L, (lua_Integer)st->unplaced);
+        lua_setfield(L, -2, "unplaced");
+        lua_pushinteger(L, (lua_Integer)st->gone);
+        lua_setfield(L, -2, "gone");
+        lua_pushinteger(L, (lua_Integer)st->pending);
+        lua_setfield(L, -2, "pending");
+        push_spread(L, st->spread);
+        lua_setfield(L, -2, "spread");
+        /* per node: { name = { cpu, memory, pods } } */
+        lua_createtable(L, 0, (int)w->nnodes);
+        for (size_t n = 0; n < w->nnodes; n++) {
+            lua_createtable(L, 0, 3);
+            lua_pushnumber(L, st->util[n * 3]);
+            lua_setfield(L, -2, "cpu");
+            lua_pushnumber(L, st->util[n * 3 + 1]);
+            lua_setfield(L, -2, "memory");
+            lua_pushnumber(L, st->util[n * 3 + 2]);
+            lua_setfield(L, -2, "pods");
+            lua_setfield(L, -2, w->nodes[n]);
+        }
+        lua_setfield(L, -2, "nodes");
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    lua_setfield(L, -2, "steps");
+    lua_pushboolean(L, w->converged);
+    lua_setfield(L, -2, "converged");
+}
+
 static int push_error(lua_State *L, const struct ebb_error *err)
 {
     char buf[2048];
@@ -160,6 +284,21 @@ static int read_opts(lua_State *L, struct ebb_sim_opts *o, const char **dirs, in
     o->time_budget_ms = (uint64_t)luaL_optinteger(L, -1, 0);
     lua_getfield(L, 1, "cycles");
     o->cycles = (int)luaL_optinteger(L, -1, 1);
+    o->max_cycles = lua_isinteger(L, -1) ? o->cycles : -1;
+    lua_getfield(L, 1, "reschedule");
+    o->reschedule = lua_toboolean(L, -1);
+    lua_getfield(L, 1, "scheduler_config");
+    o->sched_config = lua_tostring(L, -1);
+    lua_getfield(L, 1, "scheduler_config_text");
+    o->sched_config_buf = lua_tolstring(L, -1, &o->sched_config_len);
+    lua_getfield(L, 1, "scheduler_version");
+    if (lua_isstring(L, -1))
+        o->sched_version = strcmp(lua_tostring(L, -1), "v1.25") == 0 ? EBB_SCHED_V1_25 : EBB_SCHED_LATEST;
+    lua_getfield(L, 1, "seed");
+    if (lua_isinteger(L, -1)) {
+        o->seeded = true;
+        o->seed = (uint64_t)lua_tointeger(L, -1);
+    }
     lua_getfield(L, 1, "prometheus_url");
     o->prometheus_url = lua_tostring(L, -1);
     lua_getfield(L, 1, "prometheus_token_file");
@@ -197,6 +336,11 @@ static int l_simulate(lua_State *L)
     if (ebb_simulate(&o, &e, &err) != 0)
         return push_error(L, &err);
     push_plan(L, ebb_engine_plan(e));
+    if (o.whatif != NULL) {
+        push_whatif(L, o.whatif);
+        lua_setfield(L, -2, "whatif");
+        ebb_whatif_destroy(o.whatif);
+    }
     ebb_engine_destroy(e);
     return 1;
 }

@@ -221,10 +221,9 @@ static void add_str(cJSON *o, const char *k, const char *v)
         cJSON_AddNullToObject(o, k);
 }
 
-char *ebb_plan_to_json(const struct ebb_plan *p, bool pretty)
+cJSON *ebb_plan_json(const struct ebb_plan *p)
 {
     cJSON *root = cJSON_CreateObject(), *a;
-    char *s;
 
     if (root == NULL)
         return NULL;
@@ -296,6 +295,16 @@ char *ebb_plan_to_json(const struct ebb_plan *p, bool pretty)
         cJSON_AddItemToObject(o, "after", util_json(p->nodes[i].after));
         cJSON_AddItemToArray(a, o);
     }
+    return root;
+}
+
+char *ebb_plan_to_json(const struct ebb_plan *p, bool pretty)
+{
+    cJSON *root = ebb_plan_json(p);
+    char *s;
+
+    if (root == NULL)
+        return NULL;
     s = pretty ? cJSON_Print(root) : cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
     return s;

@@ -113,9 +113,10 @@ function H.policy(o)
 end
 
 -- h.simulate{ snapshot=, plugin=, args=, ext=, evictor=, top=, policy_text=,
---             policy=, policy_dirs=, now=, cycles=, prometheus_url=,
---             feature_gates= } -> Plan
--- (raises on error)
+--             policy=, policy_dirs=, now=, cycles=, prometheus_url=, feature_gates=,
+--             reschedule=, scheduler_config=, scheduler_config_text=, scheduler_version=,
+--             seed= }
+-- -> Plan (raises on error); with reschedule, plan.whatif holds the what-if record
 function H.simulate(o)
   local policy_text = o.policy_text
   if o.policy == nil and policy_text == nil then
@@ -138,6 +139,11 @@ function H.simulate(o)
     prometheus_url = o.prometheus_url,
     feature_gates = o.feature_gates,
     prometheus_token_file = o.prometheus_token_file,
+    reschedule = o.reschedule,
+    scheduler_config = o.scheduler_config,
+    scheduler_config_text = o.scheduler_config_text,
+    scheduler_version = o.scheduler_version,
+    seed = o.seed,
   }
   if plan == nil then error(msg, 2) end
   return setmetatable(plan, Plan)

@@ -108,6 +108,9 @@ int ebb_plan_snapshot_nodes(struct ebb_plan *p, struct ebb_cache *cache, bool be
 
 /* JSON text (malloc'd, caller frees). */
 char *ebb_plan_to_json(const struct ebb_plan *p, bool pretty);
+/* The same as a cJSON object (caller deletes), for callers that add keys. */
+struct cJSON;
+struct cJSON *ebb_plan_json(const struct ebb_plan *p);
 void ebb_plan_print_table(const struct ebb_plan *p, FILE *out);
 
 #endif

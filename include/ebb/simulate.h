@@ -4,7 +4,9 @@
 #define EBB_SIMULATE_H
 
 #include "../ebb.h"
+#include "sched.h"
 #include "snapshot.h"
+#include "whatif.h"
 
 struct ebb_sim_opts {
     const char *snapshot;          /* a file, or */
@@ -27,6 +29,24 @@ struct ebb_sim_opts {
     const char *prometheus_token_file;
     unsigned features;             /* --feature-gates: EBB_FEATURE_* */
     struct ebb_snapshot_stats *stats;   /* may be NULL */
+    /* --reschedule: before cycle 1 the snapshot's pending pods are placed by
+     * the scheduler model, after every cycle the evicted pods' owners
+     * recreate them and the model places the replacements (ebb/whatif.h) */
+    bool reschedule;
+    int max_cycles;                /* with reschedule: cycles to run; -1: until a cycle
+                                      evicts nothing, at most 10 */
+    const char *sched_config;      /* a KubeSchedulerConfiguration file, or */
+    const char *sched_config_buf;  /* its text, named sched_config in errors */
+    size_t sched_config_len;
+    int sched_version;             /* EBB_SCHED_LATEST or EBB_SCHED_V1_25 */
+    bool seeded;                   /* ties at random, and replacement names, from seed */
+    uint64_t seed;
+    bool progress;                 /* a progress line on stderr */
+    struct ebb_whatif *whatif;     /* out: the record (caller destroys) */
+    uint64_t sched_build_ns;       /* out: the scheduler's indexes built */
+    uint64_t place_ns;             /* out: time spent scheduling and binding */
+    uint64_t placements;           /* out: pods scheduled (placed or not) */
+    uint64_t cycles_ns;            /* out: time in descheduling cycles */
     /* out: measurements for --stats and the benchmarks */
     uint64_t rss_after_load;       /* bytes resident once the snapshot is cached */
     uint64_t cycle_ns[8];          /* duration of the first cycles */

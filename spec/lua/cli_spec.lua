@@ -238,6 +238,102 @@ profiles:
     assert.matches("PodLifeTime", out)
   end)
 
+  describe("--reschedule", function()
+    local WHATIF = "spec/fixtures/whatif-pending.json"
+    local TAINTS = h.policy{ plugins = { { name = "RemovePodsViolatingNodeTaints" } } }
+
+    it("prints the moves, the pending pods and a summary per cycle", function()
+      local pol = tmpfile(TAINTS)
+      local code, out = run("simulate", "--snapshot", WHATIF, "--policy", pol, "--now", h.NOW, "--reschedule")
+      os.remove(pol)
+      assert.equal(0, code)
+      assert.matches("RESCHEDULED", out)
+      assert.matches("\n1 +1 +1 +0 +3 +0 +3 ", out)      -- cycle 1: 1 evicted and replaced; 3 wait
+      assert.matches("MOVES", out)
+      assert.matches("1 +batch/etl%-7d6c5b4a3%-%w+ +batch/etl%-7d6c5b4a3%-p5r7t +small%-1 +%-> %(pending%)", out)
+      assert.matches("PENDING\nshop/huge%-3f2e1d0c9%-z9x7v %(since cycle 0%): 0/3 nodes are available: ", out)
+      assert.matches("converged: the last cycle evicted nothing", out)
+    end)
+
+    it("adds placements, pending, loops, cycles and a summary to the JSON", function()
+      local pol = tmpfile(TAINTS)
+      local code, out = run("simulate", "--snapshot", WHATIF, "--policy", pol, "--now", h.NOW, "--reschedule",
+        "--cycles", "1", "--output", "json")
+      os.remove(pol)
+      assert.equal(0, code)
+      assert.matches('"placements":%s*%[%s*{%s*"cycle":%s*0,%s*"pod":%s*"batch/report%-29147040%-x7y9z",%s*'
+        .. '"replaces":%s*null,%s*"from":%s*null,%s*"node":%s*"small%-2",%s*"message":%s*null', out)
+      assert.matches('"pending":%s*%[', out)
+      assert.matches('"loops":%s*%[%s*%]', out)
+      assert.matches('"summary":%s*{%s*"cycles":%s*1,%s*"converged":%s*false', out)
+      assert.matches('"before":%s*{%s*"cpu":%s*{%s*"mean":', out)
+    end)
+
+    it("exits 2 naming file, line and field of a bad scheduler config, before any work", function()
+      local pol = tmpfile(TAINTS)
+      local conf = tmpfile([[
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    score:
+      enabled:
+      - name: NodeResourceFit
+        weight: 2
+]])
+      local code, out, err = run("simulate", "--snapshot", WHATIF, "--policy", pol, "--reschedule",
+        "--scheduler-config", conf)
+      assert.equal(2, code)
+      assert.equal("", out)
+      assert.matches(conf:gsub("%p", "%%%0") .. ":8: profiles%[0%]%.plugins%.score%.enabled%[0%]%.name: "
+        .. 'unknown plugin "NodeResourceFit"', err)
+      local f = assert(io.open(conf, "w"))
+      f:write("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        .. "profiles:\n- pluginConfig:\n  - {name: InterPodAffinity, args: {hardPodAffinityWeight: 200}}\n")
+      f:close()
+      code, _, err = run("simulate", "--snapshot", WHATIF, "--policy", pol, "--reschedule", "--scheduler-config", conf)
+      assert.equal(2, code)
+      assert.matches(":5: profiles%[0%]%.pluginConfig%[0%]%.args%.hardPodAffinityWeight: 200 is out of range", err)
+      os.remove(conf)
+      code, _, err = run("simulate", "--snapshot", WHATIF, "--policy", pol, "--reschedule",
+        "--scheduler-config", "/nonexistent/sched.yaml")
+      assert.equal(2, code)
+      assert.matches("/nonexistent/sched%.yaml", err)
+      os.remove(pol)
+    end)
+
+    it("exits 2 on a snapshot whose pods are on nodes it does not have", function()
+      local f = assert(io.open(WHATIF))
+      local text = f:read("a")
+      f:close()
+      local snap = tmpfile((text:gsub('"nodeName": "small%-2"', '"nodeName": "small-9"', 1)))
+      local pol = tmpfile(TAINTS)
+      local code, out, err = run("simulate", "--snapshot", snap, "--policy", pol, "--reschedule")
+      assert.equal(2, code)
+      assert.equal("", out)
+      assert.matches(snap:gsub("%p", "%%%0") .. ":%d+: spec%.nodeName: pod kube%-system/kube%-proxy%-%w+ is "
+        .. 'bound to node "small%-9", which the snapshot does not have', err)
+      os.remove(snap)
+      os.remove(pol)
+    end)
+
+    it("exits 2 on what needs --reschedule, and on a bad seed or scheduler version", function()
+      local cases = {
+        { { "--seed", "3" }, "%-%-seed needs %-%-reschedule" },
+        { { "--scheduler-config", "x.yaml" }, "%-%-scheduler%-config needs %-%-reschedule" },
+        { { "--report", "r.html" }, "%-%-report needs %-%-reschedule" },
+        { { "--reschedule", "--seed", "-1" }, '%-%-seed: "%-1" is not a number' },
+        { { "--reschedule", "--scheduler-version", "1.99" }, '%-%-scheduler%-version: "1.99" is not latest or v1.25' },
+      }
+      for _, c in ipairs(cases) do
+        local code, _, err = run("simulate", "--snapshot", WHATIF, "--policy", "x", table.unpack(c[1]))
+        assert.equal(2, code)
+        assert.matches(c[2], err)
+      end
+    end)
+  end)
+
   it("prints its version", function()
     local code, out = run("version")
     assert.equal(0, code)
