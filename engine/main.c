@@ -51,8 +51,8 @@ static void usage(FILE *f)
 {
     fputs("usage:\n"
           "  ebb simulate --snapshot FILE --policy FILE [--policy-dir DIR]... [--now TIME]\n"
-          "               [--cycles N] [--output table|json] [--prometheus-url URL]\n"
-          "               [--reschedule [--scheduler-config FILE] [--seed S] [--report FILE.html]]\n"
+          "               [--cycles N] [--output table|json]\n"
+          "               [--reschedule [--scheduler-config FILE] [--seed S]]\n"
           "  ebb check    --policy FILE [--policy-dir DIR]...\n"
           "  ebb run      --policy FILE [--policy-dir DIR]... [--kubeconfig FILE] [--once] ...\n"
           "               (ebb run --help for the rest)\n"
@@ -75,7 +75,7 @@ static void usage(FILE *f)
           "  --scheduler-version V    latest (default) or v1.25: where kube-scheduler versions differ\n"
           "  --seed S           break ties between nodes at random, reproducibly (default: the\n"
           "                     first in name order)\n"
-          "  --report FILE      write an HTML report of the rescheduled run\n"
+
           "  --output FORMAT    table (default) or json\n"
           "  --prometheus-url URL  ask this Prometheus server the policy's queries (at --now)\n"
           "                     instead of the results the snapshot recorded\n"
@@ -118,7 +118,6 @@ static int parse(int argc, char **argv, struct opts *o)
         { "scheduler-config", required_argument, NULL, 'C' },
         { "scheduler-version", required_argument, NULL, 'V' },
         { "seed", required_argument, NULL, 'E' },
-        { "report", required_argument, NULL, 'H' },
         { "verbose", no_argument, NULL, 'v' },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
@@ -181,7 +180,6 @@ static int parse(int argc, char **argv, struct opts *o)
             o->seed = v;
             break;
         }
-        case 'H': o->report = optarg; break;
         case 'o':
             if (strcmp(optarg, "json") == 0) {
                 o->json = true;
@@ -218,7 +216,7 @@ static int parse(int argc, char **argv, struct opts *o)
         return EXIT_INPUT;
     if (!o->reschedule) {
         const char *needs = o->sched_config ? "--scheduler-config" : o->seeded ? "--seed"
-                          : o->report ? "--report" : o->cycles == 0 ? "--cycles 0" : NULL;
+                          : o->cycles == 0 ? "--cycles 0" : NULL;
         if (needs != NULL) {
             fprintf(stderr, "ebb: error: %s needs --reschedule\n", needs);
             return EXIT_INPUT;
