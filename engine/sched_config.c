@@ -227,17 +227,16 @@ static int plugin_set(const struct ebb_val *v, const char *path, bool multi, str
             continue;
         ebb__args_join(f, sizeof(f), path, l == 0 ? "enabled" : "disabled");
         if (s->type != EBB_VAL_SEQ)
-            return bad(err, s->line, f, "expected a list of plugins, got %s", ebb_val_type_name(s->type));
+            return ebb__args_type_error(s, f, "a list of plugins", err);
         for (size_t i = 0; i < s->u.seq.n; i++) {
             const struct ebb_val *e = s->u.seq.items[i];
             const char *name = NULL;
             int64_t w = 0;
             bool has_w = false;
             int k;
-            snprintf(g, sizeof(g), "%s[%zu]", f, i);
+            ebb__args_index(g, sizeof(g), f, i);
             if (e->type != EBB_VAL_MAP)
-                return bad(err, e->line, g, "expected a plugin {name, weight}, got %s",
-                           ebb_val_type_name(e->type));
+                return ebb__args_type_error(e, g, "a plugin {name, weight}", err);
             if ((rc = ebb__args_keys(e, g, plugin_keys, err)) != 0 ||
                 (rc = ebb__args_str(e, "name", g, &name, NULL, err)) != 0 ||
                 (rc = ebb__args_int(e, "weight", g, INT32_MIN, INT32_MAX, &w, &has_w, err)) != 0)
@@ -432,7 +431,7 @@ static int resources_at(const struct ebb_val *m, const char *key, const char *pa
         return 0;
     ebb__args_join(f, sizeof(f), path, key);
     if (v->type != EBB_VAL_SEQ)
-        return bad(err, v->line, f, "expected a list of {name, weight}, got %s", ebb_val_type_name(v->type));
+        return ebb__args_type_error(v, f, "a list of {name, weight}", err);
     if (v->u.seq.n == 0)
         return 0;   /* empty: the defaults */
     free(*out);
@@ -445,13 +444,13 @@ static int resources_at(const struct ebb_val *m, const char *key, const char *pa
         int64_t w = 1;
         bool has_w;
         int id;
-        snprintf(g, sizeof(g), "%s[%zu]", f, i);
+        ebb__args_index(g, sizeof(g), f, i);
         if ((rc = ebb__args_keys(e, g, rkeys, err)) != 0 ||
             (rc = ebb__args_str(e, "name", g, &name, NULL, err)) != 0 ||
             (rc = ebb__args_int(e, "weight", g, INT64_MIN, INT64_MAX, &w, &has_w, err)) != 0)
             return rc;
         if (e->type != EBB_VAL_MAP)
-            return bad(err, e->line, g, "expected {name, weight}, got %s", ebb_val_type_name(e->type));
+            return ebb__args_type_error(e, g, "{name, weight}", err);
         if (name == NULL || name[0] == '\0')
             return bad(err, e->line, g, "a resource needs a name");
         if (!has_w)
@@ -499,7 +498,7 @@ static int fit_args(const struct ebb_val *a, const char *path, struct ebb_sched_
             return EBB_ENOMEM;
         for (size_t i = 0; i < strs->u.seq.n; i++) {
             const char *s = strs->u.seq.items[i]->u.str.s;
-            snprintf(g, sizeof(g), "%s[%zu]", ebb__args_join(f, sizeof(f), path, key), i);
+            ebb__args_index(g, sizeof(g), ebb__args_join(f, sizeof(f), path, key), i);
             if (which == 1 && strchr(s, '/') != NULL)
                 return bad(err, strs->u.seq.items[i]->line, g,
                            "\"%s\": a resource group name cannot contain '/'", s);
@@ -554,9 +553,9 @@ static int fit_args(const struct ebb_val *a, const char *path, struct ebb_sched_
         const struct ebb_val *e = shape->u.seq.items[i];
         char q[420];
         int64_t u = 0, s = 0;
-        snprintf(q, sizeof(q), "%s[%zu]", h, i);
+        ebb__args_index(q, sizeof(q), h, i);
         if (e->type != EBB_VAL_MAP)
-            return bad(err, e->line, q, "expected {utilization, score}, got %s", ebb_val_type_name(e->type));
+            return ebb__args_type_error(e, q, "{utilization, score}", err);
         if ((rc = ebb__args_keys(e, q, pkeys, err)) != 0 ||
             (rc = ebb__args_int(e, "utilization", q, 0, 100, &u, NULL, err)) != 0 ||
             (rc = ebb__args_int(e, "score", q, 0, 10, &s, NULL, err)) != 0)
@@ -591,7 +590,7 @@ static int spread_args(const struct ebb_val *a, const char *path, struct ebb_sch
         dc = NULL;
     ebb__args_join(f, sizeof(f), path, "defaultConstraints");
     if (dc != NULL && dc->type != EBB_VAL_SEQ)
-        return bad(err, dc->line, f, "expected a list of constraints, got %s", ebb_val_type_name(dc->type));
+        return ebb__args_type_error(dc, f, "a list of constraints", err);
     p->spread_system = type == NULL || strcmp(type, "System") == 0;
     if (p->spread_system) {
         if (dc != NULL && dc->u.seq.n > 0)
@@ -610,9 +609,9 @@ static int spread_args(const struct ebb_val *a, const char *path, struct ebb_sch
         const struct ebb_val *mlk;
         int64_t skew = 0, md = 0;
         bool has_md;
-        snprintf(g, sizeof(g), "%s[%zu]", f, i);
+        ebb__args_index(g, sizeof(g), f, i);
         if (e->type != EBB_VAL_MAP)
-            return bad(err, e->line, g, "expected a constraint, got %s", ebb_val_type_name(e->type));
+            return ebb__args_type_error(e, g, "a constraint", err);
         if ((rc = ebb__args_keys(e, g, ckeys, err)) != 0 ||
             (rc = ebb__args_int(e, "maxSkew", g, INT32_MIN, INT32_MAX, &skew, NULL, err)) != 0 ||
             (rc = ebb__args_str(e, "topologyKey", g, &key, NULL, err)) != 0 ||
@@ -706,7 +705,7 @@ static int plugin_args(const char *name, const struct ebb_val *a, const char *pa
     int rc;
 
     if (a != NULL && a->type != EBB_VAL_MAP)
-        return bad(err, a->line, path, "expected the plugin's args (a map), got %s", ebb_val_type_name(a->type));
+        return ebb__args_type_error(a, path, "the plugin's args (a map)", err);
     if (strcmp(name, "NodeResourcesFit") == 0)
         return a ? fit_args(a, path, p, err) : 0;
     if (strcmp(name, "NodeResourcesBalancedAllocation") == 0) {
@@ -763,7 +762,7 @@ static int profile_at(const struct ebb_val *v, const char *path, bool single,
     int rc;
 
     if (v->type != EBB_VAL_MAP)
-        return bad(err, v->line, path, "expected a profile, got %s", ebb_val_type_name(v->type));
+        return ebb__args_type_error(v, path, "a profile", err);
     if ((rc = ebb__args_keys(v, path, keys, err)) != 0 ||
         (rc = ebb__args_str(v, "schedulerName", path, &name, NULL, err)) != 0)
         return rc;
@@ -790,13 +789,13 @@ static int profile_at(const struct ebb_val *v, const char *path, bool single,
         return 0;
     ebb__args_join(f, sizeof(f), path, "pluginConfig");
     if (pc->type != EBB_VAL_SEQ)
-        return bad(err, pc->line, f, "expected a list of {name, args}, got %s", ebb_val_type_name(pc->type));
+        return ebb__args_type_error(pc, f, "a list of {name, args}", err);
     for (size_t i = 0; i < pc->u.seq.n; i++) {
         const struct ebb_val *e = pc->u.seq.items[i];
         const char *pname = NULL;
-        snprintf(g, sizeof(g), "%s[%zu]", f, i);
+        ebb__args_index(g, sizeof(g), f, i);
         if (e->type != EBB_VAL_MAP)
-            return bad(err, e->line, g, "expected {name, args}, got %s", ebb_val_type_name(e->type));
+            return ebb__args_type_error(e, g, "{name, args}", err);
         if ((rc = ebb__args_keys(e, g, ckeys, err)) != 0 ||
             (rc = ebb__args_str(e, "name", g, &pname, NULL, err)) != 0)
             return rc;
@@ -859,8 +858,7 @@ static int config_from(const struct ebb_val *root, struct ebb_sched_config **out
     c->percentage = (int32_t)pct;
     profiles = ebb_val_get(root, "profiles");
     if (profiles != NULL && profiles->type != EBB_VAL_NULL && profiles->type != EBB_VAL_SEQ) {
-        rc = bad(err, profiles->line, "profiles", "expected a list of profiles, got %s",
-                 ebb_val_type_name(profiles->type));
+        rc = ebb__args_type_error(profiles, "profiles", "a list of profiles", err);
         goto fail;
     }
     size_t n = profiles && profiles->type == EBB_VAL_SEQ ? profiles->u.seq.n : 0;
@@ -875,7 +873,7 @@ static int config_from(const struct ebb_val *root, struct ebb_sched_config **out
     }
     for (size_t i = 0; i < n; i++) {
         char f[64];
-        snprintf(f, sizeof(f), "profiles[%zu]", i);
+        ebb__args_index(f, sizeof(f), "profiles", i);
         c->nprofiles++;
         if ((rc = profile_at(profiles->u.seq.items[i], f, n == 1, &c->profiles[i], err)) != 0)
             goto fail;
@@ -893,13 +891,6 @@ fail:
     return rc == EBB_ENOMEM ? ebb_error_set(err, EBB_ENOMEM, NULL, 0, NULL, "out of memory") : rc;
 }
 
-static int finish(int rc, const char *name, struct ebb_error *err)
-{
-    if (rc != 0 && err != NULL && err->file[0] == '\0')
-        snprintf(err->file, sizeof(err->file), "%s", name);
-    return rc;
-}
-
 int ebb_sched_config_parse(const char *buf, size_t len, const char *name,
                            struct ebb_sched_config **out, struct ebb_error *err)
 {
@@ -909,10 +900,10 @@ int ebb_sched_config_parse(const char *buf, size_t len, const char *name,
     if (buf == NULL || out == NULL)
         return EBB_EINVAL;
     if ((rc = ebb_val_parse(buf, len, name, &root, err)) != 0)
-        return finish(rc, name, err);
+        return ebb__args_in_file(rc, name, err);
     rc = config_from(root, out, err);
     ebb_val_free(root);
-    return finish(rc, name, err);
+    return ebb__args_in_file(rc, name, err);
 }
 
 int ebb_sched_config_load(const char *path, struct ebb_sched_config **out, struct ebb_error *err)
@@ -923,8 +914,8 @@ int ebb_sched_config_load(const char *path, struct ebb_sched_config **out, struc
     if (path == NULL || out == NULL)
         return EBB_EINVAL;
     if ((rc = ebb_val_load(path, &root, err)) != 0)
-        return finish(rc, path, err);
+        return ebb__args_in_file(rc, path, err);
     rc = config_from(root, out, err);
     ebb_val_free(root);
-    return finish(rc, path, err);
+    return ebb__args_in_file(rc, path, err);
 }
