@@ -111,13 +111,8 @@ bool ebb_node_term_matches(const struct ebb_node_term *t, const struct ebb_node 
     return true;
 }
 
-bool ebb_pod_required_affinity_matches(const struct ebb_pod *p, const struct ebb_node *n)
+bool ebb_affinity_required_matches(const struct ebb_affinity *a, const struct ebb_node *n)
 {
-    const struct ebb_affinity *a;
-
-    if (p == NULL || n == NULL)
-        return false;
-    a = p->affinity;
     if (a == NULL || !a->has_required)
         return true;
     /* Terms are ORed; no terms at all matches nothing. */
@@ -125,6 +120,13 @@ bool ebb_pod_required_affinity_matches(const struct ebb_pod *p, const struct ebb
         if (ebb_node_term_matches(&a->required[i], n))
             return true;
     return false;
+}
+
+bool ebb_pod_required_affinity_matches(const struct ebb_pod *p, const struct ebb_node *n)
+{
+    if (p == NULL || n == NULL)
+        return false;
+    return ebb_affinity_required_matches(p->affinity, n);
 }
 
 bool ebb_pod_matches_node_selector(const struct ebb_pod *p, const struct ebb_node *n)

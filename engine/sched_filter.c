@@ -864,16 +864,6 @@ static int filter_ipa(struct pstate *ps, uint32_t node, char *buf, size_t len)
     return OK;
 }
 
-static bool added_required_ok(const struct ebb_affinity *a, const struct ebb_node *n)
-{
-    if (a == NULL || !a->has_required)
-        return true;
-    for (uint16_t i = 0; i < a->nrequired; i++)
-        if (ebb_node_term_matches(&a->required[i], n))
-            return true;
-    return false;
-}
-
 int ebb__sched_filter(struct pstate *ps, int plugin, uint32_t node, char *buf, size_t len)
 {
     const struct ebb_pod *p = ps->pod;
@@ -909,7 +899,7 @@ int ebb__sched_filter(struct pstate *ps, int plugin, uint32_t node, char *buf, s
     case EBB_SP_NODE_AFFINITY:
         if (!ps->na_active)
             return OK;
-        if (!added_required_ok(ps->prof->added_affinity, n)) {
+        if (!ebb_affinity_required_matches(ps->prof->added_affinity, n)) {
             say(buf, len, "%s", r_enforced);
             return UNRESOLVABLE;
         }

@@ -150,6 +150,23 @@ static void start(void)
     assert_int_equal(ebb_sched_create(cache, &o, &sched), 0);
 }
 
+/* Nodes a, b and c: 4 cpu, 8Gi, nothing else. */
+static void three_nodes(void)
+{
+    node("a", "4", "8Gi", "", "", "");
+    node("b", "4", "8Gi", "", "", "");
+    node("c", "4", "8Gi", "", "", "");
+}
+
+/* A new scheduler over the cache as it is now, following `v`. */
+static void restart(int v)
+{
+    ebb_sched_destroy(sched);
+    sched = NULL;
+    version = v;
+    start();
+}
+
 static void use_config(const char *yaml)
 {
     struct ebb_error err = { 0 };
@@ -342,10 +359,7 @@ static void test_e9_best_effort(void **state)
     assert_int_equal(NORM("a", BALANCED_ALLOCATION), 0);   /* newest: Skip */
     assert_int_equal(NORM("b", BALANCED_ALLOCATION), 0);
     assert_int_equal(at("a")->total - at("b")->total, (85 - 57) * 1);
-    ebb_sched_destroy(sched);
-    sched = NULL;
-    version = EBB_SCHED_V1_25;
-    start();
+    restart(EBB_SCHED_V1_25);
     explain(pending("", "", "", "", ""));
     assert_int_equal(NORM("a", BALANCED_ALLOCATION), 100);
     assert_int_equal(NORM("b", BALANCED_ALLOCATION), 87);
@@ -384,10 +398,7 @@ static void test_e10_image_locality(void **state)
     pod_json(buf, sizeof(buf), "tiny", NULL, "", "[{\"name\":\"a\",\"image\":\"repo/tiny:1\"}]", "", "");
     explain(decode(buf));
     assert_int_equal(NORM("n1", IMAGE_LOCALITY), 0);   /* below the 23Mi floor */
-    ebb_sched_destroy(sched);
-    sched = NULL;
-    version = EBB_SCHED_V1_25;
-    start();
+    restart(EBB_SCHED_V1_25);
     explain(three);
     assert_int_equal(NORM("n1", IMAGE_LOCALITY), 26);   /* v1.25: app containers only */
 }
@@ -454,9 +465,7 @@ static void test_e13_e14_pod_affinity_score(void **state)
     char t1[512], t2[512], spec[1200];
 
     (void)state;
-    node("a", "4", "8Gi", "", "", "");
-    node("b", "4", "8Gi", "", "", "");
-    node("c", "4", "8Gi", "", "", "");
+    three_nodes();
     bound("db1", "a", "\"app\":\"db\"", "100m", "", "");
     bound("db2", "a", "\"app\":\"db\"", "100m", "", "");
     bound("db3", "b", "\"app\":\"db\"", "100m", "", "");
@@ -470,9 +479,7 @@ static void test_e13_e14_pod_affinity_score(void **state)
     assert_int_equal(NORM("c", INTER_POD_AFFINITY), 0);
     teardown(NULL);
     setup(NULL);
-    node("a", "4", "8Gi", "", "", "");
-    node("b", "4", "8Gi", "", "", "");
-    node("c", "4", "8Gi", "", "", "");
+    three_nodes();
     bound("db", "a", "\"app\":\"db\"", "100m", "", "");
     bound("cache", "b", "\"app\":\"cache\"", "100m", "", "");
     start();
@@ -519,9 +526,7 @@ static void test_e15_existing_pods_terms(void **state)
 static void test_e16_spread_schedule_anyway(void **state)
 {
     (void)state;
-    node("a", "4", "8Gi", "", "", "");
-    node("b", "4", "8Gi", "", "", "");
-    node("c", "4", "8Gi", "", "", "");
+    three_nodes();
     bound("w1", "b", "\"app\":\"web\"", "100m", "", "");
     bound("w2", "c", "\"app\":\"web\"", "100m", "", "");
     bound("w3", "c", "\"app\":\"web\"", "100m", "", "");
@@ -626,10 +631,7 @@ static void test_e19_min_domains(void **state)
     explain(pending("\"app\":\"web\"", "100m", "", zone_tsc(t, sizeof(t), 3), ""));
     assert_false(at("a1")->feasible);
     assert_false(at("b1")->feasible);
-    ebb_sched_destroy(sched);
-    sched = NULL;
-    version = EBB_SCHED_V1_25;
-    start();
+    restart(EBB_SCHED_V1_25);
     explain(incoming[nincoming - 1]);
     assert_true(at("a1")->feasible);
     assert_true(at("b1")->feasible);
@@ -659,10 +661,8 @@ static void test_e20_pod_affinity_filter(void **state)
     assert_false(at("a")->feasible);
     assert_string_equal(at("a")->reasons, "node(s) didn't match pod affinity rules");
     /* one web pod on a: its zone is wanted, its node refused */
-    ebb_sched_destroy(sched);
-    sched = NULL;
     bound("web1", "a", "\"app\":\"web\"", "100m", "", "");
-    start();
+    restart(version);
     explain(pending("\"app\":\"web\"", "100m", "", both, ""));
     assert_string_equal(at("a")->reasons, "node(s) didn't match pod anti-affinity rules");
     assert_true(at("b")->feasible);
@@ -819,10 +819,7 @@ static void test_e23_message(void **state)
                         "0/13 nodes are available: 1 Insufficient memory, 10 node(s) had untolerated taint "
                         "{node-role.kubernetes.io/control-plane: }, 3 Insufficient cpu.");
     /* v1.25 runs every filter: the control plane nodes are short of nothing */
-    ebb_sched_destroy(sched);
-    sched = NULL;
-    version = EBB_SCHED_V1_25;
-    start();
+    restart(EBB_SCHED_V1_25);
     assert_int_equal(ebb_sched_schedule(sched, p, &r), 0);
     assert_string_equal(r.message,
                         "0/13 nodes are available: 1 Insufficient memory, 10 node(s) had untolerated taint "
@@ -889,10 +886,7 @@ static void test_e25_totals(void **state)
     assert_int_equal(at("b")->total, 436);
     assert_int_equal(ebb_sched_schedule(sched, bare, &r), 0);
     assert_string_equal(r.node->name, "a");
-    ebb_sched_destroy(sched);
-    sched = NULL;
-    version = EBB_SCHED_V1_25;
-    start();
+    restart(EBB_SCHED_V1_25);
     explain(bare);
     assert_int_equal(at("a")->total, 674);
     assert_int_equal(at("b")->total, 636);

@@ -27,6 +27,10 @@ bool ebb_node_term_equal(const struct ebb_node_term *a, const struct ebb_node_te
  * wrong one.) */
 bool ebb_pod_node_affinity_equal(const struct ebb_pod *a, const struct ebb_pod *b);
 
+/* The required node selector terms of `a` (NULL, or none set: every node;
+ * set with no terms: no node); terms ORed. */
+bool ebb_affinity_required_matches(const struct ebb_affinity *a, const struct ebb_node *n);
+
 /* Required node affinity: some term matches (terms ORed). A pod without
  * required node affinity matches every node. */
 bool ebb_pod_required_affinity_matches(const struct ebb_pod *p, const struct ebb_node *n);
