@@ -1,7 +1,9 @@
 # ebb: the only entry point a newcomer needs.
 #
 #   make demo    install what is missing, build, simulate the bundled snapshot
+#                (with --reschedule: where the scheduler puts the evicted pods)
 #   make test    install what is missing, build, run every test suite
+#   make report  the demo's HTML report and a PNG of it (build/report/)
 #   make bench   the synthetic-cluster benchmarks (spec/bench)
 #   make fuzz    the libFuzzer targets (fuzz/), FUZZ_SECONDS each (60)
 #
@@ -13,7 +15,7 @@ CC      ?= gcc
 PKGS    := lua5.4 libcjson yaml-0.1 libuv libcurl
 DEBS    := liblua5.4-dev lua5.4 lua-busted libcurl4-openssl-dev libcjson-dev \
            libyaml-dev libuv1-dev libcmocka-dev libhttp-parser-dev pkg-config \
-           curl python3 python3-yaml clang libclang-rt-14-dev prometheus
+           curl python3 python3-yaml clang libclang-rt-14-dev prometheus chromium
 LUA     := lua5.4
 BUSTED  := $(LUA) /usr/bin/busted
 
@@ -44,7 +46,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_RT := $(shell $(FUZZ_CC) --print-file-name=libclang_rt.fuzzer-x86_64.a 2>/dev/null)
 FUZZ_OK := $(if $(filter /%,$(FUZZ_RT)),$(wildcard $(FUZZ_RT)))
 
-.PHONY: all deps test test-c test-lua test-integration check-layers demo bench fuzz clean
+.PHONY: all deps test test-c test-lua test-integration check-layers demo report bench fuzz clean
 # the ASan and fuzz objects are shared by every binary: keep them
 .SECONDARY: $(ASAN_OBJ) $(FUZZ_OBJ)
 
@@ -138,9 +140,20 @@ test-integration: deps all
 fuzz: deps $(FUZZ_BIN)
 	@sh fuzz/run $(B) $(FUZZ_SECONDS)
 
+DEMO := --snapshot spec/fixtures/demo-cluster.json --policy spec/fixtures/demo-policy.yaml \
+	--now 2026-11-22T12:00:00Z --reschedule
+
 demo: deps all
-	./$(B)/ebb simulate --snapshot spec/fixtures/demo-cluster.json \
-	  --policy spec/fixtures/demo-policy.yaml --now 2026-11-22T12:00:00Z
+	./$(B)/ebb simulate $(DEMO)
+
+# The demo's report, checked in headless Chromium (no console error, every
+# chart drawn), and a screenshot of it.
+report: deps all
+	@mkdir -p $(B)/report
+	./$(B)/ebb simulate $(DEMO) -q --report $(B)/report/demo.html >/dev/null
+	python3 spec/browser/report_check.py $(B)/report/demo.html \
+	  --charts chart-nodes-cpu,chart-spread-cpu,chart-evictions --screenshot $(B)/report/demo.png >/dev/null
+	@echo "wrote $(B)/report/demo.html and $(B)/report/demo.png"
 
 bench: deps all $(B)/budget_arm $(B)/budget_escape
 	@sh spec/bench/run $(B)

@@ -13,12 +13,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ebb.h"
 #include "ebb/flags.h"
 #include "ebb/record.h"
 #include "ebb/reload.h"
+#include "ebb/report.h"
 #include "ebb/run.h"
 #include "ebb/serve.h"
 #include "ebb/simulate.h"
@@ -45,14 +47,15 @@ struct opts {
     int sched_version;
     bool seeded;
     uint64_t seed;
+    const char *report;
 };
 
 static void usage(FILE *f)
 {
     fputs("usage:\n"
           "  ebb simulate --snapshot FILE --policy FILE [--policy-dir DIR]... [--now TIME]\n"
-          "               [--cycles N] [--output table|json]\n"
-          "               [--reschedule [--scheduler-config FILE] [--seed S]]\n"
+          "               [--cycles N] [--output table|json] [--prometheus-url URL]\n"
+          "               [--reschedule [--scheduler-config FILE] [--seed S] [--report FILE.html]]\n"
           "  ebb check    --policy FILE [--policy-dir DIR]...\n"
           "  ebb run      --policy FILE [--policy-dir DIR]... [--kubeconfig FILE] [--once] ...\n"
           "               (ebb run --help for the rest)\n"
@@ -75,7 +78,7 @@ static void usage(FILE *f)
           "  --scheduler-version V    latest (default) or v1.25: where kube-scheduler versions differ\n"
           "  --seed S           break ties between nodes at random, reproducibly (default: the\n"
           "                     first in name order)\n"
-
+          "  --report FILE      write an HTML report of the rescheduled run\n"
           "  --output FORMAT    table (default) or json\n"
           "  --prometheus-url URL  ask this Prometheus server the policy's queries (at --now)\n"
           "                     instead of the results the snapshot recorded\n"
@@ -89,6 +92,13 @@ static void usage(FILE *f)
           "  --script-memory Q  memory cap of each Lua plugin instance (64Mi)\n"
           "  -v, --verbose      log more; -q, --quiet: errors only\n",
           f);
+}
+
+static uint64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
 static int fail_input(const struct ebb_error *err)
@@ -118,6 +128,7 @@ static int parse(int argc, char **argv, struct opts *o)
         { "scheduler-config", required_argument, NULL, 'C' },
         { "scheduler-version", required_argument, NULL, 'V' },
         { "seed", required_argument, NULL, 'E' },
+        { "report", required_argument, NULL, 'H' },
         { "verbose", no_argument, NULL, 'v' },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
@@ -157,6 +168,7 @@ static int parse(int argc, char **argv, struct opts *o)
             }
             break;
         case 'R': o->reschedule = true; break;
+        case 'H': o->report = optarg; break;
         case 'C': o->sched_config = optarg; break;
         case 'V':
             if (strcmp(optarg, "latest") == 0) {
@@ -216,7 +228,7 @@ static int parse(int argc, char **argv, struct opts *o)
         return EXIT_INPUT;
     if (!o->reschedule) {
         const char *needs = o->sched_config ? "--scheduler-config" : o->seeded ? "--seed"
-                          : o->cycles == 0 ? "--cycles 0" : NULL;
+                          : o->report ? "--report" : o->cycles == 0 ? "--cycles 0" : NULL;
         if (needs != NULL) {
             fprintf(stderr, "ebb: error: %s needs --reschedule\n", needs);
             return EXIT_INPUT;
@@ -287,6 +299,21 @@ static int run(const struct opts *o, bool check)
         if (o->stats)
             fprintf(stderr, "stats: generation built in %.1f ms\n", (double)so.build_ns / 1e6);
     } else {
+        if (o->report != NULL && so.whatif != NULL) {
+            struct ebb_report_opts ro = {
+                .snapshot = o->snapshot, .policy = o->policy, .scheduler_config = o->sched_config,
+                .scheduler_version = o->sched_version == EBB_SCHED_V1_25 ? "v1.25" : "latest",
+                .now = o->now, .seeded = o->seeded, .seed = o->seed,
+            };
+            uint64_t t0 = mono_ms();
+            if (ebb_report_write(so.whatif, ebb_engine_plan(e), &ro, o->report, &err) != 0) {
+                ebb_whatif_destroy(so.whatif);
+                ebb_engine_destroy(e);
+                return fail_input(&err);
+            }
+            if (o->stats)
+                fprintf(stderr, "stats: report written in %llu ms\n", (unsigned long long)(mono_ms() - t0));
+        }
         ebb_log(EBB_LOG_INFO, "%s: %zu nodes, %zu pods, %zu items skipped, %.1f MB in %.2f s",
                 o->snapshot, stats.kinds[EBB_KIND_NODE], stats.kinds[EBB_KIND_POD], stats.skipped,
                 (double)stats.bytes / 1e6, stats.seconds);

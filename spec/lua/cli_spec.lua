@@ -322,6 +322,7 @@ profiles:
       local cases = {
         { { "--seed", "3" }, "%-%-seed needs %-%-reschedule" },
         { { "--scheduler-config", "x.yaml" }, "%-%-scheduler%-config needs %-%-reschedule" },
+        { { "--report", "r.html" }, "%-%-report needs %-%-reschedule" },
         { { "--reschedule", "--seed", "-1" }, '%-%-seed: "%-1" is not a number' },
         { { "--reschedule", "--scheduler-version", "1.99" }, '%-%-scheduler%-version: "1.99" is not latest or v1.25' },
       }
