@@ -279,8 +279,23 @@ static int run(const struct opts *o, bool check)
         fprintf(stderr, "stats: resident after load %.1f MB\n", (double)so.rss_after_load / 1048576.0);
         fprintf(stderr, "stats: interned strings: %zu, %.1f MB\n", ebb_str_count(),
                 (double)ebb_str_bytes() / 1048576.0);
-        for (int i = 0; i < 8 && i < o->cycles; i++)
+        int ran = ebb_engine_plan(e)->cycles;
+        for (int i = 0; i < 8 && i < ran; i++)
             fprintf(stderr, "stats: cycle %d: %.1f ms\n", i + 1, (double)so.cycle_ns[i] / 1e6);
+        if (so.whatif != NULL) {
+            double place = (double)so.place_ns / 1e9;
+            fprintf(stderr, "stats: scheduler model built in %.1f ms, resident %.1f MB\n",
+                    (double)so.sched_build_ns / 1e6, (double)ebb_rss_bytes() / 1048576.0);
+            double cpu = (double)so.place_cpu_ns / 1e9;
+            double all = (double)(so.place_cpu_ns + so.replace_cpu_ns + so.cycles_cpu_ns) / 1e9;
+            fprintf(stderr, "stats: %llu pods scheduled in %.1f ms (%.1f ms of CPU): %.0f a second of CPU\n",
+                    (unsigned long long)so.placements, place * 1e3, cpu * 1e3,
+                    cpu > 0 ? (double)so.placements / cpu : 0.0);
+            fprintf(stderr, "stats: %d cycles %.1f ms (%.1f ms of CPU), replacements made in %.1f ms of CPU; "
+                            "cycles and placements: %.0f placements a second of CPU\n",
+                    ran, (double)so.cycles_ns / 1e6, (double)so.cycles_cpu_ns / 1e6,
+                    (double)so.replace_cpu_ns / 1e6, all > 0 ? (double)so.placements / all : 0.0);
+        }
         fprintf(stderr, "stats: calls into Lua: %llu in cycle 1, %llu in all%s\n",
                 (unsigned long long)so.cycle_arms[0], (unsigned long long)ebb_budget_arms(),
                 o->script_timeout_ms == EBB_BUDGET_OFF ? " (budget off)" : " (each armed a time budget)");

@@ -36,6 +36,14 @@ static int ask_now(void *ud, struct ebb_engine *e, const char *query, int64_t ti
     return ebb_prom_query_all(NULL, &po, &query, 1, time, now);
 }
 
+/* CPU time of this thread: what one core spent, whatever else runs. */
+static uint64_t cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static uint64_t mono_ns(void)
 {
     struct timespec ts;
@@ -201,7 +209,7 @@ static void progress(struct resched *r, const char *fmt, ...)
  * leaves the queue); one that is not stays, as a pending pod of the cache. */
 static int place_all(struct resched *r, int cycle, size_t *placed, size_t *unplaced)
 {
-    uint64_t t0 = mono_ns();
+    uint64_t t0 = mono_ns(), c0 = cpu_ns();
     size_t k = 0;
     int rc = 0;
 
@@ -269,6 +277,7 @@ out:
             r->q.v[k++] = r->q.v[i];
     r->q.n = k;
     r->o->place_ns += mono_ns() - t0;
+    r->o->place_cpu_ns += cpu_ns() - c0;
     return rc;
 }
 
@@ -365,7 +374,7 @@ static int reschedule(struct ebb_sim_opts *o, struct ebb_engine *e,
         (rc = ebb_whatif_state(r.w, r.cache, 0, 0, 0, placed, unplaced, 0, r.q.n)) != 0)
         goto fail;
     for (cycle = 1; cycle <= max; cycle++) {
-        uint64_t c0 = mono_ns();
+        uint64_t c0 = mono_ns(), u0 = cpu_ns();
         nev = ebb_engine_plan(e)->nevictions;
         progress(&r, "cycle %d/%d: descheduling", cycle, max);
         if ((rc = ebb_engine_run_cycle(e)) != 0) {
@@ -373,13 +382,18 @@ static int reschedule(struct ebb_sim_opts *o, struct ebb_engine *e,
             goto out;
         }
         o->cycles_ns += mono_ns() - c0;
+        o->cycles_cpu_ns += cpu_ns() - u0;
         if (cycle <= 8)
             o->cycle_ns[cycle - 1] = mono_ns() - c0;
         nev = ebb_engine_plan(e)->nevictions - nev;
         /* the evicted pods leave the scheduler's view before anything
          * replaces them (a StatefulSet pod comes back under its name) */
-        if ((rc = ebb_sched_sync(r.sched)) != 0 ||
-            (rc = replace_evicted(&r, ebb_engine_plan(e)->nevictions - nev, cycle, &replaced, &gone)) != 0 ||
+        u0 = cpu_ns();
+        rc = ebb_sched_sync(r.sched);
+        if (rc == 0)
+            rc = replace_evicted(&r, ebb_engine_plan(e)->nevictions - nev, cycle, &replaced, &gone);
+        o->replace_cpu_ns += cpu_ns() - u0;
+        if (rc != 0 ||
             (rc = place_all(&r, cycle, &placed, &unplaced)) != 0 ||
             (rc = ebb_whatif_state(r.w, r.cache, cycle, nev, replaced, placed, unplaced, gone, r.q.n)) != 0)
             goto fail;

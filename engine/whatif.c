@@ -9,6 +9,7 @@
 
 #include "ebb/sched.h"
 #include "ebb/whatif.h"
+#include "map.h"
 #include "vec.h"
 
 /* ---- replacements ------------------------------------------------------------ */
@@ -185,7 +186,7 @@ int ebb_whatif_mark_pending(struct ebb_pod *p, int64_t now, bool gated)
 
 /* Evictions of one owner by one plugin. */
 struct ebb_whatif_owned {
-    char *owner;
+    ebb_str owner;
     ebb_str plugin;
     size_t n, cap;
     struct { int cycle; char *pod; ebb_str node; } *ev;
@@ -199,8 +200,11 @@ int ebb_whatif_create(struct ebb_cache *c, struct ebb_whatif **out)
     struct ebb_node *const *nodes;
     uint32_t n;
 
-    if (w == NULL)
+    if (w == NULL || (w->owned_at = calloc(1, sizeof(*w->owned_at))) == NULL) {
+        free(w);
         return EBB_ENOMEM;
+    }
+    ebb__map_init(w->owned_at);
     nodes = ebb_cache_nodes_sorted(c, &n);
     if ((w->nodes = calloc(n + 1, sizeof(*w->nodes))) == NULL)
         goto fail;
@@ -260,7 +264,7 @@ void ebb_whatif_destroy(struct ebb_whatif *w)
     free(w->per_cycle);
     for (size_t i = 0; i < w->nowned; i++) {
         struct ebb_whatif_owned *o = &w->owned[i];
-        free(o->owner);
+        ebb_str_release(o->owner);
         ebb_str_release(o->plugin);
         for (size_t k = 0; k < o->n; k++) {
             free(o->ev[k].pod);
@@ -272,6 +276,9 @@ void ebb_whatif_destroy(struct ebb_whatif *w)
         free(o->nodes);
     }
     free(w->owned);
+    if (w->owned_at != NULL)
+        ebb__map_free(w->owned_at);
+    free(w->owned_at);
     free(w);
 }
 
@@ -432,25 +439,30 @@ static int count_eviction(struct ebb_whatif *w, int cycle, const char *plugin)
     return 0;
 }
 
-static struct ebb_whatif_owned *owned_at(struct ebb_whatif *w, const char *owner, const char *plugin,
-                                         bool make)
+/* The record of (owner, plugin), made on first use; NULL when out of memory. */
+static struct ebb_whatif_owned *owned_at(struct ebb_whatif *w, const char *owner, const char *plugin)
 {
-    struct ebb_whatif_owned *o;
+    ebb_str so = ebb_str_cstr(owner), sp = ebb_str_cstr(plugin);
+    struct ebb_whatif_owned *o = NULL;
+    void *at;
 
-    for (size_t i = 0; i < w->nowned; i++)
-        if (strcmp(w->owned[i].owner, owner) == 0 && (plugin == NULL || strcmp(w->owned[i].plugin, plugin) == 0))
-            return &w->owned[i];
-    if (!make || plugin == NULL)
-        return NULL;
-    if (ebb__grow((void **)&w->owned, &w->cap_owned, w->nowned + 1, sizeof(*o)) != 0)
-        return NULL;
-    o = &w->owned[w->nowned];
-    memset(o, 0, sizeof(*o));
-    if ((o->owner = strdup(owner)) == NULL || (o->plugin = ebb_str_cstr(plugin)) == NULL) {
-        free(o->owner);
-        return NULL;
+    if (so == NULL || sp == NULL)
+        goto out;
+    if ((at = ebb__map_get(w->owned_at, so, sp)) != NULL) {
+        o = &w->owned[(uintptr_t)at - 1];
+        goto out;
     }
-    w->nowned++;
+    if (ebb__grow((void **)&w->owned, &w->cap_owned, w->nowned + 1, sizeof(*o)) != 0 ||
+        ebb__map_put(w->owned_at, so, sp, (void *)(uintptr_t)(w->nowned + 1), NULL) != 0)
+        goto out;
+    o = &w->owned[w->nowned++];
+    memset(o, 0, sizeof(*o));
+    o->owner = so;
+    o->plugin = sp;
+    return o;   /* the record keeps both references */
+out:
+    ebb_str_release(so);
+    ebb_str_release(sp);
     return o;
 }
 
@@ -464,7 +476,7 @@ int ebb_whatif_add_eviction(struct ebb_whatif *w, int cycle, const char *plugin,
         plugin = "?";
     if ((rc = count_eviction(w, cycle, plugin)) != 0 || owner == NULL)
         return rc;
-    if ((o = owned_at(w, owner, plugin, true)) == NULL)
+    if ((o = owned_at(w, owner, plugin)) == NULL)
         return EBB_ENOMEM;
     if (ebb__grow((void **)&o->ev, &o->cap, o->n + 1, sizeof(*o->ev)) != 0)
         return EBB_ENOMEM;
@@ -477,9 +489,13 @@ int ebb_whatif_add_eviction(struct ebb_whatif *w, int cycle, const char *plugin,
 
 int ebb_whatif_landed(struct ebb_whatif *w, const char *owner, const char *node)
 {
-    for (size_t i = 0; owner != NULL && i < w->nowned; i++) {
+    ebb_str so = owner ? ebb_str_find(owner, strlen(owner)) : NULL;
+
+    /* the owner's records, one per plugin that evicted its pods */
+    for (size_t p = 0; so != NULL && p < w->nplugins; p++) {
+        void *at = ebb__map_get(w->owned_at, so, w->plugins[p]);
         int rc;
-        if (strcmp(w->owned[i].owner, owner) == 0 && (rc = add_node(&w->owned[i], node)) != 0)
+        if (at != NULL && (rc = add_node(&w->owned[(uintptr_t)at - 1], node)) != 0)
             return rc;
     }
     return 0;

@@ -45,6 +45,9 @@ struct ebb_sim_opts {
     struct ebb_whatif *whatif;     /* out: the record (caller destroys) */
     uint64_t sched_build_ns;       /* out: the scheduler's indexes built */
     uint64_t place_ns;             /* out: time spent scheduling and binding */
+    uint64_t place_cpu_ns;         /* out: the same in CPU time of this thread */
+    uint64_t replace_cpu_ns;       /* out: CPU time making replacements (and the sync) */
+    uint64_t cycles_cpu_ns;        /* out: CPU time in descheduling cycles */
     uint64_t placements;           /* out: pods scheduled (placed or not) */
     uint64_t cycles_ns;            /* out: time in descheduling cycles */
     /* out: measurements for --stats and the benchmarks */

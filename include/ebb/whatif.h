@@ -109,9 +109,10 @@ struct ebb_whatif {
     ebb_str *plugins;
     size_t ncounted_cycles;
     size_t *per_cycle;
-    /* bookkeeping for loops: evictions by owner (internal) */
+    /* bookkeeping for loops: evictions by owner and plugin (internal) */
     size_t nowned, cap_owned;
     struct ebb_whatif_owned *owned;
+    struct ebb_map *owned_at;        /* (owner, plugin) -> index + 1 */
     bool converged;                  /* a cycle evicted nothing */
 };
 
