@@ -642,6 +642,29 @@ static void fit_error(struct reasons *h, uint32_t nall, char *out, size_t len)
     free(items);
 }
 
+/* The common filters that pass, decided from the node's record alone
+ * (false: ask the filter itself). */
+static inline bool fast_pass(const struct pstate *ps, int plugin, uint32_t node)
+{
+    const struct snode *n = &ps->s->nodes[node];
+
+    switch (plugin) {
+    case EBB_SP_NODE_UNSCHEDULABLE:
+        return !n->unschedulable || ps->tolerates_unschedulable;
+    case EBB_SP_TAINT_TOLERATION:
+        return n->ntaints == 0;
+    case EBB_SP_NODE_RESOURCES_FIT:
+        if (ps->req_scalars || (int64_t)n->npods + 1 > n->alloc_pods)
+            return false;
+        if (ps->req_zero && ps->s->version != EBB_SCHED_V1_25)
+            return true;
+        return ps->req[0] <= n->alloc_cpu - n->req_cpu && ps->req[1] <= n->alloc_mem - n->req_mem &&
+               ps->req[2] <= n->alloc_eph - n->req_eph;
+    default:
+        return false;
+    }
+}
+
 /* Run the pod's filters on one node: 0 feasible, or the worst status.
  * Newest: up to the first failing filter; v1.25: all. With buf, the
  * reasons too ("\x1f" between two): only needed when no node fits, so
@@ -657,6 +680,8 @@ static int run_filters(struct pstate *ps, uint32_t node, char *buf, size_t len)
         char one[512];
         size_t n;
         int st;
+        if (buf == NULL && fast_pass(ps, ps->active[f], node))
+            continue;
         if (buf != NULL)
             one[0] = '\0';
         if ((st = ebb__sched_filter(ps, ps->active[f], node, buf ? one : NULL, sizeof(one))) == 0)
@@ -748,8 +773,7 @@ static int score_nodes(struct pstate *ps, const uint32_t *feasible, uint32_t n, 
         if (ps->skip[p]) {
             memset(sc, 0, n * sizeof(*sc));
         } else {
-            for (uint32_t i = 0; i < n; i++)
-                sc[i] = ebb__sched_score(ps, p, feasible[i]);
+            ebb__sched_score_all(ps, p, feasible, n, sc);
             if (raw)
                 memcpy(raw[p], sc, n * sizeof(*sc));
             ebb__sched_normalize(ps, p, feasible, sc, n);

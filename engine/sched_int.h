@@ -282,8 +282,10 @@ struct pstate {
     /* scores */
     bool skip[EBB_SP_MAX];
     int64_t *fit_req, *ba_req;           /* per profile resource */
-    uint32_t nimg;
+    uint32_t nimg, nimg_known;
     uint32_t *img;                       /* image ids of the containers (-1: none) */
+    bool fit_cpu_mem, ba_cpu_mem;        /* the resources are cpu and memory (the defaults) */
+    int64_t fit_w[2];                    /* their weights (Fit) */
     uint32_t ncontainers;
     uint16_t nsc;
     struct pts_c *sc;
@@ -324,6 +326,9 @@ int ebb__sched_filter(struct pstate *ps, int plugin, uint32_t node, char *buf, s
 /* Scores: PreScore over the feasible nodes, then Score and NormalizeScore. */
 int ebb__sched_prescore(struct pstate *ps, const uint32_t *feasible, uint32_t n);
 int64_t ebb__sched_score(struct pstate *ps, int plugin, uint32_t node);
+/* Score of `plugin` for every feasible node into out[0..n). */
+void ebb__sched_score_all(struct pstate *ps, int plugin, const uint32_t *feasible, uint32_t n,
+                          int64_t *out);
 void ebb__sched_normalize(struct pstate *ps, int plugin, const uint32_t *feasible, int64_t *scores,
                           uint32_t n);
 

@@ -482,6 +482,12 @@ int ebb__sched_prescore(struct pstate *ps, const uint32_t *feasible, uint32_t n)
             return EBB_ENOMEM;
         for (size_t i = 0; i < pr->nfit_resources; i++)
             ps->fit_req[i] = pod_request(p, pr->fit_resources[i].id, true);
+        ps->fit_cpu_mem = pr->nfit_resources == 2 && pr->fit_strategy != EBB_SCHED_RTCR &&
+                          pr->fit_resources[0].id == EBB_RES_CPU && pr->fit_resources[1].id == EBB_RES_MEMORY;
+        if (ps->fit_cpu_mem) {
+            ps->fit_w[0] = pr->fit_resources[0].weight;
+            ps->fit_w[1] = pr->fit_resources[1].weight;
+        }
     }
     if (pr->weight[EBB_SP_BALANCED_ALLOCATION] > 0) {
         bool zero = true;
@@ -493,6 +499,8 @@ int ebb__sched_prescore(struct pstate *ps, const uint32_t *feasible, uint32_t n)
         }
         if (zero && latest)
             ps->skip[EBB_SP_BALANCED_ALLOCATION] = true;   /* a best-effort pod */
+        ps->ba_cpu_mem = pr->nba_resources == 2 && pr->ba_resources[0].id == EBB_RES_CPU &&
+                         pr->ba_resources[1].id == EBB_RES_MEMORY;
     }
     if (pr->weight[EBB_SP_IMAGE_LOCALITY] > 0) {
         uint32_t ninit = latest ? p->ninit_images : 0;
@@ -503,6 +511,8 @@ int ebb__sched_prescore(struct pstate *ps, const uint32_t *feasible, uint32_t n)
             ps->img[ps->nimg++] = image_lookup(s, p->init_images[i]);
         for (uint32_t i = 0; i < p->nimages; i++)
             ps->img[ps->nimg++] = image_lookup(s, p->images[i]);
+        for (uint32_t i = 0; i < ps->nimg; i++)
+            ps->nimg_known += ps->img[i] != UINT32_MAX;
     }
     if (pr->weight[EBB_SP_POD_TOPOLOGY_SPREAD] > 0 && (rc = spread_prescore(ps, feasible, n)) != 0)
         return rc;
@@ -561,6 +571,83 @@ int64_t ebb__sched_score(struct pstate *ps, int plugin, uint32_t node)
     case EBB_SP_INTER_POD_AFFINITY: return ipa_score(ps, node);
     default: return 0;
     }
+}
+
+/* LeastAllocated / MostAllocated over cpu and memory, from the node's record. */
+static int64_t fit_cpu_mem(const struct pstate *ps, const struct snode *n)
+{
+    int64_t alloc[2] = { n->alloc_cpu, n->alloc_mem };
+    int64_t req[2] = { n->nz_cpu + ps->fit_req[0], n->nz_mem + ps->fit_req[1] };
+    int64_t sum = 0, wsum = 0;
+    bool most = ps->prof->fit_strategy == EBB_SCHED_MOST_ALLOCATED;
+
+    for (int r = 0; r < 2; r++) {
+        if (alloc[r] == 0)
+            continue;
+        int64_t s = most ? (req[r] > alloc[r] ? alloc[r] : req[r]) * MAX_SCORE / alloc[r]
+                         : req[r] > alloc[r] ? 0 : (alloc[r] - req[r]) * MAX_SCORE / alloc[r];
+        sum += s * ps->fit_w[r];
+        wsum += ps->fit_w[r];
+    }
+    return wsum ? sum / wsum : 0;
+}
+
+static int64_t balanced_cpu_mem(const struct pstate *ps, const struct snode *n)
+{
+    double f[2];
+    int k = 0;
+
+    if (n->alloc_cpu != 0) {
+        f[k] = (double)(n->req_cpu + ps->ba_req[0]) / (double)n->alloc_cpu;
+        f[k] = f[k] > 1 ? 1 : f[k];
+        k++;
+    }
+    if (n->alloc_mem != 0) {
+        f[k] = (double)(n->req_mem + ps->ba_req[1]) / (double)n->alloc_mem;
+        f[k] = f[k] > 1 ? 1 : f[k];
+        k++;
+    }
+    return (int64_t)((1 - (k == 2 ? fabs((f[0] - f[1]) / 2) : 0)) * (double)MAX_SCORE);
+}
+
+void ebb__sched_score_all(struct pstate *ps, int plugin, const uint32_t *feasible, uint32_t n,
+                          int64_t *out)
+{
+    const struct snode *nodes = ps->s->nodes;
+
+    switch (plugin) {
+    case EBB_SP_TAINT_TOLERATION:
+        for (uint32_t i = 0; i < n; i++)
+            out[i] = nodes[feasible[i]].ntaints ? taint_score(ps, feasible[i]) : 0;
+        return;
+    case EBB_SP_NODE_RESOURCES_FIT:
+        if (ps->fit_cpu_mem) {
+            for (uint32_t i = 0; i < n; i++)
+                out[i] = fit_cpu_mem(ps, &nodes[feasible[i]]);
+            return;
+        }
+        break;
+    case EBB_SP_BALANCED_ALLOCATION:
+        if (ps->ba_cpu_mem) {
+            for (uint32_t i = 0; i < n; i++)
+                out[i] = balanced_cpu_mem(ps, &nodes[feasible[i]]);
+            return;
+        }
+        break;
+    case EBB_SP_IMAGE_LOCALITY:
+    case EBB_SP_INTER_POD_AFFINITY:
+        /* no known image, no term that counts anywhere: 0 everywhere */
+        if ((plugin == EBB_SP_IMAGE_LOCALITY && ps->nimg_known == 0) ||
+            (plugin == EBB_SP_INTER_POD_AFFINITY && ps->ntopo == 0)) {
+            memset(out, 0, n * sizeof(*out));
+            return;
+        }
+        break;
+    default:
+        break;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        out[i] = ebb__sched_score(ps, plugin, feasible[i]);
 }
 
 /* helper.DefaultNormalizeScore */
