@@ -247,6 +247,19 @@ static uint64_t term_hash(uint64_t h, const struct ebb_node_term *t)
     return h;
 }
 
+static void ptsmemo_free(struct ptsmemo *m)
+{
+    while (m != NULL) {
+        struct ptsmemo *next = m->next;
+        for (uint16_t i = 0; i < m->n; i++) {
+            free(m->ok[i]);
+            free(m->reg[i]);
+        }
+        free(m);
+        m = next;
+    }
+}
+
 static uint64_t affinity_hash(const struct ebb_pod *p)
 {
     const struct ebb_affinity *a = p->affinity;
@@ -303,7 +316,9 @@ int ebb__sched_affmemo(struct pstate *ps)
                 if (s->affmemo[i].used < m->used)
                     m = &s->affmemo[i];
             ebb_pod_free(m->rep);
+            ptsmemo_free(m->pts);
         }
+        m->pts = NULL;
         if ((m->rep = ebb_pod_clone(ps->pod)) == NULL)
             return EBB_ENOMEM;
         m->hash = h;
@@ -320,6 +335,7 @@ void ebb__sched_affmemo_free(struct ebb_sched *s)
 {
     for (uint32_t i = 0; i < s->naffmemo; i++) {
         ebb_pod_free(s->affmemo[i].rep);
+        ptsmemo_free(s->affmemo[i].pts);
         free(s->affmemo[i].match);
         free(s->affmemo[i].pref);
     }
@@ -354,7 +370,7 @@ static bool tolerates_do_not_schedule(const struct ebb_pod *p, const struct ebb_
 struct count_ctx {
     struct pstate *ps;
     struct pts_c *c;
-    const struct sarr *node_ok;      /* NULL: every node counts */
+    const uint8_t *node_ok;          /* per node: counted */
 };
 
 static bool count_one(struct ebb_sched *s, uint32_t id, void *ud)
@@ -365,33 +381,20 @@ static bool count_one(struct ebb_sched *s, uint32_t id, void *ud)
 
     if (sp->pod->flags & EBB_POD_TERMINATING)
         return true;
-    if (cx->node_ok != NULL && !sarr_get(cx->node_ok, sp->node))
+    if (!cx->node_ok[sp->node])
         return true;
     if ((dom = cx->c->col->dom[sp->node]) >= 0)
         sarr_add(cx->c->cnt->a, (uint32_t)dom, 1);
     return true;
 }
 
-static int spread_prefilter(struct pstate *ps)
+/* The nodes each hard constraint counts and the domains it registers: every
+ * node with all the constraints' keys that the inclusion policies let in
+ * (v1.25: the pod's node affinity). Into m, whose arrays are zeroed. */
+static void spread_domains(struct pstate *ps, struct ptsmemo *m)
 {
     struct ebb_sched *s = ps->s;
-    struct sarr **ok;
-    int rc;
 
-    if ((rc = ebb__sched_spread_constraints(ps, EBB_TSC_DO_NOT_SCHEDULE, &ps->fc, &ps->nfc)) != 0)
-        return rc;
-    if (ps->nfc == 0)
-        return 0;
-    if ((ok = ebb__sched_alloc(s, ps->nfc * sizeof(*ok))) == NULL)
-        return EBB_ENOMEM;
-    for (uint16_t i = 0; i < ps->nfc; i++) {
-        struct pts_c *c = &ps->fc[i];
-        if ((c->cnt = ebb__counts_new(s, c->col)) == NULL || (c->reg = ebb__sarr_take(s)) == NULL ||
-            (ok[i] = ebb__sarr_take(s)) == NULL)
-            return EBB_ENOMEM;
-    }
-    /* the domains: every node with all the keys that the inclusion
-     * policies let in (v1.25: the pod's node affinity) */
     for (uint32_t n = 0; n < s->nnodes; n++) {
         int aff = -1, taint = -1;
         bool all = true;
@@ -400,7 +403,8 @@ static int spread_prefilter(struct pstate *ps)
         if (!all)
             continue;
         for (uint16_t i = 0; i < ps->nfc; i++) {
-            struct pts_c *c = &ps->fc[i];
+            const struct pts_c *c = &ps->fc[i];
+            uint32_t d = (uint32_t)c->col->dom[n];
             if (c->aff_policy == EBB_POLICY_HONOR) {
                 if (aff < 0)
                     aff = ebb__sched_node_affinity_ok(ps, n);
@@ -413,21 +417,91 @@ static int spread_prefilter(struct pstate *ps)
                 if (!taint)
                     continue;
             }
-            sarr_add(ok[i], n, 1);
-            if (!sarr_get(c->reg, (uint32_t)c->col->dom[n])) {
-                sarr_add(c->reg, (uint32_t)c->col->dom[n], 1);
-                c->ndomains++;
+            m->ok[i][n] = 1;
+            if (!m->reg[i][d]) {
+                m->reg[i][d] = 1;
+                m->ndomains[i]++;
             }
         }
     }
+}
+
+/* The domains of the pod's hard constraints: remembered with its node
+ * affinity when its taints do not matter, else worked out for the call. */
+static int spread_domains_for(struct pstate *ps, struct ptsmemo **out)
+{
+    struct ebb_sched *s = ps->s;
+    bool keep = ps->nfc <= PTSMEMO_C;
+    struct ptsmemo *m;
+
+    for (uint16_t i = 0; i < ps->nfc && keep; i++)
+        keep = ps->fc[i].taint_policy != EBB_POLICY_HONOR;
+    for (m = keep ? ps->memo->pts : NULL; m != NULL; m = m->next) {
+        bool same = m->n == ps->nfc;
+        for (uint16_t i = 0; i < m->n && same; i++)
+            same = m->col[i] == ps->fc[i].col && m->aff[i] == ps->fc[i].aff_policy;
+        if (same) {
+            *out = m;
+            return 0;
+        }
+    }
+    if (!keep) {
+        if ((m = ebb__sched_alloc(s, sizeof(*m))) == NULL)
+            return EBB_ENOMEM;
+        m->n = ps->nfc;
+        for (uint16_t i = 0; i < ps->nfc; i++)
+            if ((m->ok[i] = ebb__sched_alloc(s, s->nnodes + 1)) == NULL ||
+                (m->reg[i] = ebb__sched_alloc(s, ps->fc[i].col->ndom + 1)) == NULL)
+                return EBB_ENOMEM;
+        spread_domains(ps, m);
+        *out = m;
+        return 0;
+    }
+    if ((m = calloc(1, sizeof(*m))) == NULL)
+        return EBB_ENOMEM;
+    m->n = ps->nfc;
+    for (uint16_t i = 0; i < ps->nfc; i++) {
+        m->col[i] = ps->fc[i].col;
+        m->aff[i] = ps->fc[i].aff_policy;
+        m->n = (uint16_t)(i + 1);
+        if ((m->ok[i] = calloc(s->nnodes + 1, 1)) == NULL ||
+            (m->reg[i] = calloc(ps->fc[i].col->ndom + 1, 1)) == NULL) {
+            ptsmemo_free(m);
+            return EBB_ENOMEM;
+        }
+    }
+    spread_domains(ps, m);
+    m->next = ps->memo->pts;
+    ps->memo->pts = m;
+    *out = m;
+    return 0;
+}
+
+static int spread_prefilter(struct pstate *ps)
+{
+    struct ebb_sched *s = ps->s;
+    struct ptsmemo *m;
+    int rc;
+
+    if ((rc = ebb__sched_spread_constraints(ps, EBB_TSC_DO_NOT_SCHEDULE, &ps->fc, &ps->nfc)) != 0)
+        return rc;
+    if (ps->nfc == 0)
+        return 0;
+    if ((rc = spread_domains_for(ps, &m)) != 0)
+        return rc;
     for (uint16_t i = 0; i < ps->nfc; i++) {
         struct pts_c *c = &ps->fc[i];
-        struct count_ctx cx = { ps, c, ok[i] };
+        struct count_ctx cx = { ps, c, m->ok[i] };
+        if ((c->cnt = ebb__counts_new(s, c->col)) == NULL)
+            return EBB_ENOMEM;
+        c->ok = m->ok[i];
+        c->reg = m->reg[i];
+        c->ndomains = m->ndomains[i];
         if (!ebb_selector_is_empty(c->sel))
             ebb__sched_candidates(s, c->sel, ps->pod->ns, NULL, count_one, &cx);
         c->min = INT64_MAX;
         for (uint32_t d = 0; d < c->col->ndom; d++)
-            if (sarr_get(c->reg, d) && sarr_get(c->cnt->a, d) < c->min)
+            if (c->reg[d] && sarr_get(c->cnt->a, d) < c->min)
                 c->min = sarr_get(c->cnt->a, d);
         if (c->ndomains < (uint32_t)c->min_domains)
             c->min = 0;
@@ -461,7 +535,7 @@ static bool aff_one(struct ebb_sched *s, uint32_t id, void *ud)
 {
     struct aff_ctx *cx = ud;
     const struct spod *sp = &s->spods[id];
-    const struct ebb_labels *nsl = ebb__sched_ns_labels(s, sp->pod->ns);
+    const struct ebb_labels *nsl = ebb__sched_ns_labels(s, sp->ns);
 
     if (cx->all) {
         for (uint16_t t = 1; t < cx->nterms; t++)   /* term 0 chose it */

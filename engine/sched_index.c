@@ -439,7 +439,7 @@ int ebb__sched_index_add(struct ebb_sched *s, const struct ebb_pod *p, uint32_t 
         s->cap_spods = (uint32_t)cap;
     }
     id = s->nspods;
-    s->spods[id] = (struct spod){ p, node, p->slot, p->serial };
+    s->spods[id] = (struct spod){ p, p->ns, node, p->slot, p->serial };
     for (uint32_t i = 0; i < p->labels.n; i++) {
         if (ebb__map_get(&s->indexed, p->labels.kv[i].key, NULL) == NULL)
             continue;   /* no selector asked for this key yet */
@@ -492,6 +492,7 @@ static int index_key(struct ebb_sched *s, ebb_str key)
 
 struct cand_ctx {
     const struct ebb_selector *sel;
+    const struct ebb_req *known;     /* the requirement the list read holds for */
     ebb_str ns;
     const struct cterm *ns_term;
     ebb__spod_fn fn;
@@ -502,12 +503,13 @@ struct cand_ctx {
 static bool cand_one(struct ebb_sched *s, uint32_t id, void *ud)
 {
     struct cand_ctx *cx = ud;
-    const struct ebb_pod *p = s->spods[id].pod;
+    const struct spod *sp = &s->spods[id];
 
-    if (cx->ns_term ? !ebb__cterm_has_ns(s, cx->ns_term, p->ns) : p->ns != cx->ns)
+    if (cx->ns_term ? !ebb__cterm_has_ns(s, cx->ns_term, sp->ns) : sp->ns != cx->ns)
         return true;
-    if (!ebb_selector_matches(cx->sel, &p->labels))
-        return true;
+    for (uint16_t i = 0; i < cx->sel->nreqs; i++)
+        if (&cx->sel->reqs[i] != cx->known && !ebb_req_matches(&cx->sel->reqs[i], &sp->pod->labels))
+            return true;
     if (!cx->fn(s, id, cx->ud))
         cx->stop = true;
     return !cx->stop;
@@ -516,7 +518,7 @@ static bool cand_one(struct ebb_sched *s, uint32_t id, void *ud)
 void ebb__sched_candidates(struct ebb_sched *s, const struct ebb_selector *sel, ebb_str ns,
                            const struct cterm *ns_term, ebb__spod_fn fn, void *ud)
 {
-    struct cand_ctx cx = { sel, ns, ns_term, fn, ud, false };
+    struct cand_ctx cx = { sel, NULL, ns, ns_term, fn, ud, false };
     const struct ebb_req *best = NULL;
     uint64_t best_n = UINT64_MAX, ns_n = UINT64_MAX;
 
@@ -544,6 +546,7 @@ void ebb__sched_candidates(struct ebb_sched *s, const struct ebb_selector *sel, 
             ns_n += list_len(&s->by_ns, ns_term->ns[i], NULL);
     }
     if (best != NULL && best_n <= ns_n) {
+        cx.known = best;   /* every pod of its postings meets it */
         for (uint16_t k = 0; k < best->nvalues && !cx.stop; k++) {
             struct ulist *l = ebb__map_get(&s->postings, best->key, best->values[k]);
             if (l != NULL)

@@ -19,6 +19,7 @@ struct ulist {
 /* A bound pod the scheduler counts. */
 struct spod {
     const struct ebb_pod *pod;       /* NULL once gone */
+    ebb_str ns;                      /* the pod's, read without touching it */
     uint32_t node;                   /* index in s->nodes */
     uint32_t slot, serial;           /* to check the cache still has it */
 };
@@ -121,8 +122,25 @@ struct counts {
 /* The node affinity of pods that share it (node selector, required and
  * preferred node affinity terms): per node, whether the required part
  * matches and what the preferred part weighs, worked out on first use. */
+#define PTSMEMO_C 4
+
+/* PodTopologySpread's domains for pods of one node affinity whose hard
+ * constraints have these columns and whose taints policy is Ignore: which
+ * nodes count and which domains are registered. Nodes do not change, so
+ * this holds for the whole run. */
+struct ptsmemo {
+    struct ptsmemo *next;
+    uint16_t n;
+    struct keycol *col[PTSMEMO_C];
+    uint8_t aff[PTSMEMO_C];          /* nodeAffinityPolicy */
+    uint8_t *ok[PTSMEMO_C];          /* per node: counted */
+    uint8_t *reg[PTSMEMO_C];         /* per domain: registered */
+    uint32_t ndomains[PTSMEMO_C];
+};
+
 struct affmemo {
     struct ebb_pod *rep;             /* a copy of the first pod with it */
+    struct ptsmemo *pts;             /* its spreading domains, as asked */
     uint64_t hash;
     uint64_t used;                   /* for replacing the least recently used */
     uint8_t *match;                  /* per node: 0 not known yet, 1 matches, 2 not */
@@ -243,7 +261,8 @@ struct pts_c {
     struct ebb_selector *sel;            /* arena-owned copy or the profile's */
     bool self_match;
     struct counts *cnt;                  /* filter: matches per domain */
-    struct sarr *reg;                    /* filter: domains registered (1) */
+    const uint8_t *ok;                   /* filter: per node, counted */
+    const uint8_t *reg;                  /* filter: per domain, registered */
     uint32_t ndomains;
     int64_t min;                         /* filter: global minimum */
     double weight;                       /* score: ln(topoSize + 2) */

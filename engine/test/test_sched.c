@@ -637,6 +637,49 @@ static void test_e19_min_domains(void **state)
     assert_true(at("b1")->feasible);
 }
 
+/* Node inclusion policies: a tainted node's domain is left out only with
+ * nodeTaintsPolicy Honor, a domain the pod's node affinity excludes only with
+ * nodeAffinityPolicy Honor (the default); pods of one node affinity but other
+ * policies do not share what was worked out for the domains. */
+static void test_spread_inclusion_policies(void **state)
+{
+    const char *tsc = "\"topologySpreadConstraints\":[{\"maxSkew\":1,\"topologyKey\":\"" ZONE "\","
+                      "\"whenUnsatisfiable\":\"DoNotSchedule\",\"labelSelector\":{\"matchLabels\":{\"app\":\"web\"}}%s}]%s";
+    const char *in_ac = ",\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":{"
+                        "\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"" ZONE "\",\"operator\":\"In\","
+                        "\"values\":[\"a\",\"c\"]}]}]}}}";
+    char t[1024];
+
+    (void)state;
+    node("a1", "4", "8Gi", "\"" ZONE "\":\"a\"", "", "");
+    node("b1", "4", "8Gi", "\"" ZONE "\":\"b\"",
+         "\"taints\":[{\"key\":\"dedicated\",\"value\":\"x\",\"effect\":\"NoSchedule\"}]", "");
+    node("c1", "4", "8Gi", "\"" ZONE "\":\"c\"", "", "");
+    bound("w1", "a1", "\"app\":\"web\"", "100m", "", "");
+    bound("w2", "c1", "\"app\":\"web\"", "100m", "", "");
+    start();
+    /* b counts, with nothing in it: a and c are one above the minimum */
+    snprintf(t, sizeof(t), tsc, "", "");
+    explain(pending("\"app\":\"web\"", "100m", "", t, ""));
+    assert_false(at("a1")->feasible);
+    assert_false(at("c1")->feasible);
+    snprintf(t, sizeof(t), tsc, ",\"nodeTaintsPolicy\":\"Honor\"", "");
+    explain(pending("\"app\":\"web\"", "100m", "", t, ""));
+    assert_true(at("a1")->feasible);
+    assert_true(at("c1")->feasible);
+    snprintf(t, sizeof(t), tsc, "", in_ac);
+    explain(pending("\"app\":\"web\"", "100m", "", t, ""));
+    assert_true(at("a1")->feasible);
+    assert_true(at("c1")->feasible);
+    snprintf(t, sizeof(t), tsc, ",\"nodeAffinityPolicy\":\"Ignore\"", in_ac);
+    explain(pending("\"app\":\"web\"", "100m", "", t, ""));
+    assert_false(at("a1")->feasible);
+    assert_false(at("c1")->feasible);
+    snprintf(t, sizeof(t), tsc, "", in_ac);
+    explain(pending("\"app\":\"web\"", "100m", "", t, ""));
+    assert_true(at("a1")->feasible);
+}
+
 /* ---- InterPodAffinity filter: E20 ---------------------------------------------------------- */
 
 static void test_e20_pod_affinity_filter(void **state)
@@ -1218,6 +1261,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_e17_system_default_spreading, setup, teardown),
         cmocka_unit_test_setup_teardown(test_e18_spread_filter, setup, teardown),
         cmocka_unit_test_setup_teardown(test_e19_min_domains, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_spread_inclusion_policies, setup, teardown),
         cmocka_unit_test_setup_teardown(test_e20_pod_affinity_filter, setup, teardown),
         cmocka_unit_test_setup_teardown(test_existing_anti_affinity_filter, setup, teardown),
         cmocka_unit_test_setup_teardown(test_e21_requests, setup, teardown),
