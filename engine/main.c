@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -288,9 +290,12 @@ static int run(const struct opts *o, bool check)
                     (double)so.sched_build_ns / 1e6, (double)ebb_rss_bytes() / 1048576.0);
             double cpu = (double)so.place_cpu_ns / 1e9;
             double all = (double)(so.place_cpu_ns + so.replace_cpu_ns + so.cycles_cpu_ns) / 1e9;
-            fprintf(stderr, "stats: %llu pods scheduled in %.1f ms (%.1f ms of CPU): %.0f a second of CPU\n",
+            fprintf(stderr, "stats: %llu pods scheduled in %.1f ms (%.1f ms of CPU): %.0f a second of CPU; "
+                            "%.0f nodes filtered and %.0f scored a pod\n",
                     (unsigned long long)so.placements, place * 1e3, cpu * 1e3,
-                    cpu > 0 ? (double)so.placements / cpu : 0.0);
+                    cpu > 0 ? (double)so.placements / cpu : 0.0,
+                    so.placements ? (double)so.nodes_filtered / (double)so.placements : 0.0,
+                    so.placements ? (double)so.nodes_scored / (double)so.placements : 0.0);
             fprintf(stderr, "stats: %d cycles %.1f ms (%.1f ms of CPU), replacements made in %.1f ms of CPU; "
                             "cycles and placements: %.0f placements a second of CPU\n",
                     ran, (double)so.cycles_ns / 1e6, (double)so.cycles_cpu_ns / 1e6,
@@ -326,8 +331,12 @@ static int run(const struct opts *o, bool check)
                 ebb_engine_destroy(e);
                 return fail_input(&err);
             }
-            if (o->stats)
-                fprintf(stderr, "stats: report written in %llu ms\n", (unsigned long long)(mono_ms() - t0));
+            if (o->stats) {
+                struct stat st;
+                fprintf(stderr, "stats: report written in %llu ms, %.0f KB\n",
+                        (unsigned long long)(mono_ms() - t0),
+                        stat(o->report, &st) == 0 ? (double)st.st_size / 1024.0 : 0.0);
+            }
         }
         ebb_log(EBB_LOG_INFO, "%s: %zu nodes, %zu pods, %zu items skipped, %.1f MB in %.2f s",
                 o->snapshot, stats.kinds[EBB_KIND_NODE], stats.kinds[EBB_KIND_POD], stats.skipped,
@@ -347,6 +356,11 @@ static int run(const struct opts *o, bool check)
             if (so.whatif)
                 ebb_whatif_print_table(so.whatif, stdout);
         }
+    }
+    if (o->stats && !check) {
+        struct rusage ru;
+        if (getrusage(RUSAGE_SELF, &ru) == 0)
+            fprintf(stderr, "stats: peak resident %.1f MB\n", (double)ru.ru_maxrss / 1024.0);
     }
     ebb_whatif_destroy(so.whatif);
     ebb_engine_destroy(e);

@@ -417,6 +417,12 @@ static int reschedule(struct ebb_sim_opts *o, struct ebb_engine *e,
 fail:
     ebb_error_set(err, rc, NULL, 0, NULL, "rescheduling: %s", ebb_strerror(rc));
 out:
+    if (r.sched != NULL) {
+        struct ebb_sched_stats st;
+        ebb_sched_get_stats(r.sched, &st);
+        o->nodes_filtered = st.nodes_filtered;
+        o->nodes_scored = st.nodes_scored;
+    }
     queue_free(&r.q);
     ebb_sched_destroy(r.sched);
     ebb_whatif_destroy(r.w);

@@ -49,6 +49,8 @@ struct ebb_sim_opts {
     uint64_t replace_cpu_ns;       /* out: CPU time making replacements (and the sync) */
     uint64_t cycles_cpu_ns;        /* out: CPU time in descheduling cycles */
     uint64_t placements;           /* out: pods scheduled (placed or not) */
+    uint64_t nodes_filtered;       /* out: nodes the model's filters ran on, in all */
+    uint64_t nodes_scored;         /* out: nodes it scored, in all */
     uint64_t cycles_ns;            /* out: time in descheduling cycles */
     /* out: measurements for --stats and the benchmarks */
     uint64_t rss_after_load;       /* bytes resident once the snapshot is cached */
