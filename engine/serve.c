@@ -144,6 +144,11 @@ static void usage(FILE *f)
           "  --termination-seconds S      a deleted pod on a node is gone after its grace period,\n"
           "                               as its kubelet would stop it, or after S seconds if\n"
           "                               sooner (default: the grace period)\n"
+          "  --reschedule                 act as a replica controller and kube-scheduler: a pod\n"
+          "                               evicted through the API whose owner recreates it is\n"
+          "                               replaced, and the scheduler model places the\n"
+          "                               replacement (as ebb simulate --reschedule does)\n"
+          "  --scheduler-config FILE      the KubeSchedulerConfiguration of that model\n"
           "faults, for tests:\n"
           "  --close-watches-every SECONDS  end every watch stream on this period\n"
           "  --fail-fraction F            answer 500 to this share of requests (0 to 1)\n"
@@ -206,6 +211,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         { "evict-in-background", no_argument, NULL, 'I' },
         { "churn", required_argument, NULL, 'R' },
         { "churn-total", required_argument, NULL, 'T' },
+        { "reschedule", no_argument, NULL, 'r' },
+        { "scheduler-config", required_argument, NULL, 'c' },
         { "verbose", no_argument, NULL, 'v' },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
@@ -269,6 +276,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             break;
         case 'K': o->koordinator = true; break;
         case 'I': o->evict_in_background = true; break;
+        case 'r': o->reschedule = true; break;
+        case 'c': o->scheduler_config = optarg; break;
         case 'G':
             d = strtod(optarg, &end);
             if (*optarg == '\0' || *end != '\0' || !(d >= 0) || d > 86400)
@@ -300,6 +309,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         return EXIT_INPUT;
     if (o->snapshot == NULL) {
         fprintf(stderr, "ebb: error: serve needs --snapshot\n");
+        return EXIT_INPUT;
+    }
+    if (o->scheduler_config != NULL && !o->reschedule) {
+        fprintf(stderr, "ebb: error: --scheduler-config needs --reschedule\n");
         return EXIT_INPUT;
     }
     if (o->churn_total > 0 && o->churn_rate <= 0) {
@@ -358,6 +371,7 @@ static void server_free(struct server *s)
     free(s->log);
     ebb__churn_free(s);
     ebb__stops_free(s);
+    ebb__resched_free(s);
     ebb_cache_destroy(s->cache);
 }
 
@@ -372,6 +386,8 @@ static int load(struct server *s, struct ebb_error *err)
     if ((rc = ebb_snapshot_load_each(s->cache, s->o.snapshot, on_item, s, &st, err)) != 0)
         return rc;
     s->compacted = s->rv;
+    if (s->o.reschedule && (rc = ebb__resched_start(s, err)) != 0)
+        return rc;
     ebb_log(EBB_LOG_INFO,
             "%s: %zu nodes, %zu pods, %zu PDBs, %zu namespaces, %zu leases, resourceVersion %" PRIu64,
             s->o.snapshot, s->stores[R_NODES].n, s->stores[R_PODS].n, s->stores[R_PDBS].n,

@@ -223,13 +223,20 @@ void ebb__serve_evict(struct server *s, struct ebb_http_req *r, const struct rou
     }
     if (!dry && verdict == EBB_PDB_ALLOW_DECREMENT && which != NULL)
         pdb_after_eviction(s, which, rt->name, ready);
+    /* the pod as it was, for its replacement (--reschedule) */
+    json = s->resched != NULL && !dry ? ebb__ver_json(cur) : NULL;
     if (ebb__delete_object(s, R_PODS, cur, grace, dry, &gone) != 0) {
+        cJSON_Delete(json);
         ebb__reply_internal(r, "out of memory");
         return;
     }
     ebb__ver_release(gone);
     if (!dry)
         ebb_log(EBB_LOG_INFO, "evicted pod %s/%s", rt->ns, rt->name);
+    if (json != NULL) {
+        ebb__resched_evicted(s, json);
+        cJSON_Delete(json);
+    }
     ebb__reply_status(r, 201, NULL, NULL, NULL);
 }
 

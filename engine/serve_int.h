@@ -11,6 +11,8 @@
  *   serve_evict.c  eviction, decided by PodDisruptionBudgets
  *   serve_table.c  the Tables kubectl asks for (Accept: ...;as=Table)
  *   serve_churn.c  --churn: pod events at a rate, for benchmarks
+ *   serve_resched.c --reschedule: evicted pods replaced and placed by the
+ *                  scheduler model; the cache's pods follow the store
  *
  * One loop thread: everything runs in libuv callbacks. Calls go
  * serve.c -> serve_api.c -> serve_read.c, serve_write.c -> serve_store.c;
@@ -141,6 +143,8 @@ struct opts {
     bool koordinator;            /* serve Koordinator's PodMigrationJobs */
     double termination_seconds;  /* a deleted pod stops within this; -1: its grace period */
     double churn_rate;           /* pod events per second; 0: none */
+    bool reschedule;             /* --reschedule */
+    const char *scheduler_config;    /* --scheduler-config FILE; NULL: the defaults */
     uint64_t churn_total;        /* stop after this many; 0: never */
     bool evict_in_background;    /* evictions of request-evict-only pods: KubeVirt's 429 */
 };
@@ -149,13 +153,16 @@ struct watch;                    /* serve_read.c */
 struct delay;                    /* serve_api.c */
 struct churn_pod;                /* serve_churn.c */
 struct stopping;                 /* serve_write.c */
+struct resched;                  /* serve_resched.c */
 
 struct server {
     uv_loop_t *loop;
     struct opts o;
     struct ebb_httpd *httpd;
     char addr[96];
-    struct ebb_cache *cache;     /* the budgets of eviction decisions follow the store */
+    struct ebb_cache *cache;     /* the budgets of eviction decisions follow the store (and
+                                  * with --reschedule the pods) */
+    struct resched *resched;     /* --reschedule; NULL: off */
     struct store stores[NRES];
     uint64_t rv;                 /* the last one given */
     uint64_t compacted;          /* events up to this rv are gone */
@@ -368,5 +375,17 @@ void ebb__serve_patch_pod(struct server *s, struct ebb_http_req *r, const struct
 /* The first pods watch starts the churn (with --churn; otherwise nothing). */
 void ebb__churn_start(struct server *s);
 void ebb__churn_free(struct server *s);
+
+/* ---- serve_resched.c ------------------------------------------------------------------ */
+
+/* --reschedule: the scheduler model over the loaded cache (and
+ * --scheduler-config read); an error names the file, line and field. */
+int ebb__resched_start(struct server *s, struct ebb_error *err);
+void ebb__resched_free(struct server *s);   /* NULL-safe (off) */
+/* The cache's pods follow a write to the pods store (nothing when off). */
+void ebb__resched_follow(struct server *s, const struct ver *v, bool deleted);
+/* `old_json` (borrowed), a pod just evicted: its owner recreates it and
+ * the model places the replacement (a StatefulSet pod once it is gone). */
+void ebb__resched_evicted(struct server *s, const cJSON *old_json);
 
 #endif

@@ -440,7 +440,8 @@ int ebb__store_put(struct server *s, int res, cJSON *json, struct ver **out)
     return ebb__store_put_ver(s, res, ebb__ver_make(&ebb__rdefs[res], json, s->rv + 1), out);
 }
 
-/* The budgets eviction decisions read follow every write to them. */
+/* The budgets eviction decisions read follow every write to them (and the
+ * pods, for the scheduler model of --reschedule). */
 static void cache_follow(struct server *s, int res, const struct ver *v, bool deleted)
 {
     struct ebb_object o;
@@ -448,6 +449,8 @@ static void cache_follow(struct server *s, int res, const struct ver *v, bool de
     cJSON *json;
     int rc;
 
+    if (res == R_PODS && s->resched != NULL)
+        ebb__resched_follow(s, v, deleted);
     if (res != R_PDBS || s->cache == NULL)
         return;
     if (deleted) {
