@@ -290,6 +290,7 @@ def main():
                          "preemptionPolicy": "PreemptLowerPriority", "value": val}, indent=4))
 
     podn = 0
+    pod_names = set()
     for wi, w in enumerate(workloads):
         kind = w["kind"]
         if kind == "DaemonSet":
@@ -334,10 +335,13 @@ def main():
             started = created + timedelta(seconds=rng.randint(1, 30))
             if kind == "StatefulSet":
                 name = "%s-%d" % (owner, r)
-            elif kind == "DaemonSet":
-                name = "%s-%s" % (owner, rhash(rng, 5))
             else:
+                # a suffix drawn again where it would name a pod twice (5,000
+                # DaemonSet pods are likely to draw one suffix twice)
                 name = "%s-%s" % (owner, rhash(rng, 5))
+                while (ns, name) in pod_names:
+                    name = "%s-%s" % (owner, rhash(rng, 5))
+            pod_names.add((ns, name))
             phase = "Running"
             ready = "True"
             if kind == "Job":
