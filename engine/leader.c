@@ -24,6 +24,7 @@ struct ebb_leader {
     /* what we last saw of the lease */
     char rv[128];
     char holder[256];
+    char acquired[64];          /* its acquireTime: kept while the holder renews */
     char record[512];           /* holder+renewTime+transitions: a change resets observed */
     int64_t transitions;
     uint64_t observed_ms;       /* loop time when `record` last changed */
@@ -71,7 +72,9 @@ static char *lease_body(struct ebb_leader *l, const char *holder, bool create, i
     spec = cJSON_AddObjectToObject(o, "spec");
     cJSON_AddStringToObject(spec, "holderIdentity", holder);
     cJSON_AddNumberToObject(spec, "leaseDurationSeconds", holder[0] ? (double)(l->lease_ms / 1000) : 1);
-    cJSON_AddStringToObject(spec, "acquireTime", now);
+    /* as client-go: acquireTime changes when the holder does, not on renewal */
+    cJSON_AddStringToObject(spec, "acquireTime",
+                            holder[0] && strcmp(holder, l->holder) == 0 && l->acquired[0] ? l->acquired : now);
     cJSON_AddStringToObject(spec, "renewTime", now);
     cJSON_AddNumberToObject(spec, "leaseTransitions", (double)transitions);
     s = cJSON_PrintUnformatted(o);
@@ -92,11 +95,13 @@ static void observe(struct ebb_leader *l, const char *body, size_t len)
     const cJSON *rv = cJSON_GetObjectItemCaseSensitive(meta, "resourceVersion");
     const cJSON *h = cJSON_GetObjectItemCaseSensitive(spec, "holderIdentity");
     const cJSON *renew = cJSON_GetObjectItemCaseSensitive(spec, "renewTime");
+    const cJSON *acq = cJSON_GetObjectItemCaseSensitive(spec, "acquireTime");
     const cJSON *tr = cJSON_GetObjectItemCaseSensitive(spec, "leaseTransitions");
     char record[512];
 
     snprintf(l->rv, sizeof(l->rv), "%s", cJSON_IsString(rv) ? rv->valuestring : "");
     snprintf(l->holder, sizeof(l->holder), "%s", cJSON_IsString(h) ? h->valuestring : "");
+    snprintf(l->acquired, sizeof(l->acquired), "%s", cJSON_IsString(acq) ? acq->valuestring : "");
     l->transitions = cJSON_IsNumber(tr) ? (int64_t)tr->valuedouble : 0;
     snprintf(record, sizeof(record), "%s|%s|%lld", l->holder,
              cJSON_IsString(renew) ? renew->valuestring : "", (long long)l->transitions);
