@@ -8,6 +8,8 @@
 --   describe("ebb run against kube-apiserver", function()
 --     if K.skip(pending) then return end  -- pending("...why...") where missing
 --     local cp = K.cluster()              -- the shared control plane
+--                                         -- (K.cluster{ controllers = false, scheduler = false }:
+--                                         -- the API server alone, if it starts first)
 --     after_each(function() cp:cleanup() end)
 --     it("...", function()
 --       local ns = cp:namespace("evict")  -- a fresh namespace, "evict-<n>"
@@ -234,7 +236,7 @@ end
 -- namespace controller clean up.
 K.CONTROLLERS = "replicaset,disruption,garbagecollector,namespace"
 
-local function start()
+local function start(opts)
   local why = K.missing()
   if why then error(why) end
   local src = abspath(k8s_dir())
@@ -258,8 +260,10 @@ local function start()
     shq(string.format("while kill -0 %d 2>/dev/null; do sleep 1; done; %s down %s; rm -rf %s",
       pid, shq(st.cp), shq(dir), shq(dir)))))
   local t0 = now()
-  local code, out = sh(string.format("timeout 120 %s up %s --kcm %s --scheduler",
-    shq(st.cp), shq(dir), K.CONTROLLERS))
+  local controllers = opts.controllers == nil and K.CONTROLLERS or opts.controllers
+  local code, out = sh(string.format("timeout 120 %s up %s%s%s", shq(st.cp), shq(dir),
+    controllers and controllers ~= "" and (" --kcm " .. controllers) or "",
+    opts.scheduler == false and "" or " --scheduler"))
   if code ~= 0 then
     local log = read(dir .. "/logs/kube-apiserver.log") or ""
     teardown(st)
@@ -271,10 +275,12 @@ local function start()
   return st
 end
 
--- The control plane of this process (started on the first call).
-function K.cluster()
+-- The control plane of this process (started on the first call, with
+-- `opts`: controllers = the kube-controller-manager list (K.CONTROLLERS;
+-- false: none), scheduler = false for none; later calls get that one).
+function K.cluster(opts)
   local st = REG[KEY]
-  if st == nil or st.down then st = start() end
+  if st == nil or st.down then st = start(opts or {}) end
   return setmetatable({ st = st, env = st.env, dir = st.dir, kubeconfig = st.env.KUBECONFIG,
                         url = st.env.APISERVER }, Cluster)
 end
@@ -707,9 +713,14 @@ end
 -- once. A ReplicaSet of one pod then proves both work (the one creates the
 -- pod, the other binds it).
 function Cluster:settle()
+  local have = 0
   for _, name in ipairs({ "kube-controller-manager", "kube-scheduler" }) do
-    start_process(self, name, stop_process(self, name, 5))
+    if read(self.dir .. "/run/" .. name .. ".pid") then
+      start_process(self, name, stop_process(self, name, 5))
+      have = have + 1
+    end
   end
+  if have < 2 then return end   -- a control plane without them (K.cluster's options)
   local made = #(self.st.made or {})
   local node = "harness-canary"
   self:node(node)
