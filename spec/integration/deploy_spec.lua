@@ -1,5 +1,5 @@
 -- deploy/: the kustomize base and overlays render with `kubectl kustomize`,
--- carry what the deployment promises (upstream's RBAC and nothing more, the
+-- carry what the deployment promises (the RBAC ebb uses and nothing more, the
 -- restricted securityContext, directory mounts, probes, leader election,
 -- the CronJob's schedule), and the command lines they render run: the
 -- policy and the example strategy pass `ebb check`, make the expected
@@ -128,20 +128,22 @@ local function ebb_version()
   return assert(out:match("^ebb (%S+)"), out)
 end
 
--- ---- what upstream grants: kubernetes-sigs/descheduler kubernetes/base/rbac.yaml
--- after v0.36.0 (pods/delete removed), the Helm chart's ClusterRole with leader
--- election on; compared as "group resource name verb" ------------------------------
+-- ---- what ebb is granted: what it uses, and nothing more (proven against a
+-- real kube-apiserver by spec/integration/k8s_rbac_spec.lua); compared as
+-- "group resource name verb" -------------------------------------------------------
 
-local UPSTREAM_RULES = {
-  { "events.k8s.io", { "events" }, nil, { "create", "update" } },
-  { "", { "nodes", "namespaces", "pods" }, nil, { "get", "watch", "list" } },
+local EBB_RULES = {
+  { "", { "nodes", "namespaces", "pods", "persistentvolumeclaims" }, nil, { "list", "watch" } },
+  { "scheduling.k8s.io", { "priorityclasses" }, nil, { "list", "watch" } },
+  { "policy", { "poddisruptionbudgets" }, nil, { "list", "watch" } },
   { "", { "pods/eviction" }, nil, { "create" } },
-  { "scheduling.k8s.io", { "priorityclasses" }, nil, { "get", "watch", "list" } },
-  { "policy", { "poddisruptionbudgets" }, nil, { "get", "watch", "list" } },
-  { "coordination.k8s.io", { "leases" }, nil, { "create", "update" } },
-  { "coordination.k8s.io", { "leases" }, { "descheduler" }, { "get", "patch", "delete" } },
-  { "metrics.k8s.io", { "nodes", "pods" }, nil, { "get", "list" } },
-  { "", { "persistentvolumeclaims" }, nil, { "get", "watch", "list" } },
+  { "events.k8s.io", { "events" }, nil, { "create" } },
+}
+
+-- leader election, in ebb's own namespace only
+local LEASE_RULES = {
+  { "coordination.k8s.io", { "leases" }, nil, { "create" } },
+  { "coordination.k8s.io", { "leases" }, { "descheduler" }, { "get", "update" } },
 }
 
 local function grants(rules)
@@ -272,19 +274,23 @@ describe("deploy/ renders", function()
     assert.same({
       "ClusterRole//ebb", "ClusterRoleBinding//ebb", "ConfigMap/ebb-system/ebb-policy",
       "ConfigMap/ebb-system/ebb-strategies", "Deployment/ebb-system/ebb", "Namespace//ebb-system",
+      "Role/ebb-system/ebb-leader-election", "RoleBinding/ebb-system/ebb-leader-election",
       "ServiceAccount/ebb-system/ebb",
     }, kinds(base))
     local ns = one(base, "Namespace", "ebb-system")
     assert.equal("restricted", ns.metadata.labels["pod-security.kubernetes.io/enforce"])
   end)
 
-  it("grants exactly upstream's ClusterRole rules", function()
+  it("grants what ebb uses: reads, evictions and Events cluster-wide, the Lease in its namespace", function()
     local role = one(base, "ClusterRole", "ebb")
-    assert.same(grants(UPSTREAM_RULES), grants(role.rules))
+    assert.same(grants(EBB_RULES), grants(role.rules))
     assert.is_nil(role.aggregationRule)
-    -- no namespaced Role either: the ClusterRole is all ebb gets
-    assert.same({}, find(base, "Role"))
-    assert.same({}, find(base, "RoleBinding"))
+    local lease = one(base, "Role", "ebb-leader-election")
+    assert.equal("ebb-system", lease.metadata.namespace)
+    assert.same(grants(LEASE_RULES), grants(lease.rules))
+    local rb = one(base, "RoleBinding", "ebb-leader-election")
+    assert.same({ kind = "Role", name = "ebb-leader-election", apiGroup = "rbac.authorization.k8s.io" }, rb.roleRef)
+    assert.same({ { kind = "ServiceAccount", name = "ebb", namespace = "ebb-system" } }, rb.subjects)
   end)
 
   it("base: 2 replicas with leader election, probes on ebb's port, the restricted pod", function()
@@ -340,10 +346,10 @@ describe("deploy/ renders", function()
     assert.is_true(contains(c.args, "--once"))
     assert.is_false(contains(c.args, "--leader-elect"))
     assert.is_false(contains(c.args, "--dry-run"))
-    -- the rest is the base's
+    -- the rest is the base's, but for the Lease's grant (no leader election)
     local rest = {}
     for _, o in ipairs(base) do
-      if o.kind ~= "Deployment" then rest[#rest + 1] = o end
+      if o.kind ~= "Deployment" and o.kind ~= "Role" and o.kind ~= "RoleBinding" then rest[#rest + 1] = o end
     end
     local others = {}
     for _, o in ipairs(cron) do
