@@ -150,4 +150,97 @@ describe("ebb run and a failing control plane", function()
       assert.matches("watch " .. r .. ": resumed from resourceVersion %d+", run:stderr())
     end
   end)
+  it("etcd compacted under it: the watches get 410 Gone from etcd and relist; ready again once the lists are in", function()
+    -- without the watch cache a watch is etcd's: one from a compacted
+    -- revision is refused (410 Gone), where the test above resumed
+    cp:restart_apiserver{ extra = { "--watch-cache=false" } }
+    local ns = cp:namespace("compact")
+    cp:node(ns .. "-n1")
+    cp:replicaset(ns, "web", 2, { cpu = "100m" })
+    cp:wait(function() return #cp:pods(ns, "app=web", "bound") == 2 end, 30, "web bound")
+    local run = start{ policy = QUIET:format(ns), "--interval", "1s", "--max-stale", "1s" }
+    cp:wait(function() return run:ready() end, 30, "ebb ready")
+    local before = counts(run)
+    -- writes after everything ebb has seen, then every revision a watch of
+    -- ebb's would start from compacted away (a watch from N starts at N+1)
+    for _, name in ipairs({ "bump-1", "bump-2" }) do
+      cp:create("/api/v1/namespaces/" .. ns .. "/configmaps",
+        { apiVersion = "v1", kind = "ConfigMap", metadata = { name = name }, data = { a = "b" } })
+    end
+    local rev = cp:etcd_revision()
+    cp:etcd_compact(rev)
+    figure("etcd compacted at revision %d", rev)
+    -- established watches outlive a compaction; a restart makes ebb watch again
+    cp:stop_apiserver()
+    cp:start_apiserver{ settle = false }
+    local t0 = K.now()
+    cp:wait(function() return run:ready() end, 60, "ebb ready after the relists")
+    local t1 = K.now()
+    cp:settle()
+    local after = counts(run)
+    local relisted = {}
+    for _, r in ipairs(RESOURCES) do
+      if after[r].lists > before[r].lists then relisted[#relisted + 1] = r end
+    end
+    figure("etcd compaction + kube-apiserver restart: every watch 410, relisted (%s); ebb ready %.2f s after /readyz of the server",
+      table.concat(relisted, ", "), t1 - t0)
+    assert.same(RESOURCES, relisted)
+    for _, r in ipairs(RESOURCES) do
+      assert.matches("watch " .. r .. ": resourceVersion expired %(410%): relisting", run:stderr())
+    end
+    -- the relisted view is whole: both pods still there, a cycle ran on it
+    cp:wait(function() return counts(run).cycles > after.cycles end, 10, "a cycle after the relist")
+    assert.equal(#cp:pods(nil), R.metric(run:metrics(), "ebb_cache_objects", '{kind="Pod"}'))
+    cp:restart_apiserver{ without = { "--watch-cache" } }
+  end)
+
+  it("reads a rotated token from disk: new requests carry it once the old one is revoked", function()
+    local ns = cp:namespace("rotate")
+    local n1 = ns .. "-n1"
+    cp:node(n1)
+    cp:node(ns .. "-n2")
+    cp:replicaset(ns, "web", 2, { node_selector = { ["kubernetes.io/hostname"] = n1 } })
+    cp:wait(function() return #cp:pods(ns, "app=web", "bound") == 2 end, 30, "web bound")
+    cp:service_account(ns, "ebb")
+    cp:create("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
+      apiVersion = "rbac.authorization.k8s.io/v1", kind = "ClusterRoleBinding", metadata = { name = ns .. "-ebb" },
+      roleRef = { apiGroup = "rbac.authorization.k8s.io", kind = "ClusterRole", name = "cluster-admin" },
+      subjects = { { kind = "ServiceAccount", name = "ebb", namespace = ns } } })
+    -- two tokens, each bound to a Secret: deleting the Secret revokes it
+    for _, s in ipairs({ "one", "two" }) do
+      cp:create("/api/v1/namespaces/" .. ns .. "/secrets",
+        { apiVersion = "v1", kind = "Secret", metadata = { name = s }, type = "Opaque" })
+    end
+    local old = cp:token(ns, "ebb", { secret = "one" })
+    local new = cp:token(ns, "ebb", { secret = "two" })
+    -- as a kubelet projects it: DIR/token -> ..data/token, ..data -> a dated directory
+    local dir = R.S.tmpdir()
+    local function project(token, stamp)
+      os.execute(string.format("mkdir -p %s/%s && printf %%s %s >%s/%s/token && ln -sfn %s %s/..data_tmp && mv -T %s/..data_tmp %s/..data",
+        dir, stamp, K.shq(token), dir, stamp, stamp, dir, dir, dir))
+    end
+    project(old, "..2026_01")
+    os.execute(string.format("ln -s ..data/token %s/token", dir))
+    local kc = cp:write_kubeconfig(dir .. "/kubeconfig", { token_file = dir .. "/token" })
+    local run = start{ policy = QUIET:format(ns), kubeconfig = kc, "--interval", "1s" }
+    cp:wait(function() return run:ready() end, 30, "ebb ready on the first token")
+    -- rotate, then revoke the old token
+    project(new, "..2026_02")
+    cp:delete("/api/v1/namespaces/" .. ns .. "/secrets/one")
+    cp:wait(function()
+      return (cp:request("GET", "/api/v1/namespaces/" .. ns .. "/pods", nil, { token = old })) == 401
+    end, 10, "the old token refused")
+    assert.equal(200, (cp:request("GET", "/api/v1/namespaces/" .. ns .. "/pods", nil, { token = new })))
+    -- new requests (evictions, Events) and watches made again after a
+    -- restart all carry the new token
+    cp:patch("/api/v1/nodes/" .. n1, { spec = { taints = { { key = "rotate", value = "x", effect = "NoSchedule" } } } })
+    cp:wait(function() return #run:evicted() == 2 end, 30, "evictions with the new token")
+    cp:restart_apiserver()
+    cp:wait(function() return run:ready() end, 60, "ebb ready after the restart")
+    local err = run:stderr()
+    for _, refused in ipairs({ "answered 401", "ended: 401", "%): 401 " }) do
+      assert.not_matches(refused, err)
+    end
+    os.execute("rm -rf " .. K.shq(dir))
+  end)
 end)
