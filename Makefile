@@ -91,6 +91,16 @@ $(B)/ebb: $(B)/obj/main.o $(B)/libebb.a
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -o $@ $^ $(PKG_LIBS)
 
+# build/ebb with the test hooks (engine/lua_testhook.c with -DEBB_TEST_HOOKS),
+# for the integration specs that need one; never installed.
+$(B)/obj/lua_testhook-on.o: engine/lua_testhook.c $(HDRS) | $(B)/obj
+	@$(if $(Q),echo "  CC      $< (test hooks)")
+	$(Q)$(CC) $(ALL_CFLAGS) -DEBB_TEST_HOOKS -c $< -o $@
+
+$(B)/ebb-test: $(B)/obj/main.o $(B)/obj/lua_testhook-on.o $(B)/libebb.a
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -o $@ $^ $(PKG_LIBS)
+
 # nodelete: the script watchdog thread (engine/vm.c) lives in the module;
 # lua_close at exit must not unmap it under the running thread.
 $(B)/ebb_core.so: $(B)/pic/module.o $(PIC_OBJ)
@@ -115,7 +125,7 @@ $(B)/obj $(B)/pic $(B)/asan $(B)/asan/obj $(B)/fuzz/obj:
 # Every suite prints TAP; spec/run_suites counts them and ends with
 # "N passed, M failed" (non-zero exit when anything failed). The fuzz
 # targets run a few seconds each there: a crash once found stays found.
-test: deps all $(TEST_BIN) $(if $(FUZZ_OK),$(FUZZ_BIN)) check-layers
+test: deps all $(B)/ebb-test $(TEST_BIN) $(if $(FUZZ_OK),$(FUZZ_BIN)) check-layers
 	@sh spec/run_suites $(B)
 
 # One way down: the core calls plugins only through struct ebb_plugin_ops
@@ -134,7 +144,7 @@ test-c: deps $(TEST_BIN)
 test-lua: deps all
 	@sh spec/run_suites $(B) lua
 
-test-integration: deps all
+test-integration: deps all $(B)/ebb-test
 	@sh spec/run_suites $(B) integration
 
 fuzz: deps $(FUZZ_BIN)

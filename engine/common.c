@@ -102,11 +102,13 @@ void ebb_log(int level, const char *fmt, ...)
 
     if (level > ebb_log_level)
         return;
+    flockfile(stderr);   /* one line at a time from any thread (ebb run has two) */
     fprintf(stderr, "ebb: %s: ", names[level < 0 ? 0 : level > 3 ? 3 : level]);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
+    funlockfile(stderr);
 }
 
 static int digits(const char **p, int n, int *out)

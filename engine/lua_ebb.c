@@ -1161,6 +1161,7 @@ int luaopen_ebb_native(lua_State *L)
     ebb__lua_open_loadaware(L);
     ebb__lua_open_evictor(L);
     ebb__lua_open_prometheus(L);
+    ebb__lua_open_testhooks(L);
     lua_pushlightuserdata(L, NULL);
     lua_setfield(L, -2, "null");
     return 1;

@@ -189,6 +189,7 @@ void ebb__lua_open_evictor(lua_State *L);   /* ebb.json, ebb.rfc3339, ctx.api */
 void ebb__lua_open_string(lua_State *L);
 void ebb__lua_open_table(lua_State *L);
 void ebb__lua_open_prometheus(lua_State *L);   /* ebb.prometheus_query */
+void ebb__lua_open_testhooks(lua_State *L);    /* lua_testhook.c: test builds only */
 /* The nodes of a NodeList at idx, or NULL with *n = 0 when it is not one. */
 struct ebb_node *const *ebb__lua_nodelist(lua_State *L, int idx, size_t *n);
 /* Nodes from a NodeList, a list of Nodes/names, or nil (the cycle's nodes).

@@ -945,8 +945,7 @@ struct ebb_prom_live {
     uv_loop_t *loop;
     struct ebb_kube *kube;
     const struct ebb_kube_config *kc;
-    struct ebb_engine *engine;
-    void (*resume)(void *ud);
+    void (*answer)(void *ud, struct ebb_prom_result *r);
     void *ud;
     struct ebb_prom *client;     /* NULL: the policy has no Prometheus provider */
     char *sig;                   /* url, secret: what the client was made for */
@@ -959,17 +958,13 @@ static void live_done(struct ebb_prom_result *r, void *ud)
 {
     struct ebb_prom_live *l = ud;
 
-    ebb_engine_prom_answer(l->engine, r);
-    l->resume(l->ud);
+    l->answer(l->ud, r);
 }
 
-static int live_start(void *ud, struct ebb_engine *e, const char *query, int64_t time,
-                      struct ebb_prom_result **now)
+int ebb_prom_live_query(struct ebb_prom_live *l, const char *query, int64_t time,
+                        struct ebb_prom_result **now)
 {
-    struct ebb_prom_live *l = ud;
-    (void)e;
-
-    if (l->client == NULL) {
+    if (l == NULL || l->client == NULL) {
         *now = ebb_prom_result_failed(query, time, true, "prometheus client not initialized");
         return 0;
     }
@@ -1033,23 +1028,22 @@ int ebb_prom_live_policy(struct ebb_prom_live *l, const struct ebb_policy *pol)
 }
 
 int ebb_prom_live_create(uv_loop_t *loop, struct ebb_kube *kube, const struct ebb_kube_config *kc,
-                         struct ebb_engine *e, void (*resume)(void *ud), void *ud,
+                         const struct ebb_policy *pol,
+                         void (*answer)(void *ud, struct ebb_prom_result *r), void *ud,
                          struct ebb_prom_live **out)
 {
     struct ebb_prom_live *l;
     int rc;
 
-    if (loop == NULL || e == NULL || resume == NULL || out == NULL)
+    if (loop == NULL || pol == NULL || answer == NULL || out == NULL)
         return EBB_EINVAL;
     if ((l = calloc(1, sizeof(*l))) == NULL)
         return EBB_ENOMEM;
-    *l = (struct ebb_prom_live){ .loop = loop, .kube = kube, .kc = kc, .engine = e,
-                                 .resume = resume, .ud = ud };
-    if ((rc = ebb_prom_live_policy(l, ebb_engine_policy(e))) != 0 && rc == EBB_ENOMEM) {
+    *l = (struct ebb_prom_live){ .loop = loop, .kube = kube, .kc = kc, .answer = answer, .ud = ud };
+    if ((rc = ebb_prom_live_policy(l, pol)) != 0 && rc == EBB_ENOMEM) {
         free(l);
         return rc;
     }
-    ebb_engine_set_prom(e, live_start, l);
     *out = l;
     return 0;
 }
@@ -1076,7 +1070,6 @@ void ebb_prom_live_close(struct ebb_prom_live *l, void (*cb)(void *ud), void *ud
             cb(ud);
         return;
     }
-    ebb_engine_set_prom(l->engine, NULL, NULL);
     l->close_cb = cb;
     l->close_ud = ud;
     if (l->client == NULL) {

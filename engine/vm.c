@@ -180,7 +180,30 @@ static int wd_start(void)
     return 0;
 }
 
-static uint64_t wd_arms;   /* calls into Lua, for --stats (loop thread only) */
+uint64_t ebb_budget_overdue(char *plugin, size_t plugin_len, char *profile, size_t profile_len,
+                            uint64_t *budget_ns)
+{
+    uint64_t worst = 0, now = mono_ns();
+
+    /* an entry is popped before its call returns, and so before its vm or
+     * instance can go: under the lock both are alive */
+    pthread_mutex_lock(&wd_mu);
+    for (int i = 0; i < wd_n; i++) {
+        const struct wd_entry *e = &wd_stack[i];
+        if (now <= e->deadline || now - e->deadline <= worst)
+            continue;
+        worst = now - e->deadline;
+        snprintf(plugin, plugin_len, "%s", e->vm->name ? e->vm->name : "?");
+        snprintf(profile, profile_len, "%s",
+                 e->vm->inst != NULL && e->vm->inst->profile != NULL ? e->vm->inst->profile->name : "");
+        if (budget_ns != NULL)
+            *budget_ns = e->vm->budget_ns;
+    }
+    pthread_mutex_unlock(&wd_mu);
+    return worst;
+}
+
+static uint64_t wd_arms;   /* calls into Lua, for --stats (the thread running scripts) */
 
 uint64_t ebb_budget_arms(void)
 {

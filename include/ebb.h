@@ -54,6 +54,12 @@ struct ebb_engine_opts {
 /* Calls into Lua so far, each of which arms a time budget unless budgets
  * are off (benchmarks). */
 uint64_t ebb_budget_arms(void);
+/* How long the script call now running longest past its time budget has
+ * run past it (ns; 0: none), with its plugin, profile (may be "") and
+ * budget. Any thread may ask (ebb run's loop asks about its script
+ * thread). */
+uint64_t ebb_budget_overdue(char *plugin, size_t plugin_len, char *profile, size_t profile_len,
+                            uint64_t *budget_ns);
 #define EBB_QUARANTINE_MAX_CYCLES 32
 
 enum {

@@ -124,16 +124,20 @@ int ebb_prom_query_all(uv_loop_t *loop, const struct ebb_prom_opts *o, const cha
                        size_t n, int64_t time, struct ebb_prom_result **out);
 
 /* ebb run's glue: a client for the running policy's provider (none when
- * it has none), answering the engine's queries (ebb_engine_set_prom) and
- * calling `resume` on the loop once an answer is in (the runner then
- * resumes the cycle). ebb_prom_live_policy after a reload: a changed URL or
- * Secret makes a new client. `kube` is the runner's client (for the
- * Secret), `kc` its configuration (in-cluster: the service account token
- * and CA, as upstream). */
+ * it has none). ebb_prom_live_query asks it (on the loop): 0 with *now
+ * set when it answers at once (no client), or EBB_CYCLE_WAITING and
+ * `answer` gets the result (owned by the callee) on the loop once it is
+ * in. ebb_prom_live_policy after a reload: a changed URL or Secret makes a
+ * new client. `kube` is the runner's client (for the Secret), `kc` its
+ * configuration (in-cluster: the service account token and CA, as
+ * upstream). */
 struct ebb_prom_live;
 int ebb_prom_live_create(uv_loop_t *loop, struct ebb_kube *kube, const struct ebb_kube_config *kc,
-                         struct ebb_engine *e, void (*resume)(void *ud), void *ud,
+                         const struct ebb_policy *pol,
+                         void (*answer)(void *ud, struct ebb_prom_result *r), void *ud,
                          struct ebb_prom_live **out);
+int ebb_prom_live_query(struct ebb_prom_live *l, const char *query, int64_t time,
+                        struct ebb_prom_result **now);
 int ebb_prom_live_policy(struct ebb_prom_live *l, const struct ebb_policy *pol);
 /* The token Secret has been read once (its informer synced, upstream
  * waits for that before the first cycle); true without a Secret. */

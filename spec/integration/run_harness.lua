@@ -25,7 +25,8 @@ Run.__index = Run
 -- plane (k8s_harness: its admin kubeconfig, or opts.kubeconfig);
 -- opts.policy (YAML text), opts.policy_file (a path),
 -- opts.now (default R.NOW; false for the wall clock), opts.env (a table of
--- environment variables), plus extra flags as array items. /metrics is
+-- environment variables), opts.binary (default build/ebb; build/ebb-test
+-- has the test hooks), plus extra flags as array items. /metrics is
 -- served on a free port.
 function R.start(srv, opts)
   opts = opts or {}
@@ -76,7 +77,7 @@ current-context: serve
   table.sort(env)
   os.execute(string.format(
     "(%s %s %s >%s/out 2>%s/err & echo $! >%s/pid; wait $!; echo $? >%s/status) >/dev/null 2>&1 &",
-    #env > 0 and ("env " .. table.concat(env, " ")) or "", S.shq(S.EBB), table.concat(q, " "),
+    #env > 0 and ("env " .. table.concat(env, " ")) or "", S.shq(opts.binary or S.EBB), table.concat(q, " "),
     dir, dir, dir, dir))
   local run = setmetatable({ dir = dir }, Run)
   run.pid = S.eventually(function() return tonumber((S.read(dir .. "/pid") or ""):match("%d+")) end, 5)
@@ -145,6 +146,17 @@ end
 function Run:ready()
   local code, body = self:http("/readyz")
   return code == 200, body
+end
+
+-- GET `path` of the run's HTTP server: status code and body.
+function Run:get(path)
+  local port = self:wait_log("on 127%.0%.0%.1:(%d+)", 10)
+  if not port then return nil end
+  local p = assert(io.popen("curl -s --max-time 5 -w '\n%{http_code}' http://127.0.0.1:" .. port .. path))
+  local text = p:read("a")
+  p:close()
+  local body, code = text:match("^(.*)\n(%d+)$")
+  return tonumber(code), body
 end
 
 -- The value of one metric series in a /metrics text (nil when absent).
