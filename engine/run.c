@@ -728,10 +728,15 @@ static void *worker_main(void *arg)
 }
 
 static void on_overdue_tick(uv_timer_t *t);
+static void on_kill(uv_timer_t *t);
 
 /* The engine goes to the worker until the job ends (on_job_done). */
 static void post_job(struct runner *r, int kind)
 {
+    /* after SIGTERM (a cycle finishing what is in flight) a job too has
+     * DRAIN_MS at most */
+    if (r->stopping && !uv_is_active((uv_handle_t *)&r->kill_timer))
+        uv_timer_start(&r->kill_timer, on_kill, DRAIN_MS - 1000, 0);
     r->busy = true;
     r->job_kind = kind;
     if (kind == JOB_BUILD)
