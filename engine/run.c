@@ -143,6 +143,7 @@ struct runner {
     /* the job's inputs and outputs: written by one side before the hand-off
      * under mu, read by the other after it */
     int job_kind;
+    uint64_t job_ms;              /* uv_now() when it was posted */
     unsigned job_mask;
     const char *const *job_nodes;
     size_t job_nnodes;
@@ -739,6 +740,7 @@ static void post_job(struct runner *r, int kind)
         uv_timer_start(&r->kill_timer, on_kill, DRAIN_MS - 1000, 0);
     r->busy = true;
     r->job_kind = kind;
+    r->job_ms = uv_now(r->loop);
     if (kind == JOB_BUILD)
         ebb_informers_hold(r->inf, true);   /* a cycle holds them already */
     pthread_mutex_lock(&r->mu);
@@ -921,6 +923,16 @@ static void on_kill_now(uv_timer_t *t)
     exit_now(t->data);
 }
 
+static void on_kill_late(uv_timer_t *t)
+{
+    struct runner *r = t->data;
+
+    if (!r->busy)
+        return;
+    ebb_log(EBB_LOG_ERROR, "exiting after %d ms without the script thread: a job still runs", DRAIN_MS - 800);
+    exit_now(r);
+}
+
 /* SIGTERM came while a job runs and it has not ended: leave without it. */
 static void on_kill(uv_timer_t *t)
 {
@@ -928,6 +940,12 @@ static void on_kill(uv_timer_t *t)
 
     if (!r->busy)
         return;
+    if (uv_now(r->loop) - r->job_ms < 200 && !r->stuck) {
+        /* a job that has just started (a cycle going on after SIGTERM) ends
+         * in a moment: a little longer, within the drain timeout */
+        uv_timer_start(&r->kill_timer, on_kill_late, 200, 0);
+        return;
+    }
     ebb_log(EBB_LOG_ERROR, "exiting after %d ms without the script thread: %s", DRAIN_MS - 1000,
             r->stuck ? r->stuck_msg : "a job still runs");
     if (r->leader) {
