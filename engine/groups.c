@@ -1094,7 +1094,7 @@ void ebb_dups_destroy(struct ebb_dups *d)
 int ebb_dups_find(struct ebb_pod *const *pods, size_t npods,
                   struct ebb_node *const *nodes, size_t nnodes,
                   const ebb_str *exclude_kinds, size_t nexclude,
-                  const volatile int *stop, struct ebb_dups **out)
+                  const atomic_int *stop, struct ebb_dups **out)
 {
     struct dupstate s;
     struct ebb_dups *d = NULL;
@@ -1342,7 +1342,7 @@ void ebb_anti_index_destroy(struct ebb_anti_index *ix)
 
 int ebb_anti_index_create(struct ebb_cache *cache, struct ebb_pod *const *pods, size_t npods,
                           struct ebb_node *const *nodes, size_t nnodes,
-                          const volatile int *stop, struct ebb_anti_index **out)
+                          const atomic_int *stop, struct ebb_anti_index **out)
 {
     struct ebb_anti_index *ix;
     int rc = EBB_ENOMEM;

@@ -84,7 +84,7 @@ static const ebb_str *exclude_kinds(lua_State *L, int opts, size_t *n)
 }
 
 /* What the loops of a long helper poll: the calling plugin's budget. */
-static const volatile int *stop_of(lua_State *L)
+static const atomic_int *stop_of(lua_State *L)
 {
     struct ebb_vm *vm = ebb__vm_of(L);
     return vm ? &vm->expired : NULL;

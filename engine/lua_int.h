@@ -5,6 +5,7 @@
 #ifndef EBB_LUA_INT_H
 #define EBB_LUA_INT_H
 
+#include <stdatomic.h>
 #include <lua.h>
 
 #include "engine.h"
@@ -20,7 +21,7 @@ struct ebb_vm {
     bool limit_on;                  /* the cap applies while a script runs only:
                                        C code pushing outside a call never fails */
     uint64_t budget_ns;
-    volatile int expired;           /* set by the watchdog */
+    atomic_int expired;             /* set by the watchdog thread */
     uint64_t expired_ns;            /* when it did (CLOCK_MONOTONIC) */
     size_t kept;                    /* bytes the plan keeps for this plugin this cycle
                                        (notes, reasons, refusals): charged to the cap */

@@ -538,17 +538,23 @@ int ebb_sched_bind(struct ebb_sched *s, struct ebb_pod *pod, const struct ebb_no
     ebb_str name;
     int rc;
 
-    if (s == NULL || pod == NULL || node == NULL)
-        return EBB_EINVAL;
-    if ((i = ebb__sched_node_index(s, node->name)) == UINT32_MAX)
-        return EBB_ENOENT;
-    if ((name = ebb_str_ref(node->name)) == NULL)
-        return EBB_ENOMEM;
+    if (s == NULL || pod == NULL || node == NULL) {
+        rc = EBB_EINVAL;
+        goto fail;
+    }
+    if ((i = ebb__sched_node_index(s, node->name)) == UINT32_MAX) {
+        rc = EBB_ENOENT;
+        goto fail;
+    }
+    if ((name = ebb_str_ref(node->name)) == NULL) {
+        rc = EBB_ENOMEM;
+        goto fail;
+    }
     ebb_str_release(pod->node);
     pod->node = name;
     obj.u.pod = pod;
     if ((rc = ebb_cache_put(s->cache, &obj)) != 0)
-        return rc;
+        goto fail;
     /* a node that had no pod read the cache's shared empty list until now
      * (asked only then: asking sorts the node's pods) */
     if (s->nodes[i].pv == NULL || s->nodes[i].pv->cap == 0)
@@ -557,6 +563,10 @@ int ebb_sched_bind(struct ebb_sched *s, struct ebb_pod *pod, const struct ebb_no
     if (!ebb_pod_occupies(pod))
         return 0;
     return account(s, pod, i);
+
+fail:
+    ebb_pod_free(pod);
+    return rc;
 }
 
 void ebb_sched_get_stats(const struct ebb_sched *s, struct ebb_sched_stats *out)

@@ -130,8 +130,8 @@ void ebb__resched_follow(struct server *s, const struct ver *v, bool deleted)
     cJSON_Delete(json);
     node = pod->node != NULL ? ebb_cache_node(s->cache, pod->node) : NULL;
     if (node != NULL) {
-        if (ebb_sched_bind(r->sched, pod, node) != 0)
-            ebb_pod_free(pod);
+        if (ebb_sched_bind(r->sched, pod, node) != 0)   /* takes pod */
+            ebb_log(EBB_LOG_WARN, "pod %s: the scheduler model could not account for it", v->key);
     } else {
         struct ebb_object o = { .kind = EBB_KIND_POD, .u.pod = pod };
         if (ebb_cache_put(s->cache, &o) != 0)

@@ -236,11 +236,12 @@ static int place_all(struct resched *r, int cycle, size_t *placed, size_t *unpla
                 goto out;
             }
             q->pod = NULL;
-            if ((rc = ebb_whatif_mark_running(p, r->now)) != 0 ||
-                (rc = ebb_sched_bind(r->sched, p, res.node)) != 0) {
+            if ((rc = ebb_whatif_mark_running(p, r->now)) != 0) {
                 ebb_pod_free(p);
                 goto out;
             }
+            if ((rc = ebb_sched_bind(r->sched, p, res.node)) != 0)
+                goto out;   /* bind took p */
             (*placed)++;
             if ((q->replaces != NULL || q->since < cycle || cycle == 0) &&
                 (rc = ebb_whatif_add_placement(r->w, cycle, key, q->replaces, q->from, res.node->name,

@@ -655,7 +655,7 @@ static void best_preferred_weight_over_nodes(void **state)
  * with EBB_ELIMIT and nothing to free; cleared, the same call answers. */
 static void dups_and_anti_stop_when_told(void **state)
 {
-    static volatile int stop = 1;
+    static atomic_int stop = 1;
     struct ebb_pod *pods[256];
     struct ebb_dups *d = NULL;
     struct ebb_anti_index *ix = NULL;

@@ -1013,6 +1013,14 @@ static void test_bind_and_sync(void **state)
     assert_non_null(copy);
     assert_int_equal(ebb_sched_bind(sched, copy, r.node), 0);
     assert_int_equal(ebb_cache_pods_on_node(cache, r.node->name)->req[EBB_RES_CPU], 1500);
+    /* a node the model does not know: refused, and the pod is bind's to
+     * free (the sanitizers see a leak or a double free otherwise) */
+    struct ebb_node ghost = { .name = ebb_str_cstr("ghost") };
+    struct ebb_pod *lost = ebb_pod_clone(p);
+    assert_non_null(lost);
+    assert_int_equal(ebb_sched_bind(sched, lost, &ghost), EBB_ENOENT);
+    ebb_str_release(ghost.name);
+    assert_int_equal(ebb_cache_pods_on_node(cache, r.node->name)->req[EBB_RES_CPU], 1500);
     struct ebb_pod *q = pending("", "1500m", "", "", "");
     assert_int_equal(ebb_sched_schedule(sched, q, &r), 0);
     assert_int_equal(r.status, EBB_SCHED_UNSCHEDULABLE);

@@ -599,7 +599,7 @@ static void misuse_and_stop(void **state)
     struct ebb_topology *t;
     struct ebb_topology_opts o = { .when = EBB_TOPO_DO_NOT_SCHEDULE };
     const struct ebb_topo_domains *d;
-    volatile int stop = 0;
+    atomic_int stop = 0;
     (void)state;
 
     assert_int_equal(ebb_topology_create(NULL, nodes, 0, &o, &t), EBB_EINVAL);

@@ -22,6 +22,7 @@
 #ifndef EBB_GROUPS_H
 #define EBB_GROUPS_H
 
+#include <stdatomic.h>
 #include "cache.h"
 
 /* ---- RemoveDuplicates --------------------------------------------------- */
@@ -91,7 +92,7 @@ struct ebb_dups {
 int ebb_dups_find(struct ebb_pod *const *pods, size_t npods,
                   struct ebb_node *const *nodes, size_t nnodes,
                   const ebb_str *exclude_kinds, size_t nexclude,
-                  const volatile int *stop, struct ebb_dups **out);
+                  const atomic_int *stop, struct ebb_dups **out);
 void ebb_dups_destroy(struct ebb_dups *d);   /* NULL-safe */
 
 /* Fill groups[i].targets (once: the nodes are listed on demand, as a
@@ -109,7 +110,7 @@ struct ebb_anti_index;
  * ebb_dups_find. */
 int ebb_anti_index_create(struct ebb_cache *cache, struct ebb_pod *const *pods, size_t npods,
                           struct ebb_node *const *nodes, size_t nnodes,
-                          const volatile int *stop, struct ebb_anti_index **out);
+                          const atomic_int *stop, struct ebb_anti_index **out);
 void ebb_anti_index_destroy(struct ebb_anti_index *ix);   /* NULL-safe */
 
 /* The first indexed pod (in listing order) that makes `pod` violate one of

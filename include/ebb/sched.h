@@ -162,10 +162,11 @@ struct ebb_sched_result {
  * is bound; the rotating start node moves as kube-scheduler's does. */
 int ebb_sched_schedule(struct ebb_sched *s, const struct ebb_pod *pod, struct ebb_sched_result *r);
 
-/* Assume: `pod` (owned by the caller until this returns 0, then by the
- * cache) goes into the cache bound to `node`, replacing a pod of the same
- * namespace/name (a pending pod being bound), and into the scheduler's
- * accounting. */
+/* Assume: `pod` goes into the cache bound to `node`, replacing a pod of
+ * the same namespace/name (a pending pod being bound), and into the
+ * scheduler's accounting. Takes `pod` whatever it returns: freed when it
+ * never reached the cache, the cache's once it did (an error after that,
+ * out of memory while accounting, leaves it in the cache). */
 int ebb_sched_bind(struct ebb_sched *s, struct ebb_pod *pod, const struct ebb_node *node);
 
 /* ---- explain (tests, debugging) ----------------------------------------- */

@@ -40,6 +40,7 @@
 #ifndef EBB_TOPOLOGY_H
 #define EBB_TOPOLOGY_H
 
+#include <stdatomic.h>
 #include "cache.h"
 
 /* Bits of ebb_topology_opts.when. */
@@ -57,7 +58,7 @@ struct ebb_topology_opts {
     void *ud;
     /* Checked in the loops: non-zero stops the work with EBB_ELIMIT. May
      * be NULL. */
-    const volatile int *stop;
+    const atomic_int *stop;
 };
 
 /* One distinct constraint of the loaded namespace. */
