@@ -7,22 +7,6 @@
 local K = require("spec.integration.k8s_harness")
 local R = require("spec.integration.run_harness")
 
-local QUIET = [[
-apiVersion: descheduler/v1alpha2
-kind: DeschedulerPolicy
-profiles:
-- name: default
-  pluginConfig:
-  - name: DefaultEvictor
-  - name: RemovePodsViolatingNodeTaints
-    args:
-      namespaces:
-        include: [%s]
-  plugins:
-    deschedule:
-      enabled: [RemovePodsViolatingNodeTaints]
-]]
-
 local RESOURCES = { "nodes", "namespaces", "priorityclasses", "persistentvolumeclaims",
                     "poddisruptionbudgets", "pods" }
 
@@ -46,18 +30,7 @@ end
 describe("ebb run and a failing control plane", function()
   if K.skip(pending) then return end
   local cp = K.cluster()
-  local runs = {}
-  local function start(opts)
-    opts.now = false
-    local r = R.start(cp, opts)
-    runs[#runs + 1] = r
-    return r
-  end
-  after_each(function()
-    for _, r in ipairs(runs) do r:stop() end
-    runs = {}
-    cp:cleanup()
-  end)
+  local start = R.suite(before_each, after_each, cp).start
   teardown(function()
     -- later specs get the server as the harness started it
     cp:restart_apiserver{ without = { "--watch-cache" } }
@@ -68,7 +41,7 @@ describe("ebb run and a failing control plane", function()
     cp:service_account(ns, "nobody")
     local kc = cp:write_kubeconfig(cp.dir .. "/nobody.kubeconfig", { token = cp:token(ns, "nobody") })
     local t0 = K.now()
-    local run = start{ policy = QUIET:format(ns), kubeconfig = kc, "--once", "--sync-timeout", "3s" }
+    local run = start{ policy = K.taints_policy(ns), kubeconfig = kc, "--once", "--sync-timeout", "3s" }
     assert.equal(1, run:wait(30), run:stderr())
     figure("--sync-timeout 3s: exit 1 after %.1f s", K.now() - t0)
     local err = run:stderr()
@@ -124,7 +97,7 @@ describe("ebb run and a failing control plane", function()
     cp:node(ns .. "-n1")
     cp:replicaset(ns, "web", 2, { cpu = "100m" })
     cp:wait(function() return #cp:pods(ns, "app=web", "bound") == 2 end, 30, "web bound")
-    local run = start{ policy = QUIET:format(ns), "--interval", "1s", "--max-stale", "1s" }
+    local run = start{ policy = K.taints_policy(ns), "--interval", "1s", "--max-stale", "1s" }
     cp:wait(function() return run:ready() end, 30, "ebb ready")
     local before, after = restart_under(run, ns, "watch cache on")
     -- the pods watch resumed from its resourceVersion: no LIST
@@ -140,7 +113,7 @@ describe("ebb run and a failing control plane", function()
     cp:node(ns .. "-n1")
     cp:replicaset(ns, "web", 2, { cpu = "100m" })
     cp:wait(function() return #cp:pods(ns, "app=web", "bound") == 2 end, 30, "web bound")
-    local run = start{ policy = QUIET:format(ns), "--interval", "1s", "--max-stale", "1s" }
+    local run = start{ policy = K.taints_policy(ns), "--interval", "1s", "--max-stale", "1s" }
     cp:wait(function() return run:ready() end, 30, "ebb ready")
     local _, _, relisted = restart_under(run, ns, "watch cache off")
     assert.same({}, relisted)
@@ -158,7 +131,7 @@ describe("ebb run and a failing control plane", function()
     cp:node(ns .. "-n1")
     cp:replicaset(ns, "web", 2, { cpu = "100m" })
     cp:wait(function() return #cp:pods(ns, "app=web", "bound") == 2 end, 30, "web bound")
-    local run = start{ policy = QUIET:format(ns), "--interval", "1s", "--max-stale", "1s" }
+    local run = start{ policy = K.taints_policy(ns), "--interval", "1s", "--max-stale", "1s" }
     cp:wait(function() return run:ready() end, 30, "ebb ready")
     local before = counts(run)
     -- writes after everything ebb has seen, then every revision a watch of
@@ -222,7 +195,7 @@ describe("ebb run and a failing control plane", function()
     project(old, "..2026_01")
     os.execute(string.format("ln -s ..data/token %s/token", dir))
     local kc = cp:write_kubeconfig(dir .. "/kubeconfig", { token_file = dir .. "/token" })
-    local run = start{ policy = QUIET:format(ns), kubeconfig = kc, "--interval", "1s" }
+    local run = start{ policy = K.taints_policy(ns), kubeconfig = kc, "--interval", "1s" }
     cp:wait(function() return run:ready() end, 30, "ebb ready on the first token")
     -- rotate, then revoke the old token
     project(new, "..2026_02")

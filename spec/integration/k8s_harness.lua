@@ -387,6 +387,28 @@ function Cluster:node(name, opts)
   return name
 end
 
+-- A policy evicting the pods of namespace `ns` that violate NodeTaints (the
+-- live specs' plugin: a taint on a node is all a test needs); `extra` is
+-- top-level policy text (e.g. "evictionFailureEventNotification: true").
+function K.taints_policy(ns, extra)
+  return string.format([[
+apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+%s
+profiles:
+- name: default
+  pluginConfig:
+  - name: DefaultEvictor
+  - name: RemovePodsViolatingNodeTaints
+    args:
+      namespaces:
+        include: [%s]
+  plugins:
+    deschedule:
+      enabled: [RemovePodsViolatingNodeTaints]
+]], extra or "", ns)
+end
+
 function K.rfc3339(offset_s)
   local t = os.time() + (offset_s or 0)
   return os.date("!%Y-%m-%dT%H:%M:%SZ", t)

@@ -11,25 +11,6 @@ local R = require("spec.integration.run_harness")
 local S = R.S
 local json = K.json
 
-local function taints_policy(ns, extra)
-  return string.format([[
-apiVersion: descheduler/v1alpha2
-kind: DeschedulerPolicy
-%s
-profiles:
-- name: default
-  pluginConfig:
-  - name: DefaultEvictor
-  - name: RemovePodsViolatingNodeTaints
-    args:
-      namespaces:
-        include: [%s]
-  plugins:
-    deschedule:
-      enabled: [RemovePodsViolatingNodeTaints]
-]], extra or "", ns)
-end
-
 local function write(path, text)
   local f = assert(io.open(path, "wb"))
   f:write(text)
@@ -51,18 +32,7 @@ end
 describe("ebb run in a real control plane", function()
   if K.skip(pending) then return end
   local cp = K.cluster()
-  local runs = {}
-  local function start(opts)
-    if opts.now == nil then opts.now = false end
-    local r = R.start(cp, opts)
-    runs[#runs + 1] = r
-    return r
-  end
-  after_each(function()
-    for _, r in ipairs(runs) do r:stop() end
-    runs = {}
-    cp:cleanup()
-  end)
+  local start = R.suite(before_each, after_each, cp).start
 
   -- Three pods of ReplicaSet db on n1 under a PDB that lets one go at a
   -- time; n1 is tainted. Each cycle the real Eviction API lets one pod go
@@ -87,7 +57,7 @@ describe("ebb run in a real control plane", function()
     cp:patch("/api/v1/nodes/" .. n2, { spec = { unschedulable = false } })
     taint(cp, n1)
 
-    local run = start{ policy = taints_policy(ns, "evictionFailureEventNotification: true"),
+    local run = start{ policy = K.taints_policy(ns, "evictionFailureEventNotification: true"),
                        "--interval", "2s" }
     cp:wait(function()
       cp:run_pods(ns)              -- the kubelet starts what kube-scheduler bound
@@ -141,7 +111,7 @@ describe("ebb run in a real control plane", function()
     local le = { "--leader-elect", "--leader-elect-resource-namespace", ns,
                  "--leader-elect-lease-duration", "6s", "--leader-elect-renew-deadline", "4s",
                  "--leader-elect-retry-period", "1s", "--interval", "1s" }
-    local policy = taints_policy(ns)
+    local policy = K.taints_policy(ns)
     local a = start{ policy = policy, table.unpack(le) }
     local a_id = a:wait_log("leader election: acquired lease " .. ns:gsub("%-", "%%-") .. "/descheduler as (%S+)", 30)
     assert.is_string(a_id, a:stderr())
@@ -185,13 +155,13 @@ describe("ebb run in a real control plane", function()
     taint(cp, n1)
     local dir = S.tmpdir()
     local policy = dir .. "/policy.yaml"
-    write(policy, taints_policy("some-other-namespace"))
+    write(policy, K.taints_policy("some-other-namespace"))
     local run = start{ policy_file = policy, "--interval", "1s", "--reload-debounce", "200ms",
                        env = { POD_NAME = "ebb-0", POD_NAMESPACE = ns } }
     run:wait_log("cycle 2:", 20)
     assert.same({}, run:evicted())
     -- a broken edit: refused, the running generation stays, a Warning Event
-    write(policy, taints_policy(ns):gsub("RemovePodsViolatingNodeTaints%]", "NoSuchPlugin]"))
+    write(policy, K.taints_policy(ns):gsub("RemovePodsViolatingNodeTaints%]", "NoSuchPlugin]"))
     assert.is_string(run:wait_log("policy reload failed, generation 1", 20), run:stderr())
     local ev = cp:wait(function()
       for _, e in ipairs(cp:events(ns)) do
@@ -202,7 +172,7 @@ describe("ebb run in a real control plane", function()
     assert.equal("ebb-0", ev.regarding.name)
     assert.matches("NoSuchPlugin", ev.note)
     -- a good edit: the next generation evicts the pods of this namespace
-    write(policy, taints_policy(ns))
+    write(policy, K.taints_policy(ns))
     assert.is_string(run:wait_log("policy generation 2 active", 20), run:stderr())
     cp:wait(function() return #run:evicted() == 2 end, 30, "evictions by generation 2")
     assert.same(web, R.sorted(run:evicted()))

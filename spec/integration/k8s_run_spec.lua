@@ -5,37 +5,10 @@
 local K = require("spec.integration.k8s_harness")
 local R = require("spec.integration.run_harness")
 
-local TAINTS = [[
-apiVersion: descheduler/v1alpha2
-kind: DeschedulerPolicy
-profiles:
-- name: default
-  pluginConfig:
-  - name: DefaultEvictor
-  - name: RemovePodsViolatingNodeTaints
-    args:
-      namespaces:
-        include: [%s]
-  plugins:
-    deschedule:
-      enabled: [RemovePodsViolatingNodeTaints]
-]]
-
 describe("ebb run against kube-apiserver", function()
   if K.skip(pending) then return end
   local cp = K.cluster()
-  local runs = {}
-  local function start(opts)
-    opts.now = false
-    local r = R.start(cp, opts)
-    runs[#runs + 1] = r
-    return r
-  end
-  after_each(function()
-    for _, r in ipairs(runs) do r:stop() end
-    runs = {}
-    cp:cleanup()
-  end)
+  local start = R.suite(before_each, after_each, cp).start
 
   -- two nodes; the pods of ReplicaSet "web" on the first, which is then
   -- tainted: RemovePodsViolatingNodeTaints wants them off it
@@ -56,7 +29,7 @@ describe("ebb run against kube-apiserver", function()
 
   it("syncs from the real server's lists and runs a cycle on them (dry run)", function()
     local ns, n1, keys = tainted_cluster("sync")
-    local run = start{ policy = TAINTS:format(ns), "--once", "--dry-run" }
+    local run = start{ policy = K.taints_policy(ns), "--once", "--dry-run" }
     assert.equal(0, run:wait(60), run:stderr())
     local err = run:stderr()
     assert.not_matches("every item names its kind", err)
@@ -73,7 +46,7 @@ describe("ebb run against kube-apiserver", function()
 
   it("evicts through the real Eviction API: the pods terminate and Events are recorded", function()
     local ns, _, keys = tainted_cluster("evict")
-    local run = start{ policy = TAINTS:format(ns), "--once" }
+    local run = start{ policy = K.taints_policy(ns), "--once" }
     assert.equal(0, run:wait(60), run:stderr())
     assert.same(R.sorted(keys), R.sorted(run:evicted()))
     -- without a kubelet, an evicted pod stays Terminating for its grace period

@@ -184,15 +184,25 @@ end
 -- hooks are the spec file's, so it hands them over).
 --   local T = R.suite(before_each, after_each)
 --   T.srv = S.start{ snapshot = ... }; local run = T.start{ policy = ..., "--once" }
-function R.suite(before_each, after_each)
-  local T = { runs = {} }
+-- With `shared`, a real control plane (k8s_harness) kept for the whole file:
+-- runs use the wall clock unless opts.now says otherwise, and what a test
+-- made in the cluster is cleaned up after it (cp:cleanup()).
+--   local start = R.suite(before_each, after_each, K.cluster()).start
+function R.suite(before_each, after_each, shared)
+  local T = { runs = {}, srv = shared }
   before_each(function() T.runs = {} end)
   after_each(function()
     for _, r in ipairs(T.runs) do r:stop() end
-    if T.srv then T.srv:stop() end
-    T.srv = nil
+    T.runs = {}
+    if shared then
+      shared:cleanup()
+    else
+      if T.srv then T.srv:stop() end
+      T.srv = nil
+    end
   end)
   function T.start(opts)
+    if shared and opts.now == nil then opts.now = false end
     local r = R.start(T.srv, opts)
     T.runs[#T.runs + 1] = r
     return r
