@@ -37,13 +37,16 @@ struct idv {
     uint32_t *v;
 };
 
-static int idv_push(struct idv *iv, uint32_t id)
+/* `bytes` (may be NULL) counts what the vector grows by. */
+static int idv_push(struct idv *iv, uint32_t id, size_t *bytes)
 {
     if (iv->n == iv->cap) {
         uint32_t cap = iv->cap ? iv->cap * 2 : 4;
         uint32_t *v = realloc(iv->v, cap * sizeof(*v));
         if (v == NULL)
             return EBB_ENOMEM;
+        if (bytes != NULL)
+            *bytes += (size_t)(cap - iv->cap) * sizeof(*v);
         iv->v = v;
         iv->cap = cap;
     }
@@ -51,10 +54,12 @@ static int idv_push(struct idv *iv, uint32_t id)
     return 0;
 }
 
-/* The idv stored under (a, b) in m, created on first use. */
-static struct idv *idv_at(struct ebb_map *m, ebb_str a, ebb_str b)
+/* The idv stored under (a, b) in m, created on first use; `bytes` counts
+ * what the map and the new vector hold. */
+static struct idv *idv_at(struct ebb_map *m, ebb_str a, ebb_str b, size_t *bytes)
 {
     struct idv *iv = ebb__map_get(m, a, b);
+    size_t cap = m->cap;
 
     if (iv != NULL)
         return iv;
@@ -64,6 +69,7 @@ static struct idv *idv_at(struct ebb_map *m, ebb_str a, ebb_str b)
         free(iv);
         return NULL;
     }
+    *bytes += sizeof(*iv) + (m->cap - cap) * sizeof(*m->s);
     return iv;
 }
 
@@ -1308,6 +1314,8 @@ struct ebb_anti_index {
     struct tgroup **g;
     size_t tcap;                     /* power of two */
     uint32_t *table;                 /* group index + 1, open addressing by hash */
+    size_t bytes;                    /* what all of the above holds (charged to
+                                        the script that made the index) */
 };
 
 static void tgroup_free(struct tgroup *g)
@@ -1317,6 +1325,11 @@ static void tgroup_free(struct tgroup *g)
     idv_map_free(&g->dom);
     free(g->ns);
     free(g);
+}
+
+size_t ebb_anti_index_bytes(const struct ebb_anti_index *ix)
+{
+    return ix != NULL ? ix->bytes : 0;
 }
 
 void ebb_anti_index_destroy(struct ebb_anti_index *ix)
@@ -1369,6 +1382,8 @@ int ebb_anti_index_create(struct ebb_cache *cache, struct ebb_pod *const *pods, 
     for (size_t k = 0; k < nnodes; k++)
         if (ebb__map_put(&ix->nodes, nodes[k]->name, NULL, nodes[k], NULL) != 0)
             goto fail;
+    ix->bytes = sizeof(*ix) + npods * sizeof(*ix->m) + (ix->nslots + 1) * sizeof(*ix->by_slot) +
+                ix->nodes.cap * sizeof(*ix->nodes.s);
     for (size_t i = 0; i < npods; i++) {
         struct ebb_pod *p = pods[i];
         const struct ebb_node *nd;
@@ -1395,7 +1410,8 @@ int ebb_anti_index_create(struct ebb_cache *cache, struct ebb_pod *const *pods, 
         ix->by_slot[p->slot] = id + 1;
         if (p->affinity == NULL || p->affinity->nanti_required == 0)
             continue;
-        if ((iv = idv_at(&ix->by_node, p->node, NULL)) == NULL || idv_push(iv, id) != 0)
+        if ((iv = idv_at(&ix->by_node, p->node, NULL, &ix->bytes)) == NULL ||
+            idv_push(iv, id, &ix->bytes) != 0)
             goto fail;
     }
     *out = ix;
@@ -1412,8 +1428,8 @@ static int index_namespaces(struct ebb_anti_index *ix)
         return 0;
     for (uint32_t id = 0; id < ix->n; id++) {
         const struct ebb_pod *p = ix->m[id].pod;
-        struct idv *iv = idv_at(&ix->by_ns, p->ns ? p->ns : ix->empty, NULL);
-        if (iv == NULL || idv_push(iv, id) != 0)
+        struct idv *iv = idv_at(&ix->by_ns, p->ns ? p->ns : ix->empty, NULL, &ix->bytes);
+        if (iv == NULL || idv_push(iv, id, &ix->bytes) != 0)
             return EBB_ENOMEM;
     }
     ix->ns_done = true;
@@ -1430,7 +1446,10 @@ static ebb_str nz(const struct ebb_anti_index *ix, ebb_str s)
 static int index_key(struct ebb_anti_index *ix, ebb_str key)
 {
     uint32_t first = ix->nranges, *rng = NULL, nfound = 0, k = 0;
-    size_t off = ix->nids;
+    size_t off = ix->nids, before = ix->capranges * sizeof(*ix->ranges) +
+                                    ix->capids * sizeof(*ix->ids) +
+                                    ix->by_label.cap * sizeof(*ix->by_label.s) +
+                                    ix->keys_done.cap * sizeof(*ix->keys_done.s);
     int rc = EBB_ENOMEM;
 
     if (ebb__map_get(&ix->keys_done, key, NULL) != NULL)
@@ -1486,6 +1505,9 @@ static int index_key(struct ebb_anti_index *ix, ebb_str key)
     ix->nids += nfound;
     rc = ebb__map_put(&ix->keys_done, key, NULL, (void *)1, NULL);
 out:
+    ix->bytes += ix->capranges * sizeof(*ix->ranges) + ix->capids * sizeof(*ix->ids) +
+                 ix->by_label.cap * sizeof(*ix->by_label.s) +
+                 ix->keys_done.cap * sizeof(*ix->keys_done.s) - before;
     free(rng);
     return rc;
 }
@@ -1522,7 +1544,7 @@ static int consider(struct ebb_anti_index *ix, struct tgroup *g, uint32_t id)
     if (!m->alive || !ns_in(g, m->pod->ns) || !ebb_selector_matches(g->sel, &m->pod->labels))
         return 0;
     domain_of(ix, g->topo, m->node, &a, &b);
-    if ((iv = idv_at(&g->dom, a, b)) == NULL || idv_push(iv, id) != 0)
+    if ((iv = idv_at(&g->dom, a, b, &ix->bytes)) == NULL || idv_push(iv, id, &ix->bytes) != 0)
         return EBB_ENOMEM;
     return 0;
 }
@@ -1569,7 +1591,7 @@ static int build_group(struct ebb_anti_index *ix, struct tgroup *g)
             }
         }
         for (uint32_t k = 0; k < n && rc == 0; k++)
-            rc = idv_push(&ids, src[k]);
+            rc = idv_push(&ids, src[k], NULL);
     }
     if (rc == 0 && (eq ? eq->nvalues : g->nns) > 1)
         qsort(ids.v, ids.n, sizeof(*ids.v), cmp_u32);
@@ -1634,6 +1656,7 @@ static int table_grow(struct ebb_anti_index *ix)
         t[j] = (uint32_t)i + 1;
     }
     free(ix->table);
+    ix->bytes += (cap - ix->tcap) * sizeof(*t);
     ix->table = t;
     ix->tcap = cap;
     return 0;
@@ -1682,6 +1705,7 @@ static struct tgroup *group_for(struct ebb_anti_index *ix, const struct ebb_pod_
     g->ns = sorted;
     g->nns = k;
     g->hash = h;
+    ix->bytes += sizeof(*g) + nns * sizeof(*sorted);
     ebb__map_init(&g->dom);
     if (build_group(ix, g) != 0)
         goto fail;
@@ -1690,6 +1714,7 @@ static struct tgroup *group_for(struct ebb_anti_index *ix, const struct ebb_pod_
         struct tgroup **v = realloc(ix->g, cap * sizeof(*v));
         if (v == NULL)
             goto fail;
+        ix->bytes += (cap - ix->capg) * sizeof(*v);
         ix->g = v;
         ix->capg = cap;
     }

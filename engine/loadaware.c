@@ -537,6 +537,13 @@ static int cmp_node_ptr(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
+size_t ebb_la_bytes(const struct ebb_la_set *s)
+{
+    if (s == NULL)
+        return 0;
+    return sizeof(*s) + (s->n ? s->n : 1) * (sizeof(*s->nodes) + (size_t)s->nres * 7 * sizeof(int64_t));
+}
+
 void ebb_la_destroy(struct ebb_la_set *s)
 {
     if (s == NULL)
@@ -593,9 +600,16 @@ int ebb_la_create(struct ebb_cache *c, struct ebb_node *const *nodes, size_t n,
         memcpy(sorted, nodes, n * sizeof(*sorted));
         qsort(sorted, n, sizeof(*sorted), cmp_node_ptr);
     }
-    if ((s->nodes = calloc(n ? n : 1, sizeof(*s->nodes))) == NULL ||
-        (s->mem = calloc((n ? n : 1) * (size_t)s->nres * 7, sizeof(int64_t))) == NULL)
-        goto fail;
+    {
+        /* sized for the distinct nodes: a list may name one many times */
+        size_t distinct = 0;
+        for (size_t i = 0; i < n; i++)
+            if (i == 0 || sorted[i - 1]->name != sorted[i]->name)
+                distinct++;
+        if ((s->nodes = calloc(distinct ? distinct : 1, sizeof(*s->nodes))) == NULL ||
+            (s->mem = calloc((distinct ? distinct : 1) * (size_t)s->nres * 7, sizeof(int64_t))) == NULL)
+            goto fail;
+    }
     for (size_t i = 0; i < n; i++) {
         struct ebb_la_node *ln;
         if (sorted[i] == NULL || (s->n > 0 && s->nodes[s->n - 1].node->name == sorted[i]->name))

@@ -19,6 +19,7 @@
 
 #define SELECTOR_MT "ebb.Selector"
 #define EVICTOR_MT "ebb.Evictor"
+#define REQS_GUARD_MT "ebb.ReqsGuard"
 
 
 struct ebb_ctx *ebb__lua_ctx(lua_State *L)
@@ -45,154 +46,193 @@ static struct ebb_ctx *need_ctx(lua_State *L)
 
 /* ---- selectors ---------------------------------------------------------- */
 
+struct selector_ud {
+    struct ebb_selector *s;
+    struct ebb_charge charge;
+};
+
 static int l_selector_gc(lua_State *L)
 {
-    struct ebb_selector **s = luaL_checkudata(L, 1, SELECTOR_MT);
-    ebb_selector_free(*s);
-    *s = NULL;
+    struct selector_ud *u = luaL_checkudata(L, 1, SELECTOR_MT);
+    ebb_selector_free(u->s);
+    u->s = NULL;
+    ebb__uncharge(L, &u->charge);
     return 0;
 }
 
+/* The selector, owned by a new userdata charged to the running script's
+ * memory cap (freed with the selector when it cannot be charged). */
 void ebb__lua_push_selector(lua_State *L, struct ebb_selector *s)
 {
-    struct ebb_selector **u = lua_newuserdatauv(L, sizeof(*u), 0);
-    *u = s;
+    struct selector_ud *u = lua_newuserdatauv(L, sizeof(*u), 0);
+
+    u->s = s;
+    u->charge.charged = 0;
     luaL_setmetatable(L, SELECTOR_MT);
+    ebb__charge(L, &u->charge, ebb_selector_bytes(s));
 }
 
 const struct ebb_selector *ebb__lua_opt_selector(lua_State *L, int idx)
 {
-    struct ebb_selector **s;
-
     if (lua_isnoneornil(L, idx))
         return NULL;
-    s = luaL_checkudata(L, idx, SELECTOR_MT);
-    return *s;
+    return ((struct selector_ud *)luaL_checkudata(L, idx, SELECTOR_MT))->s;
 }
 
-static const char *op_names[] = { "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt" };
+static const char *op_names[] = { "In", "NotIn", "Exists", "DoesNotExist", NULL };
+
+/* What a compiled selector can hold (its counts are 16-bit): a script's
+ * selector past these is refused, never cut. */
+#define SEL_REQS_MAX 65535
+#define SEL_VALUES_MAX 65535
+
+/* Requirements being built, owned by a to-be-closed userdata so that a
+ * raise at any point releases their strings and arrays. */
+struct reqs_guard {
+    struct ebb_req *reqs;   /* in the Lua heap (a scratch userdata) */
+    size_t n;               /* built so far: released by the guard */
+};
+
+static int l_reqs_guard_close(lua_State *L)
+{
+    struct reqs_guard *g = luaL_checkudata(L, 1, REQS_GUARD_MT);
+    for (size_t i = 0; i < g->n; i++)
+        ebb_req_free(&g->reqs[i]);
+    g->n = 0;
+    return 0;
+}
+
+static ebb_str intern_text(lua_State *L, int idx, const char *fmt, int a, int b)
+{
+    size_t len;
+    const char *s = ebb__lr_str(L, idx, EBB_LR_NAME_MAX, EBB_LR_TEXT, &len, fmt, a, b);
+    ebb_str v = ebb_str_intern(s, len);
+
+    if (v == NULL)
+        luaL_error(L, "not enough memory");
+    return v;
+}
 
 /* Compile the table form of a metav1.LabelSelector. Raises with a message
- * naming the field on a malformed selector. */
+ * naming the field on a malformed selector. Each field is read once
+ * (raw), counted, then filled from that same table up to its count. */
 static struct ebb_selector *compile_table(lua_State *L, int t)
 {
-    struct ebb_req *reqs;
-    size_t nlabels = 0, nexprs = 0, k = 0;
+    int labels = 0, exprs = 0, top;
+    size_t nlabels = 0, nexprs = 0, it = 0;
+    struct reqs_guard *g;
     struct ebb_selector *sel = NULL;
+    struct ebb_req *own;
 
     t = lua_absindex(L, t);
-    switch (lua_getfield(L, t, "matchLabels")) {
+    switch (ebb__lr_field(L, t, "matchLabels")) {
     case LUA_TTABLE:
-        lua_pushnil(L);
-        while (lua_next(L, -2)) {
-            nlabels++;
-            lua_pop(L, 1);
-        }
+        labels = lua_gettop(L);
+        nlabels = ebb__lr_count(L, labels, SEL_REQS_MAX, "matchLabels");
         break;
-    case LUA_TNIL:
+    case LUA_TNIL:   /* a policy's null was left out: anything else is a mistake */
         break;
-    default:   /* a policy's null was left out: anything else is a mistake */
-        luaL_error(L, "matchLabels: expected a map of strings, got %s", luaL_typename(L, -1));
+    default:
+        ebb__lr_error(L, -1, "expected a map of strings", "matchLabels");
     }
-    lua_pop(L, 1);
-    switch (lua_getfield(L, t, "matchExpressions")) {
+    switch (ebb__lr_field(L, t, "matchExpressions")) {
     case LUA_TTABLE:
-        nexprs = lua_rawlen(L, -1);
+        exprs = lua_gettop(L);
+        nexprs = ebb__lr_len(L, exprs, SEL_REQS_MAX, "matchExpressions");
         break;
     case LUA_TNIL:
         break;
     default:
-        luaL_error(L, "matchExpressions: expected a list, got %s", luaL_typename(L, -1));
+        ebb__lr_error(L, -1, "expected a list", "matchExpressions");
     }
-    lua_pop(L, 1);
-    /* requirements live in a userdata until handed to the selector, so a
-     * raise below cannot leak them (their strings are released by hand) */
-    reqs = lua_newuserdatauv(L, (nlabels + nexprs + 1) * sizeof(*reqs), 0);
-    memset(reqs, 0, (nlabels + nexprs + 1) * sizeof(*reqs));
-#define FAIL(...)                                                         \
-    do {                                                                  \
-        for (size_t r_ = 0; r_ < k; r_++)                                 \
-            ebb_req_free(&reqs[r_]);                                      \
-        return (luaL_error(L, __VA_ARGS__), NULL);                        \
-    } while (0)
-    if (lua_getfield(L, t, "matchLabels") == LUA_TTABLE) {
+    if (nlabels + nexprs > SEL_REQS_MAX)
+        ebb__lr_error(L, 0, "at most 65535 requirements in all", "matchLabels and matchExpressions");
+    g = lua_newuserdatauv(L, sizeof(*g), 0);
+    g->reqs = NULL;
+    g->n = 0;
+    luaL_setmetatable(L, REQS_GUARD_MT);
+    lua_toclose(L, -1);
+    g->reqs = ebb__lr_alloc(L, nlabels + nexprs, sizeof(*g->reqs), "a label selector");
+    top = lua_gettop(L);
+    if (labels != 0) {
         lua_pushnil(L);
-        while (lua_next(L, -2)) {
+        while (ebb__lr_next(L, labels, &it, nlabels, "matchLabels")) {
+            struct ebb_req *r = &g->reqs[g->n++];
             if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING)
-                FAIL("matchLabels: keys and values must be strings");
-            reqs[k].key = ebb_str_cstr(lua_tostring(L, -2));
-            reqs[k].op = EBB_OP_IN;
-            reqs[k].values = malloc(sizeof(ebb_str));
-            if (reqs[k].values == NULL)
-                FAIL("not enough memory");
-            reqs[k].values[0] = ebb_str_cstr(lua_tostring(L, -1));
-            reqs[k].nvalues = 1;
-            k++;
+                ebb__lr_error(L, 0, "keys and values must be strings", "matchLabels");
+            r->op = EBB_OP_IN;
+            r->key = intern_text(L, -2, "matchLabels (a key)", 0, 0);
+            if ((r->values = malloc(sizeof(ebb_str))) == NULL)
+                luaL_error(L, "not enough memory");
+            r->values[0] = intern_text(L, -1, "matchLabels (a value)", 0, 0);
+            r->nvalues = 1;
             lua_pop(L, 1);
         }
     }
-    lua_pop(L, 1);
-    if (lua_getfield(L, t, "matchExpressions") == LUA_TTABLE) {
-        for (size_t i = 1; i <= nexprs; i++) {
-            const char *op;
-            int o = -1;
-            lua_rawgeti(L, -1, (lua_Integer)i);
-            if (!lua_istable(L, -1))
-                FAIL("matchExpressions[%d]: expected a table", (int)i - 1);
-            lua_getfield(L, -1, "key");
-            lua_getfield(L, -2, "operator");
-            if (lua_type(L, -2) != LUA_TSTRING)
-                FAIL("matchExpressions[%d].key: expected a string", (int)i - 1);
-            op = lua_tostring(L, -1);
-            for (int j = 0; op && j < 4; j++)
-                if (strcmp(op, op_names[j]) == 0)
-                    o = j;
-            if (o < 0)
-                FAIL("matchExpressions[%d].operator: \"%s\" is not a valid label selector operator",
-                     (int)i - 1, op ? op : "");
-            reqs[k].key = ebb_str_cstr(lua_tostring(L, -2));
-            reqs[k].op = (uint8_t)o;
-            lua_pop(L, 2);
-            lua_getfield(L, -1, "values");
-            size_t nv = lua_istable(L, -1) ? lua_rawlen(L, -1) : 0;
-            if ((o == EBB_OP_IN || o == EBB_OP_NOT_IN) && nv == 0)
-                FAIL("matchExpressions[%d].values: must be non-empty for %s", (int)i - 1, op);
-            if ((o == EBB_OP_EXISTS || o == EBB_OP_DOES_NOT_EXIST) && nv > 0)
-                FAIL("matchExpressions[%d].values: must be empty for %s", (int)i - 1, op);
-            if (nv > 0 && (reqs[k].values = calloc(nv, sizeof(ebb_str))) == NULL)
-                FAIL("not enough memory");
-            for (size_t j = 1; j <= nv; j++) {
-                lua_rawgeti(L, -1, (lua_Integer)j);
-                if (lua_type(L, -1) != LUA_TSTRING) {
-                    k++;
-                    FAIL("matchExpressions[%d].values[%d]: expected a string", (int)i - 1, (int)j - 1);
-                }
-                reqs[k].values[reqs[k].nvalues++] = ebb_str_cstr(lua_tostring(L, -1));
-                lua_pop(L, 1);
+    for (size_t i = 1; i <= nexprs; i++) {
+        struct ebb_req *r = &g->reqs[g->n++];
+        int e, o;
+        size_t nv;
+
+        lua_settop(L, top);
+        if (ebb__lr_index(L, exprs, (lua_Integer)i) != LUA_TTABLE)
+            ebb__lr_error(L, -1, "expected a table", "matchExpressions[%d]", (int)i - 1);
+        e = lua_gettop(L);
+        ebb__lr_field(L, e, "key");
+        r->key = intern_text(L, -1, "matchExpressions[%d].key", (int)i - 1, 0);
+        ebb__lr_field(L, e, "operator");
+        {
+            size_t ol;
+            const char *os = ebb__lr_str(L, -1, EBB_LR_NAME_MAX, 0, &ol,
+                                         "matchExpressions[%d].operator", (int)i - 1);
+            char shown[256];
+            for (o = 0; op_names[o] != NULL; o++)
+                if (ol == strlen(op_names[o]) && memcmp(os, op_names[o], ol) == 0)
+                    break;
+            if (op_names[o] == NULL) {
+                ebb__lr_show(L, -1, shown, sizeof(shown));
+                luaL_error(L, "matchExpressions[%d].operator: %s is not a valid label selector "
+                              "operator", (int)i - 1, shown);
             }
-            k++;
-            lua_pop(L, 2);
+        }
+        r->op = (uint8_t)o;
+        switch (ebb__lr_field(L, e, "values")) {
+        case LUA_TTABLE:
+            nv = ebb__lr_len(L, -1, SEL_VALUES_MAX, "matchExpressions[%d].values", (int)i - 1);
+            break;
+        case LUA_TNIL:
+            nv = 0;
+            break;
+        default:
+            return ebb__lr_error(L, -1, "expected a list", "matchExpressions[%d].values",
+                                 (int)i - 1), NULL;
+        }
+        if ((o == EBB_OP_IN || o == EBB_OP_NOT_IN) && nv == 0)
+            luaL_error(L, "matchExpressions[%d].values: must be non-empty for %s", (int)i - 1,
+                       op_names[o]);
+        if ((o == EBB_OP_EXISTS || o == EBB_OP_DOES_NOT_EXIST) && nv > 0)
+            luaL_error(L, "matchExpressions[%d].values: must be empty for %s", (int)i - 1,
+                       op_names[o]);
+        if (nv > 0 && (r->values = calloc(nv, sizeof(ebb_str))) == NULL)
+            luaL_error(L, "not enough memory");
+        for (size_t j = 1; j <= nv; j++) {
+            ebb__lr_index(L, -1, (lua_Integer)j);
+            r->values[r->nvalues++] =
+                intern_text(L, -1, "matchExpressions[%d].values[%d]", (int)i - 1, (int)j - 1);
+            lua_pop(L, 1);
+            if ((j & 4095) == 0)
+                ebb__vm_check(L);
         }
     }
-    lua_pop(L, 1);
-#undef FAIL
-    {
-        /* the selector takes a malloc'd array */
-        struct ebb_req *own = malloc((k + 1) * sizeof(*own));
-        if (own == NULL) {
-            for (size_t r = 0; r < k; r++)
-                ebb_req_free(&reqs[r]);
-            luaL_error(L, "not enough memory");
-        }
-        memcpy(own, reqs, k * sizeof(*own));
-        if (ebb_selector_from_reqs(own, (uint16_t)k, &sel) != 0) {
-            for (size_t r = 0; r < k; r++)
-                ebb_req_free(&own[r]);
-            free(own);
-            luaL_error(L, "not enough memory");
-        }
+    /* the selector takes a malloc'd array */
+    if ((own = malloc((g->n + 1) * sizeof(*own))) == NULL)
+        luaL_error(L, "not enough memory");
+    memcpy(own, g->reqs, g->n * sizeof(*own));
+    if (ebb_selector_from_reqs(own, (uint16_t)g->n, &sel) != 0) {
+        free(own);
+        luaL_error(L, "not enough memory");
     }
-    lua_pop(L, 1);   /* the scratch userdata */
+    g->n = 0;   /* the selector owns them now */
     return sel;
 }
 
@@ -201,20 +241,25 @@ static struct ebb_selector *compile_table(lua_State *L, int t)
 /* ebb.selector(spec) -> Selector                                 [-0, +1, e]
  * spec: a metav1.LabelSelector table ({matchLabels=..., matchExpressions=...})
  * or the string form ("app=web,tier in (a,b)"). An empty table or string
- * selects everything. */
+ * selects everything. What the selector holds counts toward the plugin's
+ * memory cap until it is collected. */
 static int l_selector(lua_State *L)
 {
     struct ebb_selector *sel = NULL;
 
     if (lua_type(L, 1) == LUA_TSTRING) {
         struct ebb_error err = { 0 };
-        /* parsed outside the plugin's memory cap: bounded as the API
-         * server bounds a request line */
-        if (lua_rawlen(L, 1) > SELECTOR_MAX)
+        size_t len;
+        const char *s = ebb__lr_str(L, 1, SIZE_MAX, EBB_LR_TEXT, &len, "ebb.selector");
+        /* bounded as the API server bounds a request line */
+        if (len > SELECTOR_MAX)
             return luaL_argerror(L, 1, "a label selector string is at most 1 MiB");
-        if (ebb_selector_parse(lua_tostring(L, 1), &sel, &err) != 0)
+        if (ebb_selector_parse(s, &sel, &err) != 0)
             return luaL_error(L, "invalid label selector: %s", err.msg);
     } else if (lua_istable(L, 1)) {
+        /* the guard it leaves on the stack holds nothing now; it is closed
+         * when this function returns (never lua_settop over a to-be-closed
+         * slot: Lua 5.4.4's may write through a stack its __close moved) */
         sel = compile_table(L, 1);
     } else {
         return luaL_argerror(L, 1, "expected a label selector table or string");
@@ -226,7 +271,7 @@ static int l_selector(lua_State *L)
 /* sel:matches(pod | node | labels table) -> boolean              [-0, +1, e] */
 static int l_selector_matches(lua_State *L)
 {
-    const struct ebb_selector *sel = *(struct ebb_selector **)luaL_checkudata(L, 1, SELECTOR_MT);
+    const struct ebb_selector *sel = ((struct selector_ud *)luaL_checkudata(L, 1, SELECTOR_MT))->s;
     struct ebb_pod *p;
 
     if ((p = ebb__lua_to_pod(L, 2)) != NULL) {
@@ -234,31 +279,29 @@ static int l_selector_matches(lua_State *L)
     } else if (luaL_testudata(L, 2, "ebb.Node")) {
         lua_pushboolean(L, ebb_selector_matches(sel, &ebb__lua_check_node(L, 2)->labels));
     } else if (lua_istable(L, 2)) {
-        /* a plain table: build a temporary label set from the strings that
-         * are already interned (others cannot match a requirement value) */
-        struct ebb_kv kv[128];
-        struct ebb_labels l = { 0, kv };
-        bool matched;
+        /* a plain table: a temporary label set. A key never interned is
+         * named by no requirement and is left out; a value never interned
+         * equals no requirement value, and is kept as the script's own text
+         * (anchored in its table while we match) for Gt/Lt. */
+        size_t n = ebb__lr_count(L, 2, EBB_LR_LIST_MAX, "sel:matches: labels"), it = 0;
+        struct ebb_labels l = { 0, ebb__lr_alloc(L, n, sizeof(struct ebb_kv), "labels") };
+
         lua_pushnil(L);
-        while (lua_next(L, 2) && l.n < EBB_ARRAY_LEN(kv)) {
-            if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TSTRING) {
-                size_t kl, vl;
-                const char *k = lua_tolstring(L, -2, &kl), *v = lua_tolstring(L, -1, &vl);
-                ebb_str ks = ebb_str_find(k, kl);
-                if (ks != NULL) {
-                    kv[l.n].key = ks;
-                    /* a value never interned still exists as a label: keep
-                     * a marker that equals no interned value */
-                    kv[l.n].value = ebb_str_find(v, vl);
-                    if (kv[l.n].value == NULL)
-                        kv[l.n].value = "";
-                    l.n++;
-                }
+        while (ebb__lr_next(L, 2, &it, n, "sel:matches: labels")) {
+            size_t kl, vl;
+            const char *k, *v;
+            ebb_str ks;
+            k = ebb__lr_str(L, -2, EBB_LR_NAME_MAX, EBB_LR_TEXT, &kl, "sel:matches: labels (a key)");
+            v = ebb__lr_str(L, -1, EBB_LR_NAME_MAX, EBB_LR_TEXT, &vl, "sel:matches: labels (a value)");
+            if ((ks = ebb_str_find(k, kl)) != NULL) {
+                ebb_str vs = ebb_str_find(v, vl);
+                l.kv[l.n].key = ks;
+                l.kv[l.n].value = vs != NULL ? vs : v;
+                l.n++;
             }
             lua_pop(L, 1);
         }
-        matched = ebb_selector_matches(sel, &l);
-        lua_pushboolean(L, matched);
+        lua_pushboolean(L, ebb_selector_matches(sel, &l));
     } else {
         return luaL_argerror(L, 2, "expected a pod, a node or a table of labels");
     }
@@ -267,7 +310,7 @@ static int l_selector_matches(lua_State *L)
 
 static int l_selector_tostring(lua_State *L)
 {
-    const struct ebb_selector *sel = *(struct ebb_selector **)luaL_checkudata(L, 1, SELECTOR_MT);
+    const struct ebb_selector *sel = ((struct selector_ud *)luaL_checkudata(L, 1, SELECTOR_MT))->s;
     char buf[1024];
     ebb_selector_format(sel, buf, sizeof(buf));
     lua_pushstring(L, buf);
@@ -307,39 +350,36 @@ struct query {
     int64_t now;
 };
 
-/* A list of strings from opts[field] as interned pointers (NULL entries for
- * strings never interned: they match nothing). */
+/* A list of strings from opts[field] (read once, raw, at most
+ * EBB_LR_LIST_MAX) as interned pointers: NULL entries for strings never
+ * interned, which match nothing. The array lives in a userdata left on the
+ * stack. `present`: the field is a list (even an empty one). */
 static ebb_str *str_list(lua_State *L, int opts, const char *field, size_t *n, bool *present)
 {
     ebb_str *v;
-    size_t len;
+    int t;
 
     *n = 0;
     if (present)
         *present = false;
-    if (lua_getfield(L, opts, field) == LUA_TNIL) {
+    if (ebb__lr_field(L, opts, field) == LUA_TNIL) {
         lua_pop(L, 1);
         return NULL;
     }
-    if (!lua_istable(L, -1))
-        luaL_error(L, "ebb.pods: option '%s' must be a list of strings", field);
-    len = lua_rawlen(L, -1);
+    t = lua_gettop(L);
+    *n = ebb__lr_len(L, t, EBB_LR_LIST_MAX, "ebb.pods: option '%s'", field);
     if (present)
         *present = true;
-    v = lua_newuserdatauv(L, (len + 1) * sizeof(*v), 0);   /* anchored below */
-    for (size_t i = 1; i <= len; i++) {
+    v = ebb__lr_alloc(L, *n, sizeof(*v), "ebb.pods");
+    for (size_t i = 1; i <= *n; i++) {
         size_t sl;
-        lua_rawgeti(L, -2, (lua_Integer)i);
-        const char *s = lua_tolstring(L, -1, &sl);
-        if (s == NULL)
-            luaL_error(L, "ebb.pods: option '%s' must be a list of strings", field);
+        const char *s;
+        ebb__lr_index(L, t, (lua_Integer)i);
+        s = ebb__lr_str(L, -1, EBB_LR_LIST_MAX, 0, &sl, "ebb.pods: option '%s'[%zu]", field, i);
         v[i - 1] = ebb_str_find(s, sl);
         lua_pop(L, 1);
     }
-    *n = len;
-    /* keep the scratch userdata alive in the registry-free way: leave it on
-     * the stack under the table, then drop the table */
-    lua_remove(L, -2);
+    lua_remove(L, t);   /* the array stays anchored on the stack */
     return v;
 }
 
@@ -353,65 +393,72 @@ static bool in_list(ebb_str s, ebb_str *v, size_t n)
     return false;
 }
 
-static int64_t opt_int(lua_State *L, int opts, const char *field, int64_t dflt)
+static lua_Integer opt_int(lua_State *L, int opts, const char *field, lua_Integer dflt)
 {
-    int64_t v = dflt;
-    if (lua_getfield(L, opts, field) != LUA_TNIL) {
-        int ok;
-        v = lua_tointegerx(L, -1, &ok);
-        if (!ok)
-            luaL_error(L, "ebb.pods: option '%s' must be an integer", field);
-    }
+    lua_Integer v;
+
+    ebb__lr_field(L, opts, field);
+    v = ebb__lr_optint(L, -1, dflt, LUA_MININTEGER, LUA_MAXINTEGER, "ebb.pods: option '%s'", field);
     lua_pop(L, 1);
     return v;
 }
 
+/* An option's truth, as Lua's: anything but nil and false. */
 static bool opt_bool(lua_State *L, int opts, const char *field)
 {
     bool b;
-    lua_getfield(L, opts, field);
+
+    ebb__lr_field(L, opts, field);
     b = lua_toboolean(L, -1);
     lua_pop(L, 1);
     return b;
 }
 
-static int parse_phase(const char *s)
+static int parse_phase(const char *s, size_t n)
 {
     static const char *const names[] = { "Unknown", "Pending", "Running", "Succeeded", "Failed" };
-    if (strcmp(s, "active") == 0)
+    if (n == 6 && memcmp(s, "active", 6) == 0)
         return PHASE_ACTIVE;
-    if (strcmp(s, "all") == 0)
+    if (n == 3 && memcmp(s, "all", 3) == 0)
         return PHASE_ALL;
     for (int i = 0; i < 5; i++)
-        if (strcmp(s, names[i]) == 0)
+        if (strlen(names[i]) == n && memcmp(s, names[i], n) == 0)
             return i;
     return -100;
 }
 
+/* Read opts (at index opts, nil or a table) into q. Every field is read
+ * once, raw; the arrays live in userdata left on the stack above opts. */
 static void parse_query(lua_State *L, int opts, struct query *q)
 {
+    size_t n, sl;
+    const char *s;
+    int t;
+
     memset(q, 0, sizeof(*q));
     q->phase = PHASE_ACTIVE;
     q->older_than = q->min_age = q->min_restarts = -1;
     q->now = ebb__engine_now(engine_of(L));
-    if (lua_isnoneornil(L, opts))
+    if (!ebb__lr_opttable(L, opts, "ebb.pods: opts"))
         return;
-    luaL_checktype(L, opts, LUA_TTABLE);
-    if (lua_getfield(L, opts, "phase") == LUA_TSTRING) {
-        q->phase = parse_phase(lua_tostring(L, -1));
-        if (q->phase == -100)
-            luaL_error(L, "ebb.pods: unknown phase '%s' (active, all, Pending, Running, "
-                          "Succeeded, Failed, Unknown)", lua_tostring(L, -1));
+    opts = lua_absindex(L, opts);
+    if (ebb__lr_field(L, opts, "phase") != LUA_TNIL) {
+        s = ebb__lr_str(L, -1, 64, 0, &sl, "ebb.pods: option 'phase'");
+        if ((q->phase = parse_phase(s, sl)) == -100)
+            ebb__lr_error(L, -1, "expected active, all, Pending, Running, Succeeded, Failed or "
+                                 "Unknown", "ebb.pods: option 'phase'");
     }
     lua_pop(L, 1);
-    if (lua_getfield(L, opts, "namespaces") == LUA_TTABLE) {
-        int t = lua_gettop(L);
+    if (ebb__lr_field(L, opts, "namespaces") != LUA_TNIL) {
+        t = lua_gettop(L);
+        ebb__lr_table(L, t, "ebb.pods: option 'namespaces'");
         q->ns_in = str_list(L, t, "include", &q->nns_in, &q->has_ns_in);
         q->ns_out = str_list(L, t, "exclude", &q->nns_out, NULL);
         q->has_ns_in = q->has_ns_in && q->nns_in > 0;
     }
-    if (lua_getfield(L, opts, "owner_kinds") == LUA_TTABLE) {
-        int t = lua_gettop(L);
+    if (ebb__lr_field(L, opts, "owner_kinds") != LUA_TNIL) {
+        t = lua_gettop(L);
+        ebb__lr_table(L, t, "ebb.pods: option 'owner_kinds'");
         q->kinds_in = str_list(L, t, "include", &q->nkinds_in, &q->has_kinds_in);
         q->kinds_out = str_list(L, t, "exclude", &q->nkinds_out, NULL);
         q->has_kinds_in = q->has_kinds_in && q->nkinds_in > 0;
@@ -419,17 +466,20 @@ static void parse_query(lua_State *L, int opts, struct query *q)
     q->states = str_list(L, opts, "states", &q->nstates, NULL);
     q->reasons = str_list(L, opts, "reasons", &q->nreasons, NULL);
     /* Phases are kept as an enum, not as interned text: match them by name. */
-    if (lua_getfield(L, opts, "states") == LUA_TTABLE) {
-        for (lua_Integer i = 1; lua_rawgeti(L, -1, i) == LUA_TSTRING; i++) {
-            int ph = parse_phase(lua_tostring(L, -1));
-            if (ph >= 0)
+    if (ebb__lr_field(L, opts, "states") == LUA_TTABLE) {
+        t = lua_gettop(L);
+        n = ebb__lr_len(L, t, EBB_LR_LIST_MAX, "ebb.pods: option 'states'");
+        for (size_t i = 1; i <= n; i++) {
+            int ph;
+            ebb__lr_index(L, t, (lua_Integer)i);
+            s = ebb__lr_str(L, -1, EBB_LR_LIST_MAX, 0, &sl, "ebb.pods: option 'states'[%zu]", i);
+            if ((ph = parse_phase(s, sl)) >= 0)
                 q->state_phases |= 1u << ph;
             lua_pop(L, 1);
         }
-        lua_pop(L, 1);
     }
     lua_pop(L, 1);
-    lua_getfield(L, opts, "selector");
+    ebb__lr_field(L, opts, "selector");   /* stays on the stack: q->sel is its */
     q->sel = ebb__lua_opt_selector(L, -1);
     q->filter = opt_bool(L, opts, "filter") || opt_bool(L, opts, "evictable");
     q->pre = opt_bool(L, opts, "pre_eviction_filter") || opt_bool(L, opts, "evictable");
@@ -438,58 +488,62 @@ static void parse_query(lua_State *L, int opts, struct query *q)
     q->older_than = opt_int(L, opts, "older_than", -1);
     q->min_age = opt_int(L, opts, "min_age", -1);
     q->min_restarts = opt_int(L, opts, "min_restarts", -1);
-    if (lua_getfield(L, opts, "exit_codes") == LUA_TTABLE) {
-        size_t n = lua_rawlen(L, -1);
-        q->exit_codes = lua_newuserdatauv(L, (n + 1) * sizeof(int32_t), 0);
+    if (ebb__lr_field(L, opts, "exit_codes") != LUA_TNIL) {
+        t = lua_gettop(L);
+        n = ebb__lr_len(L, t, EBB_LR_LIST_MAX, "ebb.pods: option 'exit_codes'");
+        q->exit_codes = ebb__lr_alloc(L, n, sizeof(int32_t), "ebb.pods");
         for (size_t i = 1; i <= n; i++) {
-            lua_rawgeti(L, -2, (lua_Integer)i);
-            q->exit_codes[i - 1] = (int32_t)luaL_checkinteger(L, -1);
+            ebb__lr_index(L, t, (lua_Integer)i);
+            q->exit_codes[i - 1] = (int32_t)ebb__lr_int(L, -1, INT32_MIN, INT32_MAX,
+                                                        "ebb.pods: option 'exit_codes'[%zu]", i);
             lua_pop(L, 1);
         }
         q->nexit = n;
     }
-    if (lua_getfield(L, opts, "conditions") == LUA_TTABLE) {
-        size_t n = lua_rawlen(L, -1);
-        int t = lua_gettop(L);
-        q->conds = lua_newuserdatauv(L, (n + 1) * sizeof(*q->conds), 0);
-        memset(q->conds, 0, (n + 1) * sizeof(*q->conds));
+    if (ebb__lr_field(L, opts, "conditions") != LUA_TNIL) {
+        t = lua_gettop(L);
+        n = ebb__lr_len(L, t, EBB_LR_LIST_MAX, "ebb.pods: option 'conditions'");
+        q->conds = ebb__lr_alloc(L, n, sizeof(*q->conds), "ebb.pods");
         for (size_t i = 1; i <= n; i++) {
+            static const char *const names[] = { "type", "status", "reason" };
             struct cond_filter *c = &q->conds[i - 1];
-            size_t sl;
-            const char *s;
-            lua_rawgeti(L, t, (lua_Integer)i);
-            if (!lua_istable(L, -1))
-                luaL_error(L, "ebb.pods: conditions[%d] must be a table", (int)i);
-#define COND_FIELD(f, name)                                              \
-            lua_getfield(L, -1, name);                                   \
-            if ((s = lua_tolstring(L, -1, &sl)) != NULL && sl > 0) {     \
-                c->has_##f = true;                                       \
-                c->f = ebb_str_find(s, sl);                              \
-            }                                                            \
-            lua_pop(L, 1);
-            COND_FIELD(type, "type")
-            COND_FIELD(status, "status")
-            COND_FIELD(reason, "reason")
-#undef COND_FIELD
-            lua_getfield(L, -1, "minTimeSinceLastTransitionSeconds");
-            c->min_since = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : -1;
+            int ct;
+            if (ebb__lr_index(L, t, (lua_Integer)i) != LUA_TTABLE)
+                ebb__lr_error(L, -1, "expected a table", "ebb.pods: conditions[%zu]", i);
+            ct = lua_gettop(L);
+            for (int f = 0; f < 3; f++) {
+                bool *has = f == 0 ? &c->has_type : f == 1 ? &c->has_status : &c->has_reason;
+                ebb_str *v = f == 0 ? &c->type : f == 1 ? &c->status : &c->reason;
+                if (ebb__lr_field(L, ct, names[f]) != LUA_TNIL) {
+                    s = ebb__lr_str(L, -1, EBB_LR_LIST_MAX, 0, &sl, "ebb.pods: conditions[%zu].%s",
+                                    i, names[f]);
+                    if (sl > 0) {
+                        *has = true;
+                        *v = ebb_str_find(s, sl);
+                    }
+                }
+                lua_pop(L, 1);
+            }
+            ebb__lr_field(L, ct, "minTimeSinceLastTransitionSeconds");
+            c->min_since = ebb__lr_optint(L, -1, -1, 0, LUA_MAXINTEGER,
+                                          "ebb.pods: conditions[%zu].minTimeSinceLastTransitionSeconds",
+                                          i);
             lua_pop(L, 2);
         }
         q->nconds = n;
     }
-    if (lua_getfield(L, opts, "node_affinity") != LUA_TNIL) {
-        const char *na = lua_tostring(L, -1);
-        if (na != NULL && strcmp(na, "required") == 0)
-            q->node_affinity = NODE_AFFINITY_REQUIRED;
-        else if (na != NULL && strcmp(na, "preferred") == 0)
-            q->node_affinity = NODE_AFFINITY_PREFERRED;
-        else
-            luaL_error(L, "ebb.pods: option 'node_affinity' must be \"required\" or \"preferred\"");
+    if (ebb__lr_field(L, opts, "node_affinity") != LUA_TNIL) {
+        static const char *const kinds[] = { "required", "preferred", NULL };
+        q->node_affinity = ebb__lr_option(L, -1, NULL, kinds, "ebb.pods: option 'node_affinity'") == 0
+                               ? NODE_AFFINITY_REQUIRED
+                               : NODE_AFFINITY_PREFERRED;
     }
     lua_pop(L, 1);
     q->off_node = opt_bool(L, opts, "off_node");
-    if (lua_getfield(L, opts, "where") == LUA_TFUNCTION)
+    if (ebb__lr_field(L, opts, "where") == LUA_TFUNCTION)
         q->where = lua_gettop(L);
+    else if (!lua_isnil(L, -1))
+        ebb__lr_error(L, -1, "expected a function", "ebb.pods: option 'where'");
     else
         lua_pop(L, 1);
 }
@@ -649,6 +703,21 @@ static void query_node(lua_State *L, struct ebb_engine *e, struct ebb_ctx *ctx,
     ebb__vm_check(L);
 }
 
+/* The interned name of the node named by the string at idx (NULL when no
+ * object has that name: it then matches nothing). */
+static ebb_str node_name(lua_State *L, int idx, const char *fmt, ...) EBB_LR_FMT(3);
+static ebb_str node_name(lua_State *L, int idx, const char *fmt, ...)
+{
+    size_t len;
+    const char *s;
+    va_list ap;
+
+    va_start(ap, fmt);
+    s = ebb__lr_vstr(L, idx, SIZE_MAX, 0, &len, fmt, ap);
+    va_end(ap);
+    return len > EBB_LR_NAME_MAX ? NULL : ebb_str_find(s, len);
+}
+
 /* ebb.pods(where, opts) -> PodList                               [-0, +1, e]
  * where: a NodeList, a Node, a node name, a list of those, or nil for every
  * node of the cycle. Pods come node by node, each node's pods by
@@ -699,23 +768,18 @@ static int l_pods(lua_State *L)
     } else if (luaL_testudata(L, 1, "ebb.Node")) {
         query_node(L, e, ctx, &q, ebb__lua_check_node(L, 1)->name, out);
     } else if (lua_type(L, 1) == LUA_TSTRING) {
-        size_t len;
-        const char *s = lua_tolstring(L, 1, &len);
-        query_node(L, e, ctx, &q, ebb_str_find(s, len), out);
+        query_node(L, e, ctx, &q, node_name(L, 1, "ebb.pods: nodes"), out);
     } else if (lua_istable(L, 1)) {
-        for (lua_Integer i = 1; lua_rawgeti(L, 1, i) != LUA_TNIL; i++) {
+        n = ebb__lr_len(L, 1, EBB_LR_LIST_MAX, "ebb.pods: nodes");
+        for (size_t i = 1; i <= n; i++) {
             ebb_str name;
-            if (lua_type(L, -1) == LUA_TSTRING) {
-                size_t len;
-                const char *s = lua_tolstring(L, -1, &len);
-                name = ebb_str_find(s, len);
-            } else {
+            if (ebb__lr_index(L, 1, (lua_Integer)i) == LUA_TSTRING)
+                name = node_name(L, -1, "ebb.pods: nodes[%zu]", i);
+            else
                 name = ebb__lua_check_node(L, -1)->name;
-            }
             lua_pop(L, 1);
             query_node(L, e, ctx, &q, name, out);
         }
-        lua_pop(L, 1);
     } else {
         return luaL_argerror(L, 1, "expected nodes (NodeList, Node, name or list) or nil");
     }
@@ -736,24 +800,21 @@ struct ebb_node *const *ebb__lua_check_nodes(lua_State *L, int idx, size_t *n)
     }
     if ((v = ebb__lua_nodelist(L, idx, n)) != NULL)
         return v;
+    idx = lua_absindex(L, idx);
     if (luaL_testudata(L, idx, "ebb.Node")) {
         out = lua_newuserdatauv(L, sizeof(*out), 0);
         out[0] = ebb__lua_check_node(L, idx);
         *n = 1;
         return out;
     }
-    luaL_checktype(L, idx, LUA_TTABLE);
-    len = lua_rawlen(L, idx);
-    out = lua_newuserdatauv(L, (len + 1) * sizeof(*out), 0);
+    len = ebb__lr_len(L, idx, EBB_LR_LIST_MAX, "nodes");
+    out = ebb__lr_alloc(L, len, sizeof(*out), "nodes");
     *n = 0;
     for (size_t i = 1; i <= len; i++) {
         struct ebb_node *nd;
-        if (lua_rawgeti(L, idx, (lua_Integer)i) == LUA_TSTRING) {
-            size_t sl;
-            const char *s = lua_tolstring(L, -1, &sl);
-            nd = ebb_cache_node(e->cache, ebb_str_find(s, sl));
-            if (nd == NULL)
-                luaL_error(L, "no node named \"%s\"", s);
+        if (ebb__lr_index(L, idx, (lua_Integer)i) == LUA_TSTRING) {
+            if ((nd = ebb_cache_node(e->cache, node_name(L, -1, "nodes[%zu]", i))) == NULL)
+                ebb__lr_error(L, -1, "no such node", "nodes[%zu]", i);
         } else {
             nd = ebb__lua_check_node(L, -1);
         }
@@ -812,7 +873,8 @@ static int l_pod(lua_State *L)
 {
     struct ebb_engine *e = engine_of(L);
     size_t nl, ml;
-    const char *ns = luaL_checklstring(L, 1, &nl), *name = luaL_checklstring(L, 2, &ml);
+    const char *ns = ebb__lr_str(L, 1, EBB_LR_LIST_MAX, 0, &nl, "ebb.pod: namespace");
+    const char *name = ebb__lr_str(L, 2, EBB_LR_LIST_MAX, 0, &ml, "ebb.pod: name");
     struct ebb_pod *p = ebb_cache_pod(e->cache, ebb_str_find(ns, nl), ebb_str_find(name, ml));
 
     ebb__lua_push_pod(L, p && !(p->flags & EBB_POD_GONE) ? p : NULL);
@@ -823,9 +885,7 @@ static int l_pod(lua_State *L)
 static int l_node(lua_State *L)
 {
     struct ebb_engine *e = engine_of(L);
-    size_t len;
-    const char *name = luaL_checklstring(L, 1, &len);
-    ebb__lua_push_node(L, ebb_cache_node(e->cache, ebb_str_find(name, len)));
+    ebb__lua_push_node(L, ebb_cache_node(e->cache, node_name(L, 1, "ebb.node: name")));
     return 1;
 }
 
@@ -835,16 +895,14 @@ static int l_node(lua_State *L)
 static int l_nodes(lua_State *L)
 {
     struct ebb_engine *e = engine_of(L);
-    const char *which = luaL_optstring(L, 1, "cycle");
+    static const char *const whiches[] = { "cycle", "all", NULL };
 
-    if (strcmp(which, "all") == 0) {
+    if (ebb__lr_option(L, 1, "cycle", whiches, "ebb.nodes") == 1) {
         uint32_t n;
         struct ebb_node *const *v = ebb_cache_nodes_sorted(e->cache, &n);
         ebb__lua_push_nodelist(L, v, n);
-    } else if (strcmp(which, "cycle") == 0) {
-        ebb__lua_push_nodelist(L, e->cycle_nodes, e->ncycle_nodes);
     } else {
-        return luaL_argerror(L, 1, "expected \"cycle\" or \"all\"");
+        ebb__lua_push_nodelist(L, e->cycle_nodes, e->ncycle_nodes);
     }
     return 1;
 }
@@ -854,7 +912,7 @@ static int l_namespace_labels(lua_State *L)
 {
     struct ebb_engine *e = engine_of(L);
     size_t len;
-    const char *name = luaL_checklstring(L, 1, &len);
+    const char *name = ebb__lr_str(L, 1, EBB_LR_LIST_MAX, 0, &len, "ebb.namespace_labels");
     struct ebb_namespace *ns = ebb_cache_namespace(e->cache, ebb_str_find(name, len));
 
     if (ns == NULL) {
@@ -874,7 +932,7 @@ static int l_priority_class(lua_State *L)
 {
     struct ebb_engine *e = engine_of(L);
     size_t len;
-    const char *name = luaL_checklstring(L, 1, &len);
+    const char *name = ebb__lr_str(L, 1, EBB_LR_LIST_MAX, 0, &len, "ebb.priority_class");
     struct ebb_priority_class *pc = ebb_cache_priority_class(e->cache, ebb_str_find(name, len));
 
     if (pc)
@@ -888,13 +946,15 @@ static int l_priority_class(lua_State *L)
  * cpu in millicores, everything else in base units. */
 static int l_quantity(lua_State *L)
 {
-    const char *s = luaL_checkstring(L, 1);
-    const char *res = luaL_optstring(L, 2, "memory");
+    const char *s = ebb__lr_str(L, 1, 1024, EBB_LR_TEXT, NULL, "ebb.quantity: text");
+    const char *res = ebb__lr_optstr(L, 2, EBB_LR_NAME_MAX, EBB_LR_TEXT, NULL, "ebb.quantity: resource");
     int64_t v;
+    char shown[256];
 
-    if (ebb_quantity_parse_resource(res, s, &v) != 0) {
+    if (ebb_quantity_parse_resource(res ? res : "memory", s, &v) != 0) {
+        ebb__lr_show(L, 1, shown, sizeof(shown));
         lua_pushnil(L);
-        lua_pushfstring(L, "\"%s\" is not a quantity", s);
+        lua_pushfstring(L, "%s is not a quantity", shown);
         return 2;
     }
     lua_pushinteger(L, v);
@@ -994,11 +1054,13 @@ static int l_evictor_evict(lua_State *L)
 
     size_t rlen = 0;
 
+    /* the reason becomes C text in the plan, the log and an Event: no NUL;
+     * its length is checked below, after the rules on who may evict */
     if (lua_istable(L, 3)) {
-        lua_getfield(L, 3, "reason");
-        reason = lua_tolstring(L, -1, &rlen);
+        ebb__lr_field(L, 3, "reason");
+        reason = ebb__lr_optstr(L, -1, SIZE_MAX, EBB_LR_TEXT, &rlen, "evict: opts.reason");
     } else if (lua_type(L, 3) == LUA_TSTRING) {
-        reason = lua_tolstring(L, 3, &rlen);
+        reason = ebb__lr_str(L, 3, SIZE_MAX, EBB_LR_TEXT, &rlen, "evict: reason");
     } else if (!lua_isnoneornil(L, 3)) {
         return luaL_argerror(L, 3, "expected a table of options");
     }
@@ -1059,11 +1121,8 @@ static int l_evictor_pre(lua_State *L)
 
 static ebb_str node_arg(lua_State *L, int idx)
 {
-    if (lua_type(L, idx) == LUA_TSTRING) {
-        size_t len;
-        const char *s = lua_tolstring(L, idx, &len);
-        return ebb_str_find(s, len);
-    }
+    if (lua_type(L, idx) == LUA_TSTRING)
+        return node_name(L, idx, "evictor: node");
     return ebb__lua_check_node(L, idx)->name;
 }
 
@@ -1145,6 +1204,13 @@ int luaopen_ebb_native(lua_State *L)
     lua_pushcfunction(L, l_selector_matches);
     lua_setfield(L, -2, "matches");
     lua_setfield(L, -2, "__index");
+    lua_pop(L, 1);
+
+    luaL_newmetatable(L, REQS_GUARD_MT);
+    lua_pushcfunction(L, l_reqs_guard_close);
+    lua_setfield(L, -2, "__close");
+    lua_pushcfunction(L, l_reqs_guard_close);
+    lua_setfield(L, -2, "__gc");
     lua_pop(L, 1);
 
     luaL_newmetatable(L, EVICTOR_MT);

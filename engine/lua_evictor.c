@@ -55,6 +55,7 @@ struct api {
  * any point (a bad value, the memory cap) frees it with the userdata. */
 struct guard {
     cJSON *j;
+    struct ebb_charge charge;   /* the tree is malloc'd: charged as it grows */
 };
 
 static int l_guard_gc(lua_State *L)
@@ -62,14 +63,18 @@ static int l_guard_gc(lua_State *L)
     struct guard *g = luaL_checkudata(L, 1, GUARD_MT);
     cJSON_Delete(g->j);
     g->j = NULL;
+    ebb__uncharge(L, &g->charge);
     return 0;
 }
 
+/* A guard freed when the binding returns (or raises). */
 static struct guard *new_guard(lua_State *L)
 {
     struct guard *g = lua_newuserdatauv(L, sizeof(*g), 0);
     g->j = NULL;
+    g->charge.charged = 0;
     luaL_setmetatable(L, GUARD_MT);
+    lua_toclose(L, -1);
     return g;
 }
 
@@ -84,12 +89,17 @@ struct jpath {
     char buf[256];
     size_t len;
     size_t bytes, values;      /* so far: about the size of the text */
+    struct guard *g;           /* charged for the tree as it grows */
+    bool api;                  /* a request body: keys as the API server reads them */
 };
+
+/* What one value of the tree costs besides its text (a cJSON node). */
+#define JSON_NODE_COST 64
 
 static size_t jpath_push(struct jpath *p, const char *key, lua_Integer index)
 {
     size_t old = p->len;
-    int n = key ? snprintf(p->buf + p->len, sizeof(p->buf) - p->len, "%s%s", p->len ? "." : "", key)
+    int n = key ? snprintf(p->buf + p->len, sizeof(p->buf) - p->len, "%s%.64s", p->len ? "." : "", key)
                 : snprintf(p->buf + p->len, sizeof(p->buf) - p->len, "[%lld]", (long long)index);
     if (n > 0)
         p->len = p->len + (size_t)n < sizeof(p->buf) ? p->len + (size_t)n : sizeof(p->buf) - 1;
@@ -109,24 +119,23 @@ static int jfail(lua_State *L, const struct jpath *p, const char *msg)
 
 /* A sequence (1..n, nothing else) or a map; an empty table is a map unless
  * it came from a policy list (ebb.seq). */
-static bool is_array(lua_State *L, int idx)
+static bool is_array(lua_State *L, int idx, const struct jpath *p)
 {
-    lua_Integer n = (lua_Integer)lua_rawlen(L, idx), count = 0;
+    size_t n = ebb__lr_len(L, idx, SIZE_MAX, "%s", p->what);
 
     if (luaL_getmetafield(L, idx, "__name") != LUA_TNIL) {
-        bool seq = lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), "ebb.seq") == 0;
+        size_t nl;
+        const char *name = ebb__lr_peekstr(L, -1, 16, 0, &nl);
+        bool seq = name != NULL && nl == 7 && memcmp(name, "ebb.seq", 7) == 0;
         lua_pop(L, 1);
         if (seq)
             return true;
     }
+    if (n > JSON_MAX_VALUES)
+        jfail(L, p, "larger than an API request may be (3 MiB, 200000 values)");
     if (n == 0)
         return false;
-    lua_pushnil(L);
-    while (lua_next(L, idx)) {
-        count++;
-        lua_pop(L, 1);
-    }
-    return count == n;
+    return ebb__lr_count(L, idx, SIZE_MAX, "%s", p->what) == n;
 }
 
 static int member_cmp(const void *a, const void *b)
@@ -159,14 +168,36 @@ static void sort_members(lua_State *L, cJSON *obj)
     lua_pop(L, 1);
 }
 
-/* Count a value of about `bytes` of text towards the bounds. */
+/* Count a value of about `bytes` of text towards the bounds, and charge
+ * the tree to the plugin's cap as it grows (before the value is made). */
 static void jcount(lua_State *L, struct jpath *p, size_t bytes)
 {
+    size_t cost;
+
     p->bytes += bytes + 2;
     if (++p->values > JSON_MAX_VALUES || p->bytes > JSON_MAX_BYTES)
         jfail(L, p, "larger than an API request may be (3 MiB, 200000 values)");
-    if ((p->values & 255) == 0)
+    cost = p->bytes + p->values * JSON_NODE_COST;
+    if (cost > p->g->charge.charged + ((size_t)64 << 10) || (p->values & 255) == 0) {
+        if (cost > p->g->charge.charged)
+            ebb__charge(L, &p->g->charge, cost - p->g->charge.charged);
         ebb__vm_check(L);
+    }
+}
+
+/* A key of a request body: the API server and the controllers that read
+ * the object match field names case-insensitively in places (Go's
+ * encoding/json folds case, Unicode included), so a body whose checks look
+ * at "spec" must not also carry a "Spec" or a non-ASCII look-alike. Keys
+ * are printable ASCII, and no two keys of one map differ only in case. */
+static void api_key(lua_State *L, struct jpath *p, const char *k, size_t len, cJSON *obj)
+{
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)k[i] < 0x20 || (unsigned char)k[i] >= 0x7f)
+            jfail(L, p, "a key of a request body is printable ASCII");
+    for (const cJSON *c = obj->child; c != NULL; c = c->next)
+        if (strlen(c->string) == len && strncasecmp(c->string, k, len) == 0)
+            jfail(L, p, "two keys of one map differ only in case");
 }
 
 static void attach(cJSON *parent, const char *key, cJSON *item)
@@ -205,9 +236,9 @@ static void to_json(lua_State *L, int idx, cJSON *parent, const char *key, struc
         break;
     case LUA_TSTRING: {
         size_t len;
-        const char *s = lua_tolstring(L, idx, &len);
-        if (strlen(s) != len)
-            jfail(L, p, "a string with a NUL byte");
+        const char *s = ebb__lr_peekstr(L, idx, JSON_MAX_BYTES, EBB_LR_TEXT, &len);
+        if (s == NULL)
+            jfail(L, p, "a string with a NUL byte, or longer than a request may be");
         jcount(L, p, len);
         j = cJSON_CreateString(s);
         break;
@@ -218,7 +249,7 @@ static void to_json(lua_State *L, int idx, cJSON *parent, const char *key, struc
         j = cJSON_CreateNull();
         break;
     case LUA_TTABLE:
-        j = is_array(L, idx) ? cJSON_CreateArray() : cJSON_CreateObject();
+        j = is_array(L, idx, p) ? cJSON_CreateArray() : cJSON_CreateObject();
         break;
     default: {
         char msg[64];
@@ -233,7 +264,7 @@ static void to_json(lua_State *L, int idx, cJSON *parent, const char *key, struc
     if (!cJSON_IsArray(j) && !cJSON_IsObject(j))
         return;
     if (cJSON_IsArray(j)) {
-        lua_Integer n = (lua_Integer)lua_rawlen(L, idx);
+        lua_Integer n = (lua_Integer)ebb__lr_len(L, idx, JSON_MAX_VALUES, "%s", p->what);
         for (lua_Integer i = 1; i <= n; i++) {
             mark = jpath_push(p, NULL, i - 1);
             lua_rawgeti(L, idx, i);
@@ -243,30 +274,38 @@ static void to_json(lua_State *L, int idx, cJSON *parent, const char *key, struc
         }
         return;
     }
+    {
+    size_t it = 0;
     lua_pushnil(L);
-    while (lua_next(L, idx)) {
-        if (lua_type(L, -2) != LUA_TSTRING)
-            jfail(L, p, "a map with a key that is not a string");
-        mark = jpath_push(p, lua_tostring(L, -2), 0);
-        to_json(L, -1, j, lua_tostring(L, -2), p, depth + 1);
+    while (ebb__lr_next(L, idx, &it, JSON_MAX_VALUES, "%s", p->what)) {
+        size_t klen;
+        const char *k = ebb__lr_peekstr(L, -2, JSON_MAX_BYTES, EBB_LR_TEXT, &klen);
+        if (k == NULL)
+            jfail(L, p, lua_type(L, -2) != LUA_TSTRING ? "a map with a key that is not a string"
+                                                        : "a map key with a NUL byte");
+        if (p->api)
+            api_key(L, p, k, klen, j);
+        mark = jpath_push(p, k, 0);
+        to_json(L, -1, j, k, p, depth + 1);
         lua_pop(L, 1);
         jpath_pop(p, mark);
+    }
     }
     sort_members(L, j);
 }
 
-/* The value at idx as a tree owned by a guard pushed on the stack. */
-static cJSON *json_of(lua_State *L, int idx, const char *what)
+/* The value at idx as a tree owned by a guard pushed on the stack (closed
+ * when the binding returns). `api`: a request body (api_key's rules). */
+static cJSON *json_of(lua_State *L, int idx, const char *what, bool api)
 {
-    struct jpath p = { what, "", 0, 0, 0 };
-    struct guard *g;
+    struct jpath p = { what, "", 0, 0, 0, NULL, api };
 
     idx = lua_absindex(L, idx);
-    g = new_guard(L);
-    if ((g->j = cJSON_CreateArray()) == NULL)
+    p.g = new_guard(L);
+    if ((p.g->j = cJSON_CreateArray()) == NULL)
         luaL_error(L, "%s: out of memory", what);
-    to_json(L, idx, g->j, NULL, &p, 0);
-    return g->j->child;
+    to_json(L, idx, p.g->j, NULL, &p, 0);
+    return p.g->j->child;
 }
 
 /* ebb.json(value) -> string                                       [-0, +1, e]
@@ -278,11 +317,12 @@ static int l_json(lua_State *L)
     luaL_checkany(L, 1);
     if (lua_isnil(L, 1))
         return luaL_argerror(L, 1, "nil is not a JSON value (ebb.null is null)");
-    s = cJSON_PrintUnformatted(json_of(L, 1, "ebb.json"));
+    char **keep = (char **)ebb__free_guard(L);
+
+    s = *keep = cJSON_PrintUnformatted(json_of(L, 1, "ebb.json", false));
     if (s == NULL)
         return luaL_error(L, "ebb.json: out of memory");
-    lua_pushstring(L, s);
-    free(s);
+    lua_pushstring(L, s);   /* may raise: the guard frees s */
     return 1;
 }
 
@@ -299,7 +339,7 @@ static int l_rfc3339(lua_State *L)
             return luaL_error(L, "ebb.rfc3339: no engine clock here; pass the seconds");
         t = ebb__engine_now(vm->engine);
     } else {
-        t = luaL_checkinteger(L, 1);
+        t = ebb__lr_int(L, 1, LUA_MININTEGER, LUA_MAXINTEGER, "ebb.rfc3339: seconds");
     }
     ebb_time_format(t, buf, sizeof(buf));
     lua_pushstring(L, buf);
@@ -357,19 +397,25 @@ int ebb__evictor_check_table(lua_State *L, const char *path, unsigned exts, stru
         lua_pop(L, 1);
         return bad_creates(err, path, "creates", "not a table");
     }
+    /* read without raising (this runs outside a protected call): a key or
+     * value that is not plain text is refused like any wrong one */
     lua_pushnil(L);
-    while (lua_next(L, -2)) {
+    while (lua_next(L, -2)) {   /* lr-ok: stops at the first unknown key; known ones are 4 */
         bool known = false;
+        const char *k;
+        size_t kl;
         lua_pop(L, 1);
-        for (int i = 0; keys[i] && lua_type(L, -1) == LUA_TSTRING; i++)
-            known |= strcmp(lua_tostring(L, -1), keys[i]) == 0;
+        k = ebb__lr_peekstr(L, -1, 64, EBB_LR_TEXT, &kl);
+        for (int i = 0; keys[i] && k != NULL; i++)
+            known |= strlen(keys[i]) == kl && memcmp(k, keys[i], kl) == 0;
         if (!known) {
             lua_pop(L, 2);
             return bad_creates(err, path, "creates", "an unknown key");
         }
     }
     if (ebb__rawfield(L, -1, "apiVersion") != LUA_TSTRING ||
-        snprintf(av, sizeof(av), "%s", lua_tostring(L, -1)) >= (int)sizeof(av) ||
+        ebb__lr_peekstr(L, -1, sizeof(av) - 1, EBB_LR_TEXT, NULL) == NULL ||
+        snprintf(av, sizeof(av), "%s", ebb__lr_peekstr(L, -1, sizeof(av) - 1, 0, NULL)) >= (int)sizeof(av) ||
         !name_chars(av, "-./") || av[0] == '\0' || strchr(av, '/') != strrchr(av, '/') ||
         av[0] == '/' || av[strlen(av) - 1] == '/') {
         lua_pop(L, 2);
@@ -377,7 +423,8 @@ int ebb__evictor_check_table(lua_State *L, const char *path, unsigned exts, stru
     }
     lua_pop(L, 1);
     if (ebb__rawfield(L, -1, "kind") != LUA_TSTRING ||
-        snprintf(kind, sizeof(kind), "%s", lua_tostring(L, -1)) >= (int)sizeof(kind) ||
+        ebb__lr_peekstr(L, -1, sizeof(kind) - 1, EBB_LR_TEXT, NULL) == NULL ||
+        snprintf(kind, sizeof(kind), "%s", ebb__lr_peekstr(L, -1, sizeof(kind) - 1, 0, NULL)) >= (int)sizeof(kind) ||
         kind[0] < 'A' || kind[0] > 'Z') {
         lua_pop(L, 2);
         return bad_creates(err, path, "creates.kind", "not a Kind (CamelCase)");
@@ -394,8 +441,8 @@ int ebb__evictor_check_table(lua_State *L, const char *path, unsigned exts, stru
             res[n++] = (char)(*k >= 'A' && *k <= 'Z' ? *k - 'A' + 'a' : *k);
         res[n++] = 's';
         res[n] = '\0';
-    } else if (t != LUA_TSTRING ||
-               snprintf(res, sizeof(res), "%s", lua_tostring(L, -1)) >= (int)sizeof(res) ||
+    } else if (t != LUA_TSTRING || ebb__lr_peekstr(L, -1, sizeof(res) - 1, EBB_LR_TEXT, NULL) == NULL ||
+               snprintf(res, sizeof(res), "%s", ebb__lr_peekstr(L, -1, sizeof(res) - 1, 0, NULL)) >= (int)sizeof(res) ||
                res[0] == '\0' || !name_chars(res, "")) {
         lua_pop(L, 2);
         return bad_creates(err, path, "creates.resource", "not a resource name (lowercase plural)");
@@ -461,16 +508,11 @@ static struct ebb_evict_call *api_call(lua_State *L, const char *method, int *ar
 
 static int64_t opt_grace(lua_State *L, int t, const char *method, int64_t dflt)
 {
-    int64_t v = dflt;
-    int ok;
+    int64_t v;
 
-    lua_pushliteral(L, "gracePeriodSeconds");
-    if (lua_rawget(L, t) != LUA_TNIL) {
-        v = lua_tointegerx(L, -1, &ok);   /* 30.0 is 30 */
-        if (lua_type(L, -1) != LUA_TNUMBER || !ok || v < 0)
-            luaL_error(L, "ctx.api:%s: delete_options.gracePeriodSeconds must be a "
-                          "non-negative integer", method);
-    }
+    ebb__lr_field(L, t, "gracePeriodSeconds");   /* 30.0 is 30 */
+    v = ebb__lr_optint(L, -1, dflt, 0, LUA_MAXINTEGER, "ctx.api:%s: delete_options.gracePeriodSeconds",
+                       method);
     lua_pop(L, 1);
     return v;
 }
@@ -478,23 +520,24 @@ static int64_t opt_grace(lua_State *L, int t, const char *method, int64_t dflt)
 /* Delete options at `arg` (a table or nothing): only the keys in `allowed`. */
 static void check_delete_options(lua_State *L, int arg, const char *method, const char *const *allowed)
 {
-    if (lua_isnoneornil(L, arg))
+    size_t it = 0;
+
+    if (!ebb__lr_opttable(L, arg, "ctx.api:%s: delete options", method))
         return;
-    if (!lua_istable(L, arg))
-        luaL_error(L, "ctx.api:%s: expected a table of delete options, got %s", method,
-                   luaL_typename(L, arg));
     lua_pushnil(L);
-    while (lua_next(L, arg)) {
+    while (ebb__lr_next(L, arg, &it, 16, "ctx.api:%s: delete options", method)) {
         bool known = false;
-        lua_pop(L, 1);
-        for (int i = 0; allowed[i] && lua_type(L, -1) == LUA_TSTRING; i++)
-            known |= strcmp(lua_tostring(L, -1), allowed[i]) == 0;
-        if (!known)
-            luaL_error(L, "ctx.api:%s: unknown delete option %s%s%s (%s%s%s)", method,
-                       lua_type(L, -1) == LUA_TSTRING ? "\"" : "",
-                       lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "(not a string)",
-                       lua_type(L, -1) == LUA_TSTRING ? "\"" : "", allowed[0],
+        size_t kl;
+        const char *k = ebb__lr_peekstr(L, -2, 64, 0, &kl);
+        char shown[256];
+        for (int i = 0; allowed[i] && k != NULL; i++)
+            known |= strlen(allowed[i]) == kl && memcmp(k, allowed[i], kl) == 0;
+        if (!known) {
+            ebb__lr_show(L, -2, shown, sizeof(shown));
+            luaL_error(L, "ctx.api:%s: unknown delete option %s (%s%s%s)", method, shown, allowed[0],
                        allowed[1] ? ", " : "", allowed[1] ? allowed[1] : "");
+        }
+        lua_pop(L, 1);
     }
 }
 
@@ -554,16 +597,9 @@ static int l_api_delete(lua_State *L)
     check_delete_options(L, a, "delete", allowed);
     if (lua_istable(L, a)) {
         grace = opt_grace(L, a, "delete", grace);
-        lua_pushliteral(L, "propagationPolicy");
-        if (lua_rawget(L, a) != LUA_TNIL) {
-            bool ok = false;
-            for (int i = 0; policies[i] && lua_type(L, -1) == LUA_TSTRING; i++)
-                ok |= strcmp(lua_tostring(L, -1), policies[i]) == 0;
-            if (!ok)
-                luaL_error(L, "ctx.api:delete: delete_options.propagationPolicy must be "
-                              "\"Orphan\", \"Background\" or \"Foreground\"");
-            prop = lua_tostring(L, -1);   /* anchored on the stack */
-        }
+        if (ebb__lr_field(L, a, "propagationPolicy") != LUA_TNIL)
+            prop = policies[ebb__lr_option(L, -1, NULL, policies,
+                                           "ctx.api:delete: delete_options.propagationPolicy")];
     }
     new_guard(L)->j = body = cJSON_CreateObject();
     if (body == NULL)
@@ -589,35 +625,47 @@ static int l_api_delete(lua_State *L)
 
 /* metadata.labels / metadata.annotations of a patch: string -> string or
  * ebb.null (remove). Raises naming the field. */
-static void check_string_map(lua_State *L, int t, const char *field)
+/* Returns how many entries it has (at most JSON_MAX_VALUES). */
+static size_t check_string_map(lua_State *L, int t, const char *field)
 {
-    if (!lua_istable(L, t))
-        luaL_error(L, "ctx.api:patch: metadata.%s must be a map of strings, got %s", field,
-                   luaL_typename(L, t));
+    size_t it = 0;
+
+    ebb__lr_table(L, t, "ctx.api:patch: metadata.%s", field);
     lua_pushnil(L);
-    while (lua_next(L, t)) {
+    while (ebb__lr_next(L, t, &it, JSON_MAX_VALUES, "ctx.api:patch: metadata.%s", field)) {
         bool null = lua_islightuserdata(L, -1) && lua_touserdata(L, -1) == NULL;
-        if (lua_type(L, -2) != LUA_TSTRING || lua_rawlen(L, -2) == 0)
-            luaL_error(L, "ctx.api:patch: metadata.%s: keys must be non-empty strings", field);
-        if (lua_type(L, -1) != LUA_TSTRING && !null)
-            luaL_error(L, "ctx.api:patch: metadata.%s[\"%s\"] must be a string, or ebb.null to "
-                          "remove it (got %s)", field, lua_tostring(L, -2), luaL_typename(L, -1));
+        ebb__lr_str(L, -2, EBB_LR_NAME_MAX, EBB_LR_TEXT | EBB_LR_NONEMPTY, NULL,
+                    "ctx.api:patch: metadata.%s (a key)", field);
+        if (!null)
+            ebb__lr_str(L, -1, JSON_MAX_BYTES, EBB_LR_TEXT, NULL,
+                        "ctx.api:patch: metadata.%s (a value: a string, or ebb.null to remove it)",
+                        field);
         lua_pop(L, 1);
     }
+    return it;
 }
 
 /* A key of the table at t other than a and b: raise, naming it. */
 static void only_keys(lua_State *L, int t, const char *where, const char *a, const char *b)
 {
+    size_t it = 0;
+
     lua_pushnil(L);
-    while (lua_next(L, t)) {
+    while (ebb__lr_next(L, t, &it, 16, "ctx.api:patch: %s", where[0] ? where : "the patch")) {
+        size_t kl;
+        const char *k = ebb__lr_peekstr(L, -2, 64, 0, &kl);
+        char shown[256];
         lua_pop(L, 1);
-        if (lua_type(L, -1) == LUA_TSTRING &&
-            (strcmp(lua_tostring(L, -1), a) == 0 || (b && strcmp(lua_tostring(L, -1), b) == 0)))
+        if (k != NULL && ((strlen(a) == kl && memcmp(k, a, kl) == 0) ||
+                          (b && strlen(b) == kl && memcmp(k, b, kl) == 0)))
             continue;
+        ebb__lr_show(L, -1, shown, sizeof(shown));
+        if (k != NULL && kl > 0 && kl <= 64 && strspn(k, "abcdefghijklmnopqrstuvwxyz"
+                                                      "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-/") == kl)
+            luaL_error(L, "ctx.api:patch: only metadata.labels and metadata.annotations of the pod "
+                          "can be patched, not %s%s", where, k);   /* a plain name, as it is */
         luaL_error(L, "ctx.api:patch: only metadata.labels and metadata.annotations of the pod "
-                      "can be patched, not %s%s", where,
-                   lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "a key that is not a string");
+                      "can be patched, not %s%s", where, shown);
     }
 }
 
@@ -651,6 +699,7 @@ static int l_api_patch(lua_State *L)
     int a, meta, n = 0;
     struct ebb_evict_call *c = api_call(L, "patch", &a);
     char text[512];
+    struct guard *g;
     cJSON *body, *jm;
 
     if (!lua_istable(L, a))
@@ -658,50 +707,52 @@ static int l_api_patch(lua_State *L)
                              "{metadata = {labels = {...}, annotations = {...}}}, got %s",
                           luaL_typename(L, a));
     only_keys(L, a, "", "metadata", NULL);
-    lua_pushliteral(L, "metadata");
-    lua_rawget(L, a);
+    ebb__lr_field(L, a, "metadata");
     meta = lua_gettop(L);
     if (!lua_istable(L, meta))
         return luaL_error(L, "ctx.api:patch: metadata must be a table, got %s",
                           luaL_typename(L, meta));
     only_keys(L, meta, "metadata.", "labels", "annotations");
     for (int f = 0; f < 2; f++) {
-        lua_pushstring(L, fields[f]);
-        if (lua_rawget(L, meta) != LUA_TNIL) {
-            check_string_map(L, lua_gettop(L), fields[f]);
-            lua_pushnil(L);
-            while (lua_next(L, -2)) {
-                n++;
-                lua_pop(L, 1);
-            }
-        }
+        if (ebb__lr_field(L, meta, fields[f]) != LUA_TNIL)
+            n += (int)check_string_map(L, lua_gettop(L), fields[f]);
         lua_pop(L, 1);
     }
     if (n == 0)
         return luaL_error(L, "ctx.api:patch: the patch changes no label or annotation");
+    if (n > JSON_MAX_VALUES)
+        return luaL_error(L, "ctx.api:patch: more than %d labels and annotations", JSON_MAX_VALUES);
 
-    new_guard(L)->j = body = cJSON_CreateObject();
+    g = new_guard(L);
+    g->j = body = cJSON_CreateObject();
     if (body == NULL || (jm = cJSON_AddObjectToObject(body, "metadata")) == NULL)
         return luaL_error(L, "not enough memory");
     if (c->pod->uid != NULL)
         cJSON_AddStringToObject(jm, "uid", c->pod->uid);
+    /* the maps were checked above: keys and values are text, and bounded;
+     * the tree is charged as it is made */
+    ebb__charge(L, &g->charge, (size_t)n * JSON_NODE_COST);
     for (int f = 0; f < 2; f++) {
         cJSON *m;
-        lua_pushstring(L, fields[f]);
-        if (lua_rawget(L, meta) == LUA_TNIL) {
+        int t;
+        size_t it = 0;
+        if (ebb__lr_field(L, meta, fields[f]) == LUA_TNIL) {
             lua_pop(L, 1);
             continue;
         }
+        t = lua_gettop(L);
         if ((m = cJSON_AddObjectToObject(jm, fields[f])) == NULL)
             return luaL_error(L, "not enough memory");
         lua_pushnil(L);
-        for (size_t count = 1; lua_next(L, -2); count++) {
-            if (count > JSON_MAX_VALUES)
-                return luaL_error(L, "ctx.api:patch: more than %d %s", JSON_MAX_VALUES, fields[f]);
-            if (lua_type(L, -1) == LUA_TSTRING)
-                cJSON_AddStringToObject(m, lua_tostring(L, -2), lua_tostring(L, -1));
-            else
-                cJSON_AddNullToObject(m, lua_tostring(L, -2));
+        while (ebb__lr_next(L, t, &it, JSON_MAX_VALUES, "ctx.api:patch: metadata.%s", fields[f])) {
+            size_t kl, vl = 0;
+            const char *k = ebb__lr_str(L, -2, EBB_LR_NAME_MAX, EBB_LR_TEXT, &kl, "ctx.api:patch: key");
+            const char *v = lua_type(L, -1) == LUA_TSTRING
+                                ? ebb__lr_str(L, -1, JSON_MAX_BYTES, EBB_LR_TEXT, &vl, "ctx.api:patch: value")
+                                : NULL;
+            ebb__charge(L, &g->charge, kl + vl);
+            if ((v != NULL ? cJSON_AddStringToObject(m, k, v) : cJSON_AddNullToObject(m, k)) == NULL)
+                return luaL_error(L, "not enough memory");
             lua_pop(L, 1);
         }
         sort_members(L, m);
@@ -718,9 +769,17 @@ static int l_api_patch(lua_State *L)
     return 1;
 }
 
+/* Fields of a body are looked up as the controllers reading the object may
+ * match them: without regard to case (api_key refused two keys that differ
+ * only in case, so the match is the one key there is). */
+static const cJSON *jget(const cJSON *o, const char *k)
+{
+    return cJSON_IsObject(o) ? cJSON_GetObjectItem(o, k) : NULL;
+}
+
 static const char *jstr(const cJSON *o, const char *k)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    const cJSON *v = jget(o, k);
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
@@ -738,22 +797,24 @@ static int l_api_create(lua_State *L)
     char path[700], text[400], msg[600];
     cJSON *obj, *meta, *ref;
 
-    lua_getfield(L, LUA_REGISTRYINDEX, CREATES_KEY);
-    if (!lua_istable(L, -1))
+    /* the engine's copy of the declaration, out of the script's reach */
+    if (ebb__lr_field(L, LUA_REGISTRYINDEX, CREATES_KEY) != LUA_TTABLE)
         return luaL_error(L, "ctx.api:create: the plugin table declares no `creates` "
                              "{apiVersion = ..., kind = ...}: it creates nothing");
-    lua_getfield(L, -1, "apiVersion");
-    lua_getfield(L, -2, "kind");
-    lua_getfield(L, -3, "resource");
-    lua_getfield(L, -4, "namespaced");
-    av = lua_tostring(L, -4);
-    kind = lua_tostring(L, -3);
-    res = lua_tostring(L, -2);
+    ebb__lr_field(L, -1, "apiVersion");
+    ebb__lr_field(L, -2, "kind");
+    ebb__lr_field(L, -3, "resource");
+    ebb__lr_field(L, -4, "namespaced");
+    av = ebb__lr_peekstr(L, -4, 256, EBB_LR_TEXT, NULL);
+    kind = ebb__lr_peekstr(L, -3, 256, EBB_LR_TEXT, NULL);
+    res = ebb__lr_peekstr(L, -2, 256, EBB_LR_TEXT, NULL);
     namespaced = lua_toboolean(L, -1);
+    if (av == NULL || kind == NULL || res == NULL)
+        return luaL_error(L, "ctx.api:create: the plugin's `creates` declaration is not readable");
     if (!lua_istable(L, a))
         return luaL_error(L, "ctx.api:create: expected the %s as a table, got %s", kind,
                           luaL_typename(L, a));
-    obj = json_of(L, a, "ctx.api:create");
+    obj = json_of(L, a, "ctx.api:create", true);
     if (!cJSON_IsObject(obj))
         return luaL_error(L, "ctx.api:create: expected the %s as a map", kind);
 
@@ -762,16 +823,16 @@ static int l_api_create(lua_State *L)
         snprintf(msg, sizeof(msg), __VA_ARGS__);                          \
         return luaL_error(L, "ctx.api:create: %s", msg);                  \
     } while (0)
-    if (jstr(obj, "kind") == NULL && cJSON_GetObjectItemCaseSensitive(obj, "kind") == NULL)
+    if (jget(obj, "kind") == NULL)
         cJSON_AddStringToObject(obj, "kind", kind);
-    if (jstr(obj, "apiVersion") == NULL && cJSON_GetObjectItemCaseSensitive(obj, "apiVersion") == NULL)
+    if (jget(obj, "apiVersion") == NULL)
         cJSON_AddStringToObject(obj, "apiVersion", av);
     if (jstr(obj, "kind") == NULL || strcmp(jstr(obj, "kind"), kind) != 0 ||
         jstr(obj, "apiVersion") == NULL || strcmp(jstr(obj, "apiVersion"), av) != 0)
         REFUSE("the plugin creates only %s (%s), not %s (%s)", kind, av,
                jstr(obj, "kind") ? jstr(obj, "kind") : "?",
                jstr(obj, "apiVersion") ? jstr(obj, "apiVersion") : "?");
-    meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+    meta = (cJSON *)jget(obj, "metadata");
     if (meta == NULL)
         meta = cJSON_AddObjectToObject(obj, "metadata");
     if (!cJSON_IsObject(meta))
@@ -785,16 +846,16 @@ static int l_api_create(lua_State *L)
                name ? name : gen ? gen : "");
     ns = jstr(meta, "namespace");
     if (namespaced) {
-        if (cJSON_GetObjectItemCaseSensitive(meta, "namespace") != NULL &&
+        if (jget(meta, "namespace") != NULL &&
             (ns == NULL || strcmp(ns, c->pod->ns) != 0))
             REFUSE("a %s is created in the pod's namespace \"%s\", not \"%.80s\"", kind,
                    c->pod->ns, ns ? ns : "?");
         if (ns == NULL)
             cJSON_AddStringToObject(meta, "namespace", c->pod->ns);
-    } else if (cJSON_GetObjectItemCaseSensitive(meta, "namespace") != NULL) {
+    } else if (jget(meta, "namespace") != NULL) {
         REFUSE("%s is cluster-scoped: metadata.namespace must be left out", kind);
     }
-    ref = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "spec"), "podRef");
+    ref = (cJSON *)jget(jget(obj, "spec"), "podRef");
     if (ref != NULL) {
         const char *rns = jstr(ref, "namespace"), *rname = jstr(ref, "name"), *ruid = jstr(ref, "uid");
         if (!cJSON_IsObject(ref) || rname == NULL || strcmp(rname, c->pod->name) != 0 ||
@@ -943,7 +1004,9 @@ int ebb__lua_evictor_call(struct ebb_ctx *ctx, struct ebb_plugin_inst *inst, str
         return EBB_WHY_EVICTOR;
     }
     if (!lua_toboolean(L, -2)) {
-        const char *why = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "declined";
+        const char *why = ebb__lr_peekstr(L, -1, 1024, EBB_LR_TEXT, NULL);
+        if (why == NULL)
+            why = "declined";
         snprintf(detail, detail_len, "%s: %s", inst->def->name, why);
         lua_pop(L, 2);
         ebb__evict_action_free(&c.act);

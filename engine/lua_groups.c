@@ -17,11 +17,11 @@
 
 #define ANTI_MT "ebb.AntiAffinityIndex"
 #define DUPS_GUARD_MT "ebb.DupsGuard"
-#define FREE_GUARD_MT "ebb.FreeGuard"
 
 struct anti_ud {
     struct ebb_anti_index *ix;
     uint64_t epoch;
+    struct ebb_charge charge;   /* follows what the index holds as it grows */
 };
 
 static struct ebb_cache *cache_of(lua_State *L)
@@ -34,19 +34,19 @@ static struct ebb_cache *cache_of(lua_State *L)
 
 /* ---- ebb.duplicates ------------------------------------------------------ */
 
-static int l_free_guard_close(lua_State *L)
-{
-    void **p = luaL_checkudata(L, 1, FREE_GUARD_MT);
-    free(*p);
-    *p = NULL;
-    return 0;
-}
+/* The groups of one ebb.duplicates() call, freed when it returns; what
+ * they hold meanwhile is charged to the caller. */
+struct dups_guard {
+    struct ebb_dups *d;
+    struct ebb_charge charge;
+};
 
 static int l_dups_guard_close(lua_State *L)
 {
-    struct ebb_dups **d = luaL_checkudata(L, 1, DUPS_GUARD_MT);
-    ebb_dups_destroy(*d);
-    *d = NULL;
+    struct dups_guard *g = luaL_checkudata(L, 1, DUPS_GUARD_MT);
+    ebb_dups_destroy(g->d);
+    g->d = NULL;
+    ebb__uncharge(L, &g->charge);
     return 0;
 }
 
@@ -56,29 +56,27 @@ static const ebb_str *exclude_kinds(lua_State *L, int opts, size_t *n)
 {
     ebb_str *v;
     size_t len;
+    int t;
 
     *n = 0;
-    if (lua_isnoneornil(L, opts))
+    if (!ebb__lr_opttable(L, opts, "ebb.duplicates: opts"))
         return NULL;
-    luaL_checktype(L, opts, LUA_TTABLE);
-    if (lua_getfield(L, opts, "exclude_kinds") == LUA_TNIL) {
+    if (ebb__lr_field(L, opts, "exclude_kinds") == LUA_TNIL) {
         lua_pop(L, 1);
         return NULL;
     }
-    if (!lua_istable(L, -1))
-        luaL_error(L, "ebb.duplicates: exclude_kinds must be a list of strings");
-    len = lua_rawlen(L, -1);
-    v = lua_newuserdatauv(L, (len + 1) * sizeof(*v), 0);
+    t = lua_gettop(L);
+    len = ebb__lr_len(L, t, EBB_LR_LIST_MAX, "ebb.duplicates: exclude_kinds");
+    v = ebb__lr_alloc(L, len, sizeof(*v), "ebb.duplicates");
     for (size_t i = 1; i <= len; i++) {
         size_t sl;
         const char *s;
-        lua_rawgeti(L, -2, (lua_Integer)i);
-        if ((s = lua_tolstring(L, -1, &sl)) == NULL || lua_type(L, -1) != LUA_TSTRING)
-            luaL_error(L, "ebb.duplicates: exclude_kinds must be a list of strings");
+        ebb__lr_index(L, t, (lua_Integer)i);
+        s = ebb__lr_str(L, -1, EBB_LR_LIST_MAX, 0, &sl, "ebb.duplicates: exclude_kinds[%zu]", i);
         v[i - 1] = ebb_str_find(s, sl);
         lua_pop(L, 1);
     }
-    lua_remove(L, -2);
+    lua_remove(L, t);
     *n = len;
     return v;
 }
@@ -179,25 +177,29 @@ static int l_duplicates(lua_State *L)
     struct ebb_pod *const *pods = ebb__lua_check_podlist(L, 1, &npods);
     struct ebb_node *const *nodes = ebb__lua_check_nodes(L, 2, &nnodes);
     const ebb_str *ex = exclude_kinds(L, 3, &nex);
-    struct ebb_dups **guard;
+    struct dups_guard *guard;
     bool details = false;
     int rc;
 
     if (lua_istable(L, 3)) {
-        lua_getfield(L, 3, "details");
+        ebb__lr_field(L, 3, "details");
         details = lua_toboolean(L, -1);
         lua_pop(L, 1);
     }
     guard = lua_newuserdatauv(L, sizeof(*guard), 0);
-    *guard = NULL;
+    guard->d = NULL;
+    guard->charge.charged = 0;
     luaL_setmetatable(L, DUPS_GUARD_MT);
     lua_toclose(L, -1);
-    if ((rc = ebb_dups_find(pods, npods, nodes, nnodes, ex, nex, stop_of(L), guard)) != 0)
+    /* about what the grouping holds per pod, before it is built: a PodList
+     * may repeat a pod any number of times */
+    ebb__charge(L, &guard->charge, npods * 64 + nnodes * 16);
+    if ((rc = ebb_dups_find(pods, npods, nodes, nnodes, ex, nex, stop_of(L), &guard->d)) != 0)
         return rc == EBB_ELIMIT ? ebb__vm_stop(L)
                                 : luaL_error(L, "ebb.duplicates: %s", ebb_strerror(rc));
-    lua_createtable(L, (int)(*guard)->ngroups, 0);
-    for (size_t i = 0; i < (*guard)->ngroups; i++) {
-        push_group(L, *guard, i, details);
+    lua_createtable(L, (int)guard->d->ngroups, 0);
+    for (size_t i = 0; i < guard->d->ngroups; i++) {
+        push_group(L, guard->d, i, details);
         lua_rawseti(L, -2, (lua_Integer)i + 1);
     }
     return 1;   /* the guard frees the groups on return */
@@ -221,7 +223,17 @@ static int l_anti_gc(lua_State *L)
     struct anti_ud *u = luaL_checkudata(L, 1, ANTI_MT);
     ebb_anti_index_destroy(u->ix);
     u->ix = NULL;
+    ebb__uncharge(L, &u->charge);
     return 0;
+}
+
+/* Charge what the index has grown by since it was last charged. */
+static void charge_growth(lua_State *L, struct anti_ud *u)
+{
+    size_t now = ebb_anti_index_bytes(u->ix);
+
+    if (now > u->charge.charged)
+        ebb__charge(L, &u->charge, now - u->charge.charged);
 }
 
 /* ebb.anti_affinity_index(pods [, nodes]) -> AntiAffinityIndex    [-0, +1, e]
@@ -241,10 +253,15 @@ static int l_anti_index(lua_State *L)
     u = lua_newuserdatauv(L, sizeof(*u), 0);
     u->ix = NULL;
     u->epoch = ebb_cache_epoch(c);
+    u->charge.charged = 0;
     luaL_setmetatable(L, ANTI_MT);
+    /* at least what the index will hold for its members, charged before it
+     * is built: a PodList may repeat a pod any number of times */
+    ebb__charge(L, &u->charge, npods * 32 + nnodes * 24);
     if ((rc = ebb_anti_index_create(c, pods, npods, nodes, nnodes, stop_of(L), &u->ix)) != 0)
         return rc == EBB_ELIMIT ? ebb__vm_stop(L)
                                 : luaL_error(L, "ebb.anti_affinity_index: %s", ebb_strerror(rc));
+    charge_growth(L, u);
     return 1;
 }
 
@@ -262,6 +279,7 @@ static int l_anti_violation(lua_State *L)
     int term = -1;
     const struct ebb_pod *peer = ebb_anti_index_violation(u->ix, p, &term);
 
+    charge_growth(L, u);
     if (peer == NULL) {
         lua_pushnil(L);
         return 1;
@@ -296,16 +314,13 @@ static int l_anti_candidates(lua_State *L)
 
     if (lua_type(L, 2) == LUA_TSTRING) {
         size_t len;
-        const char *s = lua_tolstring(L, 2, &len);
-        node = ebb_str_find(s, len);
+        const char *s = ebb__lr_str(L, 2, SIZE_MAX, 0, &len, "idx:candidates: node");
+        node = len > EBB_LR_NAME_MAX ? NULL : ebb_str_find(s, len);
     } else {
         node = ebb__lua_check_node(L, 2)->name;
     }
     /* the array is malloc'd: a guard frees it even if building the list raises */
-    guard = lua_newuserdatauv(L, sizeof(*guard), 0);
-    *guard = NULL;
-    luaL_setmetatable(L, FREE_GUARD_MT);
-    lua_toclose(L, -1);
+    guard = ebb__free_guard(L);
     if ((n = ebb_anti_index_candidates(u->ix, node, (struct ebb_pod ***)guard)) < 0)
         return luaL_error(L, "idx:candidates: %s", ebb_strerror((int)n));
     ebb__lua_push_podlist(L, *guard, (size_t)n);
@@ -371,13 +386,6 @@ void ebb__lua_open_groups(lua_State *L)
     lua_pushcfunction(L, l_dups_guard_close);
     lua_setfield(L, -2, "__gc");
     lua_pushcfunction(L, l_dups_guard_close);
-    lua_setfield(L, -2, "__close");
-    lua_pop(L, 1);
-
-    luaL_newmetatable(L, FREE_GUARD_MT);
-    lua_pushcfunction(L, l_free_guard_close);
-    lua_setfield(L, -2, "__gc");
-    lua_pushcfunction(L, l_free_guard_close);
     lua_setfield(L, -2, "__close");
     lua_pop(L, 1);
 

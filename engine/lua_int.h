@@ -5,6 +5,7 @@
 #ifndef EBB_LUA_INT_H
 #define EBB_LUA_INT_H
 
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <lua.h>
 
@@ -18,6 +19,8 @@ struct ebb_vm {
     struct ebb_plugin_inst *inst;   /* NULL for scratch states */
     char *name;                     /* for messages: plugin name or file */
     size_t mem_used, mem_limit, mem_peak;
+    size_t charged_bytes;           /* of mem_used: native objects the script holds
+                                       (lua_charge.c) */
     bool limit_on;                  /* the cap applies while a script runs only:
                                        C code pushing outside a call never fails */
     uint64_t budget_ns;
@@ -131,6 +134,100 @@ static inline void ebb__vm_check(lua_State *L)
     if (vm != NULL && vm->expired)
         ebb__vm_stop(L);
 }
+
+/* ---- lua_read.c: the one way C reads a script's values -------------------
+ * Raw (no metamethod runs), each value read once, every length and count
+ * bounded before anything is sized from it, no NUL in what becomes C text,
+ * typed. A wrong value raises naming the field: the trailing `fmt, ...`
+ * of each function is the field path ("ebb.pods: opts.states[%d]"), only
+ * formatted on error. The invariants are stated at the top of lua_read.c;
+ * `make check-layers` keeps the bindings on these functions. */
+
+#define EBB_LR_FMT(n) __attribute__((format(printf, n, n + 1)))
+
+#define EBB_LR_TEXT 1        /* becomes C text: no NUL byte */
+#define EBB_LR_NONEMPTY 2    /* not "" */
+
+/* Bounds the bindings share: a name or a label value (a qualified name is
+ * at most 253 + 1 + 63 bytes), and a list of names or values. */
+#define EBB_LR_NAME_MAX 512
+#define EBB_LR_LIST_MAX ((size_t)1 << 20)
+
+/* t[k] and t[i] without metamethods (t a table).               [-0, +1, -] */
+int ebb__lr_field(lua_State *L, int t, const char *k);
+int ebb__lr_index(lua_State *L, int t, lua_Integer i);
+/* Raises unless the value at idx is a table; opt: nil/none -> false. */
+void ebb__lr_table(lua_State *L, int idx, const char *fmt, ...) EBB_LR_FMT(3);
+bool ebb__lr_opttable(lua_State *L, int idx, const char *fmt, ...) EBB_LR_FMT(3);
+/* The length of the list at t (lua_rawlen: a border, no __len), refused
+ * past max. Items 1..n may still be nil: type-check each.      [-0, +0, e] */
+size_t ebb__lr_len(lua_State *L, int t, size_t max, const char *fmt, ...) EBB_LR_FMT(4);
+/* How many pairs the table at t holds, refused past max (counting stops
+ * there: bounded time).                                         [-0, +0, e] */
+size_t ebb__lr_count(lua_State *L, int t, size_t max, const char *fmt, ...) EBB_LR_FMT(4);
+/* lua_next on the table at t (an absolute index), the i-th pair: raises
+ * once *i passes max. Key at -2, value at -1: never convert the key. */
+bool ebb__lr_next(lua_State *L, int t, size_t *i, size_t max, const char *fmt, ...) EBB_LR_FMT(5);
+/* A string (exactly: a number is refused) of at most max bytes; flags
+ * EBB_LR_*. opt: nil/none -> NULL, *len = 0.                    [-0, +0, e] */
+const char *ebb__lr_str(lua_State *L, int idx, size_t max, unsigned flags, size_t *len,
+                        const char *fmt, ...) EBB_LR_FMT(6);
+const char *ebb__lr_vstr(lua_State *L, int idx, size_t max, unsigned flags, size_t *len,
+                         const char *fmt, va_list ap);
+const char *ebb__lr_optstr(lua_State *L, int idx, size_t max, unsigned flags, size_t *len,
+                           const char *fmt, ...) EBB_LR_FMT(6);
+/* An integer (a float with an exact integer value counts) in [min, max]. */
+lua_Integer ebb__lr_int(lua_State *L, int idx, lua_Integer min, lua_Integer max,
+                        const char *fmt, ...) EBB_LR_FMT(5);
+lua_Integer ebb__lr_optint(lua_State *L, int idx, lua_Integer dflt, lua_Integer min,
+                           lua_Integer max, const char *fmt, ...) EBB_LR_FMT(6);
+/* A finite number in [min, max]. */
+lua_Number ebb__lr_num(lua_State *L, int idx, lua_Number min, lua_Number max, const char *fmt,
+                       ...) EBB_LR_FMT(5);
+/* nil/none -> false; a boolean; anything else raises. */
+bool ebb__lr_bool(lua_State *L, int idx, const char *fmt, ...) EBB_LR_FMT(3);
+/* The index in names (NULL-terminated) of the string at idx (dflt when
+ * nil and dflt is not NULL).                                      [-0, +0, e] */
+int ebb__lr_option(lua_State *L, int idx, const char *dflt, const char *const names[],
+                   const char *fmt, ...) EBB_LR_FMT(5);
+/* The id of the resource named by the string at idx (cpu, memory, pods,
+ * nvidia.com/gpu, ...).                                           [-0, +0, e] */
+int ebb__lr_resource(lua_State *L, int idx, const char *fmt, ...) EBB_LR_FMT(3);
+/* The string at idx when it is one and passes max and flags, else NULL:
+ * for code that must not raise (it runs outside a protected call). */
+const char *ebb__lr_peekstr(lua_State *L, int idx, size_t max, unsigned flags, size_t *len);
+/* An error object as C text: the string (up to a NUL in it), else its type
+ * name; never converts.                                           [-0, +0, -] */
+const char *ebb__lr_message(lua_State *L, int idx);
+/* A zeroed scratch array of n + 1 items in a userdata pushed on the stack
+ * (the Lua heap: charged, freed by the collector); n * size is checked
+ * for overflow.                                                  [-0, +1, m] */
+void *ebb__lr_alloc(lua_State *L, size_t n, size_t size, const char *what);
+/* Raise "<path>: <problem>, got <value shown cut and escaped>" (idx 0: no
+ * value). ebb__lr_show writes that rendering of the value at idx. */
+int ebb__lr_error(lua_State *L, int idx, const char *problem, const char *fmt, ...) EBB_LR_FMT(4);
+int ebb__lr_verror(lua_State *L, int idx, const char *problem, const char *fmt, va_list ap);
+void ebb__lr_show(lua_State *L, int idx, char *buf, size_t len);
+
+/* ---- lua_charge.c: native memory a script holds ------------------------- */
+
+struct ebb_charge {
+    size_t charged;   /* bytes counted in the vm's mem_used */
+};
+
+/* Count `bytes` held for the script running in L toward its plugin's cap
+ * (a full collection first when over it); raises "memory limit of N MiB
+ * exceeded" when it still does not fit.                          [-0, +0, e] */
+void ebb__charge(lua_State *L, struct ebb_charge *c, size_t bytes);
+/* Give c's bytes back (idempotent: __gc and __close share it). */
+void ebb__uncharge(lua_State *L, struct ebb_charge *c);
+/* A to-be-closed slot pushed on the stack that frees *p when the binding
+ * returns or raises: park malloc'd memory there before any call that can
+ * raise.                                                         [-0, +1, m]
+ * A to-be-closed slot is left to close when the binding returns (or with
+ * lua_closeslot): never lua_settop or lua_pop below one, as Lua 5.4.4's
+ * lua_settop writes through the old stack when a __close moved it. */
+void **ebb__free_guard(lua_State *L);
 
 /* lua_evictor.c: the evict operation of Lua plugins (ebb__lua_plugin_ops) */
 int ebb__lua_evictor_call(struct ebb_ctx *ctx, struct ebb_plugin_inst *inst, struct ebb_pod *pod,

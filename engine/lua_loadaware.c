@@ -24,6 +24,7 @@ struct loadset {
     struct ebb_la_set *s;
     uint64_t epoch;
     int64_t expiration;
+    struct ebb_charge charge;
 };
 
 static struct ebb_cache *cache_of(lua_State *L)
@@ -49,6 +50,7 @@ static int l_set_gc(lua_State *L)
     struct loadset *u = luaL_checkudata(L, 1, LOADSET_MT);
     ebb_la_destroy(u->s);
     u->s = NULL;
+    ebb__uncharge(L, &u->charge);
     return 0;
 }
 
@@ -67,12 +69,10 @@ static int l_set_tostring(lua_State *L)
 static bool opt_flag(lua_State *L, int idx, const char *field)
 {
     bool b = false;
-    if (lua_istable(L, idx)) {
-        lua_getfield(L, idx, field);
+    if (ebb__lr_opttable(L, idx, "LoadSet: options")) {
+        ebb__lr_field(L, idx, field);
         b = lua_toboolean(L, -1);
         lua_pop(L, 1);
-    } else if (!lua_isnoneornil(L, idx)) {
-        luaL_argerror(L, idx, "expected a table of options");
     }
     return b;
 }
@@ -85,10 +85,10 @@ static struct ebb_la_node *check_node(lua_State *L, const struct ebb_la_set *s, 
 
     if (lua_type(L, idx) == LUA_TSTRING) {
         size_t len;
-        const char *str = lua_tolstring(L, idx, &len);
-        name = ebb_str_find(str, len);
+        const char *str = ebb__lr_str(L, idx, SIZE_MAX, 0, &len, "LoadSet: node");
+        name = len > EBB_LR_NAME_MAX ? NULL : ebb_str_find(str, len);
         if ((n = ebb_la_find(s, name)) == NULL)
-            luaL_error(L, "node \"%s\" is not in this LoadSet", str);
+            ebb__lr_error(L, idx, "a node of this LoadSet", "LoadSet: node");
         return n;
     }
     name = ebb__lua_check_node(L, idx)->name;
@@ -108,7 +108,7 @@ static struct ebb_la_node **check_nodes(lua_State *L, const struct ebb_la_set *s
     idx = lua_absindex(L, idx);
     luaL_argcheck(L, !lua_isnoneornil(L, idx), idx, "expected nodes");
     v = ebb__lua_check_nodes(L, idx, &len);
-    out = lua_newuserdatauv(L, (len + 1) * sizeof(*out), 0);
+    out = ebb__lr_alloc(L, len, sizeof(*out), "LoadSet: nodes");
     for (size_t i = 0; i < len; i++)
         if ((out[i] = ebb_la_find(s, v[i]->name)) == NULL)
             luaL_error(L, "node \"%s\" is not in this LoadSet", v[i]->name);
@@ -116,43 +116,57 @@ static struct ebb_la_node **check_nodes(lua_State *L, const struct ebb_la_set *s
     return out;
 }
 
-/* {resource = integer} -> an array by the set's resources (missing: 0). */
-static void check_weights(lua_State *L, const struct ebb_la_set *s, int idx, int64_t *w)
+/* {resource = integer} -> an array by the set's resources (missing: 0),
+ * each in [min, max]: weights are bounded so that a score cannot overflow
+ * (100 x 2^31 x 16 resources), amounts are any int64. */
+#define WEIGHT_MAX INT32_MAX
+
+static void check_ints(lua_State *L, const struct ebb_la_set *s, int idx, int64_t *w,
+                       lua_Integer min, lua_Integer max, const char *what)
 {
     for (int i = 0; i < s->nres; i++)
         w[i] = 0;
-    if (lua_isnoneornil(L, idx))
+    if (!ebb__lr_opttable(L, idx, "LoadSet: %s", what))
         return;
-    luaL_checktype(L, idx, LUA_TTABLE);
     for (int i = 0; i < s->nres; i++) {
-        if (lua_getfield(L, idx, ebb_resource_name(s->res[i])) != LUA_TNIL) {
-            int ok;
-            w[i] = lua_tointegerx(L, -1, &ok);
-            if (!ok)
-                luaL_error(L, "weight of \"%s\" must be an integer", ebb_resource_name(s->res[i]));
-        }
+        ebb__lr_field(L, idx, ebb_resource_name(s->res[i]));
+        w[i] = ebb__lr_optint(L, -1, 0, min, max, "LoadSet: %s.%s", what,
+                              ebb_resource_name(s->res[i]));
         lua_pop(L, 1);
     }
 }
 
-/* The pods of a PodList or a list of Pods, in a scratch userdata pushed on
- * the stack. */
+static void check_weights(lua_State *L, const struct ebb_la_set *s, int idx, int64_t *w)
+{
+    check_ints(L, s, idx, w, -WEIGHT_MAX, WEIGHT_MAX, "weights");
+}
+
+/* The pods of a PodList or a list of Pods (read raw, its length bounded),
+ * in a scratch userdata pushed on the stack: a copy the methods may sort. */
 static struct ebb_pod **check_pods(lua_State *L, int idx, size_t *n)
 {
+    struct ebb_pod *const *v;
     struct ebb_pod **out;
-    lua_Integer len;
+    size_t len;
 
     idx = lua_absindex(L, idx);
-    if (!luaL_testudata(L, idx, PODLIST_MT) && !lua_istable(L, idx))
+    if ((v = ebb__lua_podlist(L, idx, &len)) != NULL || luaL_testudata(L, idx, PODLIST_MT)) {
+        out = ebb__lr_alloc(L, len, sizeof(*out), "LoadSet: pods");
+        if (len > 0)
+            memcpy(out, v, len * sizeof(*out));
+        *n = len;
+        return out;
+    }
+    if (!lua_istable(L, idx))
         luaL_argerror(L, idx, "expected a PodList or a list of pods");
-    len = luaL_len(L, idx);
-    out = lua_newuserdatauv(L, ((size_t)len + 1) * sizeof(*out), 0);
-    for (lua_Integer i = 1; i <= len; i++) {
-        lua_geti(L, idx, i);
+    len = ebb__lr_len(L, idx, EBB_LR_LIST_MAX, "LoadSet: pods");
+    out = ebb__lr_alloc(L, len, sizeof(*out), "LoadSet: pods");
+    for (size_t i = 1; i <= len; i++) {
+        ebb__lr_index(L, idx, (lua_Integer)i);
         out[i - 1] = ebb__lua_check_pod(L, -1);
         lua_pop(L, 1);
     }
-    *n = (size_t)len;
+    *n = len;
     return out;
 }
 
@@ -179,25 +193,20 @@ static void push_res(lua_State *L, const struct ebb_res *r)
 /* A percent map {resource = number} into t's arrays; bit `has` per id. */
 static void read_percents(lua_State *L, int opts, const char *field, uint64_t *has, double *v)
 {
-    if (lua_getfield(L, opts, field) == LUA_TNIL) {
+    size_t it = 0;
+    int t;
+
+    if (ebb__lr_field(L, opts, field) == LUA_TNIL) {
         lua_pop(L, 1);
         return;
     }
-    if (!lua_istable(L, -1))
-        luaL_error(L, "ebb.node_loads: option '%s' must be a map of resource to percent", field);
+    t = lua_gettop(L);
+    ebb__lr_table(L, t, "ebb.node_loads: option '%s'", field);
     lua_pushnil(L);
-    while (lua_next(L, -2)) {
-        int id, ok;
-        lua_Number pct;
-        if (lua_type(L, -2) != LUA_TSTRING)
-            luaL_error(L, "ebb.node_loads: option '%s' must be keyed by resource names", field);
-        pct = lua_tonumberx(L, -1, &ok);
-        if (!ok)
-            luaL_error(L, "ebb.node_loads: %s.%s must be a number", field, lua_tostring(L, -2));
-        if ((id = ebb_resource_id(lua_tostring(L, -2))) < 0)
-            luaL_error(L, "ebb.node_loads: too many resource names");
+    while (ebb__lr_next(L, t, &it, EBB_RES_MAX, "ebb.node_loads: option '%s'", field)) {
+        int id = ebb__lr_resource(L, -2, "ebb.node_loads: %s (a key)", field);
+        v[id] = ebb__lr_num(L, -1, -1e9, 1e9, "ebb.node_loads: %s (a percent)", field);
         *has |= 1ull << id;
-        v[id] = pct;
         lua_pop(L, 1);
     }
     lua_pop(L, 1);
@@ -234,19 +243,15 @@ static int l_node_loads(lua_State *L)
     o.now = ebb__engine_now(vm->engine);
     o.expiration = 180;
     o.thresholds = t;
-    if (!lua_isnoneornil(L, 2)) {
-        luaL_checktype(L, 2, LUA_TTABLE);
+    if (ebb__lr_opttable(L, 2, "ebb.node_loads: opts")) {
         read_percents(L, 2, "low", &t->has_low, t->low);
         read_percents(L, 2, "high", &t->has_high, t->high);
         read_percents(L, 2, "prod_low", &t->has_prod_low, t->prod_low);
         read_percents(L, 2, "prod_high", &t->has_prod_high, t->prod_high);
         t->deviation = opt_flag(L, 2, "deviation");
-        if (lua_getfield(L, 2, "expiration") != LUA_TNIL) {
-            int ok;
-            o.expiration = lua_tointegerx(L, -1, &ok);
-            if (!ok)
-                return luaL_error(L, "ebb.node_loads: option 'expiration' must be an integer");
-        }
+        ebb__lr_field(L, 2, "expiration");
+        o.expiration = ebb__lr_optint(L, -1, o.expiration, LUA_MININTEGER, LUA_MAXINTEGER,
+                                      "ebb.node_loads: option 'expiration'");
         lua_pop(L, 1);
     }
     u = lua_newuserdatauv(L, sizeof(*u), 0);
@@ -255,6 +260,7 @@ static int l_node_loads(lua_State *L)
     if ((rc = ebb_la_create(c, nodes, n, &o, &u->s)) != 0)
         return luaL_error(L, "ebb.node_loads: %s", rc == EBB_EINVAL ? "more than 16 resources"
                                                                      : ebb_strerror(rc));
+    ebb__charge(L, &u->charge, ebb_la_bytes(u->s));
     u->epoch = ebb_cache_epoch(c);
     u->expiration = o.expiration;
     return 1;
@@ -272,9 +278,10 @@ static int l_set_nodes(lua_State *L)
     struct ebb_node **v;
     size_t k = 0;
 
-    if (!lua_isnoneornil(L, 2) && (cls = ebb_la_class_parse(luaL_checkstring(L, 2))) < 0)
+    if (!lua_isnoneornil(L, 2) &&
+        (cls = ebb_la_class_parse(ebb__lr_str(L, 2, 64, EBB_LR_TEXT, NULL, "set:nodes: class"))) < 0)
         return luaL_argerror(L, 2, "expected low, high, prod_low, prod_high, both_low, normal or skipped");
-    v = lua_newuserdatauv(L, (s->n + 1) * sizeof(*v), 0);
+    v = ebb__lr_alloc(L, s->n, sizeof(*v), "set:nodes");
     for (size_t i = 0; i < s->n; i++)
         if (cls < 0 ? s->nodes[i].cls != EBB_LA_SKIPPED : s->nodes[i].cls == cls)
             v[k++] = s->nodes[i].node;
@@ -448,7 +455,7 @@ static int l_set_sort(lua_State *L)
     check_weights(L, s, 3, w);
     v = check_nodes(L, s, 2, &n);
     ebb_la_sort_nodes(s, v, n, w, opt_flag(L, 4, "prod"), opt_flag(L, 4, "ascending"));
-    out = lua_newuserdatauv(L, (n + 1) * sizeof(*out), 0);
+    out = ebb__lr_alloc(L, n, sizeof(*out), "set:sort");
     for (size_t i = 0; i < n; i++)
         out[i] = v[i]->node;
     ebb__lua_push_nodelist(L, out, n);
@@ -498,19 +505,17 @@ static int l_set_removable(lua_State *L)
     lua_settop(L, 5);   /* pin the arguments: helpers push scratch values */
     pods = check_pods(L, 3, &np);
     targets = check_nodes(L, s, 4, &ntargets);
-    if (lua_istable(L, 5)) {
-        if (lua_getfield(L, 5, "selectors") != LUA_TNIL) {
-            luaL_checktype(L, -1, LUA_TTABLE);
-            for (lua_Integer i = 1; lua_geti(L, -1, i) != LUA_TNIL; i++) {
-                const struct ebb_selector *sel = ebb__lua_opt_selector(L, -1);
-                if (nsels == EBB_ARRAY_LEN(sels))
-                    return luaL_error(L, "set:removable: too many selectors");
-                sels[nsels++] = sel;
-                lua_pop(L, 1);   /* the options table keeps the selector alive */
-            }
+    if (lua_istable(L, 5) && ebb__lr_field(L, 5, "selectors") != LUA_TNIL) {
+        /* the list stays on the stack: it keeps the selectors alive (read
+         * raw: no __index can hand over one nothing anchors) */
+        int t = lua_gettop(L);
+        nsels = ebb__lr_len(L, t, EBB_ARRAY_LEN(sels), "set:removable: selectors");
+        for (size_t i = 1; i <= nsels; i++) {
+            ebb__lr_index(L, t, (lua_Integer)i);
+            if ((sels[i - 1] = ebb__lua_opt_selector(L, -1)) == NULL)
+                ebb__lr_error(L, -1, "expected a Selector", "set:removable: selectors[%zu]", i);
             lua_pop(L, 1);
         }
-        lua_pop(L, 1);
     }
     ebb__lua_new_podlist(L);
     out = lua_gettop(L);
@@ -573,15 +578,16 @@ static int l_set_evicted(lua_State *L)
     bool ok;
 
     lua_settop(L, 5);   /* pin the arguments: helpers push scratch values */
-    luaL_checktype(L, 4, LUA_TTABLE);
-    check_weights(L, s, 4, avail);
+    ebb__lr_table(L, 4, "set:evicted: available");
+    check_ints(L, s, 4, avail, LUA_MININTEGER, LUA_MAXINTEGER, "available");
     ok = ebb_la_evicted(s, n, p, opt_flag(L, 5, "prod"), avail);
     if (ok) {
         for (int i = 0; i < s->nres; i++) {
             if (!s->thresholded[i])
                 continue;
+            lua_pushstring(L, ebb_resource_name(s->res[i]));   /* raw: no __newindex runs */
             lua_pushinteger(L, avail[i]);
-            lua_setfield(L, 4, ebb_resource_name(s->res[i]));
+            lua_rawset(L, 4);
         }
     }
     lua_pushboolean(L, ok);

@@ -41,7 +41,7 @@ void ebb__lua_push_node(lua_State *L, const struct ebb_node *n)
         lua_pushnil(L);
         return;
     }
-    if (lua_getfield(L, LUA_REGISTRYINDEX, VIEWS_KEY) != LUA_TTABLE) {
+    if (ebb__lr_field(L, LUA_REGISTRYINDEX, VIEWS_KEY) != LUA_TTABLE) {
         lua_pop(L, 1);
         lua_createtable(L, 0, 0);
         lua_createtable(L, 0, 1);
@@ -101,8 +101,12 @@ static int l_node_label(lua_State *L)
 {
     struct ebb_node *n = ebb__lua_check_node(L, 1);
     size_t len;
-    const char *k = luaL_checklstring(L, 2, &len);
-    lua_pushstring(L, ebb_labels_get(&n->labels, ebb_str_find(k, len)));
+    const char *k = ebb__lr_str(L, 2, SIZE_MAX, 0, &len, "node:label: key");
+    ebb_str v = ebb_labels_get(&n->labels, ebb_str_find(k, len));
+    if (v != NULL)
+        lua_pushlstring(L, v, ebb_str_len(v));
+    else
+        lua_pushnil(L);
     return 1;
 }
 
@@ -111,8 +115,12 @@ static int l_node_annotation(lua_State *L)
 {
     struct ebb_node *n = ebb__lua_check_node(L, 1);
     size_t len;
-    const char *k = luaL_checklstring(L, 2, &len);
-    lua_pushstring(L, ebb_labels_get(&n->annotations, ebb_str_find(k, len)));
+    const char *k = ebb__lr_str(L, 2, SIZE_MAX, 0, &len, "node:annotation: key");
+    ebb_str v = ebb_labels_get(&n->annotations, ebb_str_find(k, len));
+    if (v != NULL)   /* whole: an annotation value may hold a NUL */
+        lua_pushlstring(L, v, ebb_str_len(v));
+    else
+        lua_pushnil(L);
     return 1;
 }
 
@@ -120,7 +128,8 @@ static int l_node_annotation(lua_State *L)
 static int l_node_allocatable_of(lua_State *L)
 {
     struct ebb_node *n = ebb__lua_check_node(L, 1);
-    int id = ebb_resource_find(luaL_checkstring(L, 2));
+    int id = ebb_resource_find(ebb__lr_str(L, 2, EBB_LR_NAME_MAX, EBB_LR_TEXT, NULL,
+                                           "node:allocatable_of: resource"));
     lua_pushinteger(L, id < 0 ? 0 : ebb_res_get(&n->allocatable, id));
     return 1;
 }
@@ -136,9 +145,9 @@ static const luaL_Reg node_methods[] = {
 static int l_node_index(lua_State *L)
 {
     struct ebb_node *n = ebb__lua_check_node(L, 1);
-    const char *k = luaL_checkstring(L, 2);
+    const char *k = ebb__lr_str(L, 2, 64, EBB_LR_TEXT, NULL, "node: field");
 
-    if (lua_getfield(L, lua_upvalueindex(1), k) != LUA_TNIL)
+    if (ebb__lr_field(L, lua_upvalueindex(1), k) != LUA_TNIL)
         return 1;
     lua_pop(L, 1);
     if (strcmp(k, "name") == 0) {
@@ -263,11 +272,12 @@ static void push_taint(lua_State *L, const struct ebb_taint *t)
 static int l_taint_set(lua_State *L)
 {
     struct ebb_node *n = ebb__lua_check_node(L, 1);
-    bool keep[UINT16_MAX > 4096 ? 4096 : UINT16_MAX];
-    uint16_t k = 0, cnt = n->ntaints > 4096 ? 4096 : n->ntaints;
+    uint16_t k = 0, cnt = n->ntaints;
+    bool *keep;
     struct taintset *ts;
 
     luaL_checktype(L, 2, LUA_TFUNCTION);
+    keep = ebb__lr_alloc(L, cnt, sizeof(*keep), "ebb.taint_set");   /* every taint: none is cut */
     for (uint16_t i = 0; i < cnt; i++) {
         lua_pushvalue(L, 2);
         push_taint(L, &n->taints[i]);
@@ -339,7 +349,7 @@ static int l_nodelist_len(lua_State *L)
 static int nodelist_next(lua_State *L)
 {
     struct nodelist *nl = check_nodelist(L, 1);
-    lua_Integer i = luaL_checkinteger(L, 2) + 1;
+    lua_Integer i = ebb__lr_int(L, 2, 0, UINT32_MAX, "NodeList iterator: control") + 1;
 
     if (i > (lua_Integer)nl->n)
         return 0;
@@ -404,15 +414,16 @@ static int l_nodelist_index(lua_State *L)
     struct nodelist *nl = check_nodelist(L, 1);
 
     if (lua_type(L, 2) == LUA_TNUMBER) {
-        lua_Integer i = lua_tointeger(L, 2);
+        lua_Integer i = ebb__lr_int(L, 2, LUA_MININTEGER, LUA_MAXINTEGER, "NodeList: index");
         if (i >= 1 && i <= (lua_Integer)nl->n)
             ebb__lua_push_node(L, nl->v[i - 1]);
         else
             lua_pushnil(L);
         return 1;
     }
-    if (lua_getfield(L, lua_upvalueindex(1), luaL_checkstring(L, 2)) == LUA_TNIL)
-        return luaL_error(L, "NodeList has no method '%s'", lua_tostring(L, 2));
+    if (ebb__lr_field(L, lua_upvalueindex(1),
+                      ebb__lr_str(L, 2, 64, EBB_LR_TEXT, NULL, "NodeList: method")) == LUA_TNIL)
+        return ebb__lr_error(L, 2, "a NodeList method", "NodeList");
     return 1;
 }
 

@@ -20,6 +20,7 @@
 #include "ebb/selector.h"
 #include "ebb/taints.h"
 #include "ebb/affinity.h"
+#include "ebb/quantity.h"
 #include "lua_int.h"
 
 #define POD_MT "ebb.Pod"
@@ -53,7 +54,7 @@ void ebb__lua_push_pod(lua_State *L, const struct ebb_pod *p)
         lua_pushnil(L);
         return;
     }
-    if (lua_getfield(L, LUA_REGISTRYINDEX, VIEWS_KEY) != LUA_TTABLE) {
+    if (ebb__lr_field(L, LUA_REGISTRYINDEX, VIEWS_KEY) != LUA_TTABLE) {
         lua_pop(L, 1);
         lua_createtable(L, 0, 0);
         lua_createtable(L, 0, 1);
@@ -357,13 +358,23 @@ static const struct {
 
 /* ---- methods ------------------------------------------------------------ */
 
+/* An interned string, whole (its length, not strlen: an annotation value
+ * may hold a NUL), or nil. */
+static void push_text(lua_State *L, ebb_str s)
+{
+    if (s == NULL)
+        lua_pushnil(L);
+    else
+        lua_pushlstring(L, s, ebb_str_len(s));
+}
+
 /* pod:label(key) -> string | nil                                [-0, +1, -] */
 static int l_pod_label(lua_State *L)
 {
     struct ebb_pod *p = ebb__lua_check_pod(L, 1);
     size_t len;
-    const char *k = luaL_checklstring(L, 2, &len);
-    lua_pushstring(L, ebb_labels_get(&p->labels, ebb_str_find(k, len)));
+    const char *k = ebb__lr_str(L, 2, SIZE_MAX, 0, &len, "pod:label: key");
+    push_text(L, ebb_labels_get(&p->labels, ebb_str_find(k, len)));
     return 1;
 }
 
@@ -372,8 +383,8 @@ static int l_pod_annotation(lua_State *L)
 {
     struct ebb_pod *p = ebb__lua_check_pod(L, 1);
     size_t len;
-    const char *k = luaL_checklstring(L, 2, &len);
-    lua_pushstring(L, ebb_labels_get(&p->annotations, ebb_str_find(k, len)));
+    const char *k = ebb__lr_str(L, 2, SIZE_MAX, 0, &len, "pod:annotation: key");
+    push_text(L, ebb_labels_get(&p->annotations, ebb_str_find(k, len)));
     return 1;
 }
 
@@ -382,7 +393,7 @@ static int l_pod_has_owner_kind(lua_State *L)
 {
     struct ebb_pod *p = ebb__lua_check_pod(L, 1);
     size_t len;
-    const char *k = luaL_checklstring(L, 2, &len);
+    const char *k = ebb__lr_str(L, 2, SIZE_MAX, 0, &len, "pod:has_owner_kind: kind");
     ebb_str kind = ebb_str_find(k, len);
     bool found = false;
 
@@ -401,14 +412,15 @@ static int l_pod_tolerates(lua_State *L)
     struct ebb_node *n = ebb__lua_check_node(L, 2);
     unsigned mask = EBB_EFFECT_NO_SCHEDULE | EBB_EFFECT_NO_EXECUTE;
 
-    if (!lua_isnoneornil(L, 3)) {
-        luaL_checktype(L, 3, LUA_TTABLE);
+    if (ebb__lr_opttable(L, 3, "pod:tolerates: effects")) {
+        size_t ne = ebb__lr_len(L, 3, 16, "pod:tolerates: effects");
         mask = 0;
-        for (lua_Integer i = 1; lua_rawgeti(L, 3, i) == LUA_TSTRING; i++) {
-            mask |= ebb_effect_parse(lua_tostring(L, -1));
+        for (size_t i = 1; i <= ne; i++) {
+            ebb__lr_index(L, 3, (lua_Integer)i);
+            mask |= ebb_effect_parse(ebb__lr_str(L, -1, 64, EBB_LR_TEXT, NULL,
+                                                 "pod:tolerates: effects[%zu]", i));
             lua_pop(L, 1);
         }
-        lua_pop(L, 1);
     }
     lua_pushboolean(L, ebb_pod_tolerates_node_taints(p, n, mask));
     return 1;
@@ -451,15 +463,13 @@ static int l_pod_preferred_weight(lua_State *L)
 /* pod:has_node_affinity("required"|"preferred") -> boolean      [-0, +1, -] */
 static int l_pod_has_node_affinity(lua_State *L)
 {
+    static const char *const kinds[] = { "required", "preferred", NULL };
     struct ebb_pod *p = ebb__lua_check_pod(L, 1);
-    const char *which = luaL_checkstring(L, 2);
 
-    if (strcmp(which, "required") == 0)
+    if (ebb__lr_option(L, 2, NULL, kinds, "pod:has_node_affinity") == 0)
         lua_pushboolean(L, ebb_pod_has_required_node_affinity(p));
-    else if (strcmp(which, "preferred") == 0)
-        lua_pushboolean(L, ebb_pod_has_preferred_node_affinity(p));
     else
-        return luaL_argerror(L, 2, "expected \"required\" or \"preferred\"");
+        lua_pushboolean(L, ebb_pod_has_preferred_node_affinity(p));
     return 1;
 }
 
@@ -467,7 +477,8 @@ static int l_pod_has_node_affinity(lua_State *L)
 static int l_pod_request(lua_State *L)
 {
     struct ebb_pod *p = ebb__lua_check_pod(L, 1);
-    int id = ebb_resource_find(luaL_checkstring(L, 2));
+    int id = ebb_resource_find(ebb__lr_str(L, 2, EBB_LR_NAME_MAX, EBB_LR_TEXT, NULL,
+                                           "pod:request: resource"));
     lua_pushinteger(L, id < 0 ? 0 : ebb_res_get(&p->requests, id));
     return 1;
 }
@@ -494,10 +505,10 @@ static int cmp_getter(const void *k, const void *e)
 static int l_pod_index(lua_State *L)
 {
     struct ebb_pod *p = ebb__lua_check_pod(L, 1);
-    const char *k = luaL_checkstring(L, 2);
+    const char *k = ebb__lr_str(L, 2, 64, EBB_LR_TEXT, NULL, "pod: field");
     const void *g;
 
-    if (lua_getfield(L, lua_upvalueindex(1), k) != LUA_TNIL)   /* a method */
+    if (ebb__lr_field(L, lua_upvalueindex(1), k) != LUA_TNIL)   /* a method */
         return 1;
     g = bsearch(k, getters, EBB_ARRAY_LEN(getters), sizeof(getters[0]), cmp_getter);
     if (g == NULL)
@@ -587,8 +598,11 @@ static struct podlist *check_list(lua_State *L, int idx)
 
 static void list_push(lua_State *L, struct podlist *pl, struct ebb_pod *p)
 {
-    if (pl->n == pl->cap)
+    if (pl->n == pl->cap) {
+        if (pl->cap >= UINT32_MAX / 2)
+            luaL_error(L, "a PodList holds at most %u pods", UINT32_MAX / 2);
         list_reserve(L, pl, pl->cap ? pl->cap * 2 : 16);
+    }
     pl->v[pl->n++] = p;
 }
 
@@ -644,22 +658,23 @@ static int l_list_index(lua_State *L)
     struct podlist *pl = check_list(L, 1);
 
     if (lua_type(L, 2) == LUA_TNUMBER) {
-        lua_Integer i = lua_tointeger(L, 2);
+        lua_Integer i = ebb__lr_int(L, 2, LUA_MININTEGER, LUA_MAXINTEGER, "PodList: index");
         if (i >= 1 && i <= (lua_Integer)pl->n)
             ebb__lua_push_pod(L, pl->v[i - 1]);
         else
             lua_pushnil(L);
         return 1;
     }
-    if (lua_getfield(L, lua_upvalueindex(1), luaL_checkstring(L, 2)) == LUA_TNIL)
-        return luaL_error(L, "PodList has no method '%s'", lua_tostring(L, 2));
+    if (ebb__lr_field(L, lua_upvalueindex(1),
+                      ebb__lr_str(L, 2, 64, EBB_LR_TEXT, NULL, "PodList: method")) == LUA_TNIL)
+        return ebb__lr_error(L, 2, "a PodList method", "PodList");
     return 1;
 }
 
 static int iter_next(lua_State *L)
 {
     struct podlist *pl = check_list(L, 1);
-    lua_Integer i = luaL_checkinteger(L, 2) + 1;
+    lua_Integer i = ebb__lr_int(L, 2, 0, UINT32_MAX, "PodList iterator: control") + 1;
 
     if (i > (lua_Integer)pl->n)
         return 0;
@@ -774,19 +789,21 @@ static int l_list_sort(lua_State *L)
         cmp = cmp_lua;
         ud = &lc;
     } else {
-        const char *how = luaL_checkstring(L, 2);
-        if (strcmp(how, "priority") == 0) {
+        static const char *const hows[] = { "priority", "age", "restarts", "key", NULL };
+        switch (ebb__lr_option(L, 2, NULL, hows, "list:sort (or a function)")) {
+        case 0:
             cmp = ebb__pod_cmp_priority;
-        } else if (strcmp(how, "age") == 0) {
+            break;
+        case 1:
             cmp = cmp_age;
-        } else if (strcmp(how, "restarts") == 0) {
+            break;
+        case 2:
             cmp = cmp_restarts;
             with_init = lua_toboolean(L, 3);
             ud = &with_init;
-        } else if (strcmp(how, "key") == 0) {
+            break;
+        default:
             cmp = cmp_key;
-        } else {
-            return luaL_argerror(L, 2, "expected \"priority\", \"age\", \"restarts\", \"key\" or a function");
         }
     }
     if (pl->n > 1 && pl->n <= EBB_ARRAY_LEN(small)) {
@@ -826,7 +843,8 @@ static int l_list_filter(lua_State *L)
 static int l_list_slice(lua_State *L)
 {
     struct podlist *pl = check_list(L, 1), *out;
-    lua_Integer i = luaL_checkinteger(L, 2), j = luaL_optinteger(L, 3, pl->n);
+    lua_Integer i = ebb__lr_int(L, 2, LUA_MININTEGER, LUA_MAXINTEGER, "list:slice: i");
+    lua_Integer j = ebb__lr_optint(L, 3, pl->n, LUA_MININTEGER, LUA_MAXINTEGER, "list:slice: j");
 
     if (i < 1)
         i = 1;
@@ -892,7 +910,7 @@ static int l_list_by_node(lua_State *L)
         struct ebb_pod *p = pl->v[i];
         if (p->node == NULL)
             continue;
-        if (lua_getfield(L, -1, p->node) == LUA_TNIL) {
+        if (ebb__lr_field(L, -1, p->node) == LUA_TNIL) {
             lua_pop(L, 1);
             new_list(L, 0);
             lua_pushvalue(L, -1);
@@ -912,7 +930,8 @@ static int l_list_requests(lua_State *L)
 
     for (uint32_t i = 0; i < pl->n; i++)
         for (uint16_t k = 0; k < pl->v[i]->requests.n; k++)
-            sum[pl->v[i]->requests.q[k].id] += pl->v[i]->requests.q[k].v;
+            sum[pl->v[i]->requests.q[k].id] = ebb_q_add(sum[pl->v[i]->requests.q[k].id],
+                                                        pl->v[i]->requests.q[k].v);
     sum[EBB_RES_PODS] = pl->n;
     lua_createtable(L, 0, 4);
     for (int id = 0; id < ebb_resource_count(); id++) {

@@ -46,6 +46,28 @@ static int add_query(struct ebb_engine *e, const char *q)
     return 0;
 }
 
+#define QUERY_MAX ((size_t)64 << 10)   /* bytes of one PromQL query */
+#define QUERIES_MAX 256                 /* queries of one plugin */
+
+/* read_queries(list, engine): add each query of the list.  [-2, +0, e] */
+static int read_queries(lua_State *L)
+{
+    struct ebb_engine *e = lua_touserdata(L, 2);
+    size_t n;
+
+    if (lua_isnil(L, 1))
+        return 0;
+    n = ebb__lr_len(L, 1, QUERIES_MAX, "prometheus_queries() result");
+    for (size_t i = 1; i <= n; i++) {
+        ebb__lr_index(L, 1, (lua_Integer)i);
+        if (add_query(e, ebb__lr_str(L, -1, QUERY_MAX, EBB_LR_TEXT, NULL,
+                                     "prometheus_queries() result[%zu]", i)) != 0)
+            return luaL_error(L, "not enough memory");
+        lua_pop(L, 1);
+    }
+    return 0;
+}
+
 /* plugin.prometheus_queries(args) -> { "promql", ... } of one instance. */
 static void inst_queries(struct ebb_engine *e, struct ebb_plugin_inst *inst)
 {
@@ -56,24 +78,28 @@ static void inst_queries(struct ebb_engine *e, struct ebb_plugin_inst *inst)
         return;
     L = inst->vm->L;
     lua_rawgeti(L, LUA_REGISTRYINDEX, inst->table_ref);
-    if (lua_getfield(L, -1, "prometheus_queries") != LUA_TFUNCTION) {
+    if (ebb__lr_field(L, -1, "prometheus_queries") != LUA_TFUNCTION) {
         lua_pop(L, 2);
         return;
     }
     lua_remove(L, -2);
     lua_rawgeti(L, LUA_REGISTRYINDEX, inst->ctx_ref);
-    lua_getfield(L, -1, "args");
+    ebb__lr_field(L, -1, "args");
     lua_remove(L, -2);
     if (ebb__vm_call(inst->vm, 1, 1, &err) != 0) {
         ebb_log(EBB_LOG_WARN, "plugin %s: prometheus_queries failed: %s", inst->def->name, err.msg);
         return;
     }
-    if (lua_istable(L, -1))
-        for (lua_Integer i = 1; lua_rawgeti(L, -1, i) == LUA_TSTRING; i++) {
-            add_query(e, lua_tostring(L, -1));
-            lua_pop(L, 1);
-        }
-    lua_pop(L, 2);
+    /* what the function returned, read as any script value is, outside a
+     * call: a bad answer is logged, never raised */
+    lua_pushcfunction(L, read_queries);
+    lua_insert(L, -2);
+    lua_pushlightuserdata(L, e);
+    if (lua_pcall(L, 2, 0, 0) != LUA_OK) {
+        ebb_log(EBB_LOG_WARN, "plugin %s: prometheus_queries: %s", inst->def->name,
+                ebb__lr_message(L, -1));
+        lua_pop(L, 1);
+    }
 }
 
 size_t ebb_engine_prom_queries(const struct ebb_engine *ce, const char *const **out)
@@ -145,7 +171,7 @@ static int query_cont(lua_State *L, int status, lua_KContext k)
  * server (its coroutine is suspended, the loop goes on). */
 static int l_prometheus_query(lua_State *L)
 {
-    const char *query = luaL_checkstring(L, 1);
+    const char *query = ebb__lr_str(L, 1, QUERY_MAX, EBB_LR_TEXT, NULL, "ebb.prometheus_query: query");
     struct ebb_ctx *ctx = ebb__lua_ctx(L);
     struct ebb_engine *e;
     struct ebb_prom_result *now = NULL;
@@ -161,10 +187,12 @@ static int l_prometheus_query(lua_State *L)
                             "prometheus: {url: ...}}])");
     if (e->prom_start == NULL) {
         if (e->cache == NULL || (rec = ebb_cache_prom_result(e->cache, query)) == NULL) {
+            char shown[256];
+            ebb__lr_show(L, 1, shown, sizeof(shown));
             lua_pushnil(L);
             lua_pushfstring(L, "prometheus client not initialized (the snapshot holds no result "
-                               "for the query \"%s\": record it with `ebb record --policy`, or "
-                               "pass --prometheus-url)", query);
+                               "for the query %s: record it with `ebb record --policy`, or "
+                               "pass --prometheus-url)", shown);
             lua_pushliteral(L, "client");
             return 3;
         }

@@ -22,21 +22,23 @@ struct guard {
     struct ebb_topology *t;
     struct ebb_topology_result r;
     struct ebb_pod **byns;
+    struct ebb_charge charge;   /* what the call holds meanwhile */
 };
 
 /* Free what the guard holds (now, rather than at the next collection). */
-static void guard_release(struct guard *g)
+static void guard_release(lua_State *L, struct guard *g)
 {
     ebb_topology_destroy(g->t);
     g->t = NULL;
     ebb_topology_result_free(&g->r);
     free(g->byns);
     g->byns = NULL;
+    ebb__uncharge(L, &g->charge);
 }
 
 static int l_guard_gc(lua_State *L)
 {
-    guard_release(luaL_checkudata(L, 1, GUARD_MT));
+    guard_release(L, luaL_checkudata(L, 1, GUARD_MT));
     return 0;
 }
 
@@ -69,10 +71,10 @@ static struct ebb_pod *const *check_pods(lua_State *L, int idx, size_t *n)
         return v;
     if (!lua_istable(L, idx))
         luaL_argerror(L, idx, "expected a PodList or a list of pods");
-    len = lua_rawlen(L, idx);
-    out = lua_newuserdatauv(L, (len + 1) * sizeof(*out), 0);
+    len = ebb__lr_len(L, idx, EBB_LR_LIST_MAX, "topology: pods");
+    out = ebb__lr_alloc(L, len, sizeof(*out), "topology: pods");
     for (size_t i = 1; i <= len; i++) {
-        lua_rawgeti(L, idx, (lua_Integer)i);
+        ebb__lr_index(L, idx, (lua_Integer)i);
         out[i - 1] = ebb__lua_check_pod(L, -1);
         lua_pop(L, 1);
     }
@@ -99,31 +101,32 @@ static void check_opts(lua_State *L, int idx, struct ebb_topology_opts *o)
         o->ud = ctx;
     }
     o->stop = vm ? &vm->expired : NULL;
-    if (lua_isnoneornil(L, idx)) {
+    if (!ebb__lr_opttable(L, idx, "topology: opts")) {
         o->when = EBB_TOPO_DO_NOT_SCHEDULE;
         return;
     }
-    luaL_checktype(L, idx, LUA_TTABLE);
-    if (lua_getfield(L, idx, "constraints") == LUA_TTABLE) {
-        for (lua_Integer i = 1; lua_rawgeti(L, -1, i) != LUA_TNIL; i++) {
-            const char *s = lua_tostring(L, -1);
-            if (s != NULL && strcmp(s, "DoNotSchedule") == 0)
+    if (ebb__lr_field(L, idx, "constraints") != LUA_TNIL) {
+        static const char *const whens[] = { "DoNotSchedule", "ScheduleAnyway", NULL };
+        int t = lua_gettop(L);
+        size_t n = ebb__lr_len(L, t, 16, "option 'constraints'");
+        for (size_t i = 1; i <= n; i++) {
+            ebb__lr_index(L, t, (lua_Integer)i);
+            size_t sl;
+            const char *w = ebb__lr_peekstr(L, -1, 64, 0, &sl);
+            if (w != NULL && sl == 13 && memcmp(w, whens[0], 13) == 0)
                 o->when |= EBB_TOPO_DO_NOT_SCHEDULE;
-            else if (s != NULL && strcmp(s, "ScheduleAnyway") == 0)
+            else if (w != NULL && sl == 14 && memcmp(w, whens[1], 14) == 0)
                 o->when |= EBB_TOPO_SCHEDULE_ANYWAY;
             else
                 luaL_error(L, "constraints[%d]: expected \"DoNotSchedule\" or \"ScheduleAnyway\"",
                            (int)i);
             lua_pop(L, 1);
         }
-        lua_pop(L, 1);
-    } else if (!lua_isnil(L, -1)) {
-        luaL_error(L, "option 'constraints' must be a list of strings");
     }
     lua_pop(L, 1);
     if (o->when == 0)
         o->when = EBB_TOPO_DO_NOT_SCHEDULE;
-    if (lua_getfield(L, idx, "node_fit") != LUA_TNIL)
+    if (ebb__lr_field(L, idx, "node_fit") != LUA_TNIL)
         o->node_fit = lua_toboolean(L, -1);
     lua_pop(L, 1);
 }
@@ -146,6 +149,10 @@ static struct guard *setup(lua_State *L, struct ebb_pod *const **pods, size_t *n
     g = lua_newuserdatauv(L, sizeof(*g), 0);
     memset(g, 0, sizeof(*g));
     luaL_setmetatable(L, GUARD_MT);
+    lua_toclose(L, -1);
+    /* about what the counting holds per pod and node, before it is built: a
+     * PodList may repeat a pod any number of times */
+    ebb__charge(L, &g->charge, *npods * 96 + nnodes * 64);
     if ((rc = ebb_topology_create(c, nodes, nnodes, &o, &g->t)) != 0)
         fail(L, rc);
     return g;
@@ -190,7 +197,7 @@ static int l_topology_balance(lua_State *L)
         lua_setfield(L, -2, "max_skew");
         lua_rawseti(L, -2, (lua_Integer)i + 1);
     }
-    guard_release(g);
+    guard_release(L, g);
     return 3;
 }
 
@@ -285,7 +292,7 @@ static int l_topology_domains(lua_State *L)
             lua_rawseti(L, -2, (lua_Integer)++k);
         }
     }
-    guard_release(g);
+    guard_release(L, g);
     return 1;
 }
 

@@ -29,7 +29,7 @@
 struct lusage {
     struct ebb_usage *u;
     uint64_t epoch;
-    size_t charged;        /* bytes counted against the plugin's memory cap */
+    struct ebb_charge charge;   /* what the set holds, counted against the plugin's cap */
     bool target;           /* the move stops when the source is no longer above target */
 };
 
@@ -54,32 +54,11 @@ static struct lusage *check_usage(lua_State *L, int idx)
 static int l_usage_gc(lua_State *L)
 {
     struct lusage *lu = luaL_checkudata(L, 1, USAGE_MT);
-    struct ebb_vm *vm = ebb__vm_of(L);
 
     ebb_usage_destroy(lu->u);
     lu->u = NULL;
-    if (vm != NULL && lu->charged <= vm->mem_used)
-        vm->mem_used -= lu->charged;
-    lu->charged = 0;
+    ebb__uncharge(L, &lu->charge);
     return 0;
-}
-
-/* The set lives in malloc'd memory: count it against the plugin's cap as
- * if the state's allocator had handed it out, and let the collector know
- * there is garbage to chase. Raises (the set already parked in its
- * userdata) when the cap would be passed. */
-static void charge(lua_State *L, struct lusage *lu)
-{
-    struct ebb_vm *vm = ebb__vm_of(L);
-    size_t bytes = ebb_usage_bytes(lu->u);
-
-    if (vm == NULL)
-        return;
-    if (vm->limit_on && vm->mem_used + bytes > vm->mem_limit)
-        luaL_error(L, "not enough memory");
-    vm->mem_used += bytes;
-    lu->charged = bytes;
-    lua_gc(L, LUA_GCSTEP, (int)(bytes / 1024));
 }
 
 /* A Node, or a node name, at idx -> its index in the set, or -1 when it is
@@ -90,8 +69,8 @@ static long node_index(lua_State *L, const struct ebb_usage *u, int idx)
 
     if (lua_type(L, idx) == LUA_TSTRING) {
         size_t len;
-        const char *s = lua_tolstring(L, idx, &len);
-        nd = ebb_cache_node(engine_of(L)->cache, ebb_str_find(s, len));
+        const char *s = ebb__lr_str(L, idx, SIZE_MAX, 0, &len, "NodeUsage: node");
+        nd = len > EBB_LR_NAME_MAX ? NULL : ebb_cache_node(engine_of(L)->cache, ebb_str_find(s, len));
     } else {
         nd = ebb__lua_check_node(L, idx);
     }
@@ -118,7 +97,7 @@ static void push_ints(lua_State *L, const struct ebb_usage *u, const int64_t *v)
 
 static void push_class_list(lua_State *L, const struct ebb_usage *u, int cls)
 {
-    struct ebb_node **v = lua_newuserdatauv(L, (u->n + 1) * sizeof(*v), 0);
+    struct ebb_node **v = ebb__lr_alloc(L, u->n, sizeof(*v), "NodeUsage");
     size_t k = 0;
 
     for (size_t i = 0; i < u->n; i++)
@@ -131,30 +110,63 @@ static void push_class_list(lua_State *L, const struct ebb_usage *u, int cls)
 static int class_arg(lua_State *L, int idx)
 {
     static const char *const names[] = { "none", "under", "over", NULL };
-    return luaL_checkoption(L, idx, NULL, names);
+    return ebb__lr_option(L, idx, NULL, names, "NodeUsage: class");
 }
 
-struct samples {
-    lua_State *L;
-    int idx;                     /* the {[node] = value} table */
+/* The {[node] = value} samples, read into C before the set is built: the
+ * build calls sample_value from inside the usage library, where nothing may
+ * raise (it would leak what the library holds). */
+struct sample {
+    ebb_str node;
+    int64_t v;
 };
 
+struct samples {
+    struct sample *v;            /* sorted by node pointer */
+    size_t n;
+};
+
+static int cmp_sample(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t)((const struct sample *)a)->node;
+    uintptr_t y = (uintptr_t)((const struct sample *)b)->node;
+    return x < y ? -1 : x > y;
+}
+
 /* A Prometheus sample as upstream turns it into usage: MetricResource =
- * int64(value * 100), truncated. */
+ * int64(value * 100), truncated (values are bounded when read: no overflow). */
+static void read_samples(lua_State *L, int t, struct samples *smp)
+{
+    size_t n = ebb__lr_count(L, t, EBB_LR_LIST_MAX, "ebb.node_usage: opts.samples"), it = 0;
+
+    smp->v = ebb__lr_alloc(L, n, sizeof(*smp->v), "ebb.node_usage: samples");
+    smp->n = 0;
+    lua_pushnil(L);
+    while (ebb__lr_next(L, t, &it, n, "ebb.node_usage: opts.samples")) {
+        size_t len;
+        const char *name = ebb__lr_str(L, -2, SIZE_MAX, 0, &len, "ebb.node_usage: opts.samples (a key)");
+        double d = ebb__lr_num(L, -1, -1e15, 1e15, "ebb.node_usage: opts.samples (a value)");
+        ebb_str node = len > EBB_LR_NAME_MAX ? NULL : ebb_str_find(name, len);
+        if (node != NULL)
+            smp->v[smp->n++] = (struct sample){ node, (int64_t)(d * 100) };
+        lua_pop(L, 1);
+    }
+    qsort(smp->v, smp->n, sizeof(*smp->v), cmp_sample);
+}
+
 static bool sample_value(void *ud, const struct ebb_node *n, int id, int64_t *out)
 {
     struct samples *s = ud;
     const char *name = ebb_resource_name(id);
-    bool ok = false;
+    struct sample key = { n->name, 0 };
+    const struct sample *hit;
 
-    if (name == NULL || strcmp(name, EBB_USAGE_METRIC_RESOURCE) != 0)
+    if (name == NULL || strcmp(name, EBB_USAGE_METRIC_RESOURCE) != 0 || s->n == 0)
         return false;
-    if (lua_getfield(s->L, s->idx, n->name) == LUA_TNUMBER) {
-        *out = (int64_t)(lua_tonumber(s->L, -1) * 100);
-        ok = true;
-    }
-    lua_pop(s->L, 1);
-    return ok;
+    if ((hit = bsearch(&key, s->v, s->n, sizeof(*s->v), cmp_sample)) == NULL)
+        return false;
+    *out = hit->v;
+    return true;
 }
 
 /* ebb.node_usage(nodes, opts) -> NodeUsage                       [-0, +1, e]
@@ -175,37 +187,35 @@ static int l_node_usage(lua_State *L)
     struct ebb_node *const *nodes;
     int res[EBB_RES_MAX];
     size_t n, nres = 0;
-    int source = EBB_USAGE_REQUESTS, rc;
-    struct samples smp = { L, 0 };
+    int source = EBB_USAGE_REQUESTS, rc, t;
+    struct samples smp = { NULL, 0 };
+    size_t len;
 
     nodes = ebb__lua_check_nodes(L, 1, &n);
-    luaL_checktype(L, 2, LUA_TTABLE);
-    if (lua_getfield(L, 2, "source") != LUA_TNIL) {
+    ebb__lr_table(L, 2, "ebb.node_usage: opts");
+    if (ebb__lr_field(L, 2, "source") != LUA_TNIL) {
         static const char *const names[] = { "requests", "metrics", "prometheus", NULL };
         static const int sources[] = { EBB_USAGE_REQUESTS, EBB_USAGE_METRICS, EBB_USAGE_GIVEN };
-        source = sources[luaL_checkoption(L, -1, NULL, names)];
+        source = sources[ebb__lr_option(L, -1, NULL, names, "ebb.node_usage: opts.source")];
     }
     lua_pop(L, 1);
     if (source == EBB_USAGE_GIVEN) {
-        if (lua_getfield(L, 2, "samples") != LUA_TTABLE)
+        if (ebb__lr_field(L, 2, "samples") != LUA_TTABLE)
             return luaL_error(L, "ebb.node_usage: source \"prometheus\" needs opts.samples, the "
                                  "{[node] = value} of ebb.prometheus_query");
-        smp.idx = lua_gettop(L);   /* stays below the userdata until we return */
+        read_samples(L, lua_gettop(L), &smp);   /* the array stays on the stack */
     }
-    if (lua_getfield(L, 2, "resources") != LUA_TTABLE)
+    if (ebb__lr_field(L, 2, "resources") != LUA_TTABLE)
         return luaL_error(L, "ebb.node_usage: opts.resources must be a list of resource names");
-    for (lua_Integer i = 1; lua_rawgeti(L, -1, i) != LUA_TNIL; i++) {
-        const char *name = lua_tostring(L, -1);
+    t = lua_gettop(L);
+    len = ebb__lr_len(L, t, EBB_RES_MAX, "ebb.node_usage: opts.resources");
+    for (size_t i = 1; i <= len; i++) {
         int id;
-        if (name == NULL || lua_type(L, -1) != LUA_TSTRING)
-            return luaL_error(L, "ebb.node_usage: opts.resources[%d] must be a string", (int)i);
-        if ((id = ebb_resource_id(name)) < 0)
-            return luaL_error(L, "ebb.node_usage: too many resource names (at most %d)", EBB_RES_MAX);
-        if (nres < EBB_RES_MAX)
-            res[nres++] = id;
+        ebb__lr_index(L, t, (lua_Integer)i);
+        id = ebb__lr_resource(L, -1, "ebb.node_usage: opts.resources[%zu]", i);
+        res[nres++] = id;
         lua_pop(L, 1);
     }
-    lua_pop(L, 2);
     lu = lua_newuserdatauv(L, sizeof(*lu), 0);
     memset(lu, 0, sizeof(*lu));
     luaL_setmetatable(L, USAGE_MT);
@@ -216,7 +226,7 @@ static int l_node_usage(lua_State *L)
     if (rc != 0)
         return luaL_error(L, "ebb.node_usage: %s", ebb_strerror(rc));
     lu->epoch = ebb_cache_epoch(e->cache);
-    charge(L, lu);
+    ebb__charge(L, &lu->charge, ebb_usage_bytes(lu->u));
     return 1;
 }
 
@@ -227,7 +237,7 @@ static int l_node_usage(lua_State *L)
 static int l_metrics_provider(lua_State *L)
 {
     static const char *const names[] = { "KubernetesMetrics", "Prometheus", NULL };
-    int which = luaL_checkoption(L, 1, NULL, names);
+    int which = ebb__lr_option(L, 1, NULL, names, "ebb.metrics_provider");
     const struct ebb_policy *p = engine_of(L)->policy;
     int want = which == 0 ? EBB_METRICS_KUBERNETES : EBB_METRICS_PROMETHEUS;
     bool on = false;
@@ -288,19 +298,19 @@ static int l_usage_skipped(lua_State *L)
 /* Percentages from a {resource = number} table into by-position arrays. */
 static void read_percents(lua_State *L, int idx, const struct ebb_usage *u, bool *has, double *v)
 {
+    size_t it = 0;
+
+    ebb__lr_table(L, idx, "thresholds");
     lua_pushnil(L);
-    while (lua_next(L, idx)) {
-        const char *name = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : NULL;
-        int id = name ? ebb_resource_find(name) : -1;
+    while (ebb__lr_next(L, idx, &it, EBB_RES_MAX, "thresholds")) {
+        const char *name = ebb__lr_str(L, -2, EBB_LR_NAME_MAX, EBB_LR_TEXT, NULL,
+                                       "thresholds (a key: a resource name)");
+        int id = ebb_resource_find(name);
         int k = id >= 0 ? ebb_usage_position(u, id) : -1;
-        if (name == NULL)
-            luaL_error(L, "thresholds: keys must be resource names");
         if (k < 0)
             luaL_error(L, "thresholds: resource \"%s\" is not in this NodeUsage's resources", name);
-        if (!lua_isnumber(L, -1))
-            luaL_error(L, "thresholds: \"%s\" must be a number", name);
+        v[k] = ebb__lr_num(L, -1, -1e9, 1e9, "thresholds.%s", ebb_resource_name(id));
         has[k] = true;
-        v[k] = lua_tonumber(L, -1);
         lua_pop(L, 1);
     }
 }
@@ -319,10 +329,8 @@ static int l_usage_set_thresholds(lua_State *L)
     double low[EBB_RES_MAX] = { 0 }, high[EBB_RES_MAX] = { 0 };
     bool with_high = !lua_isnoneornil(L, 3);
 
-    luaL_checktype(L, 2, LUA_TTABLE);
     read_percents(L, 2, u, has, low);
     if (with_high) {
-        luaL_checktype(L, 3, LUA_TTABLE);
         read_percents(L, 3, u, has_high, high);
         for (uint16_t k = 0; k < u->nres; k++)
             if (has[k] != has_high[k])
@@ -358,7 +366,8 @@ static int l_usage_classify(lua_State *L)
 {
     static const char *const rules[] = { "spread", "pack", NULL };
     struct ebb_usage *u = check_usage(L, 1)->u;
-    int rule = luaL_checkoption(L, 2, NULL, rules) == 0 ? EBB_USAGE_SPREAD : EBB_USAGE_PACK;
+    int rule = ebb__lr_option(L, 2, NULL, rules, "u:classify") == 0 ? EBB_USAGE_SPREAD
+                                                                   : EBB_USAGE_PACK;
 
     ebb_usage_classify(u, rule, NULL, NULL);
     push_class_list(L, u, EBB_USAGE_UNDER);
@@ -396,17 +405,16 @@ static int l_usage_move(lua_State *L)
     size_t *idx, k;
     struct ebb_node **v;
 
-    if (!lua_isnoneornil(L, 4)) {
-        luaL_checktype(L, 4, LUA_TTABLE);
-        lua_getfield(L, 4, "order");
-        ascending = luaL_checkoption(L, -1, "descending", orders) == 1;
-        lua_getfield(L, 4, "target");
+    if (ebb__lr_opttable(L, 4, "u:move: opts")) {
+        ebb__lr_field(L, 4, "order");
+        ascending = ebb__lr_option(L, -1, "descending", orders, "u:move: opts.order") == 1;
+        ebb__lr_field(L, 4, "target");
         lu->target = lua_toboolean(L, -1);
         lua_pop(L, 2);
     }
     ebb_usage_move(u, to);
-    idx = lua_newuserdatauv(L, (u->n + 1) * sizeof(*idx), 0);
-    v = lua_newuserdatauv(L, (u->n + 1) * sizeof(*v), 0);
+    idx = ebb__lr_alloc(L, u->n, sizeof(*idx), "u:move");
+    v = ebb__lr_alloc(L, u->n, sizeof(*v), "u:move");
     k = ebb_usage_order(u, from, ascending, idx);
     for (size_t j = 0; j < k; j++)
         v[j] = u->nodes[idx[j]];
@@ -449,19 +457,22 @@ static int l_usage_candidates(lua_State *L)
     bool requesting = false;
     int out;
 
-    if (!lua_isnoneornil(L, 3)) {
-        luaL_checktype(L, 3, LUA_TTABLE);
-        if (lua_getfield(L, 3, "requesting") == LUA_TTABLE) {
-            requesting = true;
-            for (lua_Integer i = 1; lua_rawgeti(L, -1, i) == LUA_TSTRING; i++) {
-                int id = ebb_resource_find(lua_tostring(L, -1));
-                if (id >= 0)   /* a name never seen is requested by no pod */
-                    mask |= 1ull << id;
-                lua_pop(L, 1);
-            }
+    if (ebb__lr_opttable(L, 3, "u:candidates: opts") &&
+        ebb__lr_field(L, 3, "requesting") != LUA_TNIL) {
+        int t = lua_gettop(L);
+        size_t len = ebb__lr_len(L, t, EBB_LR_LIST_MAX, "u:candidates: opts.requesting");
+        requesting = true;
+        for (size_t i = 1; i <= len; i++) {
+            int id;
+            ebb__lr_index(L, t, (lua_Integer)i);
+            id = ebb_resource_find(ebb__lr_str(L, -1, EBB_LR_NAME_MAX, EBB_LR_TEXT, NULL,
+                                               "u:candidates: opts.requesting[%zu]", i));
+            if (id >= 0 && id < 64)   /* a name never seen is requested by no pod */
+                mask |= 1ull << id;
             lua_pop(L, 1);
+            if ((i & 4095) == 0)
+                ebb__vm_check(L);
         }
-        lua_pop(L, 1);
     }
     ebb__lua_new_podlist(L);
     out = lua_gettop(L);

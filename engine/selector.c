@@ -254,6 +254,22 @@ int ebb_selector_from_reqs(struct ebb_req *reqs, uint16_t n, struct ebb_selector
     return 0;
 }
 
+size_t ebb_selector_bytes(const struct ebb_selector *s)
+{
+    size_t n;
+
+    if (s == NULL)
+        return 0;
+    n = sizeof(*s) + (size_t)s->nreqs * sizeof(*s->reqs);
+    for (uint16_t i = 0; i < s->nreqs; i++) {
+        const struct ebb_req *r = &s->reqs[i];
+        n += ebb_str_len(r->key) + 1 + (size_t)r->nvalues * sizeof(*r->values);
+        for (uint16_t j = 0; j < r->nvalues; j++)
+            n += ebb_str_len(r->values[j]) + 1;
+    }
+    return n;
+}
+
 struct ebb_selector *ebb_selector_nothing(void)
 {
     struct ebb_selector *s = calloc(1, sizeof(*s));

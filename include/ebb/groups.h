@@ -112,6 +112,8 @@ int ebb_anti_index_create(struct ebb_cache *cache, struct ebb_pod *const *pods, 
                           struct ebb_node *const *nodes, size_t nnodes,
                           const atomic_int *stop, struct ebb_anti_index **out);
 void ebb_anti_index_destroy(struct ebb_anti_index *ix);   /* NULL-safe */
+/* The bytes the index holds now: it grows as terms are first checked. */
+size_t ebb_anti_index_bytes(const struct ebb_anti_index *ix);
 
 /* The first indexed pod (in listing order) that makes `pod` violate one of
  * its own requiredDuringScheduling anti-affinity terms, or NULL. A term

@@ -164,6 +164,8 @@ struct ebb_la_set {
 int ebb_la_create(struct ebb_cache *c, struct ebb_node *const *nodes, size_t n,
                   const struct ebb_la_opts *o, struct ebb_la_set **out);
 void ebb_la_destroy(struct ebb_la_set *s);   /* NULL-safe */
+/* The bytes the set holds (what a script is charged for it). */
+size_t ebb_la_bytes(const struct ebb_la_set *s);
 
 /* The set's entry for a node name, or NULL. */
 struct ebb_la_node *ebb_la_find(const struct ebb_la_set *s, ebb_str name);

@@ -27,6 +27,10 @@ int ebb_selector_parse(const char *s, struct ebb_selector **out, struct ebb_erro
  * matchExpressions). Takes ownership of `reqs` (array of n) on success. */
 int ebb_selector_from_reqs(struct ebb_req *reqs, uint16_t n, struct ebb_selector **out);
 
+/* About the bytes s holds (its arrays and the text of its strings, as if
+ * no other object shared them): what a script is charged for one. */
+size_t ebb_selector_bytes(const struct ebb_selector *s);
+
 /* A selector matching nothing / everything (freshly allocated). */
 struct ebb_selector *ebb_selector_nothing(void);
 struct ebb_selector *ebb_selector_everything(void);
