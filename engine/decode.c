@@ -90,18 +90,19 @@ static void format_path(const struct dec *d, const char *last, char *buf, size_t
 __attribute__((format(printf, 4, 5)))
 static int fail(struct dec *d, int code, const char *last, const char *fmt, ...)
 {
+    /* larger than ebb_error's: what is longer is cut there, with an ellipsis */
+    char field[1024], msg[2048];
     va_list ap;
 
     if (d->err == NULL)
         return code;
-    d->err->code = code;
-    d->err->line = 0;
-    d->err->file[0] = '\0';
-    format_path(d, last, d->err->field, sizeof(d->err->field));
+    format_path(d, last, field, sizeof(field));
     va_start(ap, fmt);
-    vsnprintf(d->err->msg, sizeof(d->err->msg), fmt, ap);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    return code;
+    /* through ebb_error_set: escaped like every error message (a value quoted
+     * in it is an object's) */
+    return ebb_error_set(d->err, code, NULL, 0, field, "%s", msg);
 }
 
 static int nomem(struct dec *d)
