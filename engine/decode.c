@@ -1182,20 +1182,21 @@ struct podsum {
 static void nz_app(struct podsum *s, const int64_t *v)
 {
     for (int r = 0; r < 2; r++)
-        s->nz_app[r] += v[r] < 0 ? (r == 0 ? NZ_CPU : NZ_MEM) : v[r];
+        s->nz_app[r] = ebb_q_add(s->nz_app[r], v[r] < 0 ? (r == 0 ? NZ_CPU : NZ_MEM) : v[r]);
 }
 
 static void nz_init(struct podsum *s, const int64_t *v, bool sidecar)
 {
     for (int r = 0; r < 2; r++) {
         int64_t x = v[r] < 0 ? (r == 0 ? NZ_CPU : NZ_MEM) : v[r];
+        /* sums of quantities saturate (ebb/quantity.h) */
         if (sidecar) {
-            s->nz_app[r] += x;
-            s->nz_side[r] += x;
+            s->nz_app[r] = ebb_q_add(s->nz_app[r], x);
+            s->nz_side[r] = ebb_q_add(s->nz_side[r], x);
             if (s->nz_side[r] > s->nz_init[r])
                 s->nz_init[r] = s->nz_side[r];
-        } else if (x + s->nz_side[r] > s->nz_init[r]) {
-            s->nz_init[r] = x + s->nz_side[r];
+        } else if (ebb_q_add(x, s->nz_side[r]) > s->nz_init[r]) {
+            s->nz_init[r] = ebb_q_add(x, s->nz_side[r]);
         }
     }
 }
@@ -1356,7 +1357,7 @@ static int pod_requests(struct dec *d, const cJSON *spec, struct ebb_pod *p, str
         return rc;
     for (int r = 0; r < 2; r++)
         if (s->one.has & (1ull << r))
-            *(r == 0 ? &p->nz_cpu : &p->nz_mem) += s->one.v[r];
+            *(r == 0 ? &p->nz_cpu : &p->nz_mem) = ebb_q_add(r == 0 ? p->nz_cpu : p->nz_mem, s->one.v[r]);
     racc_add(&s->app, &s->one);
     return racc_emit(d, &s->app, &p->requests);
 }

@@ -28,8 +28,10 @@ static int bucket(double u)
 {
     if (u > 100.0)
         return 10;
+    if (!(u >= 0.0))
+        return 0;   /* negative (from negative quantities) or NaN: no conversion of it */
     int b = (int)(u / 10.0);
-    return b < 0 ? 0 : b > 9 ? 9 : b;
+    return b > 9 ? 9 : b;
 }
 
 /* Every text of the report goes out through here: names, messages and

@@ -1,8 +1,9 @@
 -- What ebb writes is valid whatever a strategy or an object puts in it: the
 -- JSON plan is UTF-8 a strict reader takes (spec/strict_json.py), a NUL in a
 -- note is kept, the table, the log, `ebb test`'s output and the HTML report
--- hold one record per line and no control byte, and error messages that would
--- be too long end in an ellipsis. Each hostile string is tried in every place a strategy can put
+-- hold one record per line and no control byte, error messages that would be
+-- too long end in an ellipsis, and quantities past int64 saturate instead of
+-- wrapping. Each hostile string is tried in every place a strategy can put
 -- text: notes (with a node name), eviction reasons, an evictor's refusal, an
 -- evictor's patch, a plugin error, print and ebb.log.
 local h = require("spec.helpers")
@@ -252,6 +253,59 @@ describe("error messages", function()
     assert.is_nil(bad_line(ls[1]), ls[1])
     assert.matches("Evil\\x1b%[2Jxxxx", ls[1])
     assert.matches("\u{2026}$", ls[1])
+  end)
+end)
+
+describe("quantities past int64", function()
+  local big
+
+  setup(function()
+    local text = assert(S.read(SNAP))
+    -- web-7d4b9c-x2k9p on node-a asks for 1e400 of cpu and memory
+    local n
+    text, n = text:gsub('("name": "web%-7d4b9c%-x2k9p".-"requests": {)(.-)(})',
+      '%1"cpu": "1e400", "memory": "1e400"%3', 1)
+    assert.equal(1, n)
+    big = os.tmpname()
+    S.write(big, text)
+  end)
+  teardown(function() os.remove(big) end)
+
+  it("saturate: utilization is a large positive number in JSON and in the table", function()
+    local pol = os.tmpname()
+    S.write(pol, h.policy{ plugins = { { name = "PodLifeTime", args = { maxPodLifeTimeSeconds = 600 } } } })
+    local code, out, err = run(string.format("%s simulate --snapshot %s --policy %s --now %s --output json",
+      EBB, big, pol, h.NOW))
+    assert.equal(0, code, err)
+    local scode, doc = strict(out)
+    assert.equal(0, scode, doc)
+    -- before: PodLifeTime evicts that pod
+    local cpu = assert(doc:match('"before": {"cpu": ([^,]+), "memory": [^,]+, "pods": [^}]+}, "name": "node%-a"'),
+      doc)
+    assert.is_true(tonumber(cpu) > 1e6, cpu)
+    code, out, err = run(string.format("%s simulate --snapshot %s --policy %s --now %s", EBB, big, pol, h.NOW))
+    os.remove(pol)
+    assert.equal(0, code, err)
+    assert.is_nil(out:match("\nnode%-a [^\n]*%-%d"), out)
+  end)
+
+  it("saturate in what a strategy reads", function()
+    local src = [[
+local ebb = require("ebb")
+return { name = "Big", deschedule = function(ctx, nodes)
+  for _, pod in ebb.pods(nodes):iter() do
+    local r = pod.requests
+    ebb.note(pod.name .. " " .. tostring(r.cpu) .. " " .. tostring(r.memory))
+  end
+end }]]
+    local d = h.plugin_dir({ ["big.lua"] = src })
+    local plan = h.simulate{ snapshot = big, plugin = "Big", policy_dirs = { d } }
+    h.rmdir(d)
+    local found
+    for _, m in ipairs(plan:note_messages()) do
+      if m:find("^web%-7d4b9c%-x2k9p ") then found = m end
+    end
+    assert.equal("web-7d4b9c-x2k9p " .. math.maxinteger .. " " .. math.maxinteger, found)
   end)
 end)
 
