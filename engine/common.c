@@ -10,6 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "ebb/common.h"
 #include "vec.h"
 
@@ -33,20 +35,32 @@ const char *ebb_strerror(int rc)
     }
 }
 
+/* Messages are formatted into this much before they are escaped: more than
+ * any of ebb_error's fields holds, so a longer one is always cut visibly. */
+#define ERROR_RAW_MAX 4096
+
 int ebb_error_set(struct ebb_error *err, int code, const char *file, int line,
                   const char *field, const char *fmt, ...)
 {
+    char raw[ERROR_RAW_MAX], where[sizeof(err->file)], name[sizeof(err->field)];
     va_list ap;
+    int n;
 
     if (err == NULL)
         return code;
+    /* through copies: `file`, `field` and the arguments may be err's own */
+    ebb_escape(where, sizeof(where), file ? file : "", file ? strlen(file) : 0, EBB_ESC_LINE);
+    ebb_escape(name, sizeof(name), field ? field : "", field ? strlen(field) : 0, EBB_ESC_LINE);
+    va_start(ap, fmt);
+    n = vsnprintf(raw, sizeof(raw), fmt, ap);
+    va_end(ap);
     err->code = code;
     err->line = line;
-    snprintf(err->file, sizeof(err->file), "%s", file ? file : "");
-    snprintf(err->field, sizeof(err->field), "%s", field ? field : "");
-    va_start(ap, fmt);
-    vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-    va_end(ap);
+    memcpy(err->file, where, sizeof(where));
+    memcpy(err->field, name, sizeof(name));
+    /* a message cut here is longer than err->msg: escaping it cuts it again, with the ellipsis */
+    ebb_escape(err->msg, sizeof(err->msg), raw,
+               n < 0 ? 0 : (size_t)n >= sizeof(raw) ? sizeof(raw) - 1 : (size_t)n, EBB_ESC_LINE);
     return code;
 }
 
@@ -56,59 +70,113 @@ void ebb_error_clear(struct ebb_error *err)
         memset(err, 0, sizeof(*err));
 }
 
-static void append(char *buf, size_t len, size_t *off, const char *fmt, ...)
-{
-    va_list ap;
-    int k;
-
-    if (*off + 1 >= len)
-        return;
-    va_start(ap, fmt);
-    k = vsnprintf(buf + *off, len - *off, fmt, ap);
-    va_end(ap);
-    if (k > 0)
-        *off = (size_t)k >= len - *off ? len - 1 : *off + (size_t)k;
-}
-
 void ebb_error_format(const struct ebb_error *err, char *buf, size_t len)
 {
-    size_t off = 0;
+    /* every part is escaped already (ebb_error_set): this only joins them */
+    char whole[sizeof(err->file) + sizeof(err->field) + sizeof(err->msg) + 32];
+    const char *msg = err->msg[0] ? err->msg : ebb_strerror(err->code);
+    size_t where = 0;
+    int n;
 
     if (len == 0)
         return;
-    buf[0] = '\0';
-    if (err->file[0] != '\0') {
-        append(buf, len, &off, "%s", err->file);
-        if (err->line > 0)
-            append(buf, len, &off, ":%d", err->line);
-        append(buf, len, &off, "%s", ": ");
+    if (err->file[0] != '\0')
+        where = (size_t)snprintf(whole, sizeof(whole), err->line > 0 ? "%s:%d: " : "%s: ", err->file,
+                                 err->line);
+    /* a Lua message carries "file:line: " itself: say it once */
+    if (err->field[0] == '\0' && where > 0 && strncmp(msg, whole, where) == 0)
+        msg += where;
+    n = snprintf(whole + where, sizeof(whole) - where, "%s%s%s", err->field,
+                 err->field[0] != '\0' ? ": " : "", msg);
+    n = n < 0 ? 0 : n;
+    ebb_escape(buf, len, whole, where + (size_t)n < sizeof(whole) ? where + (size_t)n : sizeof(whole) - 1,
+               EBB_ESC_LINE);
+}
+
+/* One record: "ebb: LEVEL: " and `len` bytes of `text` escaped for a line,
+ * at most EBB_LOG_MAX bytes and its newline, written whole. */
+static void log_record(int level, const char *text, size_t len)
+{
+    static const char *names[] = { "error", "warning", "info", "debug" };
+    char stack[1024], *line = NULL;
+    size_t cap = EBB_LOG_MAX + 2, n;
+
+    /* the counting pass stops at EBB_LOG_MAX: a huge text costs no more */
+    if (ebb_escape(NULL, EBB_LOG_MAX + 1, text, len, EBB_ESC_LINE) + 32 > sizeof(stack))
+        line = malloc(cap);
+    if (line == NULL) {
+        /* short, or out of memory: then the record is cut, still with its ellipsis */
+        line = stack;
+        cap = sizeof(stack);
     }
-    if (err->field[0] != '\0')
-        append(buf, len, &off, "%s: ", err->field);
-    {
-        const char *msg = err->msg[0] ? err->msg : ebb_strerror(err->code);
-        /* a Lua message carries "file:line: " itself: say it once */
-        size_t where = strlen(buf);
-        if (err->field[0] == '\0' && where > 0 && strncmp(msg, buf, where) == 0)
-            msg += where;
-        append(buf, len, &off, "%s", msg);
-    }
+    n = (size_t)snprintf(line, cap, "ebb: %s: ", names[level < 0 ? 0 : level > 3 ? 3 : level]);
+    n += ebb_escape(line + n, cap - 1 - n, text, len, EBB_ESC_LINE);
+    line[n++] = '\n';
+    flockfile(stderr);   /* one record at a time from any thread (ebb run has two) */
+    fwrite(line, 1, n, stderr);
+    funlockfile(stderr);
+    if (line != stack)
+        free(line);
 }
 
 void ebb_log(int level, const char *fmt, ...)
 {
-    static const char *names[] = { "error", "warning", "info", "debug" };
+    char stack[1024], *msg = stack;
     va_list ap;
+    int n;
 
     if (level > ebb_log_level)
         return;
-    flockfile(stderr);   /* one line at a time from any thread (ebb run has two) */
-    fprintf(stderr, "ebb: %s: ", names[level < 0 ? 0 : level > 3 ? 3 : level]);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    n = vsnprintf(stack, sizeof(stack), fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
-    funlockfile(stderr);
+    if (n < 0)
+        return;
+    if ((size_t)n >= sizeof(stack)) {
+        /* past EBB_LOG_MAX the record is cut anyway: format no more than that */
+        size_t want = (size_t)n < EBB_LOG_MAX + 1 ? (size_t)n + 1 : EBB_LOG_MAX + 2;
+        if ((msg = malloc(want)) == NULL) {
+            msg = stack;
+            n = sizeof(stack) - 1;
+        } else {
+            va_start(ap, fmt);
+            vsnprintf(msg, want, fmt, ap);
+            va_end(ap);
+            n = (int)(want - 1);
+        }
+    }
+    log_record(level, msg, (size_t)n);
+    if (msg != stack)
+        free(msg);
+}
+
+void ebb_log_text(int level, const char *prefix, const char *text, size_t len)
+{
+    char stack[1024], *joined = stack;
+    size_t plen = prefix ? strlen(prefix) : 0, n;
+
+    if (level > ebb_log_level)
+        return;
+    if (text == NULL)
+        len = 0;
+    /* past EBB_LOG_MAX bytes the record is cut anyway: join no more than that */
+    if (plen > EBB_LOG_MAX + 1)
+        plen = EBB_LOG_MAX + 1;
+    if (len > EBB_LOG_MAX + 1 - plen)
+        len = EBB_LOG_MAX + 1 - plen;
+    n = plen + len;
+    if (n > sizeof(stack) && (joined = malloc(n)) == NULL) {
+        joined = stack;
+        n = sizeof(stack);
+        if (plen > n)
+            plen = n;
+        len = n - plen;
+    }
+    memcpy(joined, prefix ? prefix : "", plen);
+    memcpy(joined + plen, text ? text : "", len);
+    log_record(level, joined, n);
+    if (joined != stack)
+        free(joined);
 }
 
 static int digits(const char **p, int n, int *out)
@@ -526,38 +594,229 @@ fail:
     return rc;
 }
 
+/* The character at p (n > 0 bytes left): its length, and its code point in
+ * *cp; 0 when the byte at p starts no well-formed character (RFC 3629: no
+ * overlong form, no surrogate, at most U+10FFFF, no sequence cut short). */
+static size_t utf8_char(const unsigned char *p, size_t n, uint32_t *cp)
+{
+    uint32_t c = p[0], v, min;
+    size_t k;
+
+    if (c < 0x80) {
+        *cp = c;
+        return 1;
+    }
+    if (c >= 0xC2 && c <= 0xDF)
+        k = 1, v = c & 0x1F, min = 0x80;
+    else if (c >= 0xE0 && c <= 0xEF)
+        k = 2, v = c & 0x0F, min = 0x800;
+    else if (c >= 0xF0 && c <= 0xF4)
+        k = 3, v = c & 0x07, min = 0x10000;
+    else
+        return 0;
+    if (n <= k)
+        return 0;
+    for (size_t i = 1; i <= k; i++) {
+        if ((p[i] & 0xC0) != 0x80)
+            return 0;
+        v = v << 6 | (p[i] & 0x3F);
+    }
+    if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
+        return 0;
+    *cp = v;
+    return k + 1;
+}
+
 bool ebb_utf8_valid(const char *s, size_t n)
 {
     const unsigned char *p = (const unsigned char *)s, *end = p + n;
+    uint32_t cp;
 
     while (p < end) {
-        unsigned c = *p, cp, min;
-        size_t k;
-        if (c < 0x80) {
-            if (c == 0)
-                return false;
-            p++;
-            continue;
-        }
-        if (c >= 0xC2 && c <= 0xDF) {
-            k = 1, cp = c & 0x1F, min = 0x80;
-        } else if (c >= 0xE0 && c <= 0xEF) {
-            k = 2, cp = c & 0x0F, min = 0x800;
-        } else if (c >= 0xF0 && c <= 0xF4) {
-            k = 3, cp = c & 0x07, min = 0x10000;
-        } else {
+        size_t k = utf8_char(p, (size_t)(end - p), &cp);
+        if (k == 0 || cp == 0)
             return false;
-        }
-        if ((size_t)(end - p) <= k)
-            return false;
-        for (size_t i = 1; i <= k; i++) {
-            if ((p[i] & 0xC0) != 0x80)
-                return false;
-            cp = cp << 6 | (p[i] & 0x3F);
-        }
-        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-            return false;
-        p += k + 1;
+        p += k;
     }
     return true;
+}
+
+/* ---- escaping (see ebb/common.h) ------------------------------------------------ */
+
+/* Where escaped text goes: buf NULL only counts (up to `limit`). `mark` is
+ * the length after the last piece that still leaves room for the ellipsis. */
+struct esc_out {
+    char *buf;
+    size_t n, limit, mark;
+    bool full;
+};
+
+#define ELLIPSIS "\xe2\x80\xa6"   /* U+2026 */
+#define REPLACEMENT "\xef\xbf\xbd" /* U+FFFD */
+
+static void put(struct esc_out *o, const char *piece, size_t k)
+{
+    if (o->full)
+        return;
+    if (k > o->limit - o->n) {
+        o->full = true;
+        return;
+    }
+    if (o->buf != NULL)
+        memcpy(o->buf + o->n, piece, k);
+    o->n += k;
+    if (o->limit - o->n >= sizeof(ELLIPSIS) - 1)
+        o->mark = o->n;
+}
+
+/* The code points EBB_ESC_LINE writes as \uHHHH although they are valid:
+ * C1 controls (U+009B is CSI to a terminal), line and paragraph separators,
+ * and the bidirectional embeddings, overrides and isolates that make a
+ * terminal show text in another order than it is. */
+static bool line_unsafe(uint32_t cp)
+{
+    return (cp >= 0x80 && cp <= 0x9F) || cp == 0x2028 || cp == 0x2029 ||
+           (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
+static void esc_char(struct esc_out *o, const char *p, size_t k, uint32_t cp, enum ebb_esc how)
+{
+    char tmp[16];
+    int m;
+
+    if (k == 0) {
+        put(o, REPLACEMENT, sizeof(REPLACEMENT) - 1);
+        return;
+    }
+    switch (how) {
+    case EBB_ESC_UTF8:
+        break;
+    case EBB_ESC_JSON:
+        if (cp == '"' || cp == '\\') {
+            tmp[0] = '\\', tmp[1] = (char)cp;
+            put(o, tmp, 2);
+            return;
+        }
+        if (cp < 0x20 || cp == 0x2028 || cp == 0x2029) {
+            const char *named = cp == '\n' ? "\\n" : cp == '\r' ? "\\r" : cp == '\t' ? "\\t"
+                              : cp == '\b' ? "\\b" : cp == '\f' ? "\\f" : NULL;
+            if (named != NULL) {
+                put(o, named, 2);
+            } else {
+                m = snprintf(tmp, sizeof(tmp), "\\u%04x", (unsigned)cp);
+                put(o, tmp, (size_t)m);
+            }
+            return;
+        }
+        break;
+    case EBB_ESC_LINE:
+    case EBB_ESC_HTML:
+        if (cp < 0x20 || cp == 0x7F) {
+            const char *named = cp == '\n' ? "\\n" : cp == '\r' ? "\\r" : cp == '\t' ? "\\t" : NULL;
+            if (named != NULL) {
+                put(o, named, 2);
+            } else {
+                m = snprintf(tmp, sizeof(tmp), "\\x%02x", (unsigned)cp);
+                put(o, tmp, (size_t)m);
+            }
+            return;
+        }
+        if (line_unsafe(cp)) {
+            m = snprintf(tmp, sizeof(tmp), "\\u%04x", (unsigned)cp);
+            put(o, tmp, (size_t)m);
+            return;
+        }
+        if (how == EBB_ESC_HTML) {
+            const char *ref = cp == '&' ? "&amp;" : cp == '<' ? "&lt;" : cp == '>' ? "&gt;"
+                            : cp == '"' ? "&quot;" : cp == '\'' ? "&#39;" : NULL;
+            if (ref != NULL) {
+                put(o, ref, strlen(ref));
+                return;
+            }
+        }
+        break;
+    }
+    put(o, p, k);
+}
+
+size_t ebb_escape(char *buf, size_t cap, const char *s, size_t len, enum ebb_esc how)
+{
+    const unsigned char *p = (const unsigned char *)s, *end = p + len;
+    struct esc_out o = { .buf = buf, .limit = cap > 0 ? cap - 1 : 0 };
+
+    if (s == NULL)
+        len = 0, p = end = NULL;
+    while (p < end && !o.full) {
+        uint32_t cp = 0xFFFD;
+        size_t k = utf8_char(p, (size_t)(end - p), &cp);
+        esc_char(&o, (const char *)p, k, cp, how);
+        p += k ? k : 1;
+    }
+    if (o.full && o.limit >= sizeof(ELLIPSIS) - 1) {
+        /* back to the last piece that leaves room, then say it was cut */
+        o.n = o.mark;
+        o.full = false;
+        put(&o, ELLIPSIS, sizeof(ELLIPSIS) - 1);
+    }
+    if (buf != NULL && cap > 0)
+        buf[o.n] = '\0';
+    return o.n;
+}
+
+char *ebb_escape_dup(const char *s, size_t len, enum ebb_esc how, size_t max, size_t *outlen)
+{
+    size_t limit = max ? max : SIZE_MAX - 1, n;
+    char *out;
+
+    /* the counting pass stops at the limit, so a cut text costs O(max) */
+    n = ebb_escape(NULL, limit + 1, s, len, how);
+    if ((out = malloc(n + 1)) == NULL)
+        return NULL;
+    /* n + 1: the same cut as the count made (the text fits exactly, or ends in the ellipsis) */
+    ebb_escape(out, n + 1, s, len, how);
+    if (outlen != NULL)
+        *outlen = n;
+    return out;
+}
+
+struct cJSON *ebb_json_text(const char *s, size_t len)
+{
+    char *lit, *body;
+    size_t n;
+    cJSON *item;
+
+    if (s == NULL)
+        return cJSON_CreateNull();
+    if ((body = ebb_escape_dup(s, len, EBB_ESC_JSON, 0, &n)) == NULL)
+        return NULL;
+    if ((lit = malloc(n + 3)) == NULL) {
+        free(body);
+        return NULL;
+    }
+    lit[0] = '"';
+    memcpy(lit + 1, body, n);
+    lit[n + 1] = '"';
+    lit[n + 2] = '\0';
+    free(body);
+    /* a raw item: cJSON prints it as it is, and its own strings stop at a NUL */
+    item = cJSON_CreateRaw(lit);
+    free(lit);
+    return item;
+}
+
+char *ebb_json_print(const struct cJSON *item, bool pretty)
+{
+    char *text, *out;
+
+    if (item == NULL)
+        return NULL;
+    if ((text = pretty ? cJSON_Print(item) : cJSON_PrintUnformatted(item)) == NULL)
+        return NULL;
+    /* cJSON escapes quotes and controls and copies every other byte: the
+     * only thing left to make valid is a string's bytes that are not UTF-8 */
+    if (ebb_utf8_valid(text, strlen(text)))
+        return text;
+    out = ebb_escape_dup(text, strlen(text), EBB_ESC_UTF8, 0, NULL);
+    free(text);
+    return out;
 }

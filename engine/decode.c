@@ -90,18 +90,19 @@ static void format_path(const struct dec *d, const char *last, char *buf, size_t
 __attribute__((format(printf, 4, 5)))
 static int fail(struct dec *d, int code, const char *last, const char *fmt, ...)
 {
+    /* larger than ebb_error's: what is longer is cut there, with an ellipsis */
+    char field[1024], msg[2048];
     va_list ap;
 
     if (d->err == NULL)
         return code;
-    d->err->code = code;
-    d->err->line = 0;
-    d->err->file[0] = '\0';
-    format_path(d, last, d->err->field, sizeof(d->err->field));
+    format_path(d, last, field, sizeof(field));
     va_start(ap, fmt);
-    vsnprintf(d->err->msg, sizeof(d->err->msg), fmt, ap);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    return code;
+    /* through ebb_error_set: escaped like every error message (a value quoted
+     * in it is an object's) */
+    return ebb_error_set(d->err, code, NULL, 0, field, "%s", msg);
 }
 
 static int nomem(struct dec *d)
@@ -1181,20 +1182,21 @@ struct podsum {
 static void nz_app(struct podsum *s, const int64_t *v)
 {
     for (int r = 0; r < 2; r++)
-        s->nz_app[r] += v[r] < 0 ? (r == 0 ? NZ_CPU : NZ_MEM) : v[r];
+        s->nz_app[r] = ebb_q_add(s->nz_app[r], v[r] < 0 ? (r == 0 ? NZ_CPU : NZ_MEM) : v[r]);
 }
 
 static void nz_init(struct podsum *s, const int64_t *v, bool sidecar)
 {
     for (int r = 0; r < 2; r++) {
         int64_t x = v[r] < 0 ? (r == 0 ? NZ_CPU : NZ_MEM) : v[r];
+        /* sums of quantities saturate (ebb/quantity.h) */
         if (sidecar) {
-            s->nz_app[r] += x;
-            s->nz_side[r] += x;
+            s->nz_app[r] = ebb_q_add(s->nz_app[r], x);
+            s->nz_side[r] = ebb_q_add(s->nz_side[r], x);
             if (s->nz_side[r] > s->nz_init[r])
                 s->nz_init[r] = s->nz_side[r];
-        } else if (x + s->nz_side[r] > s->nz_init[r]) {
-            s->nz_init[r] = x + s->nz_side[r];
+        } else if (ebb_q_add(x, s->nz_side[r]) > s->nz_init[r]) {
+            s->nz_init[r] = ebb_q_add(x, s->nz_side[r]);
         }
     }
 }
@@ -1355,7 +1357,7 @@ static int pod_requests(struct dec *d, const cJSON *spec, struct ebb_pod *p, str
         return rc;
     for (int r = 0; r < 2; r++)
         if (s->one.has & (1ull << r))
-            *(r == 0 ? &p->nz_cpu : &p->nz_mem) += s->one.v[r];
+            *(r == 0 ? &p->nz_cpu : &p->nz_mem) = ebb_q_add(r == 0 ? p->nz_cpu : p->nz_mem, s->one.v[r]);
     racc_add(&s->app, &s->one);
     return racc_emit(d, &s->app, &p->requests);
 }

@@ -28,7 +28,7 @@ static bool fits_requests(struct ebb_cache *c, const struct ebb_pod *pod,
             return false;
         }
     }
-    if (ebb_res_get(&node->allocatable, EBB_RES_PODS) - (int64_t)pv->nactive <= 0) {
+    if (ebb_q_sub(ebb_res_get(&node->allocatable, EBB_RES_PODS), (int64_t)pv->nactive) <= 0) {
         if (why)
             *why = "insufficient pods";
         return false;

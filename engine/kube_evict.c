@@ -9,8 +9,13 @@
 
 #include "ebb/kube_evict.h"
 
-/* The API server refuses an Event whose note is longer. */
-#define NOTE_MAX 1024
+/* What the API server accepts in an events.k8s.io/v1 Event
+ * (ValidateEventCreate): a note of at most 1 KiB (ebb keeps it under),
+ * reason, action and reportingInstance of at most 128 bytes. */
+#define NOTE_MAX 1023
+#define EVENT_FIELD_MAX 128
+/* What a note is composed in before it is escaped and cut to NOTE_MAX. */
+#define NOTE_RAW 4096
 
 struct ebb_kube_evict {
     struct ebb_kube *kube;
@@ -56,15 +61,32 @@ static void micro_time(char *buf, size_t len)
 static void event_name(char *buf, size_t len, const char *object)
 {
     struct timespec ts;
+    int n;
 
     clock_gettime(CLOCK_REALTIME, &ts);
-    snprintf(buf, len, "%.200s.%llx", object,
+    /* a name cut to 200 must still end in a letter or digit: "x-." is no
+     * DNS subdomain, and the API server would refuse the Event */
+    n = snprintf(buf, len, "%.200s", object);
+    while (n > 1 && (buf[n - 1] == '-' || buf[n - 1] == '.'))
+        n--;
+    snprintf(buf + n, len - (size_t)n, ".%llx",
              (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec);
+}
+
+/* A text of an Event, escaped for a line and cut to `cap` - 1 bytes with an
+ * ellipsis: whatever a script, an object or a server put in it, it is
+ * UTF-8 the API server keeps as it is (it would turn bytes that are not into
+ * U+FFFD, three bytes each, past the limit), one line in kubectl's output,
+ * and within the limit of its field. */
+static void event_text(char *buf, size_t cap, const char *s)
+{
+    ebb_escape(buf, cap, s ? s : "", s ? strlen(s) : 0, EBB_ESC_LINE);
 }
 
 char *ebb_kube_event_body(const struct ebb_kube_event *e)
 {
-    char now[64], name[256], note[NOTE_MAX];
+    char now[64], name[256], note[NOTE_MAX + 1], reason[EVENT_FIELD_MAX + 1],
+        action[EVENT_FIELD_MAX + 1], instance[EVENT_FIELD_MAX + 1];
     cJSON *o, *meta, *reg;
     char *body;
 
@@ -72,7 +94,11 @@ char *ebb_kube_event_body(const struct ebb_kube_event *e)
         return NULL;
     micro_time(now, sizeof(now));
     event_name(name, sizeof(name), e->name);
-    snprintf(note, sizeof(note), "%s", e->note ? e->note : "");
+    /* the Event's texts go through here, and only here */
+    event_text(note, sizeof(note), e->note);
+    event_text(reason, sizeof(reason), e->reason);
+    event_text(action, sizeof(action), e->action);
+    event_text(instance, sizeof(instance), e->instance ? e->instance : "ebb");
     cJSON_AddStringToObject(o, "apiVersion", "events.k8s.io/v1");
     cJSON_AddStringToObject(o, "kind", "Event");
     meta = cJSON_AddObjectToObject(o, "metadata");
@@ -80,9 +106,9 @@ char *ebb_kube_event_body(const struct ebb_kube_event *e)
     cJSON_AddStringToObject(meta, "namespace", e->ns);
     cJSON_AddStringToObject(o, "eventTime", now);
     cJSON_AddStringToObject(o, "reportingController", "ebb");
-    cJSON_AddStringToObject(o, "reportingInstance", e->instance ? e->instance : "ebb");
-    cJSON_AddStringToObject(o, "action", e->action);
-    cJSON_AddStringToObject(o, "reason", e->reason);
+    cJSON_AddStringToObject(o, "reportingInstance", instance);
+    cJSON_AddStringToObject(o, "action", action);
+    cJSON_AddStringToObject(o, "reason", reason);
     cJSON_AddStringToObject(o, "type", e->type);
     cJSON_AddStringToObject(o, "note", note);
     reg = cJSON_AddObjectToObject(o, "regarding");
@@ -92,19 +118,29 @@ char *ebb_kube_event_body(const struct ebb_kube_event *e)
     cJSON_AddStringToObject(reg, "name", e->name);
     if (e->uid)
         cJSON_AddStringToObject(reg, "uid", e->uid);
-    body = cJSON_PrintUnformatted(o);
+    body = ebb_json_print(o, false);
     cJSON_Delete(o);
     return body;
 }
 
+/* The Eviction's "reason" annotation holds the strategy's reason (at most
+ * 1 KiB, lua_ebb.c) and who asked, escaped for a line: whole, even when
+ * every byte becomes a four-byte escape. */
+#define REASON_RAW 2048
+#define REASON_ANNOTATION_MAX (4 * REASON_RAW)
+
 char *ebb_kube_eviction_body(const struct ebb_eviction *ev)
 {
-    char reason[512];
+    char raw[REASON_RAW], reason[REASON_ANNOTATION_MAX];
     cJSON *o, *meta, *ann, *del;
     char *body;
+    int n;
 
-    snprintf(reason, sizeof(reason), "triggered by %s/%s%s%s", ev->profile, ev->plugin,
-             ev->reason ? ": " : "", ev->reason ? ev->reason : "");
+    n = snprintf(raw, sizeof(raw), "triggered by %s/%s%s%s", ev->profile, ev->plugin,
+                 ev->reason ? ": " : "", ev->reason ? ev->reason : "");
+    /* a reason cut in raw is longer than reason holds: it is cut again, with the ellipsis */
+    ebb_escape(reason, sizeof(reason), raw, n < 0 ? 0 : (size_t)n >= sizeof(raw) ? sizeof(raw) - 1 : (size_t)n,
+               EBB_ESC_LINE);
     if ((o = cJSON_CreateObject()) == NULL)
         return NULL;
     cJSON_AddStringToObject(o, "apiVersion", "policy/v1");
@@ -119,7 +155,7 @@ char *ebb_kube_eviction_body(const struct ebb_eviction *ev)
         del = cJSON_AddObjectToObject(o, "deleteOptions");
         cJSON_AddNumberToObject(del, "gracePeriodSeconds", (double)ev->grace_period);
     }
-    body = cJSON_PrintUnformatted(o);
+    body = ebb_json_print(o, false);
     cJSON_Delete(o);
     return body;
 }
@@ -227,7 +263,7 @@ static void post_event(struct ebb_kube_evict *ke, const struct ebb_kube_event *e
 static void pod_event(struct ebb_kube_evict *ke, const struct ebb_eviction *ev, bool ok,
                       const char *error)
 {
-    char note[NOTE_MAX];
+    char note[NOTE_RAW];   /* cut to what the API takes, with an ellipsis: ebb_kube_event_body */
     struct ebb_kube_event e = {
         .ns = ev->ns, .name = ev->name, .uid = ev->uid, .type = ok ? "Normal" : "Warning",
         .reason = ok ? (ev->plugin ? ev->plugin : "NotSet") : "EvictionFailed",
@@ -245,13 +281,12 @@ void ebb_kube_evict_self_event(struct ebb_kube_evict *ke, const char *type, cons
                                const char *note)
 {
     const char *pod = getenv("POD_NAME"), *ns = getenv("POD_NAMESPACE");
-    char cut[501];
+    /* the note is cut to what the API takes, with an ellipsis: ebb_kube_event_body */
     struct ebb_kube_event e = { .ns = ns, .name = pod, .type = type, .reason = reason,
-                                .action = reason, .note = cut };
+                                .action = reason, .note = note };
 
     if (ke == NULL || pod == NULL || ns == NULL || pod[0] == '\0' || ns[0] == '\0')
         return;
-    snprintf(cut, sizeof(cut), "%.500s", note);
     e.instance = ke->identity ? ke->identity : pod;
     post_event(ke, &e);
 }

@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "ebb/quantity.h"
 #include "ebb/snapshot.h"
 #include "ebb/watch.h"
 #include "map.h"
@@ -325,7 +326,8 @@ static void apply_metrics_page(struct informer *i, const char *body, size_t len)
             for (uint16_t k = 0; old && k < o.u.node_metrics->usage.n; k++) {
                 struct ebb_rq *q = &o.u.node_metrics->usage.q[k];
                 if (ebb_res_has(&old->usage, q->id))
-                    q->v = (int64_t)(0.9 * (double)ebb_res_get(&old->usage, q->id) + 0.1 * (double)q->v + 0.5);
+                    /* saturated, never converted out of range (ebb/quantity.h) */
+                    q->v = ebb_q_of_double(0.9 * (double)ebb_res_get(&old->usage, q->id) + 0.1 * (double)q->v + 0.5);
             }
         }
         key_of(o.kind, o.u.any, &ns, &name);

@@ -325,9 +325,9 @@ static int measure_koord(struct ebb_la_set *s, struct ebb_la_node *ln,
         int64_t u = ebb_res_get(&km->system_usage, id), pu = 0;
         for (uint32_t k = 0; k < km->npods; k++) {
             int64_t v = ebb_res_get(&km->pods[k].usage, id);
-            u += v;
+            u = ebb_q_add(u, v);   /* quantities saturate (ebb/quantity.h) */
             if (v != 0 && is_prod_pod_of(s->cache, km->pods[k].ns, km->pods[k].name, ln->node))
-                pu += v;
+                pu = ebb_q_add(pu, v);
         }
         ln->usage[i] = u;
         ln->prod[i] = pu;
@@ -359,7 +359,7 @@ static int measure_metrics(struct ebb_la_set *s, struct ebb_la_node *ln,
         k++;
         if (ebb_koord_priority_class(p) == EBB_KPRIO_PROD)
             for (int i = 0; i < s->nres; i++)
-                ln->prod[i] += ebb_res_get(&pm->usage, s->res[i]);
+                ln->prod[i] = ebb_q_add(ln->prod[i], ebb_res_get(&pm->usage, s->res[i]));
     }
     ln->npods = k;
     return index_pods(ln);
@@ -417,7 +417,7 @@ static double clamp_pct(double p)
  * int64(float64(threshold) * 0.01 * float64(capacity)). */
 static int64_t pct_of(int64_t alloc, double pct)
 {
-    return (int64_t)(pct * 0.01 * (double)alloc);
+    return ebb_q_of_double(pct * 0.01 * (double)alloc);   /* where Go's conversion is undefined: saturated */
 }
 
 double ebb_la_percent(const struct ebb_la_node *n, int i, bool prod)
@@ -719,6 +719,8 @@ size_t ebb_la_reason(const struct ebb_la_set *s, const struct ebb_la_node *n, bo
 
 /* ---- sources ---------------------------------------------------------------- */
 
+__extension__ typedef __int128 i128;
+
 /* mostRequestedScore: integer thousandths, the usage capped at capacity. */
 static int64_t most_requested(int64_t used, int64_t cap)
 {
@@ -726,7 +728,8 @@ static int64_t most_requested(int64_t used, int64_t cap)
         return 0;
     if (used > cap)
         used = cap;
-    return used * 1000 / cap;
+    /* exactly: usage and allocatable go up to 2^63 - 1, where used * 1000 wraps */
+    return (int64_t)((i128)used * 1000 / cap);
 }
 
 int64_t ebb_la_score(const struct ebb_la_set *s, const struct ebb_la_node *n,
@@ -738,8 +741,8 @@ int64_t ebb_la_score(const struct ebb_la_set *s, const struct ebb_la_node *n,
         return 0;
     for (int i = 0; i < s->nres; i++) {
         int64_t w = weights ? weights[i] : 0;
-        score += most_requested(prod ? n->prod[i] : n->usage[i], n->alloc[i]) * w;
-        wsum += w;
+        score = ebb_q_add(score, ebb_q_mul(most_requested(prod ? n->prod[i] : n->usage[i], n->alloc[i]), w));
+        wsum = ebb_q_add(wsum, w);
     }
     return wsum == 0 ? 0 : score / wsum;
 }
@@ -793,7 +796,8 @@ void ebb_la_available(const struct ebb_la_set *s, struct ebb_la_node *const *v, 
             continue;
         for (int i = 0; i < s->nres; i++)
             if (s->thresholded[i])
-                out[i] += prod ? ln->prod_high[i] - ln->prod[i] : ln->high[i] - ln->usage[i];
+                out[i] = ebb_q_add(out[i], prod ? ebb_q_sub(ln->prod_high[i], ln->prod[i])
+                                                : ebb_q_sub(ln->high[i], ln->usage[i]));
     }
 }
 
@@ -818,13 +822,13 @@ bool ebb_la_fits(struct ebb_la_set *s, const struct ebb_pod *p, const struct ebb
             used = prod ? t->prod : t->usage;
             thr = prod ? t->prod_high : t->high;
             for (int i = 0; i < s->nres && !exceeds; i++)
-                if (s->thresholded[i] && used[i] + ebb_res_get(usage, s->res[i]) > thr[i])
+                if (s->thresholded[i] && ebb_q_add(used[i], ebb_res_get(usage, s->res[i])) > thr[i])
                     exceeds = true;
             if (exceeds)
                 continue;   /* Koordinator adds, finds the excess and reverts */
             for (int i = 0; i < s->nres; i++)
                 if (s->thresholded[i])
-                    used[i] += ebb_res_get(usage, s->res[i]);
+                    used[i] = ebb_q_add(used[i], ebb_res_get(usage, s->res[i]));
         }
         if (chosen)
             *chosen = t;
@@ -857,7 +861,7 @@ static double usage_score(const struct ebb_la_set *s, const struct ebb_res *u, u
         if (i < 0 || !(m & (1u << i)))
             continue;
         score += pod_ratio_score(u->q[k].v, excess[i]) * (double)weights[i];
-        wsum += weights[i];
+        wsum = ebb_q_add(wsum, weights[i]);
     }
     return wsum == 0 ? 0 : score / (double)wsum;
 }
@@ -867,7 +871,8 @@ static uint32_t excess_of(const struct ebb_la_set *s, const struct ebb_la_node *
 {
     uint32_t m = ebb_la_over(s, n, prod);
     for (int i = 0; i < s->nres; i++)
-        excess[i] = (m & (1u << i)) ? (prod ? n->prod[i] - n->prod_high[i] : n->usage[i] - n->high[i]) : 0;
+        excess[i] = (m & (1u << i)) ? (prod ? ebb_q_sub(n->prod[i], n->prod_high[i])
+                                            : ebb_q_sub(n->usage[i], n->high[i])) : 0;
     return m;
 }
 
@@ -965,10 +970,10 @@ bool ebb_la_evicted(struct ebb_la_set *s, struct ebb_la_node *n, const struct eb
             continue;
         q = s->res[i] == EBB_RES_PODS ? 1 : ebb_res_get(u, s->res[i]);
         if (available)
-            available[i] -= q;
-        n->usage[i] -= q;
+            available[i] = ebb_q_sub(available[i], q);
+        n->usage[i] = ebb_q_sub(n->usage[i], q);
         if (prod)
-            n->prod[i] -= q;
+            n->prod[i] = ebb_q_sub(n->prod[i], q);
     }
     return true;
 }

@@ -974,40 +974,51 @@ static int l_now(lua_State *L)
 
 /* ebb.note(message [, node]) records a note in the plan under the running
  * plugin: a node skipped for lack of metrics, why a strategy stopped. At
- * most NOTE_MAX bytes each; what the notes keep counts toward the plugin's
- * memory cap for the cycle.                                  [-0, +0, e] */
+ * most NOTE_MAX bytes each, kept whole whatever they hold (a NUL, bytes that
+ * are not UTF-8: the plan's writers escape them); a node given by name is
+ * kept the same way. What the notes keep counts toward the plugin's memory
+ * cap for the cycle.                                        [-0, +0, e] */
 static int l_note(lua_State *L)
 {
     struct ebb_ctx *ctx = need_ctx(L);
-    size_t len;
+    size_t len, nlen = 0;
     const char *msg = luaL_checklstring(L, 1, &len);
     const char *node = NULL;
 
     if (len > NOTE_MAX)
         return luaL_argerror(L, 1, lua_pushfstring(L, "a note is at most %d bytes (got %I)",
                                                    NOTE_MAX, (lua_Integer)len));
-    if (lua_type(L, 2) == LUA_TSTRING)
-        node = lua_tostring(L, 2);
-    else if (!lua_isnoneornil(L, 2))
+    if (lua_type(L, 2) == LUA_TSTRING) {
+        node = lua_tolstring(L, 2, &nlen);
+        if (nlen > NOTE_MAX)
+            return luaL_argerror(L, 2, lua_pushfstring(L, "a node name is at most %d bytes (got %I)",
+                                                       NOTE_MAX, (lua_Integer)nlen));
+    } else if (!lua_isnoneornil(L, 2)) {
         node = ebb__lua_check_node(L, 2)->name;
-    ebb__vm_keep(L, len + (node ? strlen(node) : 0) + ENTRY_COST);
-    ebb_plan_add_note(&ctx->engine->plan, ctx->plugin ? ctx->plugin->def->name : NULL,
-                      ctx->profile->name, node, msg);
+        nlen = strlen(node);
+    }
+    ebb__vm_keep(L, len + nlen + ENTRY_COST);
+    ebb_plan_add_note_text(&ctx->engine->plan, ctx->plugin ? ctx->plugin->def->name : NULL,
+                           ctx->profile->name, node, nlen, msg, len);
     return 0;
 }
 
-/* ebb.log(level, message) with level "error"|"warn"|"info"|"debug"; the
- * log line keeps the first NOTE_MAX bytes.                   [-0, +0, e] */
+/* ebb.log(level, message) with level "error"|"warn"|"info"|"debug": one log
+ * record, escaped by the logger like every other (a NUL, a newline, an ESC
+ * cannot end it or forge another), cut with an ellipsis past EBB_LOG_MAX
+ * bytes.                                                     [-0, +0, e] */
 static int l_log(lua_State *L)
 {
     static const char *const levels[] = { "error", "warn", "info", "debug", NULL };
     int lvl = luaL_checkoption(L, 1, "info", levels);
     struct ebb_vm *vm = ebb__vm_of(L);
+    char prefix[160];
     size_t len;
     const char *msg = luaL_checklstring(L, 2, &len);
 
-    ebb_log(lvl, "[%s] %.*s%s", vm && vm->name ? vm->name : "lua",
-            (int)(len > NOTE_MAX ? NOTE_MAX : len), msg, len > NOTE_MAX ? " [cut]" : "");
+    /* plugin names are at most 128 safe characters (lua_plugin.c) */
+    snprintf(prefix, sizeof(prefix), "[%s] ", vm && vm->name ? vm->name : "lua");
+    ebb_log_text(lvl, prefix, msg, len);
     return 0;
 }
 

@@ -33,6 +33,15 @@ static void setstr(lua_State *L, const char *k, const char *v)
     }
 }
 
+/* A text of the plan that may hold NUL bytes: with its length. */
+static void setlstr(lua_State *L, const char *k, const char *v, size_t len)
+{
+    if (v != NULL) {
+        lua_pushlstring(L, v, len);
+        lua_setfield(L, -2, k);
+    }
+}
+
 static void push_util(lua_State *L, const double *u)
 {
     lua_createtable(L, 0, 3);
@@ -57,7 +66,7 @@ static void push_plan(lua_State *L, const struct ebb_plan *p)
         setstr(L, "node", e->node);
         setstr(L, "plugin", e->plugin);
         setstr(L, "profile", e->profile);
-        setstr(L, "reason", e->reason ? e->reason : "");
+        setlstr(L, "reason", e->reason ? e->reason : "", e->reason ? ebb_str_len(e->reason) : 0);
         setstr(L, "action", e->action);
         setstr(L, "request", e->request);
         lua_pushinteger(L, e->cycle);
@@ -105,8 +114,8 @@ static void push_plan(lua_State *L, const struct ebb_plan *p)
         lua_createtable(L, 0, 5);
         setstr(L, "plugin", p->notes[i].plugin);
         setstr(L, "profile", p->notes[i].profile);
-        setstr(L, "node", p->notes[i].node);
-        setstr(L, "message", p->notes[i].message);
+        setlstr(L, "node", p->notes[i].node, p->notes[i].node ? ebb_str_len(p->notes[i].node) : 0);
+        setlstr(L, "message", p->notes[i].message, p->notes[i].message_len);
         lua_pushinteger(L, p->notes[i].cycle);
         lua_setfield(L, -2, "cycle");
         lua_rawseti(L, -2, (lua_Integer)i + 1);

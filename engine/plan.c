@@ -8,6 +8,7 @@
 
 #include "ebb/cache.h"
 #include "ebb/plan.h"
+#include "ebb/quantity.h"
 #include "vec.h"
 
 void ebb_plan_init(struct ebb_plan *p)
@@ -143,6 +144,13 @@ int ebb_plan_add_skip(struct ebb_plan *p, const char *reason)
 int ebb_plan_add_note(struct ebb_plan *p, const char *plugin, const char *profile,
                       const char *node, const char *message)
 {
+    return ebb_plan_add_note_text(p, plugin, profile, node, node ? strlen(node) : 0, message,
+                                  message ? strlen(message) : 0);
+}
+
+int ebb_plan_add_note_text(struct ebb_plan *p, const char *plugin, const char *profile,
+                           const char *node, size_t node_len, const char *message, size_t len)
+{
     struct ebb_plan_note *n;
 
     if (ebb__grow((void **)&p->notes, &p->cap_notes, p->nnotes + 1, sizeof(*n)) != 0)
@@ -150,16 +158,18 @@ int ebb_plan_add_note(struct ebb_plan *p, const char *plugin, const char *profil
     n = &p->notes[p->nnotes++];
     n->plugin = ebb_str_cstr(plugin);
     n->profile = ebb_str_cstr(profile);
-    n->node = ebb_str_cstr(node);
-    n->message = dup_or_null(message);
+    n->node = node ? ebb_str_intern(node, node_len) : NULL;
+    n->message = NULL;
+    n->message_len = 0;
+    if (message != NULL && (n->message = malloc(len + 1)) != NULL) {
+        memcpy(n->message, message, len);
+        n->message[len] = '\0';
+        n->message_len = len;
+    }
     n->cycle = p->cycles;
     return 0;
 }
 
-static double pct(int64_t used, int64_t cap)
-{
-    return cap > 0 ? (double)used * 100.0 / (double)cap : 0.0;
-}
 
 int ebb_plan_snapshot_nodes(struct ebb_plan *p, struct ebb_cache *cache, bool before)
 {
@@ -187,9 +197,9 @@ int ebb_plan_snapshot_nodes(struct ebb_plan *p, struct ebb_cache *cache, bool be
             const struct ebb_podvec *pv = ebb_cache_pods_on_node(cache, nodes[j]->name);
             const struct ebb_res *a = &nodes[j]->allocatable;
             double u[3] = {
-                pct(pv->req[EBB_RES_CPU], ebb_res_get(a, EBB_RES_CPU)),
-                pct(pv->req[EBB_RES_MEMORY], ebb_res_get(a, EBB_RES_MEMORY)),
-                pct(pv->nactive, ebb_res_get(a, EBB_RES_PODS)),
+                ebb_q_percent(pv->req[EBB_RES_CPU], ebb_res_get(a, EBB_RES_CPU)),
+                ebb_q_percent(pv->req[EBB_RES_MEMORY], ebb_res_get(a, EBB_RES_MEMORY)),
+                ebb_q_percent(pv->nactive, ebb_res_get(a, EBB_RES_PODS)),
             };
             memcpy(before ? p->nodes[i].before : p->nodes[i].after, u, sizeof(u));
             if (before) {
@@ -206,19 +216,33 @@ int ebb_plan_snapshot_nodes(struct ebb_plan *p, struct ebb_cache *cache, bool be
 static cJSON *util_json(const double *u)
 {
     cJSON *o = cJSON_CreateObject();
-    /* two decimals are what a person reads; the value stays a number */
-    cJSON_AddNumberToObject(o, "cpu", (double)(int64_t)(u[0] * 100 + 0.5) / 100);
-    cJSON_AddNumberToObject(o, "memory", (double)(int64_t)(u[1] * 100 + 0.5) / 100);
-    cJSON_AddNumberToObject(o, "pods", (double)(int64_t)(u[2] * 100 + 0.5) / 100);
+    /* two decimals are what a person reads; the value stays a number, and
+     * one from saturated quantities stays as large as it is */
+    cJSON_AddNumberToObject(o, "cpu", ebb_q_round2(u[0]));
+    cJSON_AddNumberToObject(o, "memory", ebb_q_round2(u[1]));
+    cJSON_AddNumberToObject(o, "pods", ebb_q_round2(u[2]));
     return o;
+}
+
+/* Every text of the plan goes out through here: escaped whole (a NUL is
+ * \u0000, bytes that are not UTF-8 are U+FFFD), null when absent. */
+static void add_text(cJSON *o, const char *k, const char *v, size_t len)
+{
+    cJSON *item = ebb_json_text(v, len);
+
+    if (item != NULL)
+        cJSON_AddItemToObject(o, k, item);
 }
 
 static void add_str(cJSON *o, const char *k, const char *v)
 {
-    if (v)
-        cJSON_AddStringToObject(o, k, v);
-    else
-        cJSON_AddNullToObject(o, k);
+    add_text(o, k, v, v ? strlen(v) : 0);
+}
+
+/* An interned text, with its interned length. */
+static void add_istr(cJSON *o, const char *k, ebb_str v)
+{
+    add_text(o, k, v, v ? ebb_str_len(v) : 0);
 }
 
 cJSON *ebb_plan_json(const struct ebb_plan *p)
@@ -233,14 +257,15 @@ cJSON *ebb_plan_json(const struct ebb_plan *p)
         const struct ebb_plan_eviction *e = &p->evictions[i];
         cJSON *o = cJSON_CreateObject();
         add_str(o, "pod", e->pod);
-        add_str(o, "node", e->node);
-        add_str(o, "plugin", e->plugin);
-        add_str(o, "profile", e->profile);
-        add_str(o, "reason", e->reason ? e->reason : "");
+        add_istr(o, "node", e->node);
+        add_istr(o, "plugin", e->plugin);
+        add_istr(o, "profile", e->profile);
+        add_istr(o, "reason", e->reason ? e->reason : "");
         cJSON_AddNumberToObject(o, "cycle", e->cycle);
         if (e->action)
             add_str(o, "action", e->action);
         if (e->request) {
+            /* a body a script built: its strings are made valid when printed */
             cJSON *req = cJSON_Parse(e->request);
             if (req != NULL)
                 cJSON_AddItemToObject(o, "request", req);
@@ -252,9 +277,9 @@ cJSON *ebb_plan_json(const struct ebb_plan *p)
         const struct ebb_plan_refusal *r = &p->refusals[i];
         cJSON *o = cJSON_CreateObject();
         add_str(o, "pod", r->pod);
-        add_str(o, "node", r->node);
-        add_str(o, "plugin", r->plugin);
-        add_str(o, "profile", r->profile);
+        add_istr(o, "node", r->node);
+        add_istr(o, "plugin", r->plugin);
+        add_istr(o, "profile", r->profile);
         add_str(o, "why", r->why);
         if (r->detail)
             add_str(o, "detail", r->detail);
@@ -279,12 +304,13 @@ cJSON *ebb_plan_json(const struct ebb_plan *p)
     }
     a = cJSON_AddArrayToObject(root, "notes");
     for (size_t i = 0; i < p->nnotes; i++) {
+        const struct ebb_plan_note *n = &p->notes[i];
         cJSON *o = cJSON_CreateObject();
-        add_str(o, "plugin", p->notes[i].plugin);
-        add_str(o, "profile", p->notes[i].profile);
-        add_str(o, "node", p->notes[i].node);
-        add_str(o, "message", p->notes[i].message);
-        cJSON_AddNumberToObject(o, "cycle", p->notes[i].cycle);
+        add_istr(o, "plugin", n->plugin);
+        add_istr(o, "profile", n->profile);
+        add_istr(o, "node", n->node);
+        add_text(o, "message", n->message, n->message_len);
+        cJSON_AddNumberToObject(o, "cycle", n->cycle);
         cJSON_AddItemToArray(a, o);
     }
     a = cJSON_AddArrayToObject(root, "nodes");
@@ -305,9 +331,42 @@ char *ebb_plan_to_json(const struct ebb_plan *p, bool pretty)
 
     if (root == NULL)
         return NULL;
-    s = pretty ? cJSON_Print(root) : cJSON_PrintUnformatted(root);
+    s = ebb_json_print(root, pretty);
     cJSON_Delete(root);
     return s;
+}
+
+/* ---- the table ------------------------------------------------------------------- */
+
+/* A text of the table: escaped for a line into `buf`, cut with an ellipsis
+ * past it (a name in a column; the last column gets whole texts: put_text). */
+#define CELL_MAX 1024
+
+static const char *cell(char (*buf)[CELL_MAX], const char *s, size_t len)
+{
+    if (s == NULL)
+        return NULL;
+    ebb_escape(*buf, sizeof(*buf), s, len, EBB_ESC_LINE);
+    return *buf;
+}
+
+static const char *cstr_cell(char (*buf)[CELL_MAX], const char *s)
+{
+    return cell(buf, s, s ? strlen(s) : 0);
+}
+
+static const char *istr_cell(char (*buf)[CELL_MAX], ebb_str s)
+{
+    return cell(buf, s, s ? ebb_str_len(s) : 0);
+}
+
+/* The last text of a line, whole, escaped for a line. */
+static void put_text(FILE *out, const char *s, size_t len)
+{
+    char *t = ebb_escape_dup(s, len, EBB_ESC_LINE, 0, NULL);
+
+    fputs(t ? t : "(out of memory)", out);
+    free(t);
 }
 
 static int width(const char *s, int w)
@@ -318,15 +377,16 @@ static int width(const char *s, int w)
 
 void ebb_plan_print_table(const struct ebb_plan *p, FILE *out)
 {
+    char c1[CELL_MAX], c2[CELL_MAX], c3[CELL_MAX], c4[CELL_MAX], c5[CELL_MAX];
     int wp = 3, wn = 4, wg = 6, wf = 7, wa = 0;
 
     for (size_t i = 0; i < p->nevictions; i++) {
-        wp = width(p->evictions[i].pod, wp);
-        wn = width(p->evictions[i].node, wn);
-        wg = width(p->evictions[i].plugin, wg);
-        wf = width(p->evictions[i].profile, wf);
+        wp = width(cstr_cell(&c1, p->evictions[i].pod), wp);
+        wn = width(istr_cell(&c1, p->evictions[i].node), wn);
+        wg = width(istr_cell(&c1, p->evictions[i].plugin), wg);
+        wf = width(istr_cell(&c1, p->evictions[i].profile), wf);
         if (p->evictions[i].action)
-            wa = width(p->evictions[i].action, wa ? wa : 6);
+            wa = width(cstr_cell(&c1, p->evictions[i].action), wa ? wa : 6);
     }
     fprintf(out, "%d cycle%s, %zu eviction%s, %zu refusal%s, %zu plugin error%s\n", p->cycles,
             p->cycles == 1 ? "" : "s", p->nevictions, p->nevictions == 1 ? "" : "s", p->nrefusals,
@@ -338,50 +398,73 @@ void ebb_plan_print_table(const struct ebb_plan *p, FILE *out)
                 wa ? "  REASON" : "REASON");
         for (size_t i = 0; i < p->nevictions; i++) {
             const struct ebb_plan_eviction *e = &p->evictions[i];
-            fprintf(out, "%-5d  %-*s  %-*s  %-*s  %-*s  %-*s%s%s\n", e->cycle, wf, e->profile, wg,
-                    e->plugin ? e->plugin : "-", wp, e->pod, wn, e->node ? e->node : "-", wa,
-                    wa ? (e->action ? e->action : "evict") : "", wa ? "  " : "",
-                    e->reason && e->reason[0] ? e->reason : "-");
+            const char *plugin = istr_cell(&c2, e->plugin), *node = istr_cell(&c4, e->node);
+            const char *action = cstr_cell(&c5, e->action);
+            fprintf(out, "%-5d  %-*s  %-*s  %-*s  %-*s  %-*s%s", e->cycle, wf,
+                    istr_cell(&c1, e->profile), wg, plugin ? plugin : "-", wp, cstr_cell(&c3, e->pod),
+                    wn, node ? node : "-", wa, wa ? (action ? action : "evict") : "", wa ? "  " : "");
+            if (e->reason && e->reason[0])
+                put_text(out, e->reason, ebb_str_len(e->reason));
+            else
+                fputc('-', out);
+            fputc('\n', out);
         }
     }
     if (p->nrefusals) {
         fprintf(out, "\nREFUSED\n%-5s  %-16s  %-40s  %-24s  %s\n", "CYCLE", "WHY", "POD", "PLUGIN", "DETAIL");
         for (size_t i = 0; i < p->nrefusals; i++) {
             const struct ebb_plan_refusal *r = &p->refusals[i];
-            fprintf(out, "%-5d  %-16s  %-40s  %-24s  %s\n", r->cycle, r->why, r->pod,
-                    r->plugin ? r->plugin : "-", r->detail ? r->detail : "");
+            const char *plugin = istr_cell(&c3, r->plugin);
+            fprintf(out, "%-5d  %-16s  %-40s  %-24s  ", r->cycle, cstr_cell(&c1, r->why),
+                    cstr_cell(&c2, r->pod), plugin ? plugin : "-");
+            if (r->detail)
+                put_text(out, r->detail, strlen(r->detail));
+            fputc('\n', out);
         }
     }
     if (p->nerrors) {
         fprintf(out, "\nPLUGIN ERRORS\n");
-        for (size_t i = 0; i < p->nerrors; i++)
-            fprintf(out, "cycle %d  %s/%s: %s\n", p->errors[i].cycle, p->errors[i].profile,
-                    p->errors[i].plugin, p->errors[i].message);
+        for (size_t i = 0; i < p->nerrors; i++) {
+            const struct ebb_plan_error *e = &p->errors[i];
+            fprintf(out, "cycle %d  %s/%s: ", e->cycle, cstr_cell(&c1, e->profile),
+                    cstr_cell(&c2, e->plugin));
+            put_text(out, e->message, e->message ? strlen(e->message) : 0);
+            fputc('\n', out);
+        }
     }
     if (p->nnotes) {
         fprintf(out, "\nNOTES\n");
-        for (size_t i = 0; i < p->nnotes; i++)
-            fprintf(out, "cycle %d  %s/%s%s%s: %s\n", p->notes[i].cycle, p->notes[i].profile,
-                    p->notes[i].plugin, p->notes[i].node ? " " : "",
-                    p->notes[i].node ? p->notes[i].node : "", p->notes[i].message);
+        for (size_t i = 0; i < p->nnotes; i++) {
+            const struct ebb_plan_note *n = &p->notes[i];
+            fprintf(out, "cycle %d  %s/%s%s", n->cycle, istr_cell(&c1, n->profile),
+                    istr_cell(&c2, n->plugin), n->node ? " " : "");
+            if (n->node)
+                put_text(out, n->node, ebb_str_len(n->node));
+            fputs(": ", out);
+            put_text(out, n->message, n->message_len);
+            fputc('\n', out);
+        }
     }
     if (p->nskips) {
         fprintf(out, "\nSKIPPED\n");
-        for (size_t i = 0; i < p->nskips; i++)
-            fprintf(out, "cycle %d: %s\n", p->skips[i].cycle, p->skips[i].reason);
+        for (size_t i = 0; i < p->nskips; i++) {
+            fprintf(out, "cycle %d: ", p->skips[i].cycle);
+            put_text(out, p->skips[i].reason, p->skips[i].reason ? strlen(p->skips[i].reason) : 0);
+            fputc('\n', out);
+        }
     }
     if (p->nnodes) {
         int w = 4;
         for (size_t i = 0; i < p->nnodes; i++)
-            w = width(p->nodes[i].name, w);
+            w = width(cstr_cell(&c1, p->nodes[i].name), w);
         fprintf(out, "\nNODES (requests, %% of allocatable: before -> after)\n%-*s  %-17s  %-17s  %s\n",
                 w, "NODE", "CPU", "MEMORY", "PODS");
         for (size_t i = 0; i < p->nnodes; i++) {
             const struct ebb_plan_node *n = &p->nodes[i];
-            char c[3][32];
+            char c[3][128];   /* up to 9.2e20 % from saturated quantities */
             for (int k = 0; k < 3; k++)
                 snprintf(c[k], sizeof(c[k]), "%5.1f -> %5.1f", n->before[k], n->after[k]);
-            fprintf(out, "%-*s  %-17s  %-17s  %s\n", w, n->name, c[0], c[1], c[2]);
+            fprintf(out, "%-*s  %-17s  %-17s  %s\n", w, cstr_cell(&c1, n->name), c[0], c[1], c[2]);
         }
     }
 }

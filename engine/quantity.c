@@ -7,6 +7,7 @@
  * decimal form towards +inf), so to give the same numbers the parser decides
  * which form the API would have used, then does the arithmetic exactly on
  * decimal digits. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -300,4 +301,23 @@ void ebb_quantity_format(int64_t v, bool milli, char *buf, size_t len)
         i++;
     }
     snprintf(buf, len, "%lld%s", (long long)v, bin[i]);
+}
+
+int64_t ebb_q_of_double(double v)
+{
+    /* 2^63 is exact as a double; INT64_MAX is not (it rounds up to 2^63) */
+    if (v != v)
+        return 0;
+    if (v >= 9223372036854775808.0)
+        return EBB_QUANTITY_MAX;
+    if (v <= -9223372036854775808.0)
+        return EBB_QUANTITY_MIN;
+    return (int64_t)v;
+}
+
+double ebb_q_round2(double v)
+{
+    if (!isfinite(v) || fabs(v) >= 4503599627370496.0)
+        return v;
+    return round(v * 100.0) / 100.0;
 }

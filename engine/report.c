@@ -28,32 +28,39 @@ static int bucket(double u)
 {
     if (u > 100.0)
         return 10;
+    if (!(u >= 0.0))
+        return 0;   /* negative (from negative quantities) or NaN: no conversion of it */
     int b = (int)(u / 10.0);
-    return b < 0 ? 0 : b > 9 ? 9 : b;
+    return b > 9 ? 9 : b;
 }
 
+/* Every text of the report goes out through here: names, messages and
+ * paths from the snapshot, the policy and the command line, escaped for
+ * HTML (EBB_ESC_HTML: valid UTF-8, no control byte, & < > " ' as
+ * references), whatever they hold. */
 static void esc(FILE *f, const char *s)
 {
-    for (; s != NULL && *s; s++) {
-        switch (*s) {
-        case '&': fputs("&amp;", f); break;
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '"': fputs("&quot;", f); break;
-        case '\'': fputs("&#39;", f); break;
-        default: fputc(*s, f); break;
-        }
-    }
+    char *t;
+
+    if (s == NULL)
+        return;
+    t = ebb_escape_dup(s, strlen(s), EBB_ESC_HTML, 0, NULL);
+    fputs(t ? t : "", f);
+    free(t);
 }
 
-/* A node name that fits a label: long ones keep their end. */
+/* A node name that fits a label: long ones keep their last 43 bytes, from
+ * the first character that starts there (never half a character). */
 static void label_name(FILE *f, const char *name)
 {
     size_t n = strlen(name);
 
     if (n > 44) {
+        const char *p = name + n - 43;
+        while (*p != '\0' && ((unsigned char)*p & 0xC0) == 0x80)
+            p++;
         fputs("&hellip;", f);
-        name += n - 43;
+        name = p;
     }
     esc(f, name);
 }

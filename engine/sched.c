@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ebb/quantity.h"
 #include "ebb/sched.h"
 #include "sched_int.h"
 #include "vec.h"
@@ -254,8 +255,9 @@ static int account(struct ebb_sched *s, const struct ebb_pod *p, uint32_t i)
     struct snode *n = &s->nodes[i];
     int rc;
 
-    n->nz_cpu += p->nz_cpu;
-    n->nz_mem += p->nz_mem;
+    /* quantities saturate (ebb/quantity.h); removal sums afresh */
+    n->nz_cpu = ebb_q_add(n->nz_cpu, p->nz_cpu);
+    n->nz_mem = ebb_q_add(n->nz_mem, p->nz_mem);
     for (uint16_t k = 0; k < p->nhost_ports; k++)
         if (!n->ports_dirty && (rc = port_add(s, n, &p->host_ports[k])) != 0)
             return rc;
@@ -522,8 +524,8 @@ int ebb_sched_sync(struct ebb_sched *s)
         for (uint32_t k = 0; n->pv != NULL && k < n->pv->n; k++) {
             const struct ebb_pod *p = n->pv->v[k];
             if (ebb_pod_occupies(p)) {
-                n->nz_cpu += p->nz_cpu;
-                n->nz_mem += p->nz_mem;
+                n->nz_cpu = ebb_q_add(n->nz_cpu, p->nz_cpu);
+                n->nz_mem = ebb_q_add(n->nz_mem, p->nz_mem);
             }
         }
         ebb__sched_index_remove(s, id);
@@ -668,8 +670,9 @@ static inline bool fast_pass(const struct pstate *ps, int plugin, uint32_t node)
             return false;
         if (ps->req_zero && ps->s->version != EBB_SCHED_V1_25)
             return true;
-        return ps->req[0] <= n->alloc_cpu - n->req_cpu && ps->req[1] <= n->alloc_mem - n->req_mem &&
-               ps->req[2] <= n->alloc_eph - n->req_eph;
+        return ps->req[0] <= ebb_q_sub(n->alloc_cpu, n->req_cpu) &&
+               ps->req[1] <= ebb_q_sub(n->alloc_mem, n->req_mem) &&
+               ps->req[2] <= ebb_q_sub(n->alloc_eph, n->req_eph);
     default:
         return false;
     }

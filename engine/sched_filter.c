@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ebb/quantity.h"
 #include "ebb/affinity.h"
 #include "ebb/selector.h"
 #include "ebb/taints.h"
@@ -857,7 +858,7 @@ static int filter_fit(struct pstate *ps, uint32_t node, char *buf, size_t len)
         int64_t want = ps->req[k];
         if (want <= 0 && s->version != EBB_SCHED_V1_25)
             continue;
-        if (want > alloc[k] - used[k]) {
+        if (want > ebb_q_sub(alloc[k], used[k])) {
             say(buf, len, "Insufficient %s", ebb_resource_name(basic[k]));
             if (want > alloc[k])
                 st = UNRESOLVABLE;
@@ -874,7 +875,7 @@ static int filter_fit(struct pstate *ps, uint32_t node, char *buf, size_t len)
         if (want == 0 || (name = ebb_resource_name(id)) == NULL || ignored(ps->prof, name))
             continue;
         have = ebb_res_get(&sn->node->allocatable, id);
-        if (want > have - (sn->pv ? sn->pv->req[id] : 0)) {
+        if (want > ebb_q_sub(have, sn->pv ? sn->pv->req[id] : 0)) {
             say(buf, len, "Insufficient %s", name);
             if (want > have)
                 st = UNRESOLVABLE;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ebb/quantity.h"
 #include "ebb/affinity.h"
 #include "ebb/selector.h"
 #include "ebb/taints.h"
@@ -17,6 +18,16 @@
 #define MAX_IMAGE (1000ll * 1024 * 1024)
 
 /* ---- NodeResourcesFit and BalancedAllocation --------------------------------- */
+
+/* a * MAX_SCORE / b, exactly: allocatable and requests go up to 2^63 - 1
+ * (quantities saturate, ebb/quantity.h), where upstream's int64 product
+ * would wrap. Callers keep |a| <= |b|, so the result is a score. */
+__extension__ typedef __int128 i128;
+
+static int64_t scaled(int64_t a, int64_t b)
+{
+    return (int64_t)((i128)a * MAX_SCORE / b);
+}
 
 /* The pod's request of a resource: cpu and memory with the non-zero
  * defaults for Fit's score (nonzero), real ones for BalancedAllocation. */
@@ -40,15 +51,15 @@ static void alloc_req(const struct snode *n, int id, int64_t pod, bool nonzero, 
     switch (id) {
     case EBB_RES_CPU:
         *alloc = n->alloc_cpu;
-        *req = (nonzero ? n->nz_cpu : n->req_cpu) + pod;
+        *req = ebb_q_add(nonzero ? n->nz_cpu : n->req_cpu, pod);
         return;
     case EBB_RES_MEMORY:
         *alloc = n->alloc_mem;
-        *req = (nonzero ? n->nz_mem : n->req_mem) + pod;
+        *req = ebb_q_add(nonzero ? n->nz_mem : n->req_mem, pod);
         return;
     case EBB_RES_EPHEMERAL:
         *alloc = n->alloc_eph;
-        *req = n->req_eph + pod;
+        *req = ebb_q_add(n->req_eph, pod);
         return;
     case EBB_RES_PODS:
         return;
@@ -56,7 +67,7 @@ static void alloc_req(const struct snode *n, int id, int64_t pod, bool nonzero, 
         if (pod == 0 || !ebb_res_has(&n->node->allocatable, id))
             return;
         *alloc = ebb_res_get(&n->node->allocatable, id);
-        *req = (pv ? pv->req[id] : 0) + pod;
+        *req = ebb_q_add(pv ? pv->req[id] : 0, pod);
         return;
     }
 }
@@ -89,15 +100,15 @@ static int64_t fit_score(struct pstate *ps, uint32_t node)
             continue;
         switch (pr->fit_strategy) {
         case EBB_SCHED_MOST_ALLOCATED:
-            s = (req > alloc ? alloc : req) * MAX_SCORE / alloc;
+            s = scaled(req > alloc ? alloc : req, alloc);
             break;
         case EBB_SCHED_RTCR:
-            s = broken_linear(pr, req > alloc ? 100 : req * 100 / alloc);
+            s = broken_linear(pr, req > alloc ? 100 : scaled(req, alloc));
             if (s <= 0)
                 continue;   /* only resources scoring above 0 count */
             break;
         default:
-            s = req > alloc ? 0 : (alloc - req) * MAX_SCORE / alloc;
+            s = req > alloc ? 0 : scaled(ebb_q_sub(alloc, req), alloc);
             break;
         }
         sum += s * w;
@@ -196,8 +207,8 @@ static int64_t image_score(struct pstate *ps, uint32_t node)
         uint32_t id = ps->img[i];
         if (id == UINT32_MAX || !node_has_image(n, id))
             continue;
-        sum += (int64_t)((double)s->image[id].size *
-                         ((double)s->image[id].nnodes / (double)s->nnodes));
+        sum = ebb_q_add(sum, ebb_q_of_double((double)s->image[id].size *
+                                             ((double)s->image[id].nnodes / (double)s->nnodes)));
     }
     if (sum < MIN_IMAGE)
         sum = MIN_IMAGE;
@@ -577,15 +588,15 @@ int64_t ebb__sched_score(struct pstate *ps, int plugin, uint32_t node)
 static int64_t fit_cpu_mem(const struct pstate *ps, const struct snode *n)
 {
     int64_t alloc[2] = { n->alloc_cpu, n->alloc_mem };
-    int64_t req[2] = { n->nz_cpu + ps->fit_req[0], n->nz_mem + ps->fit_req[1] };
+    int64_t req[2] = { ebb_q_add(n->nz_cpu, ps->fit_req[0]), ebb_q_add(n->nz_mem, ps->fit_req[1]) };
     int64_t sum = 0, wsum = 0;
     bool most = ps->prof->fit_strategy == EBB_SCHED_MOST_ALLOCATED;
 
     for (int r = 0; r < 2; r++) {
         if (alloc[r] == 0)
             continue;
-        int64_t s = most ? (req[r] > alloc[r] ? alloc[r] : req[r]) * MAX_SCORE / alloc[r]
-                         : req[r] > alloc[r] ? 0 : (alloc[r] - req[r]) * MAX_SCORE / alloc[r];
+        int64_t s = most ? scaled(req[r] > alloc[r] ? alloc[r] : req[r], alloc[r])
+                         : req[r] > alloc[r] ? 0 : scaled(ebb_q_sub(alloc[r], req[r]), alloc[r]);
         sum += s * ps->fit_w[r];
         wsum += ps->fit_w[r];
     }
@@ -598,12 +609,12 @@ static int64_t balanced_cpu_mem(const struct pstate *ps, const struct snode *n)
     int k = 0;
 
     if (n->alloc_cpu != 0) {
-        f[k] = (double)(n->req_cpu + ps->ba_req[0]) / (double)n->alloc_cpu;
+        f[k] = (double)ebb_q_add(n->req_cpu, ps->ba_req[0]) / (double)n->alloc_cpu;
         f[k] = f[k] > 1 ? 1 : f[k];
         k++;
     }
     if (n->alloc_mem != 0) {
-        f[k] = (double)(n->req_mem + ps->ba_req[1]) / (double)n->alloc_mem;
+        f[k] = (double)ebb_q_add(n->req_mem, ps->ba_req[1]) / (double)n->alloc_mem;
         f[k] = f[k] > 1 ? 1 : f[k];
         k++;
     }

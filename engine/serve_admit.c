@@ -199,11 +199,11 @@ static const char *qos_class(const cJSON *spec)
                                                name);
                 int64_t v;
                 if (rq != NULL && ebb_quantity_parse_resource(name, rq, &v) == 0 && v > 0) {
-                    req[r] += v;
+                    req[r] = ebb_q_add(req[r], v);   /* sums of quantities saturate */
                     any_req = true;
                 }
                 if (lm != NULL && ebb_quantity_parse_resource(name, lm, &v) == 0 && v > 0) {
-                    lim[r] += v;
+                    lim[r] = ebb_q_add(lim[r], v);
                     any_lim = true;
                     found++;
                 }

@@ -196,7 +196,8 @@ static int lfail(struct loader *l, int code, int line, const char *prefix, int i
 static int lfail(struct loader *l, int code, int line, const char *prefix, int idx,
                  const char *field, const char *fmt, ...)
 {
-    char path[256];
+    /* larger than ebb_error's: what is longer is cut there, with an ellipsis */
+    char path[1024], msg[2048];
     va_list ap;
 
     if (l->err == NULL)
@@ -208,10 +209,11 @@ static int lfail(struct loader *l, int code, int line, const char *prefix, int i
         size_t n = strlen(path);
         snprintf(path + n, sizeof(path) - n, "%s%s", n && field[0] != '[' ? "." : "", field);
     }
-    ebb_error_set(l->err, code, l->name, line, path, "%s", "");
     va_start(ap, fmt);
-    vsnprintf(l->err->msg, sizeof(l->err->msg), fmt, ap);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
+    /* through ebb_error_set: escaped and cut like every error message */
+    ebb_error_set(l->err, code, l->name, line, path, "%s", msg);
     return code;
 }
 

@@ -600,6 +600,26 @@ int ebb_test_file_load(const char *path, struct ebb_test_file **out, struct ebb_
 
 /* ---- comparing a plan with the expectations -------------------------------- */
 
+/* A text of the plan or of a test file as the report shows it: escaped for
+ * a line (EBB_ESC_LINE), so that a reason, a note or a case's name, whatever
+ * a script or a file made it, stays inside its line of the report. Up to
+ * TX_SLOTS are live at once: enough for the arguments of one rprintf. */
+#define TX_SLOTS 8
+#define TX_MAX 2048
+
+static const char *tx(const char *s)
+{
+    static _Thread_local char ring[TX_SLOTS][TX_MAX];
+    static _Thread_local unsigned next;
+    char *b;
+
+    if (s == NULL)
+        return NULL;
+    b = ring[next++ % TX_SLOTS];
+    ebb_escape(b, TX_MAX, s, strlen(s), EBB_ESC_LINE);
+    return b;
+}
+
 static bool opt_eq(const char *want, const char *got)
 {
     return want == NULL || (got != NULL && strcmp(want, got) == 0);
@@ -618,8 +638,8 @@ static const char *or_dash(const char *s)
 static void actual_eviction(struct ebb_test_report *r, const char *mark,
                             const struct ebb_plan_eviction *a)
 {
-    rprintf(r, "%s%s   [%s, %s, cycle %d: %s]\n", mark, a->pod, or_dash(a->node),
-            or_dash(a->plugin), a->cycle, or_dash(a->reason));
+    rprintf(r, "%s%s   [%s, %s, cycle %d: %s]\n", mark, tx(a->pod), tx(or_dash(a->node)),
+            tx(or_dash(a->plugin)), a->cycle, tx(or_dash(a->reason)));
 }
 
 /* The attributes an expected eviction names, against the actual one. */
@@ -629,16 +649,16 @@ static int eviction_attrs(struct ebb_test_report *r, const struct ebb_test_evict
     int n = 0;
 
     if (!opt_eq(x->node, a->node)) {
-        rprintf(r, "          node: expected %s, got %s\n", x->node, or_dash(a->node));
+        rprintf(r, "          node: expected %s, got %s\n", tx(x->node), tx(or_dash(a->node)));
         n++;
     }
     if (!opt_in(x->reason, a->reason)) {
-        rprintf(r, "          reason: expected to contain \"%s\", got \"%s\"\n", x->reason,
-                a->reason ? a->reason : "");
+        rprintf(r, "          reason: expected to contain \"%s\", got \"%s\"\n", tx(x->reason),
+                tx(a->reason ? a->reason : ""));
         n++;
     }
     if (!opt_eq(x->plugin, a->plugin)) {
-        rprintf(r, "          plugin: expected %s, got %s\n", x->plugin, or_dash(a->plugin));
+        rprintf(r, "          plugin: expected %s, got %s\n", tx(x->plugin), tx(or_dash(a->plugin)));
         n++;
     }
     if (x->cycle && x->cycle != a->cycle) {
@@ -664,7 +684,7 @@ static int diff_long(const struct ebb_test_expect *x, const struct ebb_plan *p,
         if (strcmp(x->evictions[i].pod, p->evictions[i].pod) != 0) {
             rprintf(r, "  evictions: the same pods in a different order; the first difference is "
                        "#%zu: expected %s, got %s\n",
-                    i + 1, x->evictions[i].pod, p->evictions[i].pod);
+                    i + 1, tx(x->evictions[i].pod), tx(p->evictions[i].pod));
             n = 1;
         }
     return n;
@@ -701,14 +721,14 @@ static int diff_ordered(const struct ebb_test_expect *x, const struct ebb_plan *
                 actual_eviction(&body, "      ", &p->evictions[j]);
                 rprintf(&body, "%s", attrs.text ? attrs.text : "");
             } else {
-                rprintf(&body, "      %s\n", x->evictions[i].pod);
+                rprintf(&body, "      %s\n", tx(x->evictions[i].pod));
             }
             body.oom = body.oom || attrs.oom;
             ebb_test_report_free(&attrs);
             mismatches += k;
             i++, j++;
         } else if (j == m || (i < n && LCS(i + 1, j) >= LCS(i, j + 1))) {
-            rprintf(&body, "    - %s\n", x->evictions[i].pod);
+            rprintf(&body, "    - %s\n", tx(x->evictions[i].pod));
             mismatches++;
             i++;
         } else {
@@ -756,7 +776,7 @@ static int diff_unordered(const struct ebb_test_expect *x, const struct ebb_plan
             if (!used[j] && strcmp(x->evictions[i].pod, p->evictions[j].pod) == 0)
                 break;
         if (j == p->nevictions) {
-            rprintf(&body, "    missing:    %s\n", x->evictions[i].pod);
+            rprintf(&body, "    missing:    %s\n", tx(x->evictions[i].pod));
             mismatches++;
             continue;
         }
@@ -811,9 +831,9 @@ static int diff_refusals(const struct ebb_test_expect *x, const struct ebb_plan 
             used[j] = true;
             continue;
         }
-        rprintf(&body, "    missing:    %s (%s", e->pod, e->why ? e->why : "any reason");
+        rprintf(&body, "    missing:    %s (%s", tx(e->pod), tx(e->why ? e->why : "any reason"));
         if (e->plugin)
-            rprintf(&body, ", by %s", e->plugin);
+            rprintf(&body, ", by %s", tx(e->plugin));
         if (e->cycle)
             rprintf(&body, ", cycle %d", e->cycle);
         rprintf(&body, ")\n");
@@ -823,8 +843,8 @@ static int diff_refusals(const struct ebb_test_expect *x, const struct ebb_plan 
         const struct ebb_plan_refusal *a = &p->refusals[j];
         if (used[j])
             continue;
-        rprintf(&body, "    unexpected: %s (%s, by %s, cycle %d%s%s)\n", a->pod, a->why,
-                or_dash(a->plugin), a->cycle, a->detail ? ": " : "", a->detail ? a->detail : "");
+        rprintf(&body, "    unexpected: %s (%s, by %s, cycle %d%s%s)\n", tx(a->pod), tx(a->why),
+                tx(or_dash(a->plugin)), a->cycle, a->detail ? ": " : "", a->detail ? tx(a->detail) : "");
         mismatches++;
     }
     free(used);
@@ -838,7 +858,7 @@ static int diff_refusals(const struct ebb_test_expect *x, const struct ebb_plan 
 /* Errors and notes: each expected text takes the first actual message,
  * not taken yet, that contains it. */
 static int diff_texts(const char *what, const struct ebb_test_text *x, size_t nx, char **actual,
-                      size_t na, struct ebb_test_report *r)
+                      const size_t *alen, size_t na, struct ebb_test_report *r)
 {
     struct ebb_test_report body = { 0 };
     bool *used = calloc(na + 1, sizeof(*used));
@@ -851,18 +871,20 @@ static int diff_texts(const char *what, const struct ebb_test_text *x, size_t nx
     for (size_t i = 0; i < nx; i++) {
         size_t j;
         for (j = 0; j < na; j++)
-            if (!used[j] && actual[j] && strstr(actual[j], x[i].text) != NULL)
+            if (!used[j] && actual[j] && memmem(actual[j], alen[j], x[i].text, strlen(x[i].text)) != NULL)
                 break;
         if (j < na) {
             used[j] = true;
         } else {
-            rprintf(&body, "    missing:    \"%s\"\n", x[i].text);
+            rprintf(&body, "    missing:    \"%s\"\n", tx(x[i].text));
             mismatches++;
         }
     }
     for (size_t j = 0; j < na; j++)
         if (!used[j]) {
-            rprintf(&body, "    unexpected: %s\n", actual[j] ? actual[j] : "(out of memory)");
+            char text[TX_MAX];
+            ebb_escape(text, sizeof(text), actual[j], actual[j] ? alen[j] : 0, EBB_ESC_LINE);
+            rprintf(&body, "    unexpected: %s\n", actual[j] ? text : "(out of memory)");
             mismatches++;
         }
     free(used);
@@ -887,10 +909,33 @@ static char *fmt_alloc(const char *fmt, ...)
     return n < 0 ? NULL : s;
 }
 
+/* "<plugin>: [<node>: ]<message>" of a note, whole (a script's note and
+ * node name may hold NUL bytes); *len gets its length. NULL: out of memory. */
+static char *note_text(const struct ebb_plan_note *o, size_t *len)
+{
+    const char *plugin = or_dash(o->plugin);
+    size_t pl = strlen(plugin), nl = o->node ? ebb_str_len(o->node) : 0, k = 0;
+    char *t = malloc(pl + 2 + nl + 2 + o->message_len + 1);
+
+    if (t == NULL)
+        return NULL;
+    memcpy(t + k, plugin, pl), k += pl;
+    memcpy(t + k, ": ", 2), k += 2;
+    if (o->node != NULL) {
+        memcpy(t + k, o->node, nl), k += nl;
+        memcpy(t + k, ": ", 2), k += 2;
+    }
+    if (o->message != NULL)
+        memcpy(t + k, o->message, o->message_len), k += o->message_len;
+    t[k] = '\0';
+    *len = k;
+    return t;
+}
+
 int ebb_test_compare(const struct ebb_test_expect *x, const struct ebb_plan *p,
                      struct ebb_test_report *r)
 {
-    size_t na;
+    size_t na, *lens;
     char **texts;
     int n = 0;
 
@@ -901,24 +946,28 @@ int ebb_test_compare(const struct ebb_test_expect *x, const struct ebb_plan *p,
         n += diff_refusals(x, p, r);
 
     na = p->nerrors > p->nnotes ? p->nerrors : p->nnotes;
-    if ((texts = calloc(na + 1, sizeof(*texts))) == NULL)
+    texts = calloc(na + 1, sizeof(*texts));
+    lens = calloc(na + 1, sizeof(*lens));
+    if (texts == NULL || lens == NULL) {
+        free(texts);
+        free(lens);
         return EBB_ENOMEM;
+    }
     for (size_t i = 0; i < p->nerrors; i++)
-        texts[i] = fmt_alloc("%s: %s", or_dash(p->errors[i].plugin), p->errors[i].message);
-    n += diff_texts("plugin errors", x->errors, x->nerrors, texts, p->nerrors, r);
+        if ((texts[i] = fmt_alloc("%s: %s", or_dash(p->errors[i].plugin), p->errors[i].message)) != NULL)
+            lens[i] = strlen(texts[i]);
+    n += diff_texts("plugin errors", x->errors, x->nerrors, texts, lens, p->nerrors, r);
     for (size_t i = 0; i < p->nerrors; i++)
         free(texts[i]);
     if (x->has_notes) {
-        for (size_t i = 0; i < p->nnotes; i++) {
-            const struct ebb_plan_note *o = &p->notes[i];
-            texts[i] = fmt_alloc("%s: %s%s%s", or_dash(o->plugin), o->node ? o->node : "",
-                                 o->node ? ": " : "", o->message);
-        }
-        n += diff_texts("notes", x->notes, x->nnotes, texts, p->nnotes, r);
+        for (size_t i = 0; i < p->nnotes; i++)
+            texts[i] = note_text(&p->notes[i], &lens[i]);
+        n += diff_texts("notes", x->notes, x->nnotes, texts, lens, p->nnotes, r);
         for (size_t i = 0; i < p->nnotes; i++)
             free(texts[i]);
     }
     free(texts);
+    free(lens);
     r->mismatches += n;
     return r->oom ? EBB_ENOMEM : n;
 }
@@ -951,8 +1000,10 @@ static int over_limit(struct key_count *k, size_t n, int64_t max, int cycle, con
         for (j = i + 1; j < n && cmp_key(&k[i], &k[j]) == 0; j++)
             ;
         if ((int64_t)(j - i) > max) {
-            rprintf(r, "  invariant: cycle %d: %zu evictions %s %.*s, over %s %lld\n", cycle, j - i,
-                    what, (int)k[i].len, k[i].s, limit, (long long)max);
+            char key[TX_MAX];
+            ebb_escape(key, sizeof(key), k[i].s, k[i].len, EBB_ESC_LINE);
+            rprintf(r, "  invariant: cycle %d: %zu evictions %s %s, over %s %lld\n", cycle, j - i,
+                    what, key, limit, (long long)max);
             bad++;
         }
     }
@@ -1064,14 +1115,14 @@ int ebb_test_check_filters(struct ebb_engine *e, int cycle, struct ebb_test_repo
         }
         if (p == NULL) {
             rprintf(r, "  invariant: cycle %d: %s was evicted by %s but is not in the cluster\n",
-                    cycle, ev->pod, or_dash(ev->plugin));
+                    cycle, tx(ev->pod), tx(or_dash(ev->plugin)));
             bad++;
         } else if (p->flags & EBB_POD_GONE) {
-            rprintf(r, "  invariant: cycle %d: %s was evicted twice\n", cycle, ev->pod);
+            rprintf(r, "  invariant: cycle %d: %s was evicted twice\n", cycle, tx(ev->pod));
             bad++;
         } else if (pr == NULL) {
             rprintf(r, "  invariant: cycle %d: %s was evicted by profile %s, which does not exist\n",
-                    cycle, ev->pod, or_dash(ev->profile));
+                    cycle, tx(ev->pod), tx(or_dash(ev->profile)));
             bad++;
         } else {
             struct ebb_ctx ctx = { e, pr, NULL, EBB_EXT_FILTER };
@@ -1079,7 +1130,7 @@ int ebb_test_check_filters(struct ebb_engine *e, int cycle, struct ebb_test_repo
                 const char *ext, *who = refusing_plugin(&ctx, p, &ext);
                 rprintf(r, "  invariant: cycle %d: %s was evicted by %s, but the %s %s of profile "
                            "%s protects it\n",
-                        cycle, ev->pod, or_dash(ev->plugin), who, ext, pr->name);
+                        cycle, tx(ev->pod), tx(or_dash(ev->plugin)), tx(who), ext, tx(pr->name));
                 bad++;
             }
         }
@@ -1237,8 +1288,9 @@ static void remap_error(const struct ebb_test_file *f, const struct ebb_test_cas
                 field[sizeof(field) - 1] = '\0';
         }
     }
-    snprintf(err->file, sizeof(err->file), "%s", f->path);
-    snprintf(err->field, sizeof(err->field), "%s", field);
+    /* escaped and cut with an ellipsis, as ebb_error_set does */
+    ebb_escape(err->file, sizeof(err->file), f->path, strlen(f->path), EBB_ESC_LINE);
+    ebb_escape(err->field, sizeof(err->field), field, strlen(field), EBB_ESC_LINE);
     err->line = line;
 }
 
@@ -1298,7 +1350,7 @@ static int run_case(struct runner *R, const struct ebb_test_file *f, const struc
             ebb_engine_destroy(e);
             rprintf(r, "  invalid: expected the policy to be refused with \"%s\", but it was "
                        "accepted\n",
-                    tc->expect.invalid);
+                    tx(tc->expect.invalid));
             r->mismatches++;
             return 0;
         }
@@ -1307,7 +1359,7 @@ static int run_case(struct runner *R, const struct ebb_test_file *f, const struc
         ebb_error_format(&e2, msg, sizeof(msg));
         if (strstr(msg, tc->expect.invalid) == NULL) {
             rprintf(r, "  invalid: expected the policy to be refused with \"%s\", got:\n    %s\n",
-                    tc->expect.invalid, msg);
+                    tx(tc->expect.invalid), tx(msg));
             r->mismatches++;
         }
         return 0;
@@ -1344,7 +1396,7 @@ static int run_case(struct runner *R, const struct ebb_test_file *f, const struc
         const struct ebb_plan *p = ebb_engine_plan(e);
         /* a skipped cycle explains many a missing eviction */
         for (size_t i = 0; i < p->nskips; i++)
-            rprintf(r, "  (cycle %d was skipped: %s)\n", p->skips[i].cycle, p->skips[i].reason);
+            rprintf(r, "  (cycle %d was skipped: %s)\n", p->skips[i].cycle, tx(p->skips[i].reason));
     }
     if (r->oom) {
         rprintf(r, "  (out of memory: this report is incomplete)\n");
@@ -1354,15 +1406,21 @@ static int run_case(struct runner *R, const struct ebb_test_file *f, const struc
     return 0;
 }
 
+/* The report's lines, each escaped for a line once more as it is written:
+ * whatever reached the report, what is printed is UTF-8 without a control
+ * byte (the texts in it are escaped already; escaping is idempotent). */
 static void print_indented(FILE *out, const char *text)
 {
     const char *s = text, *nl;
 
     for (; s && *s; s = nl + 1) {
+        char *line;
         nl = strchr(s, '\n');
         if (nl == NULL)
             nl = s + strlen(s);
-        fprintf(out, "    %.*s\n", (int)(nl - s), s);
+        line = ebb_escape_dup(s, (size_t)(nl - s), EBB_ESC_LINE, 0, NULL);
+        fprintf(out, "    %s\n", line ? line : "(out of memory)");
+        free(line);
         if (*nl == '\0')
             break;
     }
@@ -1373,7 +1431,7 @@ static void print_error(FILE *out, const char *label, const struct ebb_error *er
     char buf[2048];
 
     ebb_error_format(err, buf, sizeof(buf));
-    fprintf(out, "ERROR %s\n      %s\n", label, buf);
+    fprintf(out, "ERROR %s\n      %s\n", tx(label), buf);
 }
 
 /* The plugin a DIR/<stem>.lua file registered. */
@@ -1418,18 +1476,18 @@ static void run_file(struct runner *R, const char *stem, struct ebb_test_totals 
             print_error(R->out, label, &err);
             bad++;
         } else if (r.mismatches) {
-            fprintf(R->out, "FAIL  %s  (%s:%d)\n", label, path, tc->line);
+            fprintf(R->out, "FAIL  %s  (%s:%d)\n", tx(label), tx(path), tc->line);
             print_indented(R->out, r.text);
             failed++;
         } else if (R->o->verbose) {
-            fprintf(R->out, "ok    %s\n", label);
+            fprintf(R->out, "ok    %s\n", tx(label));
         }
         ebb_test_report_free(&r);
     }
     *matched += ran;
     if (ran > 0) {
         if (failed || bad) {
-            fprintf(R->out, "%s %s_test.yaml  ", failed ? "FAIL " : "ERROR", stem);
+            fprintf(R->out, "%s %s_test.yaml  ", failed ? "FAIL " : "ERROR", tx(stem));
             if (failed)
                 fprintf(R->out, "%d of %d case%s failed%s", failed, ran, ran == 1 ? "" : "s",
                         bad ? ", " : "");
@@ -1437,7 +1495,7 @@ static void run_file(struct runner *R, const char *stem, struct ebb_test_totals 
                 fprintf(R->out, "%d with bad input", bad);
             fputc('\n', R->out);
         } else {
-            fprintf(R->out, "ok    %s_test.yaml  %d case%s\n", stem, ran, ran == 1 ? "" : "s");
+            fprintf(R->out, "ok    %s_test.yaml  %d case%s\n", tx(stem), ran, ran == 1 ? "" : "s");
         }
     }
     t->passed += ran - failed - bad;
@@ -1548,7 +1606,7 @@ int ebb_test_run(const struct ebb_test_opts *o, struct ebb_test_totals *t)
     if (ntests == 0) {
         fprintf(R.out, "ERROR %s\n      no *_test.yaml files (a test file sits beside its "
                        "strategy: DIR/<name>.lua, DIR/<name>_test.yaml)\n",
-                R.dir);
+                tx(R.dir));
         t->bad++;
         goto done;
     }
@@ -1588,18 +1646,18 @@ int ebb_test_run(const struct ebb_test_opts *o, struct ebb_test_totals *t)
         if (en->test && !en->lua) {
             fprintf(R.out, "ERROR %s/%s_test.yaml\n      there is no %s.lua beside it (a test "
                            "file tests the strategy of the same name)\n",
-                    R.dir, en->stem, en->stem);
+                    tx(R.dir), tx(en->stem), tx(en->stem));
             t->bad++;
         } else if (!en->test) {
             if (o->run == NULL)
-                fprintf(R.out, "no tests  %s.lua\n", en->stem);
+                fprintf(R.out, "no tests  %s.lua\n", tx(en->stem));
         } else {
             run_file(&R, en->stem, t, &matched);
         }
     }
     if (o->run != NULL && matched == 0 && t->bad == 0) {
         fprintf(R.out, "ERROR --run \"%s\"\n      no case matches (cases are named "
-                       "\"<name>/<case name>\")\n", o->run);
+                       "\"<name>/<case name>\")\n", tx(o->run));
         t->bad++;
     }
 done:
@@ -1669,7 +1727,7 @@ int ebb_test_main(int argc, char **argv)
     if (optind < argc)
         o.dir = argv[optind++];
     if (optind < argc) {
-        fprintf(stderr, "ebb: error: test takes one directory, got also \"%s\"\n", argv[optind]);
+        fprintf(stderr, "ebb: error: test takes one directory, got also \"%s\"\n", tx(argv[optind]));
         return EXIT_INPUT;
     }
     /* plugin failures are part of the report; the log is for -v -v */

@@ -59,7 +59,7 @@ double ebb_usage_percent(int64_t used, int64_t capacity)
 
 int64_t ebb_usage_cap_at(int64_t capacity, double pct)
 {
-    return (int64_t)(pct * 0.01 * (double)capacity);
+    return ebb_q_of_double(pct * 0.01 * (double)capacity);
 }
 
 static bool is_metric_resource(int id)

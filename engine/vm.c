@@ -549,9 +549,17 @@ static int l_print(lua_State *L)
     }
     luaL_pushresult(&b);
     {
+        /* the logger escapes the text, NUL bytes included: one record, whatever it holds */
+        char prefix[160];
         const char *s = lua_tolstring(L, -1, &len);
-        ebb_log(EBB_LOG_INFO, "[%s] %.*s%s", vm && vm->name ? vm->name : "lua",
-                (int)(len > PRINT_MAX ? PRINT_MAX : len), s, len > PRINT_MAX ? " [cut]" : "");
+        if (len > PRINT_MAX) {
+            lua_pushlstring(L, s, PRINT_MAX);
+            lua_pushliteral(L, "\xe2\x80\xa6");   /* cut, and said so */
+            lua_concat(L, 2);
+            s = lua_tolstring(L, -1, &len);
+        }
+        snprintf(prefix, sizeof(prefix), "[%s] ", vm && vm->name ? vm->name : "lua");
+        ebb_log_text(EBB_LOG_INFO, prefix, s, len);
     }
     return 0;
 }

@@ -7,6 +7,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "ebb/quantity.h"
 #include "ebb/sched.h"
 #include "ebb/whatif.h"
 #include "map.h"
@@ -571,7 +572,7 @@ static void add_str(cJSON *o, const char *k, const char *v)
 
 static double round2(double v)
 {
-    return (double)(int64_t)(v * 100 + (v < 0 ? -0.5 : 0.5)) / 100;
+    return ebb_q_round2(v);   /* no int64 conversion: saturated quantities give huge values */
 }
 
 static const char *status_name(int st)
@@ -647,7 +648,10 @@ int ebb_whatif_json(const struct ebb_whatif *w, cJSON *root)
         cJSON_AddItemToArray(a, o);
     }
     /* per step: the counts, the per-plugin evictions, the spread, and each
-     * node's utilization in the order of "nodes" */
+     * node's utilization in the order of "nodes". It replaces the plan's
+     * count of cycles (summary.cycles says it): a key twice in one object
+     * is JSON that strict readers refuse and others read either way. */
+    cJSON_DeleteItemFromObjectCaseSensitive(root, "cycles");
     a = cJSON_AddArrayToObject(root, "cycles");
     for (size_t i = 0; i < w->nstates; i++) {
         const struct ebb_whatif_state *st = &w->states[i];
@@ -706,7 +710,7 @@ char *ebb_whatif_plan_json(const struct ebb_whatif *w, const struct ebb_plan *p,
         return NULL;
     if (w != NULL)
         ebb_whatif_json(w, root);
-    s = pretty ? cJSON_Print(root) : cJSON_PrintUnformatted(root);
+    s = ebb_json_print(root, pretty);
     cJSON_Delete(root);
     return s;
 }
@@ -719,9 +723,22 @@ static int width(const char *s, int w)
     return n > w ? n : w;
 }
 
+/* A name or message for the table, escaped for a line (names come from the
+ * snapshot, messages from the scheduler model quoting them). */
+#define TEXT_MAX 1024
+
+static const char *tx(char (*buf)[TEXT_MAX], const char *s)
+{
+    if (s == NULL)
+        return NULL;
+    ebb_escape(*buf, sizeof(*buf), s, strlen(s), EBB_ESC_LINE);
+    return *buf;
+}
+
 void ebb_whatif_print_table(const struct ebb_whatif *w, FILE *out)
 {
     static const char *const names[3] = { "CPU", "MEMORY", "PODS" };
+    char t1[TEXT_MAX], t2[TEXT_MAX], t3[TEXT_MAX], t4[TEXT_MAX];
     int wp = 3, wr = 8, wf = 4;
 
     fprintf(out, "\nRESCHEDULED (utilization across nodes, %% of allocatable: mean sd [min..max])\n");
@@ -740,7 +757,7 @@ void ebb_whatif_print_table(const struct ebb_whatif *w, FILE *out)
         fprintf(out, "%-8s %7zu %8zu %6zu %8zu %5zu %7zu", c, st->evicted, st->replaced, st->placed,
                 st->unplaced, st->gone, st->pending);
         for (int k = 0; k < 3; k++) {
-            char cell[64];
+            char cell[160];   /* up to 9.2e20 % from saturated quantities */
             snprintf(cell, sizeof(cell), "%5.1f %5.1f [%5.1f..%5.1f]", st->spread[k].mean,
                      st->spread[k].stddev, st->spread[k].min, st->spread[k].max);
             fprintf(out, "  %-24s", cell);
@@ -750,36 +767,36 @@ void ebb_whatif_print_table(const struct ebb_whatif *w, FILE *out)
     if (w->converged)
         fprintf(out, "converged: the last cycle evicted nothing\n");
     for (size_t i = 0; i < w->nplacements; i++) {
-        wp = width(w->placements[i].pod, wp);
-        wr = width(w->placements[i].replaces, wr);
-        wf = width(w->placements[i].from, wf);
+        wp = width(tx(&t1, w->placements[i].pod), wp);
+        wr = width(tx(&t1, w->placements[i].replaces), wr);
+        wf = width(tx(&t1, w->placements[i].from), wf);
     }
     if (w->nplacements) {
         fprintf(out, "\nMOVES\n%-5s  %-*s  %-*s  %-*s     %s\n", "CYCLE", wp, "POD", wr, "REPLACES", wf,
                 "FROM", "TO");
         for (size_t i = 0; i < w->nplacements; i++) {
             const struct ebb_whatif_placement *p = &w->placements[i];
-            fprintf(out, "%-5d  %-*s  %-*s  %-*s  -> %s\n", p->cycle, wp, p->pod, wr,
-                    p->replaces ? p->replaces : "-", wf, p->from ? p->from : "-",
-                    p->node ? p->node : "(pending)");
+            fprintf(out, "%-5d  %-*s  %-*s  %-*s  -> %s\n", p->cycle, wp, tx(&t1, p->pod), wr,
+                    p->replaces ? tx(&t2, p->replaces) : "-", wf, p->from ? tx(&t3, p->from) : "-",
+                    p->node ? tx(&t4, p->node) : "(pending)");
         }
     }
     if (w->npending) {
         fprintf(out, "\nPENDING\n");
         for (size_t i = 0; i < w->npending; i++)
-            fprintf(out, "%s (since cycle %d): %s\n", w->pending[i].pod, w->pending[i].since,
-                    w->pending[i].message ? w->pending[i].message : "");
+            fprintf(out, "%s (since cycle %d): %s\n", tx(&t1, w->pending[i].pod), w->pending[i].since,
+                    w->pending[i].message ? tx(&t2, w->pending[i].message) : "");
     }
     if (w->nloops) {
         fprintf(out, "\nLOOPS (a workload evicted again by the same plugin in a later cycle)\n");
         for (size_t i = 0; i < w->nloops; i++) {
             const struct ebb_whatif_loop *l = &w->loops[i];
-            fprintf(out, "%s  %s  cycles", l->owner, l->plugin);
+            fprintf(out, "%s  %s  cycles", tx(&t1, l->owner), tx(&t2, l->plugin));
             for (size_t k = 0; k < l->ncycles; k++)
                 fprintf(out, "%s%d", k ? "," : " ", l->cycles[k]);
             fprintf(out, "  nodes");
             for (size_t k = 0; k < l->nnodes; k++)
-                fprintf(out, "%s%s", k ? "," : " ", l->nodes[k]);
+                fprintf(out, "%s%s", k ? "," : " ", tx(&t1, l->nodes[k]));
             fputc('\n', out);
         }
     }

@@ -126,6 +126,134 @@ static void test_event_body(void **state)
     free(body);
 }
 
+/* No control byte, DEL or C1 control: one line in kubectl's output. */
+static bool one_line(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if (*p < 0x20 || *p == 0x7f || (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f))
+            return false;
+    return true;
+}
+
+static bool ends_cut(const char *s)
+{
+    size_t n = strlen(s);
+    return n >= 3 && strcmp(s + n - 3, "\xe2\x80\xa6") == 0;
+}
+
+/* Whatever text an Event is given (a script's reason, a server's message,
+ * an object's name), its body is JSON the API server takes as it is: each
+ * text valid UTF-8 (bytes that are not would become three-byte U+FFFD in
+ * the server, past the limit), one line, within its field's limit, cut with
+ * an ellipsis, never in the middle of a character. */
+static void test_event_texts_hostile(void **state)
+{
+    static const struct {
+        const char *what;
+        const char *text;
+        size_t repeat;   /* the text this many times */
+        bool cut;
+    } cases[] = {
+        { "short and plain", "pod eviction from n1 node by ebb", 1, false },
+        { "controls", "line1\nebb: forged\r\t\x1b[31mred\x07\x7f", 1, false },
+        { "C1 and separators", "\xc2\x9b" "31m \xe2\x80\xa8 \xe2\x80\xae", 1, false },
+        { "not UTF-8", "\xff\xfe \xc3 \xed\xa0\x80 \xc0\x80 \xf4\x90\x80\x80", 1, false },
+        { "exactly the limit", "x", 1023, false },
+        { "a byte past it", "x", 1024, true },
+        { "two-byte characters across the limit", "\xc3\xa9", 600, true },
+        { "three-byte characters", "\xe2\x82\xac", 2000, true },
+        { "four-byte characters", "\xf0\x9f\x98\x80", 700, true },
+        { "escapes across the limit", "\x1b", 1000, true },
+        { "invalid bytes across the limit", "\xff", 1000, true },
+    };
+    (void)state;
+
+    for (size_t i = 0; i < EBB_ARRAY_LEN(cases); i++) {
+        size_t k = strlen(cases[i].text);
+        char *text = malloc(k * cases[i].repeat + 1), *body;
+        const char *note, *reason, *action;
+        cJSON *j;
+        for (size_t r = 0; r < cases[i].repeat; r++)
+            memcpy(text + r * k, cases[i].text, k);
+        text[k * cases[i].repeat] = '\0';
+        struct ebb_kube_event e = { .ns = "shop", .name = "web-1", .type = "Warning",
+                                    .reason = text, .action = text, .note = text, .instance = text };
+        assert_non_null(body = ebb_kube_event_body(&e));
+        assert_true(ebb_utf8_valid(body, strlen(body)));
+        assert_non_null(j = cJSON_Parse(body));
+        note = cJSON_GetObjectItem(j, "note")->valuestring;
+        reason = cJSON_GetObjectItem(j, "reason")->valuestring;
+        action = cJSON_GetObjectItem(j, "action")->valuestring;
+        print_message("%s\n", cases[i].what);
+        assert_true(strlen(note) < 1024);
+        assert_true(strlen(reason) <= 128);
+        assert_true(strlen(action) <= 128);
+        assert_true(strlen(cJSON_GetObjectItem(j, "reportingInstance")->valuestring) <= 128);
+        assert_true(ebb_utf8_valid(note, strlen(note)) && one_line(note));
+        assert_true(ebb_utf8_valid(reason, strlen(reason)) && one_line(reason));
+        assert_int_equal(ends_cut(note), cases[i].cut);
+        if (!cases[i].cut && strcmp(cases[i].what, "short and plain") == 0)
+            assert_string_equal(note, text);
+        cJSON_Delete(j);
+        free(body);
+        free(text);
+    }
+}
+
+/* A pod name cut to fit the Event's name does not leave "-." or "..". */
+static void test_event_name_cut(void **state)
+{
+    char pod[254];
+    struct ebb_kube_event e = { .ns = "shop", .name = pod, .type = "Normal", .reason = "R",
+                                .action = "Descheduled", .note = "n" };
+    char *body;
+    cJSON *j;
+    const char *name;
+    (void)state;
+
+    memset(pod, 'a', 253);
+    pod[253] = '\0';
+    pod[198] = '-', pod[199] = '.';
+    assert_non_null(body = ebb_kube_event_body(&e));
+    assert_non_null(j = cJSON_Parse(body));
+    name = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "metadata"), "name")->valuestring;
+    assert_null(strstr(name, "-."));
+    assert_null(strstr(name, ".."));
+    assert_true(strlen(name) <= 253);
+    cJSON_Delete(j);
+    free(body);
+}
+
+/* The Eviction's reason annotation: the whole reason of a strategy (1 KiB)
+ * fits, escaped for a line, valid UTF-8. */
+static void test_eviction_reason_hostile(void **state)
+{
+    struct fx f;
+    char reason[1025], *body;
+    const char *got;
+    cJSON *j;
+    (void)state;
+
+    fx_init(&f, NULL);
+    ebb_str_release(f.ev.reason);
+    for (size_t i = 0; i < 1023; i += 3)
+        memcpy(reason + i, i % 2 ? "\xe2\x82\xac" : "\n\xff\x1b", 3);
+    reason[1023] = '\0';
+    f.ev.reason = ebb_str_cstr(reason);
+    assert_non_null(body = ebb_kube_eviction_body(&f.ev));
+    assert_true(ebb_utf8_valid(body, strlen(body)));
+    assert_non_null(j = cJSON_Parse(body));
+    got = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "metadata"), "annotations"),
+                              "reason")->valuestring;
+    assert_true(one_line(got));
+    assert_false(ends_cut(got));
+    assert_int_equal(strncmp(got, "triggered by default/RemovePodsViolatingNodeTaints: \\n\xef\xbf\xbd\\x1b"
+                                  "\xe2\x82\xac", 52 + 2 + 3 + 4 + 3), 0);
+    cJSON_Delete(j);
+    free(body);
+    fx_free(&f);
+}
+
 /* What each answer means, for the Eviction API and for an evict plugin's
  * own request (the API server's wording in the message). */
 static void test_outcome(void **state)
@@ -182,6 +310,9 @@ int main(void)
         cmocka_unit_test(test_paths),
         cmocka_unit_test(test_eviction_body),
         cmocka_unit_test(test_event_body),
+        cmocka_unit_test(test_event_texts_hostile),
+        cmocka_unit_test(test_event_name_cut),
+        cmocka_unit_test(test_eviction_reason_hostile),
         cmocka_unit_test(test_outcome),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

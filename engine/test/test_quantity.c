@@ -1,7 +1,11 @@
 /* engine/quantity.c: resource.Quantity text -> Value() / MilliValue(). */
 #include "fixtures.h"
 
+#include <math.h>
+
+#include "ebb/plan.h"
 #include "ebb/quantity.h"
+#include "ebb/simulate.h"
 
 struct qcase {
     const char *text;
@@ -355,6 +359,245 @@ static void test_format_round_trip(void **state)
     }
 }
 
+/* ---- the whole class: quantities past int64 through every computation ----
+ *
+ * A cluster whose every quantity is one of the extremes below (requests,
+ * limits, init containers and sidecars, overhead, allocatable, image sizes,
+ * NodeMetrics, PodMetrics, Koordinator's NodeMetric), run through every
+ * strategy that computes with quantities (utilization, load, fit, topology)
+ * and the scheduler model placing the pending pods and the replacements.
+ * The test binary is built with UBSan and no recovery: an int64 that wraps
+ * or a double converted out of range anywhere aborts it. The plan it gives
+ * must print as valid JSON with no negative utilization from positive
+ * inputs. */
+
+static const char *const extremes[] = {
+    "1e400", "-1e400", "9223372036854775807", "9223372036854775807m", "8Ei", "7Ei", "-8Ei",
+    "999999999999999999999999", "1n", "0", "1", "4", "64Gi",
+};
+
+struct xbuf {
+    char *s;
+    size_t n, cap;
+};
+
+static void xadd(struct xbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void xadd(struct xbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    int k;
+
+    va_start(ap, fmt);
+    k = vsnprintf(b->s + b->n, b->cap - b->n, fmt, ap);
+    va_end(ap);
+    assert_true(k >= 0 && (size_t)k < b->cap - b->n);
+    b->n += (size_t)k;
+}
+
+/* Four nodes: of quantities v, of w, of ordinary ones, and an ordinary one
+ * idle (the destination balancing looks for); two pods on each of the first
+ * three and a pending one, all asking for v and w, with metrics of v and w
+ * (the idle node's small). */
+static void extreme_cluster(struct xbuf *b, const char *v, const char *w)
+{
+    const char *nodeq[4] = { v, w, "8", "8" };
+    const char *nodemem[4] = { v, w, "32Gi", "32Gi" };
+
+    b->n = 0;
+    xadd(b, "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[");
+    for (int n = 0; n < 4; n++) {
+        const char *alloc = nodeq[n], *mem = nodemem[n];
+        xadd(b, "%s{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"n%d\",\"uid\":\"u-n%d\","
+                "\"creationTimestamp\":\"2026-01-01T00:00:00Z\",\"labels\":{\"kubernetes.io/hostname\":\"n%d\","
+                "\"topology.kubernetes.io/zone\":\"z%d\"}},\"spec\":{},\"status\":{"
+                "\"allocatable\":{\"cpu\":\"%s\",\"memory\":\"%s\",\"pods\":\"%s\",\"ephemeral-storage\":\"%s\","
+                "\"example.com/gpu\":\"%s\"},"
+                "\"capacity\":{\"cpu\":\"%s\",\"memory\":\"%s\",\"pods\":\"%s\"},"
+                "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}],"
+                "\"images\":[{\"names\":[\"registry.example.com/app:1\"],\"sizeBytes\":9223372036854775807},"
+                "{\"names\":[\"registry.example.com/side:1\"],\"sizeBytes\":9223372036854775807}]}}",
+             n ? "," : "", n, n, n, n % 2, alloc, mem, n >= 2 ? "110" : alloc, alloc, alloc, alloc, mem,
+             n >= 2 ? "110" : alloc);
+        if (n == 3) {
+            /* idle: small metrics, no pods */
+            xadd(b, ",{\"apiVersion\":\"metrics.k8s.io/v1beta1\",\"kind\":\"NodeMetrics\",\"metadata\":{\"name\":\"n3\"},"
+                    "\"timestamp\":\"2026-11-22T11:59:00Z\",\"window\":\"30s\",\"usage\":{\"cpu\":\"100m\","
+                    "\"memory\":\"1Gi\"}}");
+            xadd(b, ",{\"apiVersion\":\"slo.koordinator.sh/v1alpha1\",\"kind\":\"NodeMetric\",\"metadata\":{"
+                    "\"name\":\"n3\"},\"spec\":{},\"status\":{\"updateTime\":\"2026-11-22T11:59:30Z\",\"nodeMetric\":{"
+                    "\"nodeUsage\":{\"resources\":{\"cpu\":\"100m\",\"memory\":\"1Gi\"}}},\"podsMetric\":[]}}");
+            continue;
+        }
+        xadd(b, ",{\"apiVersion\":\"metrics.k8s.io/v1beta1\",\"kind\":\"NodeMetrics\",\"metadata\":{\"name\":\"n%d\"},"
+                "\"timestamp\":\"2026-11-22T11:59:00Z\",\"window\":\"30s\",\"usage\":{\"cpu\":\"%s\",\"memory\":\"%s\"}}",
+             n, v, w);
+        xadd(b, ",{\"apiVersion\":\"slo.koordinator.sh/v1alpha1\",\"kind\":\"NodeMetric\",\"metadata\":{\"name\":\"n%d\"},"
+                "\"spec\":{},\"status\":{\"updateTime\":\"2026-11-22T11:59:30Z\",\"nodeMetric\":{"
+                "\"nodeUsage\":{\"resources\":{\"cpu\":\"%s\",\"memory\":\"%s\"}},"
+                "\"systemUsage\":{\"resources\":{\"cpu\":\"%s\",\"memory\":\"%s\"}}},\"podsMetric\":["
+                "{\"name\":\"p%d-0\",\"namespace\":\"default\",\"podUsage\":{\"resources\":{\"cpu\":\"%s\",\"memory\":\"%s\"}}},"
+                "{\"name\":\"p%d-1\",\"namespace\":\"default\",\"podUsage\":{\"resources\":{\"cpu\":\"%s\",\"memory\":\"%s\"}},"
+                "\"priority\":\"koord-batch\"}]}}",
+             n, v, w, w, v, n, v, v, n, w, v);
+        for (int k = 0; k < 3; k++) {
+            bool pending = k == 2;
+            if (pending && n > 0)
+                break;
+            xadd(b, ",{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p%d-%d\",\"namespace\":\"default\","
+                    "\"uid\":\"u-p%d-%d\",\"creationTimestamp\":\"2026-01-01T00:00:0%dZ\",\"labels\":{\"app\":\"a\"},"
+                    "\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"name\":\"rs\","
+                    "\"uid\":\"u-rs\",\"controller\":true}]},\"spec\":{%s%s%s"
+                    "\"schedulerName\":\"default-scheduler\",\"containers\":["
+                    "{\"name\":\"c\",\"image\":\"registry.example.com/app:1\",\"resources\":{"
+                    "\"requests\":{\"cpu\":\"%s\",\"memory\":\"%s\",\"example.com/gpu\":\"%s\",\"ephemeral-storage\":\"%s\"},"
+                    "\"limits\":{\"cpu\":\"%s\",\"memory\":\"%s\",\"example.com/gpu\":\"%s\"}}},"
+                    "{\"name\":\"d\",\"image\":\"registry.example.com/side:1\",\"resources\":{\"requests\":{\"cpu\":\"%s\","
+                    "\"memory\":\"%s\"}}}],"
+                    "\"initContainers\":[{\"name\":\"i\",\"image\":\"x\",\"resources\":{\"requests\":{\"cpu\":\"%s\","
+                    "\"memory\":\"%s\"}}},{\"name\":\"s\",\"image\":\"x\",\"restartPolicy\":\"Always\",\"resources\":"
+                    "{\"requests\":{\"cpu\":\"%s\",\"memory\":\"%s\"}}}],"
+                    "\"overhead\":{\"cpu\":\"%s\",\"memory\":\"%s\"},"
+                    "\"topologySpreadConstraints\":[{\"maxSkew\":1,\"topologyKey\":\"topology.kubernetes.io/zone\","
+                    "\"whenUnsatisfiable\":\"DoNotSchedule\",\"labelSelector\":{\"matchLabels\":{\"app\":\"a\"}}}]},"
+                    "\"status\":{\"phase\":\"%s\"%s}}",
+                 n, k, n, k, k, pending ? "" : "\"nodeName\":\"n", pending ? "" : (n == 0 ? "0" : n == 1 ? "1" : "2"),
+                 pending ? "" : "\",", v, w, v, v, v, w, v, w, v, v, v, w, v, v, w,
+                 pending ? "Pending" : "Running",
+                 pending ? "" : ",\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]");
+            if (!pending)
+                xadd(b, ",{\"apiVersion\":\"metrics.k8s.io/v1beta1\",\"kind\":\"PodMetrics\",\"metadata\":{"
+                        "\"name\":\"p%d-%d\",\"namespace\":\"default\"},\"timestamp\":\"2026-11-22T11:59:00Z\","
+                        "\"window\":\"30s\",\"containers\":[{\"name\":\"c\",\"usage\":{\"cpu\":\"%s\",\"memory\":\"%s\"}}]}",
+                     n, k, w, v);
+        }
+    }
+    xadd(b, ",{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":\"rs\",\"namespace\":\"default\","
+            "\"uid\":\"u-rs\"},\"spec\":{\"replicas\":5,\"selector\":{\"matchLabels\":{\"app\":\"a\"}}}}]}");
+}
+
+/* Every strategy that computes with quantities, nodeFit on. */
+static const char extreme_policy[] =
+    "apiVersion: descheduler/v1alpha2\n"
+    "kind: DeschedulerPolicy\n"
+    "metricsProviders: [{source: KubernetesMetrics}]\n"
+    "profiles:\n"
+    "- name: requests\n"
+    "  pluginConfig:\n"
+    "  - {name: DefaultEvictor, args: {nodeFit: true, evictLocalStoragePods: true}}\n"
+    "  - name: LowNodeUtilization\n"
+    "    args: {thresholds: {cpu: 20, memory: 20, pods: 20, example.com/gpu: 20},\n"
+    "           targetThresholds: {cpu: 50, memory: 50, pods: 50, example.com/gpu: 50}}\n"
+    "  - {name: RemovePodsViolatingTopologySpreadConstraint}\n"
+    "  - {name: RemoveDuplicates}\n"
+    "  plugins:\n"
+    "    balance: {enabled: [LowNodeUtilization, RemovePodsViolatingTopologySpreadConstraint, RemoveDuplicates]}\n"
+    "- name: metrics\n"
+    "  pluginConfig:\n"
+    "  - {name: DefaultEvictor, args: {nodeFit: true}}\n"
+    "  - name: LowNodeUtilization\n"
+    "    args: {thresholds: {cpu: 20, memory: 20}, targetThresholds: {cpu: 50, memory: 50},\n"
+    "           metricsUtilization: {source: KubernetesMetrics}}\n"
+    "  plugins:\n"
+    "    balance: {enabled: [LowNodeUtilization]}\n"
+    "- name: high\n"
+    "  pluginConfig:\n"
+    "  - {name: DefaultEvictor, args: {nodeFit: true}}\n"
+    "  - name: HighNodeUtilization\n"
+    "    args: {thresholds: {cpu: 40, memory: 40, example.com/gpu: 40}}\n"
+    "  plugins:\n"
+    "    balance: {enabled: [HighNodeUtilization]}\n"
+    "- name: load\n"
+    "  pluginConfig:\n"
+    "  - {name: DefaultEvictor, args: {nodeFit: true}}\n"
+    "  - name: LowNodeLoad\n"
+    "    args: {lowThresholds: {cpu: 30, memory: 30}, highThresholds: {cpu: 65, memory: 70},\n"
+    "           anomalyCondition: {consecutiveAbnormalities: 1}}\n"
+    "  plugins:\n"
+    "    balance: {enabled: [LowNodeLoad]}\n";
+
+static void check_extreme_plan(const struct ebb_plan *p, bool positive)
+{
+    char *json = ebb_plan_to_json(p, false);
+
+    assert_non_null(json);
+    assert_true(ebb_utf8_valid(json, strlen(json)));
+    free(json);
+    for (size_t i = 0; i < p->nnodes; i++)
+        for (int k = 0; k < 3; k++) {
+            assert_true(isfinite(p->nodes[i].before[k]) && isfinite(p->nodes[i].after[k]));
+            if (positive)
+                assert_true(p->nodes[i].before[k] >= 0 && p->nodes[i].after[k] >= 0);
+        }
+}
+
+static void test_extremes_every_path(void **state)
+{
+    struct xbuf b = { .cap = 1 << 20 };
+    (void)state;
+
+    assert_non_null(b.s = malloc(b.cap));
+    for (size_t i = 0; i < EBB_ARRAY_LEN(extremes); i++)
+        for (size_t j = 0; j < EBB_ARRAY_LEN(extremes); j += i == j ? 1 : 3) {
+            struct ebb_sim_opts so = {
+                .snapshot = "extremes.json", .policy = "extremes.yaml",
+                .policy_buf = extreme_policy, .policy_len = sizeof(extreme_policy) - 1,
+                .now = 1795348800,   /* 2026-11-22T12:00:00Z */
+                .reschedule = true, .max_cycles = 2,
+            };
+            struct ebb_engine *e = NULL;
+            struct ebb_error err;
+            int rc;
+            extreme_cluster(&b, extremes[i], extremes[j]);
+            so.snapshot_buf = b.s;
+            so.snapshot_len = b.n;
+            print_message("requests %s and %s\n", extremes[i], extremes[j]);
+            rc = ebb_simulate(&so, &e, &err);
+            if (rc != 0) {
+                char msg[1024];
+                ebb_error_format(&err, msg, sizeof(msg));
+                fail_msg("%s", msg);
+            }
+            check_extreme_plan(ebb_engine_plan(e), extremes[i][0] != '-' && extremes[j][0] != '-');
+            {
+                char *json = ebb_whatif_plan_json(so.whatif, ebb_engine_plan(e), false);
+                assert_non_null(json);
+                free(json);
+            }
+            ebb_whatif_destroy(so.whatif);
+            ebb_engine_destroy(e);
+        }
+    free(b.s);
+}
+
+static void test_arithmetic_saturates(void **state)
+{
+    static const int64_t v[] = { 0, 1, -1, 2, -2, 1000, INT64_MAX, INT64_MIN, INT64_MAX - 1, INT64_MIN + 1,
+                                 INT64_MAX / 2, INT64_MIN / 2, 3037000499, -3037000500 };
+    (void)state;
+
+    for (size_t i = 0; i < EBB_ARRAY_LEN(v); i++)
+        for (size_t j = 0; j < EBB_ARRAY_LEN(v); j++) {
+            __int128 a = v[i], b = v[j], r;
+            r = a + b;
+            assert_true(ebb_q_add(v[i], v[j]) == (r > INT64_MAX ? INT64_MAX : r < INT64_MIN ? INT64_MIN : r));
+            r = a - b;
+            assert_true(ebb_q_sub(v[i], v[j]) == (r > INT64_MAX ? INT64_MAX : r < INT64_MIN ? INT64_MIN : r));
+            r = a * b;
+            assert_true(ebb_q_mul(v[i], v[j]) == (r > INT64_MAX ? INT64_MAX : r < INT64_MIN ? INT64_MIN : r));
+            assert_true(isfinite(ebb_q_percent(v[i], v[j])));
+        }
+    assert_true(ebb_q_of_double(1e300) == INT64_MAX);
+    assert_true(ebb_q_of_double(-1e300) == INT64_MIN);
+    assert_true(ebb_q_of_double(9223372036854775808.0) == INT64_MAX);
+    assert_true(ebb_q_of_double(-9223372036854775808.0) == INT64_MIN);
+    assert_true(ebb_q_of_double(9223372036854774784.0) == 9223372036854774784);
+    assert_true(ebb_q_of_double(0.0 / 0.0) == 0);
+    assert_true(ebb_q_of_double(-2.9) == -2);
+    assert_true(ebb_q_round2(92233720368547758.0 * 1000) == 92233720368547758.0 * 1000);
+    assert_true(ebb_q_round2(12.345) == 12.35 || ebb_q_round2(12.345) == 12.34);
+    assert_true(ebb_q_round2(1e21) > 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -370,6 +613,8 @@ int main(void)
         cmocka_unit_test(test_parse_resource),
         cmocka_unit_test(test_format),
         cmocka_unit_test(test_format_round_trip),
+        cmocka_unit_test(test_arithmetic_saturates),
+        cmocka_unit_test(test_extremes_every_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

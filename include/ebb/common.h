@@ -41,20 +41,32 @@ struct ebb_error {
     char msg[768];
 };
 
-/* Fill `err` (may be NULL) and return `code`. `file`/`field` may be NULL. */
+/* Fill `err` (may be NULL) and return `code`. `file`/`field` may be NULL.
+ * The three texts are escaped for a line (EBB_ESC_LINE: they name what a
+ * user wrote, whatever bytes it holds) and cut with an ellipsis when they do
+ * not fit. */
 int ebb_error_set(struct ebb_error *err, int code, const char *file, int line,
                   const char *field, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
 
-/* "file:line: field: msg" (parts that are empty are left out). */
+/* "file:line: field: msg" (parts that are empty are left out), cut with an
+ * ellipsis when it does not fit in `len`. */
 void ebb_error_format(const struct ebb_error *err, char *buf, size_t len);
 
 void ebb_error_clear(struct ebb_error *err);
 
-/* Logging: one line to stderr, prefixed with the level. */
+/* Logging: one record per line to stderr, "ebb: LEVEL: " and the message
+ * escaped for a line (EBB_ESC_LINE below): whatever a script printed, a pod
+ * was named or a server answered, a record is one line, holds no control
+ * byte and is UTF-8, so no text can forge another record or drive the
+ * terminal. A record longer than EBB_LOG_MAX bytes is cut, ending in "...".
+ * ebb_log_text logs `prefix` (may be NULL) and `len` bytes of `text`, which
+ * may hold NUL bytes (printed as \x00), the way scripts' text is logged. */
 enum { EBB_LOG_OFF = -1, EBB_LOG_ERROR, EBB_LOG_WARN, EBB_LOG_INFO, EBB_LOG_DEBUG };
+#define EBB_LOG_MAX 16384
 extern int ebb_log_level;
 void ebb_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void ebb_log_text(int level, const char *prefix, const char *text, size_t len);
 
 #define EBB_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -106,6 +118,49 @@ int ebb_file_read(const char *path, size_t max, char **out, size_t *len, struct 
 /* Valid UTF-8 (RFC 3629: no overlong forms, no surrogates, at most
  * U+10FFFF) and no NUL byte. */
 bool ebb_utf8_valid(const char *s, size_t n);
+
+/* ---- writing text that came from outside --------------------------------------
+ *
+ * Text a script, an object, a server or a file gave ebb reaches people and
+ * programs through a few writers: the log, the plan's table and JSON, the
+ * Events ebb posts, error messages, `ebb test`'s report and the HTML report.
+ * Each writer puts every such text through ebb_escape, which is where the
+ * invariant holds: what comes out is valid UTF-8 (every byte that does not
+ * start a well-formed character, RFC 3629, becomes U+FFFD), holds nothing
+ * the destination would take for structure, and is never cut in the middle
+ * of a character; what does not fit ends in an ellipsis (U+2026), never
+ * silently. NUL bytes are text like any other: they are escaped, not an end.
+ *
+ *   EBB_ESC_LINE  one line for a person (log, table, terminal, Event note):
+ *                 \n \r \t, other C0 controls and DEL as \xHH, C1 controls,
+ *                 U+2028/U+2029 and bidirectional overrides as \uHHHH.
+ *                 Idempotent: escaping its output again changes nothing.
+ *   EBB_ESC_JSON  the inside of a JSON string (RFC 8259): " and \ escaped,
+ *                 controls as \n \r \t \b \f or \u00HH (NUL: \u0000),
+ *                 U+2028/U+2029 as \u2028/\u2029.
+ *   EBB_ESC_HTML  EBB_ESC_LINE, then & < > " ' as character references.
+ *   EBB_ESC_UTF8  only the U+FFFD replacement (a whole JSON text ebb printed).
+ */
+enum ebb_esc { EBB_ESC_LINE, EBB_ESC_JSON, EBB_ESC_HTML, EBB_ESC_UTF8 };
+
+/* Escape `len` bytes of `s` into `buf` (`cap` bytes, always NUL-terminated
+ * when cap > 0). What does not fit in cap - 1 bytes is cut at a character
+ * boundary and ends in "\u2026" (when cap >= 4). Returns the bytes written. */
+size_t ebb_escape(char *buf, size_t cap, const char *s, size_t len, enum ebb_esc how);
+/* The same, malloc'd: the whole text when `max` is 0, else at most `max`
+ * bytes as above. *outlen (may be NULL) gets the length. NULL: out of memory. */
+char *ebb_escape_dup(const char *s, size_t len, enum ebb_esc how, size_t max, size_t *outlen);
+
+/* JSON output. ebb_json_text: a cJSON item that prints as the JSON string
+ * of `len` bytes of `s` escaped with EBB_ESC_JSON (NUL kept as \u0000, which
+ * a cJSON string cannot hold), or null when `s` is NULL. ebb_json_print:
+ * cJSON_Print(Unformatted) with every byte that is not UTF-8 replaced, for
+ * strings that reached the tree any other way (a request body a script
+ * built). Both NULL when out of memory. Every JSON document ebb writes for
+ * people or programs goes through ebb_json_print. */
+struct cJSON;
+struct cJSON *ebb_json_text(const char *s, size_t len);
+char *ebb_json_print(const struct cJSON *item, bool pretty);
 
 /* FNV-1a, 64 bits: content fingerprints (policy generations, modules);
  * chain calls by passing the previous result as `h` (start: EBB_FNV64_INIT). */

@@ -49,7 +49,10 @@ char *ebb_kube_eviction_body(const struct ebb_eviction *ev);
 
 /* An events.k8s.io/v1 Event, malloc'd JSON (NULL: out of memory). `name`
  * is the object's (the Event is named after it as client-go names them);
- * `uid` may be NULL; `note` is cut to what the API server accepts. */
+ * `uid` may be NULL. Every text (note, reason, action, instance) is escaped
+ * for a line (EBB_ESC_LINE: valid UTF-8, no control byte) and cut, with an
+ * ellipsis, to what the API server accepts (note: 1 KiB; reason, action,
+ * reportingInstance: 128 bytes), whatever it holds. */
 struct ebb_kube_event {
     const char *ns, *name, *uid;      /* the Pod it is about */
     const char *type;                 /* "Normal" | "Warning" */

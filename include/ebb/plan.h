@@ -20,7 +20,12 @@
 #include "common.h"
 #include "str.h"
 
-/* node, plugin and profile repeat across entries: they are interned. */
+/* Every text of the plan may come from a script or an object, whatever bytes
+ * it holds: the writers below (JSON, table) escape each one as it goes out
+ * (ebb_escape, ebb_json_text), so the plan keeps them as they were given.
+ * node, plugin and profile repeat across entries: they are interned. An
+ * interned text is written with its interned length (ebb_str_len), so a
+ * reason interned whole keeps a NUL. */
 struct ebb_plan_eviction {
     char *pod;          /* "namespace/name" */
     ebb_str node;
@@ -50,12 +55,15 @@ struct ebb_plan_error {
 };
 
 /* Something a plugin wants the reader to know that is neither an eviction
- * nor a failure: a node skipped for lack of metrics, a stop condition. */
+ * nor a failure: a node skipped for lack of metrics, a stop condition. A
+ * script's text is kept whole: `message` and `node` may hold NUL bytes
+ * (their lengths: message_len, ebb_str_len(node)). */
 struct ebb_plan_note {
     ebb_str plugin;
     ebb_str profile;
     ebb_str node;       /* may be NULL */
-    char *message;
+    char *message;      /* NUL-terminated after message_len bytes */
+    size_t message_len;
     int cycle;
 };
 
@@ -100,17 +108,25 @@ int ebb_plan_add_error(struct ebb_plan *p, const char *plugin, const char *profi
 int ebb_plan_add_skip(struct ebb_plan *p, const char *reason);
 int ebb_plan_add_note(struct ebb_plan *p, const char *plugin, const char *profile,
                       const char *node, const char *message);
+/* The same with the node's and the message's lengths: a script's text,
+ * which may hold NUL bytes, kept whole. `node` may be NULL. */
+int ebb_plan_add_note_text(struct ebb_plan *p, const char *plugin, const char *profile,
+                           const char *node, size_t node_len, const char *message, size_t len);
 
 /* Record utilization for every node of `cache` (sorted by name), as
  * `before` (first call) or `after` (every later call). */
 struct ebb_cache;
 int ebb_plan_snapshot_nodes(struct ebb_plan *p, struct ebb_cache *cache, bool before);
 
-/* JSON text (malloc'd, caller frees). */
+/* JSON text (malloc'd, caller frees): valid UTF-8 whatever the plan holds
+ * (ebb_json_print), utilization rounded to two decimals, never wrapped. */
 char *ebb_plan_to_json(const struct ebb_plan *p, bool pretty);
-/* The same as a cJSON object (caller deletes), for callers that add keys. */
+/* The same as a cJSON object (caller deletes, prints with ebb_json_print),
+ * for callers that add keys. Texts are raw items (ebb_json_text). */
 struct cJSON;
 struct cJSON *ebb_plan_json(const struct ebb_plan *p);
+/* For people: one line per entry, every text escaped for a line
+ * (EBB_ESC_LINE: no control byte, valid UTF-8). */
 void ebb_plan_print_table(const struct ebb_plan *p, FILE *out);
 
 #endif
