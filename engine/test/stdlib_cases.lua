@@ -3,9 +3,21 @@
 -- stock Lua state and in a sandbox and compare what it returns, line by
 -- line. It returns a function(section) -> text, one line per case.
 -- Only locals: the sandbox's globals are strict.
+-- Bytes outside printable ASCII as \ddd;, so that each case stays one line
+-- and a message shows what differs (string.byte and string.char are Lua's
+-- own in the sandbox too).
+local function escape(s)
+  local r = {}
+  for i = 1, #s do
+    local b = string.byte(s, i)
+    r[i] = (b < 32 or b > 126 or b == 92) and "\\" .. b .. ";" or string.char(b)
+  end
+  return table.concat(r)
+end
+
 local function show(v)
   local t = type(v)
-  if t == "string" then return "s" .. #v .. ":" .. v end
+  if t == "string" then return "s" .. #v .. ":" .. escape(v) end
   if t == "number" then return math.type(v) .. ":" .. tostring(v) end
   return t .. ":" .. tostring(v)
 end
@@ -19,7 +31,7 @@ local out = {}
 local function put(label, ok, ...)
   local line = label .. " => " .. tostring(ok)
   if not ok then
-    line = line .. " " .. strip((...))
+    line = line .. " " .. escape(strip((...)))
   else
     for i = 1, select("#", ...) do line = line .. " " .. show((select(i, ...))) end
   end
