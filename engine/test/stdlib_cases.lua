@@ -141,6 +141,16 @@ function sections.format()
     { "%-99.99e|", -1e-308 }, { "%.0f", 0.5 }, { "%5.1f|%-5d|%s", 1.25, 3, "z" }, { "%p", nil },
     { "%p", 1 }, { "%------5d", 1 }, { "%00005d", 1 }, { "%-05d|", 3 }, { "%s %s", "a" },
     { "%z" }, { "100%" }, { "%5%" }, { "%l", 1 }, { "%ld", 1 },
+    { "%-------5d|", 1 }, { "%" .. string.rep("-", 19) .. "5d|", 1 }, { "%" .. string.rep("-", 20) .. "5d", 1 },
+    { "%" .. string.rep("0", 25) .. "d", 1 }, { "%F", 1 }, { "%5.5.5f", 1 }, { "%5-d", 1 }, { "%.c", 65 },
+    { "%-0s", "x" }, { "% s", "x" }, { "%5", 1 }, { "%5" }, { "%y" }, { "%5\0d", 1 }, { "%.f", 2.5 },
+    { "%5.f|", 2.5 }, { "%.s|", "abc" }, { "%5.3p", {} }, { "%-5p|", nil }, { "%10.3x|", 255 },
+    { "%#5.3o|", 8 }, { "%+.3d", -5 }, { "%d", math.mininteger }, { "%5s", string.rep("w", 100) },
+    { "%.150s", "x" }, { "%s", setmetatable({}, { __tostring = function() return {} end }) },
+    { "%c", 256 + 65 }, { "%i", 2 ^ 63 }, { "%x", "0x10" }, { "%a", "1" }, { "%q", "\r\n\0" .. "9" },
+    { "%q", "\200\255" }, { "%q", -0.0 }, { "%q", math.maxinteger }, { "%q", 0.1 }, { "%5.1+d", 1 },
+    { "%#.3c", 65 }, { "%05.1f|", -1.5 }, { "%.0e", 1e300 }, { "%99.99f", -1e308 }, { "%G", 0 / 0 },
+    { "%f", 1 / 0 }, { "%-+ #0g", 1.0 }, { "%+ d", 1 }, { "%s%s%s", 1, 2 }, { "%d", nil },
   }
   for i, c in ipairs(cases) do
     try("format " .. i .. " " .. c[1], string.format, table.unpack(c, 1, #c))
@@ -158,6 +168,39 @@ function sections.rep()
     { "ab", math.maxinteger }, { "ab", 1 << 40, "x" },
   }
   for i, c in ipairs(cases) do try("rep " .. i, string.rep, table.unpack(c, 1, 3)) end
+end
+
+-- Long repetitions against the bytes they must have: (s .. sep) doubled
+-- with the concatenation operator and cut (string.sub is Lua's own in the
+-- sandbox too). The sizes cross the 1 MiB pieces rep copies at a time, with
+-- units that do and do not divide them, and a unit longer than a piece.
+function sections.rep_long()
+  local function first_difference(a, b)
+    if #a ~= #b then return "length " .. #a .. " vs " .. #b end
+    local lo, hi = 1, #a
+    if a == b then return "none" end
+    while lo < hi do
+      local mid = (lo + hi) // 2
+      if string.sub(a, lo, mid) ~= string.sub(b, lo, mid) then hi = mid else lo = mid + 1 end
+    end
+    return "byte " .. lo
+  end
+  local MiB = 1 << 20
+  local units = { { "x", "" }, { "abc", "" }, { "ab", "," }, { "hello", "<->" }, { "0123456", "" },
+                  { string.rep("q", MiB + 3), "" }, { "z", string.rep("-", MiB // 2 + 1) } }
+  for ui, u in ipairs(units) do
+    local s, sep = u[1], u[2]
+    local unit = #s + #sep
+    for _, bytes in ipairs({ MiB - 1, MiB + 1, 2 * MiB + 7, 5 * MiB // 2, 3 * MiB, 7 * MiB + 5 }) do
+      local n = bytes // unit + 1
+      local total = n * unit - #sep
+      local want = s .. sep
+      while #want < total do want = want .. want end
+      want = string.sub(want, 1, total)
+      local got = string.rep(s, n, sep)
+      put("rep_long " .. ui .. "/" .. n, true, #got, first_difference(got, want))
+    end
+  end
 end
 
 -- A proxy whose reads and writes go through metamethods to `t`.

@@ -107,6 +107,18 @@ static char *run_sandbox(const char *section, size_t *outlen)
     return out;
 }
 
+/* The sandbox's line says what Lua's says, to the byte; an error may add,
+ * in parentheses, what was wrong ("... => false <Lua's message> (why)"). */
+static bool same_line(const char *lua, size_t ll, const char *sbx, size_t ls)
+{
+    static const char failed[] = " => false ";
+
+    if (ll == ls)
+        return memcmp(lua, sbx, ll) == 0;
+    return ls > ll + 3 && memcmp(lua, sbx, ll) == 0 && sbx[ll] == ' ' && sbx[ll + 1] == '(' &&
+           sbx[ls - 1] == ')' && memmem(lua, ll, failed, sizeof(failed) - 1) != NULL;
+}
+
 /* Both agree on every line, to the last byte (NUL bytes included: a C
  * string would stop the comparison at the first one); the first line that
  * differs is printed. */
@@ -122,7 +134,7 @@ static void same_as_lua(const char *section)
         const char *nla = memchr(a, '\n', (size_t)(ea - a)), *nlb = memchr(b, '\n', (size_t)(eb - b));
         size_t la = nla ? (size_t)(nla - a) : (size_t)(ea - a);
         size_t lb = nlb ? (size_t)(nlb - b) : (size_t)(eb - b);
-        if (la != lb || memcmp(a, b, la) != 0) {
+        if (!same_line(a, la, b, lb)) {
             print_error("%s: line %zu differs\n  lua:     %.*s\n  sandbox: %.*s\n", section, lines + 1,
                         (int)la, a, (int)lb, b);
             same = false;
