@@ -203,6 +203,63 @@ function sections.rep_long()
   end
 end
 
+-- The other functions that work a piece at a time, on input past their
+-- pieces (format's text between conversions and %q, patterns over long
+-- subjects): each result shown as its length and a digest of its bytes.
+local function digest(v)
+  if type(v) ~= "string" then return show(v) end
+  local h = 0
+  for i = 1, #v, 97 do h = (h * 31 + string.byte(v, i)) % 4294967291 end
+  return "s" .. #v .. "#" .. h .. ":" .. escape(string.sub(v, 1, 20)) .. ".." .. escape(string.sub(v, -20))
+end
+
+function sections.long()
+  local MiB = 1 << 20
+  local text = string.rep("ab%", 3 * MiB // 3 + 1)   -- a '%' every 3 bytes
+  local plain = string.rep("xyz", MiB + 5)
+  local function put_long(label, ok, ...)
+    local line = label .. " => " .. tostring(ok)
+    if not ok then line = line .. " " .. escape(strip((...)))
+    else for i = 1, select("#", ...) do line = line .. " " .. digest((select(i, ...))) end end
+    out[#out + 1] = line
+  end
+  local function try_long(label, f, ...) put_long(label, pcall(f, ...)) end
+  try_long("format text", string.format, plain .. "%d" .. plain .. "%s", 42, "end")
+  try_long("format %%", string.format, (string.gsub(text, "%%", "%%%%")))
+  try_long("format many", string.format, string.rep("%d,", 200), table.unpack((function()
+    local t = {} for i = 1, 200 do t[i] = i * 7 end return t end)()))
+  try_long("format %q", string.format, "%q", string.rep("a\0b\n\"\1\0019", 40000))
+  try_long("find plain", string.find, plain .. "needle", "needle", 1, true)
+  try_long("find init", string.find, plain, "zx", -10)
+  try_long("find pattern", string.find, plain .. "q", "(x)(y)z*q")
+  try_long("match tail", string.match, plain, "(.-)(z)$")
+  try_long("gsub all", string.gsub, plain, "y", "YY")
+  try_long("gsub captures", string.gsub, plain, "(x)(y)", "%2%1", 1000000)
+  try_long("gsub anchored", string.gsub, plain, "^xyz", "")
+  try_long("gmatch count", function()
+    local n = 0 for _ in string.gmatch(plain, "yz") do n = n + 1 end return n end)
+  try_long("rep sep", string.rep, "abc", MiB // 2, "--")
+  local t = {}
+  for i = 1, 200000 do t[i] = tostring(i % 977) end
+  try_long("concat", table.concat, t, ",")
+  try_long("concat range", table.concat, t, "", 1000, 150000)
+  local u = {}
+  for i = 1, 20000 do u[i] = (i * 7919) % 20011 end
+  table.sort(u)
+  try_long("sort", table.concat, u, " ")
+  local w = {}
+  for i = 1, 20000 do w[i] = (i * 7919) % 20011 end
+  table.sort(w, function(a, b) return a > b end)
+  try_long("sort desc", table.concat, w, " ")
+  local m = {}
+  for i = 1, 100000 do m[i] = i end
+  table.move(m, 1, 100000, 50001)
+  try_long("move up", table.concat, m, ",")
+  for i = 1, 1000 do table.insert(m, 1, i) end
+  for i = 1, 500 do table.remove(m, 7) end
+  try_long("insert remove", table.concat, m, ",")
+end
+
 -- A proxy whose reads and writes go through metamethods to `t`.
 local function proxy(t, log)
   return setmetatable({}, {

@@ -43,6 +43,13 @@ static void rep_long(void **state)
     same_as_lua("rep_long");
 }
 
+/* Long inputs past the pieces each function works in, strings and tables. */
+static void long_inputs(void **state)
+{
+    (void)state;
+    same_as_lua("long");
+}
+
 /* Each way a conversion can be wrong: the error says Lua's message and
  * what was wrong. */
 static void format_errors(void **state)
@@ -94,6 +101,7 @@ int main(void)
         cmocka_unit_test(gsub),
         cmocka_unit_test(format),
         cmocka_unit_test(format_errors),
+        cmocka_unit_test(long_inputs),
         cmocka_unit_test(rep),
         cmocka_unit_test(rep_long),
     };
