@@ -27,6 +27,8 @@ struct ebb_vm {
                                        (notes, reasons, refusals): charged to the cap */
     int kept_cycle;                 /* the cycle `kept` counts */
     bool stopped;                   /* the call running was abandoned at its budget */
+    bool overran;                   /* a call ended on its budget since the plugin
+                                       engine last looked (lua_plugin.c clears it) */
     int depth;                      /* nested calls into this vm */
     struct ebb_ctx *ctx;            /* the call running, set by framework.c */
     int co_ref;                     /* a suspended call's coroutine, or LUA_NOREF */

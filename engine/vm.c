@@ -945,6 +945,7 @@ static int run_co(struct ebb_vm *vm, lua_State *co, int nargs, int nres, bool al
     /* Stopped at its budget, or out of time on the way out of an error: the
      * coroutine is left as it is, its __close and handlers never run. */
     if (vm->stopped || (vm->expired && st != LUA_OK && !engine_yield)) {
+        vm->overran = true;
         rc = budget_error(vm, co, err);
         if (vm->depth == 0)
             vm->expired = 0;
