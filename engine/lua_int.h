@@ -38,6 +38,8 @@ struct ebb_vm {
                                        own, or call_co); written under the watchdog
                                        lock, which hooks it when the budget expires */
     bool engine_yield;              /* the pending yield is the evictor's, not a script's */
+    bool parsing;                   /* Lua's parser runs (vm.c parse): see vm_alloc */
+    bool parse_refused;             /* ... and was refused a block too large for it */
     char *const *policy_dirs;       /* require() roots after home/lua */
     char *home;
     size_t nmods;
@@ -187,8 +189,9 @@ void ebb__lua_open_groups(lua_State *L);
 void ebb__lua_open_loadaware(lua_State *L);
 void ebb__lua_open_evictor(lua_State *L);   /* ebb.json, ebb.rfc3339, ctx.api */
 /* The sandbox's budget-aware string (find, match, gmatch, gsub, rep, format)
- * and table (concat, insert, remove, move, sort) functions, set into the
- * library table on top of the stack. */
+ * and table (concat, insert, remove, move, sort, unpack) functions, set
+ * into the library table on top of the stack. lua_table.c has the audit of
+ * every library function the sandbox opens. */
 void ebb__lua_open_string(lua_State *L);
 void ebb__lua_open_table(lua_State *L);
 void ebb__lua_open_prometheus(lua_State *L);   /* ebb.prometheus_query */

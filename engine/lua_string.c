@@ -28,6 +28,7 @@
 #define CAP_OPEN (-1)
 #define CAP_POS (-2)
 #define TICK_MASK 1023u            /* look at the budget every 1024 steps */
+#define WORK_MAX 4096u             /* a match's steps and bytes looked at between looks */
 #define CHUNK ((size_t)1 << 20)    /* bulk copies between looks: 1 MiB */
 
 /* ---- budget --------------------------------------------------------------- */
@@ -40,12 +41,19 @@ static void tick(lua_State *L, unsigned *steps)
 
 /* ---- pattern matching ----------------------------------------------------- */
 
+/* A step of a match is not always O(1): a set ("[...]") is read whole at
+ * every character it is tried on, and a back reference compares a whole
+ * capture, each as long as the script makes them. So a match counts the
+ * work it does (a step, the bytes of a set, the bytes compared) and looks
+ * at the budget whenever WORK_MAX of it has been done: a 10 MB set tried
+ * on every character of a subject ran 10 s under a 500 ms budget when only
+ * steps were counted. */
 struct pm {
     lua_State *L;
     const char *s, *s_end;          /* the subject */
     const char *p_end;              /* end of the pattern */
     int depth, level;
-    unsigned steps;
+    size_t work;                    /* done since the budget was looked at */
     struct {
         const char *at;
         ptrdiff_t len;              /* CAP_OPEN, CAP_POS or the length */
@@ -53,6 +61,15 @@ struct pm {
 };
 
 static const char *pm_match(struct pm *m, const char *s, const char *p);
+
+static void spend(struct pm *m, size_t work)
+{
+    m->work += work;
+    if (m->work >= WORK_MAX) {
+        m->work = 0;
+        ebb__vm_check(m->L);
+    }
+}
 
 /* %a, %d, ... on one byte; an upper-case letter complements its class; any
  * other character after '%' stands for itself. */
@@ -114,6 +131,7 @@ static const char *class_end(struct pm *m, const char *p)
         return p + 2;
     }
     if (*p == '[') {
+        const char *open = p;
         bool first = true;
         p++;
         if (p < m->p_end && *p == '^')
@@ -121,8 +139,10 @@ static const char *class_end(struct pm *m, const char *p)
         for (;; first = false) {       /* a ']' right after '[' or '[^' is a member */
             if (p >= m->p_end)
                 luaL_error(m->L, "malformed pattern (missing ']')");
-            if (*p == ']' && !first)
+            if (*p == ']' && !first) {
+                spend(m, (size_t)(p - open));
                 return p + 1;
+            }
             if (*p == '%' && ++p >= m->p_end)
                 luaL_error(m->L, "malformed pattern (missing ']')");
             p++;
@@ -131,7 +151,7 @@ static const char *class_end(struct pm *m, const char *p)
     return p + 1;
 }
 
-static bool single_has(const struct pm *m, const char *s, const char *p, const char *ep)
+static bool single_has(struct pm *m, const char *s, const char *p, const char *ep)
 {
     int c;
 
@@ -141,7 +161,9 @@ static bool single_has(const struct pm *m, const char *s, const char *p, const c
     switch (*p) {
     case '.': return true;
     case '%': return class_has(c, (unsigned char)p[1]);
-    case '[': return set_has(c, p, ep - 1);
+    case '[':
+        spend(m, (size_t)(ep - p));
+        return set_has(c, p, ep - 1);
     default: return (unsigned char)*p == c;
     }
 }
@@ -153,7 +175,7 @@ static const char *greedy(struct pm *m, const char *s, const char *p, const char
 
     while (single_has(m, s + n, p, ep)) {
         n++;
-        tick(m->L, &m->steps);
+        spend(m, 1);
     }
     for (;;) {
         const char *r = pm_match(m, s + n, ep + 1);
@@ -216,7 +238,7 @@ static const char *balanced(struct pm *m, const char *s, const char *p)
     if (s >= m->s_end || *s != p[0])
         return NULL;
     for (const char *q = s + 1; q < m->s_end; q++) {
-        tick(m->L, &m->steps);
+        spend(m, 1);
         if (*q == p[1]) {
             if (--open == 0)
                 return q + 1;
@@ -238,6 +260,7 @@ static const char *backref(struct pm *m, const char *s, int digit)
     if (m->cap[l].len == CAP_POS)
         return NULL;
     len = (size_t)m->cap[l].len;
+    spend(m, len);
     if ((size_t)(m->s_end - s) >= len && memcmp(m->cap[l].at, s, len) == 0)
         return s + len;
     return NULL;
@@ -253,7 +276,7 @@ static const char *pm_match(struct pm *m, const char *s, const char *p)
     for (;;) {
         const char *ep;
 
-        tick(m->L, &m->steps);
+        spend(m, 1);
         if (p == m->p_end) {
             r = s;
             break;
@@ -288,6 +311,7 @@ static const char *pm_match(struct pm *m, const char *s, const char *p)
                 ep = class_end(m, p);
                 prev = s == m->s ? 0 : (unsigned char)s[-1];
                 cur = s < m->s_end ? (unsigned char)*s : 0;
+                spend(m, 2 * (size_t)(ep - p));
                 if (set_has(prev, p, ep - 1) || !set_has(cur, p, ep - 1))
                     break;
                 p = ep;
@@ -336,7 +360,7 @@ static void pm_init(struct pm *m, lua_State *L, const char *s, size_t ls, const 
     m->s_end = s + ls;
     m->p_end = p + lp;
     m->depth = m->level = 0;
-    m->steps = 0;
+    m->work = 0;
 }
 
 /* Capture i of a match from s to e; capture 0 is the whole match when the

@@ -342,6 +342,24 @@ function sections.move()
   put("move proxy log", true, table.concat(log, ","))
 end
 
+function sections.unpack()
+  local t = { "a", "b", "c", nil, "e" }
+  local function all(...) local r = {} for i = 1, select("#", ...) do r[i] = show((select(i, ...))) end
+    return select("#", ...) .. ": " .. table.concat(r, " ") end
+  local cases = {
+    { { 1, 2, 3 } }, { t }, { t, 2 }, { t, 2, 5 }, { t, 3, 2 }, { {}, 1, 0 }, { {}, 0, 0 },
+    { t, -2, 1 }, { t, math.maxinteger - 1, math.maxinteger }, { t, math.mininteger, math.mininteger + 2 },
+    { t, 1, 1e6 }, { t, 1, 999990 - 1 }, { t, math.mininteger, math.maxinteger }, { "abc", 1, 2 }, { "abc" },
+    { nil }, { t, 1.5 }, { t, "2", "3" }, { t, 1, "x" }, { 12, 1, 1 }, { { [0] = "z", "a" }, 0, 1 },
+  }
+  for i, c in ipairs(cases) do
+    try("unpack " .. i, function() return all(table.unpack(c[1], c[2], c[3])) end)
+  end
+  local log = {}
+  try("unpack proxy", function() return all(table.unpack(proxy({ "x", "y", "z" }, log))) end)
+  put("unpack proxy log", true, table.concat(log, ","))
+end
+
 function sections.sort()
   local function sorted(t, f)
     table.sort(t, f)
