@@ -87,6 +87,15 @@ describe("the sandbox's C loops", function()
       assert.matches("in function 'string.find'", msg)
     end)
 
+    it("string.gsub with a replacement of 20 million empty captures: stopped", function()
+      -- the template is read once a match and adds nothing: 0.36 s a match,
+      -- and the match looked at the budget every 340 matches
+      local msg = run("return string.gsub(string.rep('a', 1000), '(x?)', T)",
+        { mem = 256 << 20, top = "local T = string.rep('%1', 20000000)\n" })
+      assert.matches("time budget of 1000 ms exceeded", msg)
+      assert.matches("in function 'string.gsub'", msg)
+    end)
+
     it("warn: one log line whatever the number of pieces", function()
       local dir = h.plugin_dir{ ["bad.lua"] = [[
         return { name = "Bad", deschedule = function()
