@@ -734,7 +734,8 @@ static void check_format(lua_State *L, const char *form, const char *flags, bool
         for (const char *f = flags; *f; f++)
             k += (size_t)snprintf(why + k, sizeof(why) - k, "%s '%c'", f == flags ? "" : ",", *f);
     } else if (strchr(FMT_FLAGS, *spec) != NULL) {
-        snprintf(why, sizeof(why), "flag '%c' after the width or precision: flags come first", *spec);
+        snprintf(why, sizeof(why), "flag '%c' after the width or precision: flags come first",
+                 *spec);
     } else if (!precision) {
         snprintf(why, sizeof(why), "%%%c takes no precision", conv);
     } else {

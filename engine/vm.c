@@ -630,10 +630,10 @@ static int l_warn(lua_State *L)
  * at a time by piece_reader, which stops the parse once the budget has
  * expired; the caller then stops the call (ebb__vm_check). What one piece
  * can cost is bounded by the sizes: the parser keeps at most 32,767
- * pending gotos and labels (Lua's limit), and a chunk at most 16,384
- * distinct names, strings and numbers (PARSE_BLOCK_MAX). load() from a script reads at most
- * LOAD_MAX bytes of source, which keeps its longest step (resolving every
- * goto of a block at once) under 50 ms. */
+ * pending gotos and labels (Lua's limit), and a chunk at most 32,768
+ * distinct names, strings and numbers (PARSE_BLOCK_MAX). load() from a
+ * script reads at most LOAD_MAX bytes of source, which keeps its longest
+ * step (resolving every goto of a block at once) under 50 ms. */
 #define PARSE_PIECE 512
 #define LOAD_MAX ((size_t)64 << 10)
 
@@ -941,8 +941,7 @@ static int open_sandbox(lua_State *L)
         lua_pushnil(L);
         lua_setfield(L, -2, removed[i]);
     }
-    lua_getfield(L, -1, "load");
-    lua_pushcclosure(L, l_load, 1);
+    lua_pushcfunction(L, l_load);
     lua_setfield(L, -2, "load");
     lua_pushcfunction(L, l_print);
     lua_setfield(L, -2, "print");
