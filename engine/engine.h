@@ -49,6 +49,8 @@ struct ebb_plugin_inst {
     int reported_skip;              /* last cycle the skip was noted */
     bool run_failed;                /* the run going on has reported a failure */
     int reported_cycle;             /* last cycle a failing filter was reported */
+    int aside_cycle;                /* a call ran past its time budget in this cycle
+                                       (0: none): no more calls of it until the next */
     uint64_t last_ns;               /* duration of the last deschedule/balance call */
     uint64_t total_ns;              /* all calls since the instance was made */
 };

@@ -484,22 +484,41 @@ static void report(struct ebb_engine *e, struct ebb_plugin_inst *inst, const cha
             inst->profile->name, msg);
 }
 
+/* An instance whose call ran past its time budget this cycle: its engine
+ * (lua_plugin.c) has set it aside until the next one. */
+static bool set_aside(const struct ebb_engine *e, const struct ebb_plugin_inst *inst)
+{
+    return inst->aside_cycle != 0 && inst->aside_cycle == e->cycle;
+}
+
+/* A filter or preEvictionFilter that cannot answer (it failed, or it is set
+ * aside after running past its budget) answers as a failing filter does:
+ * the pod is not evictable. Letting it through would evict pods the filter
+ * was written to protect, on nobody's word; protecting them costs one cycle
+ * of that plugin's evictions. The failure is reported once a cycle, and the
+ * setting aside once: no more calls of the plugin this cycle, where each
+ * pod cost a whole budget before. */
 bool ebb__plugin_pod_check(struct ebb_plugin_inst *inst, int ext, struct ebb_ctx *ctx,
                            const struct ebb_pod *pod)
 {
     struct ebb_ctx sub = { ctx->engine, ctx->profile, inst, ext };
     struct ebb_error err = { 0 };
-    int rc = inst->def->ops->check(&sub, pod, &err);
+    int rc;
 
-    if (rc < 0) {
-        /* a broken filter protects every pod: report once per cycle */
-        if (inst->reported_cycle != ctx->engine->cycle) {
-            inst->reported_cycle = ctx->engine->cycle;
-            report(ctx->engine, inst, ext_funcs[ext], &err);
-        }
+    if (set_aside(ctx->engine, inst))
         return false;
+    if ((rc = inst->def->ops->check(&sub, pod, &err)) >= 0)
+        return rc > 0;
+    if (set_aside(ctx->engine, inst)) {
+        char what[160];
+        snprintf(what, sizeof(what), "%s (set aside for the rest of the cycle: it answers no for "
+                 "every pod, none is evicted on its word)", ext_funcs[ext]);
+        report(ctx->engine, inst, what, &err);
+    } else if (inst->reported_cycle != ctx->engine->cycle) {
+        inst->reported_cycle = ctx->engine->cycle;
+        report(ctx->engine, inst, ext_funcs[ext], &err);
     }
-    return rc > 0;
+    return false;
 }
 
 static uint64_t now_ns(void)
@@ -512,8 +531,9 @@ static uint64_t now_ns(void)
 /* A deschedule/balance run is over: time it, and count it towards (or out
  * of) quarantine. A plugin that failed quarantine_after runs in a row is
  * skipped for 1, 2, 4 ... up to EBB_QUARANTINE_MAX_CYCLES cycles; the run
- * after that is its trial: a success clears everything. Filters are never
- * set aside: a failing filter already protects every pod. */
+ * after that is its trial: a success clears everything. Filters are not
+ * quarantined: a failing filter already protects every pod (one that runs
+ * past its budget is set aside for the rest of its cycle only). */
 static void end_run(struct ebb_engine *e, struct ebb_plugin_inst *inst, uint64_t t0)
 {
     inst->last_ns = now_ns() - t0;
@@ -542,6 +562,18 @@ static void end_run(struct ebb_engine *e, struct ebb_plugin_inst *inst, uint64_t
     }
 }
 
+/* A deschedule/balance run failed: reported with, for a plugin that has
+ * other extension points, whether it is set aside for the rest of the
+ * cycle (they are not called either). */
+static void report_run(struct ebb_engine *e, struct ebb_plugin_inst *inst, int ext,
+                       const struct ebb_error *err)
+{
+    bool others = (inst->def->exts & ~(1u << ext)) != 0;
+
+    report(e, inst, others && set_aside(e, inst) ? "set aside for the rest of the cycle" : NULL,
+           err);
+}
+
 static bool quarantined(const struct ebb_engine *e, const struct ebb_plugin_inst *inst)
 {
     return inst->quarantines > 0 && e->cycle <= inst->quarantined_until;
@@ -556,6 +588,11 @@ static int start_plugin(struct ebb_engine *e, struct ebb_profile_inst *profile,
     uint64_t t0 = now_ns();
     int rc;
 
+    /* set aside this cycle by a call of its own that ran past the budget
+     * (its filter's, or its deschedule's before its balance): reported
+     * and counted when that call failed */
+    if (set_aside(e, inst))
+        return 0;
     if (quarantined(e, inst)) {
         if (inst->reported_skip != e->cycle) {
             char msg[128];
@@ -577,7 +614,7 @@ static int start_plugin(struct ebb_engine *e, struct ebb_profile_inst *profile,
         return EBB_CYCLE_WAITING;
     }
     if (rc != 0)
-        report(e, inst, NULL, &err);
+        report_run(e, inst, ext, &err);
     end_run(e, inst, t0);
     return 0;
 }
@@ -1020,7 +1057,7 @@ int ebb_engine_cycle_resume(struct ebb_engine *e)
         return EBB_CYCLE_WAITING;
     e->waiting = NULL;
     if (rc != 0)
-        report(e, inst, NULL, &err);
+        report_run(e, inst, e->waiting_ctx.ext, &err);
     end_run(e, inst, e->waiting_t0);
     e->cycle_index++;
     return cycle_advance(e);

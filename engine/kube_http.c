@@ -466,6 +466,7 @@ static size_t on_header(char *ptr, size_t size, size_t nmemb, void *ud)
  * keeps the last good token. */
 static void refresh_token(struct ebb_kube *k)
 {
+    struct ebb_error ferr = { 0 };
     struct stat st;
     FILE *f;
     char buf[16384];
@@ -481,8 +482,9 @@ static void refresh_token(struct ebb_kube *k)
         st.st_mtim.tv_sec == k->token_st.st_mtim.tv_sec &&
         st.st_mtim.tv_nsec == k->token_st.st_mtim.tv_nsec)
         return;
-    if ((f = fopen(k->token_file, "rb")) == NULL) {
-        ebb_log(EBB_LOG_WARN, "kube: token file %s: %s", k->token_file, strerror(errno));
+    /* a FIFO named as the token file would block the loop thread */
+    if (ebb_file_open(k->token_file, &f, &ferr) != 0) {
+        ebb_log(EBB_LOG_WARN, "kube: token file %s: %s", k->token_file, ferr.msg);
         return;
     }
     n = fread(buf, 1, sizeof(buf) - 1, f);

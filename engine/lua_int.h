@@ -30,6 +30,8 @@ struct ebb_vm {
                                        (notes, reasons, refusals): charged to the cap */
     int kept_cycle;                 /* the cycle `kept` counts */
     bool stopped;                   /* the call running was abandoned at its budget */
+    bool overran;                   /* a call ended on its budget since the plugin
+                                       engine last looked (lua_plugin.c clears it) */
     int depth;                      /* nested calls into this vm */
     struct ebb_ctx *ctx;            /* the call running, set by framework.c */
     int co_ref;                     /* a suspended call's coroutine, or LUA_NOREF */
@@ -39,6 +41,8 @@ struct ebb_vm {
                                        own, or call_co); written under the watchdog
                                        lock, which hooks it when the budget expires */
     bool engine_yield;              /* the pending yield is the evictor's, not a script's */
+    bool parsing;                   /* Lua's parser runs (vm.c parse): see vm_alloc */
+    bool parse_refused;             /* ... and was refused a block too large for it */
     char *const *policy_dirs;       /* require() roots after home/lua */
     char *home;
     size_t nmods;
@@ -282,8 +286,9 @@ void ebb__lua_open_groups(lua_State *L);
 void ebb__lua_open_loadaware(lua_State *L);
 void ebb__lua_open_evictor(lua_State *L);   /* ebb.json, ebb.rfc3339, ctx.api */
 /* The sandbox's budget-aware string (find, match, gmatch, gsub, rep, format)
- * and table (concat, insert, remove, move, sort) functions, set into the
- * library table on top of the stack. */
+ * and table (concat, insert, remove, move, sort, unpack) functions, set
+ * into the library table on top of the stack. lua_table.c has the audit of
+ * every library function the sandbox opens. */
 void ebb__lua_open_string(lua_State *L);
 void ebb__lua_open_table(lua_State *L);
 void ebb__lua_open_prometheus(lua_State *L);   /* ebb.prometheus_query */

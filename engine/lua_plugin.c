@@ -262,6 +262,38 @@ static int plugin_create(struct ebb_engine *e, const struct ebb_policy *pol,
     return 0;
 }
 
+/* ---- a plugin past its budget ----------------------------------------------- */
+
+/* Once a call of an instance has run past its time budget, the instance is
+ * set aside for the rest of the cycle: its later calls would most likely
+ * run to the budget again, and a filter is called once per pod (a filter
+ * that loops cost pods x budget a cycle). Every call into a Lua plugin
+ * goes through these (run, resume, check, evict): plugin_leave sets the
+ * instance aside when its call ended on the budget (vm->overran, set by
+ * vm.c), plugin_aside refuses the calls after it. framework.c reports it
+ * once and answers for the filters (ebb__plugin_pod_check). Calls outside
+ * a cycle (cycle 0: creating and validating an instance) set nothing
+ * aside: their failure fails the generation. */
+static bool plugin_aside(const struct ebb_ctx *ctx, const struct ebb_plugin_inst *inst)
+{
+    return inst->aside_cycle != 0 && inst->aside_cycle == ctx->engine->cycle;
+}
+
+static int plugin_refuse(const struct ebb_ctx *ctx, struct ebb_error *err)
+{
+    return ebb_error_set(err, EBB_ELIMIT, NULL, 0, NULL, "set aside for the rest of cycle %d: a "
+                         "call ran past its time budget", ctx->engine->cycle);
+}
+
+static void plugin_leave(const struct ebb_ctx *ctx, struct ebb_plugin_inst *inst)
+{
+    if (!inst->vm->overran)
+        return;
+    inst->vm->overran = false;
+    if (ctx->engine->cycle != 0)
+        inst->aside_cycle = ctx->engine->cycle;
+}
+
 /* [fn, ctx] of the instance's extension function on the stack */
 static void push_call(struct ebb_plugin_inst *inst, int ext)
 {
@@ -308,10 +340,13 @@ static int plugin_run(struct ebb_ctx *ctx, struct ebb_node *const *nodes, size_t
     struct ebb_plugin_inst *inst = ctx->plugin;
     int rc;
 
+    if (plugin_aside(ctx, inst))
+        return plugin_refuse(ctx, err);
     push_call(inst, ctx->ext);
     ebb__lua_push_nodelist(inst->vm->L, nodes, n);
     inst->vm->ctx = ctx;
     rc = ebb__vm_start(inst->vm, 2, 2, err);
+    plugin_leave(ctx, inst);
     if (rc == EBB_VM_YIELDED)
         return EBB_CYCLE_WAITING;
     return plugin_finish(ctx, rc, err);
@@ -324,6 +359,7 @@ static int plugin_resume(struct ebb_ctx *ctx, struct ebb_error *err)
 
     inst->vm->ctx = ctx;
     rc = ebb__vm_resume(inst->vm, 2, err);
+    plugin_leave(ctx, inst);
     if (rc == EBB_VM_YIELDED)
         return EBB_CYCLE_WAITING;
     return plugin_finish(ctx, rc, err);
@@ -336,15 +372,38 @@ static int plugin_check(struct ebb_ctx *ctx, const struct ebb_pod *pod, struct e
     struct ebb_ctx *prev = inst->vm->ctx;
     int rc;
 
+    if (plugin_aside(ctx, inst))
+        return plugin_refuse(ctx, err);
     push_call(inst, ctx->ext);
     ebb__lua_push_pod(L, pod);
     inst->vm->ctx = ctx;
     rc = ebb__vm_call(inst->vm, 2, 1, err);
     inst->vm->ctx = prev;
+    plugin_leave(ctx, inst);
     if (rc != 0)
         return rc;
     rc = lua_toboolean(L, -1);
     lua_pop(L, 1);
+    return rc;
+}
+
+/* An evict plugin set aside declines, as one that fails does: the pod is
+ * refused with the reason (`evictor`), never evicted some other way. */
+static int plugin_evict(struct ebb_ctx *ctx, struct ebb_plugin_inst *inst, struct ebb_pod *pod,
+                        const char *reason, struct ebb_evict_action *out, char *detail,
+                        size_t detail_len)
+{
+    int rc;
+
+    if (plugin_aside(ctx, inst)) {
+        memset(out, 0, sizeof(*out));
+        out->grace_period = -1;
+        snprintf(detail, detail_len, "%s: set aside for the rest of the cycle (a call ran past "
+                 "its time budget)", inst->def->name);
+        return EBB_WHY_EVICTOR;
+    }
+    rc = ebb__lua_evictor_call(ctx, inst, pod, reason, out, detail, detail_len);
+    plugin_leave(ctx, inst);
     return rc;
 }
 
@@ -386,7 +445,7 @@ const struct ebb_plugin_ops ebb__lua_plugin_ops = {
     .run = plugin_run,
     .resume = plugin_resume,
     .check = plugin_check,
-    .evict = ebb__lua_evictor_call,
+    .evict = plugin_evict,
     .memory_used = plugin_memory_used,
     .unchanged = plugin_unchanged,
     .adopt = plugin_adopt,

@@ -28,6 +28,7 @@
 #define CAP_OPEN (-1)
 #define CAP_POS (-2)
 #define TICK_MASK 1023u            /* look at the budget every 1024 steps */
+#define WORK_MAX 4096u             /* a match's steps and bytes looked at between looks */
 #define CHUNK ((size_t)1 << 20)    /* bulk copies between looks: 1 MiB */
 
 /* ---- budget --------------------------------------------------------------- */
@@ -40,12 +41,19 @@ static void tick(lua_State *L, unsigned *steps)
 
 /* ---- pattern matching ----------------------------------------------------- */
 
+/* A step of a match is not always O(1): a set ("[...]") is read whole at
+ * every character it is tried on, and a back reference compares a whole
+ * capture, each as long as the script makes them. So a match counts the
+ * work it does (a step, the bytes of a set, the bytes compared) and looks
+ * at the budget whenever WORK_MAX of it has been done: a 10 MB set tried
+ * on every character of a subject ran 10 s under a 500 ms budget when only
+ * steps were counted. */
 struct pm {
     lua_State *L;
     const char *s, *s_end;          /* the subject */
     const char *p_end;              /* end of the pattern */
     int depth, level;
-    unsigned steps;
+    size_t work;                    /* done since the budget was looked at */
     struct {
         const char *at;
         ptrdiff_t len;              /* CAP_OPEN, CAP_POS or the length */
@@ -53,6 +61,15 @@ struct pm {
 };
 
 static const char *pm_match(struct pm *m, const char *s, const char *p);
+
+static void spend(struct pm *m, size_t work)
+{
+    m->work += work;
+    if (m->work >= WORK_MAX) {
+        m->work = 0;
+        ebb__vm_check(m->L);
+    }
+}
 
 /* %a, %d, ... on one byte; an upper-case letter complements its class; any
  * other character after '%' stands for itself. */
@@ -114,6 +131,7 @@ static const char *class_end(struct pm *m, const char *p)
         return p + 2;
     }
     if (*p == '[') {
+        const char *open = p;
         bool first = true;
         p++;
         if (p < m->p_end && *p == '^')
@@ -121,8 +139,10 @@ static const char *class_end(struct pm *m, const char *p)
         for (;; first = false) {       /* a ']' right after '[' or '[^' is a member */
             if (p >= m->p_end)
                 luaL_error(m->L, "malformed pattern (missing ']')");
-            if (*p == ']' && !first)
+            if (*p == ']' && !first) {
+                spend(m, (size_t)(p - open));
                 return p + 1;
+            }
             if (*p == '%' && ++p >= m->p_end)
                 luaL_error(m->L, "malformed pattern (missing ']')");
             p++;
@@ -131,7 +151,7 @@ static const char *class_end(struct pm *m, const char *p)
     return p + 1;
 }
 
-static bool single_has(const struct pm *m, const char *s, const char *p, const char *ep)
+static bool single_has(struct pm *m, const char *s, const char *p, const char *ep)
 {
     int c;
 
@@ -141,7 +161,9 @@ static bool single_has(const struct pm *m, const char *s, const char *p, const c
     switch (*p) {
     case '.': return true;
     case '%': return class_has(c, (unsigned char)p[1]);
-    case '[': return set_has(c, p, ep - 1);
+    case '[':
+        spend(m, (size_t)(ep - p));
+        return set_has(c, p, ep - 1);
     default: return (unsigned char)*p == c;
     }
 }
@@ -153,7 +175,7 @@ static const char *greedy(struct pm *m, const char *s, const char *p, const char
 
     while (single_has(m, s + n, p, ep)) {
         n++;
-        tick(m->L, &m->steps);
+        spend(m, 1);
     }
     for (;;) {
         const char *r = pm_match(m, s + n, ep + 1);
@@ -216,7 +238,7 @@ static const char *balanced(struct pm *m, const char *s, const char *p)
     if (s >= m->s_end || *s != p[0])
         return NULL;
     for (const char *q = s + 1; q < m->s_end; q++) {
-        tick(m->L, &m->steps);
+        spend(m, 1);
         if (*q == p[1]) {
             if (--open == 0)
                 return q + 1;
@@ -238,6 +260,7 @@ static const char *backref(struct pm *m, const char *s, int digit)
     if (m->cap[l].len == CAP_POS)
         return NULL;
     len = (size_t)m->cap[l].len;
+    spend(m, len);
     if ((size_t)(m->s_end - s) >= len && memcmp(m->cap[l].at, s, len) == 0)
         return s + len;
     return NULL;
@@ -253,7 +276,7 @@ static const char *pm_match(struct pm *m, const char *s, const char *p)
     for (;;) {
         const char *ep;
 
-        tick(m->L, &m->steps);
+        spend(m, 1);
         if (p == m->p_end) {
             r = s;
             break;
@@ -288,6 +311,7 @@ static const char *pm_match(struct pm *m, const char *s, const char *p)
                 ep = class_end(m, p);
                 prev = s == m->s ? 0 : (unsigned char)s[-1];
                 cur = s < m->s_end ? (unsigned char)*s : 0;
+                spend(m, 2 * (size_t)(ep - p));
                 if (set_has(prev, p, ep - 1) || !set_has(cur, p, ep - 1))
                     break;
                 p = ep;
@@ -336,7 +360,7 @@ static void pm_init(struct pm *m, lua_State *L, const char *s, size_t ls, const 
     m->s_end = s + ls;
     m->p_end = p + lp;
     m->depth = m->level = 0;
-    m->steps = 0;
+    m->work = 0;
 }
 
 /* Capture i of a match from s to e; capture 0 is the whole match when the
@@ -496,12 +520,17 @@ static void add_template(struct pm *m, luaL_Buffer *b, const char *s, const char
     size_t len;
     const char *r = lua_tolstring(m->L, repl, &len), *end = r + len;
 
+    /* the template is read once a match, and a match can add nothing (a
+     * template of 5 million empty "%1"s ran minutes over 1,000 matches):
+     * its bytes count as work */
     while (r < end) {
         const char *pct = memchr(r, '%', (size_t)(end - r));
         if (pct == NULL) {
+            spend(m, (size_t)(end - r));
             luaL_addlstring(b, r, (size_t)(end - r));
             break;
         }
+        spend(m, (size_t)(pct - r) + 2);
         luaL_addlstring(b, r, (size_t)(pct - r));
         if (pct + 1 >= end)
             luaL_error(m->L, "invalid use of '%%' in replacement string");
@@ -622,11 +651,19 @@ static int l_string_rep(lua_State *L)
     if (total > l)
         memcpy(out + l, sep, lsep);
     done = total < unit ? total : unit;
+    /* The result repeats every `unit` bytes: the byte at p is the byte at
+     * p % unit. Each copy takes the bytes written from the same phase
+     * (done % unit) and no further than `done` (no overlap): at most the
+     * whole units written and at most CHUNK, which need not be a whole
+     * number of units (copying from 0 once it was not, the result came
+     * out shifted after the first CHUNK-sized copy, 2.5 MiB on). */
     while (done < total) {
-        size_t k = total - done < done ? total - done : done;
+        size_t whole = done / unit * unit, k = total - done;
+        if (k > whole)
+            k = whole;
         if (k > CHUNK)
             k = CHUNK;
-        memcpy(out + done, out, k);   /* `done` is a whole number of units */
+        memcpy(out + done, out + done % unit, k);
         done += k;
         ebb__vm_check(L);
     }
@@ -636,72 +673,86 @@ static int l_string_rep(lua_State *L)
 
 /* ---- format --------------------------------------------------------------- */
 
-/* One conversion: "%" flags width(<= 2 digits) [. precision(<= 2 digits)]
- * letter, with the flags and precision each letter admits. */
-struct spec {
-    char flags[8];
-    int width, precision;           /* -1: none */
-    char conv;
-    size_t len;                     /* of the specification, '%' included */
-};
+/* Lua 5.4's rules (lstrlib.c str_format), checked in the same order: a
+ * conversion is '%', at most 20 characters of flags, digits and dots,
+ * then its letter; each letter admits its own flags, a width of at most 2
+ * digits and (but %c and %p) a precision of at most 2 digits. An error
+ * starts with Lua's own message and adds, in parentheses, what was wrong. */
+#define FMT_SPAN_MAX 20            /* MAX_FORMAT - 10 - 2 in lstrlib.c */
+#define FMT_FLAGS "-+#0 "
 
-static const char *allowed_flags(char conv, bool *precision)
+static const char *two_digits(const char *s)
 {
-    *precision = true;
-    switch (conv) {
-    case 'c': case 'p': *precision = false; return "-";
-    case 's': return "-";
-    case 'd': case 'i': return "-+0 ";
-    case 'u': return "-0";
-    case 'o': case 'x': case 'X': return "-#0";
-    case 'a': case 'A': case 'e': case 'E': case 'f': case 'F': case 'g': case 'G':
-        return "-+#0 ";
-    default: return NULL;
-    }
+    for (int i = 0; i < 2 && isdigit((unsigned char)*s); i++)
+        s++;
+    return s;
 }
 
-static void parse_spec(lua_State *L, const char *f, const char *end, struct spec *sp)
+/* The specification at f (just after its '%', at byte `at` of the
+ * format) copied to form: '%', flags, width, precision and the letter,
+ * cut at a NUL as Lua's is. Returns where the letter is. */
+static const char *get_format(lua_State *L, const char *f, const char *end, char *form, size_t at)
 {
-    const char *p = f + 1, *ok;
-    size_t nf = 0;
-    bool prec;
+    size_t len = 0;
 
-    sp->width = sp->precision = -1;
-    while (p < end && *p != '\0' && strchr("-+ #0", *p) != NULL) {
-        if (nf + 1 >= sizeof(sp->flags))
-            luaL_error(L, "invalid format string to 'format'");
-        sp->flags[nf++] = *p++;
+    while (f + len < end && f[len] != '\0' && strchr(FMT_FLAGS "123456789.", f[len]) != NULL)
+        len++;
+    if (len > FMT_SPAN_MAX)
+        luaL_error(L, "invalid format (too long) (the conversion at byte %d has %d flags, digits "
+                      "and dots; at most %d)", (int)at, (int)len, FMT_SPAN_MAX);
+    form[0] = '%';
+    memcpy(form + 1, f, len);
+    form[len + 1] = f + len < end ? f[len] : '\0';
+    form[len + 2] = '\0';
+    return f + len;
+}
+
+/* Lua's checkformat: the flags the letter admits (any number, any order),
+ * a width, a precision where `precision`. */
+static void check_format(lua_State *L, const char *form, const char *flags, bool precision)
+{
+    const char *after = form + 1 + strspn(form + 1, flags), *spec = after;
+    char conv = form[strlen(form) - 1], why[160];
+
+    if (*spec != '0') {               /* a width cannot start with '0' */
+        spec = two_digits(spec);
+        if (isdigit((unsigned char)*spec))
+            luaL_error(L, "invalid conversion specification: '%s' (a width has at most 2 digits)",
+                       form);
+        if (*spec == '.' && precision) {
+            spec = two_digits(spec + 1);
+            if (isdigit((unsigned char)*spec))
+                luaL_error(L, "invalid conversion specification: '%s' (a precision has at most 2 "
+                              "digits)", form);
+        }
     }
-    sp->flags[nf] = '\0';
-    for (int i = 0; i < 2 && p < end && isdigit((unsigned char)*p); i++, p++)
-        sp->width = (sp->width < 0 ? 0 : sp->width * 10) + (*p - '0');
-    if (p < end && *p == '.') {
-        p++;
-        sp->precision = 0;
-        for (int i = 0; i < 2 && p < end && isdigit((unsigned char)*p); i++, p++)
-            sp->precision = sp->precision * 10 + (*p - '0');
-    }
-    sp->conv = p < end ? *p : '\0';
-    sp->len = (size_t)(p - f) + (p < end);
-    ok = allowed_flags(sp->conv, &prec);
-    if (sp->conv == 'q' && sp->len == 2)
+    if (isalpha((unsigned char)*spec))
         return;
-    if (sp->conv == 'q')
-        luaL_error(L, "specifier '%%q' cannot have modifiers");
-    if (ok == NULL || (!prec && sp->precision >= 0) || strspn(sp->flags, ok) != nf)
-        luaL_error(L, "invalid conversion '%.*s' to 'format'", (int)sp->len, f);
+    if (spec == after && strchr(FMT_FLAGS, *spec) != NULL) {
+        size_t k = (size_t)snprintf(why, sizeof(why), "flag '%c' is not allowed with %%%c, which "
+                                    "takes", *spec, conv);
+        for (const char *f = flags; *f; f++)
+            k += (size_t)snprintf(why + k, sizeof(why) - k, "%s '%c'", f == flags ? "" : ",", *f);
+    } else if (strchr(FMT_FLAGS, *spec) != NULL) {
+        snprintf(why, sizeof(why), "flag '%c' after the width or precision: flags come first",
+                 *spec);
+    } else if (!precision) {
+        snprintf(why, sizeof(why), "%%%c takes no precision", conv);
+    } else {
+        snprintf(why, sizeof(why), "'.' after the precision");
+    }
+    luaL_error(L, "invalid conversion specification: '%s' (%s)", form, why);
 }
 
-/* The C format of a conversion, for snprintf: flags, width, precision,
- * `length` modifier and the letter. */
-static void c_format(char *out, size_t n, const struct spec *sp, const char *length, char conv)
+/* form with the C length modifier before its letter. */
+static void add_length(char *form, const char *length)
 {
-    int k = snprintf(out, n, "%%%s", sp->flags);
-    if (sp->width >= 0)
-        k += snprintf(out + k, n - (size_t)k, "%d", sp->width);
-    if (sp->precision >= 0)
-        k += snprintf(out + k, n - (size_t)k, ".%d", sp->precision);
-    snprintf(out + k, n - (size_t)k, "%s%c", length, conv);
+    size_t l = strlen(form), lm = strlen(length);
+    char conv = form[l - 1];
+
+    memcpy(form + l - 1, length, lm);
+    form[l + lm - 1] = conv;
+    form[l + lm] = '\0';
 }
 
 /* snprintf into the buffer: a conversion's output, at most 511 bytes
@@ -768,21 +819,22 @@ static void add_quoted(lua_State *L, luaL_Buffer *b, int arg)
     }
 }
 
-/* string.format(fmt, ...)                                       [-0, +1, e] */
+/* string.format(fmt, ...)                                       [-0, +1, e]
+ * As Lua's, a bounded piece at a time between looks at the budget. */
 static int l_string_format(lua_State *L)
 {
     size_t lf;
-    const char *f = luaL_checklstring(L, 1, &lf), *end = f + lf;
+    const char *start = luaL_checklstring(L, 1, &lf), *f = start, *end = start + lf;
     int arg = 1, top = lua_gettop(L);
     unsigned steps = 0;
     luaL_Buffer b;
-    char cf[32];
+    char form[FMT_SPAN_MAX + 8];   /* '%', the span, a length modifier, the letter, NUL */
+    char conv;
 
     luaL_buffinit(L, &b);
     while (f < end) {
         const char *pct = memchr(f, '%', (size_t)(end - f));
         size_t run = pct ? (size_t)(pct - f) : (size_t)(end - f);
-        struct spec sp;
         /* text between conversions, a bounded piece at a time */
         while (run > 0) {
             size_t k = run < CHUNK ? run : CHUNK;
@@ -799,49 +851,74 @@ static int l_string_format(lua_State *L)
             f = pct + 2;
             continue;
         }
-        memset(&sp, 0, sizeof(sp));
-        parse_spec(L, pct, end, &sp);
-        f = pct + sp.len;
         if (++arg > top)
             return luaL_argerror(L, arg, "no value");
-        switch (sp.conv) {
+        f = get_format(L, pct + 1, end, form, (size_t)(pct - start) + 1);
+        conv = f < end ? *f : '\0';    /* a '%' that ends the format has none */
+        f = f < end ? f + 1 : end;
+        switch (conv) {
         case 'c':
-            c_format(cf, sizeof(cf), &sp, "", 'c');
-            add_printf(&b, cf, (int)luaL_checkinteger(L, arg));
+            check_format(L, form, "-", false);
+            add_printf(&b, form, (int)luaL_checkinteger(L, arg));
             break;
-        case 'd': case 'i': case 'u': case 'o': case 'x': case 'X':
-            c_format(cf, sizeof(cf), &sp, LUA_INTEGER_FRMLEN, sp.conv == 'i' ? 'd' : sp.conv);
-            add_printf(&b, cf, (LUA_INTEGER)luaL_checkinteger(L, arg));
+        case 'd': case 'i': case 'u': case 'o': case 'x': case 'X': {
+            lua_Integer n = luaL_checkinteger(L, arg);
+            check_format(L, form, conv == 'd' || conv == 'i' ? "-+0 " : conv == 'u' ? "-0" : "-#0",
+                         true);
+            add_length(form, LUA_INTEGER_FRMLEN);
+            add_printf(&b, form, (LUAI_UACINT)n);
             break;
-        case 'a': case 'A': case 'e': case 'E': case 'f': case 'F': case 'g': case 'G':
-            c_format(cf, sizeof(cf), &sp, LUA_NUMBER_FRMLEN, sp.conv);
-            add_printf(&b, cf, (LUAI_UACNUMBER)luaL_checknumber(L, arg));
+        }
+        case 'a': case 'A':
+            check_format(L, form, FMT_FLAGS, true);
+            add_length(form, LUA_NUMBER_FRMLEN);
+            add_printf(&b, form, (LUAI_UACNUMBER)luaL_checknumber(L, arg));
             break;
+        case 'e': case 'E': case 'f': case 'g': case 'G': {
+            lua_Number x = luaL_checknumber(L, arg);
+            check_format(L, form, FMT_FLAGS, true);
+            add_length(form, LUA_NUMBER_FRMLEN);
+            add_printf(&b, form, (LUAI_UACNUMBER)x);
+            break;
+        }
         case 'p': {
-            const void *ptr = lua_topointer(L, arg);
-            c_format(cf, sizeof(cf), &sp, "", ptr ? 'p' : 's');
-            if (ptr == NULL)
-                add_printf(&b, cf, "(null)");
-            else
-                add_printf(&b, cf, ptr);
+            const void *p = lua_topointer(L, arg);
+            check_format(L, form, "-", false);
+            if (p == NULL) {            /* printf is not given NULL: "(null)" as a string */
+                form[strlen(form) - 1] = 's';
+                add_printf(&b, form, "(null)");
+            } else {
+                add_printf(&b, form, p);
+            }
             break;
         }
         case 'q':
+            if (form[2] != '\0')
+                return luaL_error(L, "specifier '%%q' cannot have modifiers");
             add_quoted(L, &b, arg);
             break;
         case 's': {
             size_t l;
             const char *s = luaL_tolstring(L, arg, &l);
-            if (sp.len == 2 || (sp.precision < 0 && l >= 100)) {
-                luaL_addvalue(&b);      /* whole, however long: nothing to pad */
+            if (form[2] == '\0') {
+                luaL_addvalue(&b);      /* no modifiers: the whole string */
             } else {
                 luaL_argcheck(L, l == strlen(s), arg, "string contains zeros");
-                c_format(cf, sizeof(cf), &sp, "", 's');
-                add_printf(&b, cf, s);
-                lua_pop(L, 1);
+                check_format(L, form, "-", true);
+                if (strchr(form, '.') == NULL && l >= 100) {
+                    luaL_addvalue(&b);  /* whole, however long: nothing to pad */
+                } else {
+                    add_printf(&b, form, s);
+                    lua_pop(L, 1);
+                }
             }
             break;
         }
+        default:
+            return luaL_error(L, "invalid conversion '%s' to 'format' (a conversion is one of "
+                                 "%%a %%A %%c %%d %%e %%E %%f %%g %%G %%i %%o %%p %%q %%s %%u "
+                                 "%%x %%X, with flags, width and precision between; %%%% is a "
+                                 "percent sign)", form);
         }
     }
     luaL_pushresult(&b);

@@ -1,18 +1,91 @@
 /* The sandbox's table functions that loop over a range the script chooses:
- * concat, insert, remove, move and sort.
+ * concat, insert, remove, move, sort and unpack.
  *
  * Lua's own versions loop in C as far as the arguments (or a __len
  * metamethod) say: table.move({}, 1, math.maxinteger // 2, 1, {}) runs for
- * ever without allocating, and so does table.concat on a table whose
- * __index is a C function. These versions keep Lua's semantics (they read
- * and write through metamethods, as the reference manual says) and look at
- * the budget every few hundred elements; sort is a merge sort over a copy
- * of the elements, so it never runs past O(n log n) comparisons whatever
- * the order function answers.
+ * ever without allocating, table.concat on a table whose __index is a C
+ * function too, and table.unpack(t, 1, 900000) over a table whose integer
+ * keys all collide walks a chain of 8,192 nodes per element (8 s). These
+ * versions keep Lua's semantics (they read and write through metamethods,
+ * as the reference manual says) and look at the budget at every element;
+ * sort is a merge sort over a copy of the elements, so it never runs past
+ * O(n log n) comparisons whatever the order function answers.
  *
  * vm.c puts them in the table library of every sandbox
  * (ebb__lua_open_table); the loop thread calls them, inside a budgeted
  * call only.
+ *
+ * ---- Audit: every function of the libraries the sandbox opens ----------
+ *
+ * The budget hook fires only between Lua instructions. Each function that
+ * can loop in C is either BUDGETED (it looks at the expired flag as it
+ * goes: ebb__vm_check) or BOUNDED: one call costs at most a constant times
+ * the bytes the script already holds under its memory cap (measured at 60
+ * MB, stock Lua 5.4.4: about 0.1 s; 64 MiB is the default cap), or the
+ * values it takes (at most Lua's 1,000,000 stack slots).
+ * A call that is bounded is one step: the hook stops the script after it.
+ *
+ *   base
+ *   assert, error, pcall, type, rawequal,   bounded: O(1), or a memcmp of
+ *     rawget, rawset, rawlen, next,         two strings, or a lookup that
+ *     getmetatable, setmetatable (vm.c),    walks one collision chain, or a
+ *     tostring, tonumber, select, ipairs,   border search (#, rawlen): at
+ *     pairs                                 most the table's size; tonumber
+ *                                           reads the string once (60 MB:
+ *                                           0.07 s); select moves its args
+ *   print (vm.c)                            bounded: stops at 4 KiB written
+ *   warn (vm.c)                             bounded: the pieces checked once
+ *                                           (stack size), one log line cut at
+ *                                           4 KiB (Lua's logged a line per
+ *                                           piece: 200,000 a call)
+ *   xpcall (vm.c)                           budgeted: no handler once expired
+ *   load (vm.c)                             budgeted: the parser gets 512
+ *                                           bytes at a time and stops at the
+ *                                           budget; 64 KiB of source at most
+ *                                           (vm.c, parsing)
+ *   require (vm.c)                          budgeted as load; files only
+ *   dofile, loadfile, collectgarbage        removed
+ *
+ *   string
+ *   find, match, gmatch, gsub               budgeted (lua_string.c), by the
+ *                                           work done: steps, bytes of a set,
+ *                                           bytes a back reference compares
+ *   rep, format                             budgeted (lua_string.c)
+ *   byte, char, len, sub, upper, lower,     bounded: one pass over the string
+ *     reverse                               or the args (60 MB: 0.1 s)
+ *   pack                                    bounded: what it writes grows a
+ *                                           buffer under the cap ("c%d" pads
+ *                                           byte by byte: at the cap, stops)
+ *   packsize, unpack                        bounded: one pass over the format
+ *                                           and the data ('z': the data once)
+ *   dump                                    bounded: the function's size
+ *                                           (and load refuses binary chunks)
+ *
+ *   table
+ *   concat, insert, remove, move, sort,     budgeted here, every element
+ *     unpack
+ *   pack                                    bounded: its args
+ *
+ *   math: every function                    bounded: O(1), max/min one pass
+ *                                           over their args, random's
+ *                                           rejection loop expects < 2 draws
+ *   utf8: char, charpattern, codepoint,     bounded: one pass over the args or
+ *     codes, len, offset                    the string (utf8.len of 60 MB:
+ *                                           0.12 s); codes one char a call
+ *   coroutine: create, isyieldable,         bounded: O(1), or moving the args
+ *     running, status, yield                and results
+ *   resume, wrap, close (vm.c)              budgeted: the watchdog follows
+ *                                           the running coroutine
+ *
+ * What no function here can bound: Lua's own tables. A table's hash part
+ * is rebuilt in one VM step when it grows, re-inserting every key through
+ * its collision chain; integer keys chosen to collide (multiples of 2^k -
+ * 1) make that step quadratic: 65,537 keys (3 MB) take 5 s in one
+ * assignment, 2^18 keys about 80 s. No hook fires and no allocation
+ * happens meanwhile. The parser's own table is held to 32,768 keys
+ * (vm.c, PARSE_BLOCK_MAX); a script's tables are not: past the budget
+ * by more than the budget again, ebb run marks the plugin stuck
+ * (run.c), the bound for this case.
  */
 #include <limits.h>
 
@@ -20,12 +93,15 @@
 
 #include "lua_int.h"
 
-#define TICK_MASK 255u
-
+/* A look at the budget costs an atomic load; one element can cost as much
+ * as the whole table (a lookup walks its key's collision chain, and a
+ * script chooses integer keys that all collide: 2^16 of them made
+ * table.unpack run 10 s under a 500 ms budget, looking every 256). So
+ * every element looks. */
 static void tick(lua_State *L, lua_Unsigned i)
 {
-    if ((i & TICK_MASK) == 0)
-        ebb__vm_check(L);
+    (void)i;
+    ebb__vm_check(L);
 }
 
 /* A table, or a value whose metatable provides what the function needs
@@ -168,6 +244,27 @@ static int l_table_move(lua_State *L)
     return 1;
 }
 
+/* table.unpack(list [, i [, j]]) -> list[i], ..., list[j]      [-0, +(j-i+1), e]
+ * As Lua's (at most INT_MAX values, as many as the stack takes). */
+static int l_table_unpack(lua_State *L)
+{
+    lua_Integer i = luaL_optinteger(L, 2, 1);
+    lua_Integer e = lua_isnoneornil(L, 3) ? luaL_len(L, 1) : luaL_checkinteger(L, 3);
+    lua_Unsigned n;
+
+    if (i > e)
+        return 0;
+    n = (lua_Unsigned)e - (lua_Unsigned)i;   /* one less than the count: no overflow */
+    if (n >= (lua_Unsigned)INT_MAX || !lua_checkstack(L, (int)++n))
+        return luaL_error(L, "too many results to unpack");
+    for (lua_Unsigned k = 0; i < e; i++, k++) {   /* not i++ past e = LUA_MAXINTEGER */
+        tick(L, k);
+        lua_geti(L, 1, i);
+    }
+    lua_geti(L, 1, e);
+    return (int)n;
+}
+
 /* ---- sort ----------------------------------------------------------------- */
 
 struct sorter {
@@ -276,6 +373,7 @@ void ebb__lua_open_table(lua_State *L)
         { "remove", l_table_remove },
         { "move", l_table_move },
         { "sort", l_table_sort },
+        { "unpack", l_table_unpack },
         { NULL, NULL },
     };
     luaL_setfuncs(L, fns, 0);

@@ -2,9 +2,11 @@
  *
  * - A capped allocator: a state never holds more than mem_limit bytes.
  * - Only base, string, table, math, utf8 and coroutine are opened; dofile, loadfile
- *   and collectgarbage are removed; load is text-only; require resolves
- *   home/lua/ and the policy directories only; print goes to the log;
+ *   and collectgarbage are removed; load is text-only, at most 64 KiB;
+ *   require resolves home/lua/ and the policy directories only, and reads
+ *   regular files only; print and warn go to the log, a line a call;
  *   reading or writing an undeclared global raises.
+ * - Every chunk is parsed under the budget of a call (see "parsing").
  * - A time budget per call that costs nothing until it expires: a watchdog
  *   thread sleeps until the earliest deadline of the calls in flight and
  *   only then installs a count hook on the running coroutine. The hook
@@ -13,9 +15,11 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include <lauxlib.h>
@@ -410,6 +414,26 @@ static int l_co_wrap(lua_State *L)
 
 /* ---- allocator ---------------------------------------------------------- */
 
+/* The largest new block (not a Lua object) the parser may have. Its one
+ * table, of the chunk's distinct names, strings and numbers, is rebuilt
+ * in one C step when it grows, and that step takes time quadratic in its
+ * size when the chunk's integer constants collide in it (65,537 constants
+ * all multiples of 2^17 - 1, an 843 KB chunk: 5 s, no reader call, no
+ * hook). 1 MiB keeps it at 2^15 slots (32,768 constants: 0.3 s at worst,
+ * as long as resolving 32,767 gotos at once, which Lua's own limit on
+ * pending gotos bounds). */
+#define PARSE_BLOCK_MAX ((size_t)1 << 20)
+#define PARSE_CONSTANTS_MAX 32768   /* what that leaves a chunk, for messages */
+
+/* What Lua passes as osize with ptr NULL when it makes an object: the
+ * object's type tag (string ... thread, and its own upvalues and
+ * prototypes after them), with a variant in bits 4-5. Vectors (a table's
+ * slots, code, the parser's lists) come with another value (0). */
+static bool is_object(size_t tag)
+{
+    return tag < 0x40 && (tag & 0x0f) >= LUA_TSTRING && (tag & 0x0f) <= LUA_NUMTYPES + 1;
+}
+
 static void *vm_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
     struct ebb_vm *vm = ud;
@@ -419,6 +443,12 @@ static void *vm_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
     if (nsize == 0) {
         free(ptr);
         vm->mem_used -= old;
+        return NULL;
+    }
+    /* a new vector (Lua says what object it makes in osize, anything else
+     * is not one) too large for a parse: the chunk is refused (parse) */
+    if (vm->parsing && ptr == NULL && nsize > PARSE_BLOCK_MAX && !is_object(osize)) {
+        vm->parse_refused = true;
         return NULL;
     }
     /* written so that no size overflows: Lua asks for up to SIZE_MAX; what
@@ -564,22 +594,196 @@ static int l_print(lua_State *L)
     return 0;
 }
 
-/* load(chunk [, chunkname [, mode [, env]]]) with mode forced to "t". */
+/* warn(msg1, ...)                                              [-0, +0, e]
+ * One log line, cut as print's, for the whole message. Lua's warn hands
+ * each piece to the warning function, which logged a line per piece: as
+ * many lines as the script passes arguments (200,000 a call, in C, with no
+ * budget). A message of one piece starting with '@' is a control message
+ * (lua.c's "@on", "@off"), which the log ignores. */
+static int l_warn(lua_State *L)
+{
+    struct ebb_vm *vm = ebb__vm_of(L);
+    int n = lua_gettop(L);
+    luaL_Buffer b;
+    size_t len, total = 0;
+
+    luaL_checkstring(L, 1);
+    for (int i = 2; i <= n; i++)
+        luaL_checkstring(L, i);     /* as Lua's: every piece a string, or nothing */
+    if (n == 1 && lua_tostring(L, 1)[0] == '@')
+        return 0;
+    luaL_buffinit(L, &b);
+    for (int i = 1; i <= n && total <= PRINT_MAX; i++) {
+        const char *s = lua_tolstring(L, i, &len);
+        if (len > PRINT_MAX + 1 - total)
+            len = PRINT_MAX + 1 - total;
+        luaL_addlstring(&b, s, len);
+        total += len;
+    }
+    luaL_pushresult(&b);
+    {
+        const char *s = lua_tolstring(L, -1, &len);
+        ebb_log(EBB_LOG_WARN, "[%s] warning: %.*s%s", vm && vm->name ? vm->name : "lua",
+                (int)(len > PRINT_MAX ? PRINT_MAX : len), s, len > PRINT_MAX ? " [cut]" : "");
+    }
+    return 0;
+}
+
+/* ---- parsing --------------------------------------------------------------- */
+
+/* Lua's parser is C: no hook fires in it, and its time is not linear in
+ * what it reads (a block closed with 32,767 gotos pending, a chunk of a
+ * million "do end" behind them: 7.7 MB parsed for 12.5 s). So every chunk,
+ * the engine's and a script's, is handed to the parser PARSE_PIECE bytes
+ * at a time by piece_reader, which stops the parse once the budget has
+ * expired; the caller then stops the call (ebb__vm_check). What one piece
+ * can cost is bounded by the sizes: the parser keeps at most 32,767
+ * pending gotos and labels (Lua's limit), and a chunk at most 32,768
+ * distinct names, strings and numbers (PARSE_BLOCK_MAX). load() from a
+ * script reads at most LOAD_MAX bytes of source, which keeps its longest
+ * step (resolving every goto of a block at once) under 50 ms. */
+#define PARSE_PIECE 512
+#define LOAD_MAX ((size_t)64 << 10)
+
+/* What the parser reads: a string, or what a script's reader function
+ * returns, PARSE_PIECE bytes at a time. */
+struct parse_src {
+    struct ebb_vm *vm;
+    const char *s;                  /* the part not handed over yet */
+    size_t left;
+    int fn;                         /* stack index of the reader function, or 0 */
+    int slot;                       /* stack index keeping its last string */
+    size_t total, max;              /* bytes handed over, at most max */
+};
+
+/* lua_Reader, run inside lua_load's protected parser: an error raised here
+ * makes the parse fail (and what was parsed is dropped). */
+static const char *piece_reader(lua_State *L, void *ud, size_t *size)
+{
+    struct parse_src *r = ud;
+    size_t n;
+
+    if (r->vm->expired)
+        ebb__vm_stop(L);            /* raises: the parser cannot yield */
+    if (r->left == 0 && r->fn != 0) {
+        bool parsing = r->vm->parsing;
+        /* the script's function runs as any of its code does, its
+         * blocks its own (the parser's bound is not for it) */
+        r->vm->parsing = false;
+        luaL_checkstack(L, 2, "too many nested functions");
+        lua_pushvalue(L, r->fn);
+        lua_call(L, 0, 1);
+        r->vm->parsing = parsing;
+        if (lua_isnil(L, -1)) {
+            lua_pop(L, 1);
+            r->fn = 0;
+        } else {
+            if (!lua_isstring(L, -1))
+                luaL_error(L, "reader function must return a string");
+            lua_replace(L, r->slot);
+            r->s = lua_tolstring(L, r->slot, &r->left);
+            if (r->left == 0)
+                r->fn = 0;          /* an empty piece ends the chunk, as in Lua */
+        }
+    }
+    if (r->left == 0) {
+        *size = 0;
+        return NULL;
+    }
+    n = r->left < PARSE_PIECE ? r->left : PARSE_PIECE;
+    if (n > r->max - r->total) {
+        lua_pushfstring(L, "chunk larger than %d KiB: load() takes at most that much source",
+                        (int)(r->max >> 10));
+        lua_error(L);
+    }
+    r->total += n;
+    r->s += n;
+    r->left -= n;
+    *size = n;
+    return r->s - n;
+}
+
+/* "@file" and "=name" as they are; a source chunk's first line, cut. */
+static void chunk_display(char *out, size_t n, const char *chunkname)
+{
+    size_t line = strcspn(chunkname, "\r\n");
+
+    if (line > 40)
+        line = 40;
+    if (chunkname[0] == '@' || chunkname[0] == '=')
+        snprintf(out, n, "%s", chunkname + 1);
+    else
+        snprintf(out, n, "[string \"%.*s%s\"]", (int)line, chunkname,
+                 chunkname[line] != '\0' ? "..." : "");
+}
+
+/* Parse the text from r: its function on top of L (LUA_OK), or the
+ * message and Lua's status. The caller then calls ebb__vm_check: a parse
+ * the budget stopped fails here, and the call must stop too.
+ *                                                            [-0, +1, -] */
+static int parse(lua_State *L, struct parse_src *r, const char *chunkname)
+{
+    struct ebb_vm *vm = ebb__vm_of(L);
+    bool parsing = vm->parsing, refused = vm->parse_refused;
+    int st;
+
+    vm->parsing = true;
+    vm->parse_refused = false;
+    st = lua_load(L, piece_reader, r, chunkname, "t");
+    if (st == LUA_ERRMEM && vm->parse_refused) {
+        char name[64];
+        chunk_display(name, sizeof(name), chunkname);
+        lua_pop(L, 1);
+        lua_pushfstring(L, "%s: too many distinct names, strings and numbers in one chunk (at "
+                           "most %d)", name, PARSE_CONSTANTS_MAX);
+        st = LUA_ERRSYNTAX;
+    }
+    vm->parsing = parsing;
+    vm->parse_refused = refused;
+    return st;
+}
+
+/* load(chunk [, chunkname [, mode [, env]]])                  [-0, +1|2, -]
+ * As Lua's, text only (the mode is always "t"), at most LOAD_MAX bytes of
+ * source, parsed under the budget: a parse the budget stops stops the
+ * call. */
 static int l_load(lua_State *L)
 {
-    int n = lua_gettop(L);
+    struct parse_src r = { .vm = ebb__vm_of(L), .max = LOAD_MAX };
+    int env = !lua_isnone(L, 4) ? 4 : 0, st;
+    const char *s, *name;
+    size_t len;
 
-    lua_pushvalue(L, lua_upvalueindex(1));   /* the original load */
-    lua_pushvalue(L, 1);
-    if (n >= 2)
-        lua_pushvalue(L, 2);
-    else
-        lua_pushnil(L);
-    lua_pushliteral(L, "t");
-    if (n >= 4)
-        lua_pushvalue(L, 4);
-    lua_call(L, n >= 4 ? 4 : 3, LUA_MULTRET);
-    return lua_gettop(L) - n;
+    if ((s = lua_tolstring(L, 1, &len)) != NULL) {
+        name = luaL_optstring(L, 2, s);
+        if (len > LOAD_MAX) {
+            luaL_pushfail(L);
+            lua_pushfstring(L, "chunk of %I bytes: load() takes at most %d KiB of source",
+                            (LUAI_UACINT)len, (int)(LOAD_MAX >> 10));
+            return 2;
+        }
+        r.s = s;
+        r.left = len;
+    } else {
+        name = luaL_optstring(L, 2, "=(load)");
+        luaL_checktype(L, 1, LUA_TFUNCTION);
+        lua_settop(L, 5);           /* 5: the reader function's last string */
+        r.fn = 1;
+        r.slot = 5;
+    }
+    st = parse(L, &r, name);
+    ebb__vm_check(L);
+    if (st != LUA_OK) {
+        luaL_pushfail(L);
+        lua_insert(L, -2);
+        return 2;
+    }
+    if (env != 0) {
+        lua_pushvalue(L, env);
+        if (!lua_setupvalue(L, -2, 1))
+            lua_pop(L, 1);
+    }
+    return 1;
 }
 
 static bool valid_module_name(const char *s)
@@ -596,34 +800,36 @@ static bool valid_module_name(const char *s)
     return true;
 }
 
-/* A module's source: a regular file of at most EBB_MAX_SCRIPT bytes. */
-static char *read_file(const char *path, size_t *len)
+/* A module's source: a regular file of at most EBB_MAX_SCRIPT bytes, read
+ * by ebb_file_read, the one reader of files a user names (it opens
+ * without waiting and refuses anything but a regular file: a FIFO named
+ * helper/init.lua made require wait for a writer for ever). NULL with the
+ * reason in err. */
+static char *read_file(const char *path, size_t *len, struct ebb_error *err)
 {
     char *buf;
 
-    return ebb_file_read(path, EBB_MAX_SCRIPT, &buf, len, NULL) == 0 ? buf : NULL;
+    return ebb_file_read(path, EBB_MAX_SCRIPT, &buf, len, err) == 0 ? buf : NULL;
 }
 
-/* Look for name (dots as slashes) under root: root/a/b.lua, root/a/b/init.lua */
+/* Look for name (dots as slashes) under root: root/a/b.lua, then
+ * root/a/b/init.lua. The first that exists is the module, whatever it is
+ * (stat opens nothing); read_file refuses it unless it is a file. */
 static char *find_module(const char *root, const char *name, char *path, size_t plen)
 {
+    struct stat st;
     char rel[256];
     size_t i;
-    FILE *f;
 
     for (i = 0; name[i] && i < sizeof(rel) - 1; i++)
         rel[i] = name[i] == '.' ? '/' : name[i];
     rel[i] = '\0';
     snprintf(path, plen, "%s/%s.lua", root, rel);
-    if ((f = fopen(path, "rb")) != NULL) {
-        fclose(f);
+    if (stat(path, &st) == 0)
         return path;
-    }
     snprintf(path, plen, "%s/%s/init.lua", root, rel);
-    if ((f = fopen(path, "rb")) != NULL) {
-        fclose(f);
+    if (stat(path, &st) == 0)
         return path;
-    }
     return NULL;
 }
 
@@ -644,7 +850,7 @@ bool ebb__vm_modules_unchanged(const struct ebb_vm *vm)
 {
     for (size_t i = 0; i < vm->nmods; i++) {
         size_t len;
-        char *src = read_file(vm->mods[i].path, &len);
+        char *src = read_file(vm->mods[i].path, &len, NULL);
         bool same = src != NULL && ebb_fnv64(EBB_FNV64_INIT, src, len) == vm->mods[i].hash;
         free(src);
         if (!same)
@@ -658,6 +864,7 @@ int ebb__vm_require(lua_State *L)
     struct ebb_vm *vm = ebb__vm_of(L);
     const char *name = luaL_checkstring(L, 1);
     char path[1024], lib[1024], chunk[1100];
+    struct ebb_error ferr = { 0 };
     char *src;
     size_t len;
     const char *found = NULL;
@@ -685,15 +892,17 @@ int ebb__vm_require(lua_State *L)
         if (found == NULL)
             return luaL_error(L, "module '%s' not found (searched lua/ and the policy "
                                  "directories)", name);
-        if ((src = read_file(path, &len)) == NULL)
-            return luaL_error(L, "cannot read module '%s' from %s", name, path);
+        if ((src = read_file(path, &len, &ferr)) == NULL)
+            return luaL_error(L, "cannot read module '%s' from %s: %s", name, path, ferr.msg);
         if (user && remember_module(vm, path, src, len) != 0) {
             free(src);
             return luaL_error(L, "out of memory");
         }
         snprintf(chunk, sizeof(chunk), "@%s", path);
-        int st = luaL_loadbufferx(L, src, len, chunk, "t");
+        struct parse_src r = { .vm = vm, .s = src, .left = len, .max = SIZE_MAX };
+        int st = parse(L, &r, chunk);
         free(src);
+        ebb__vm_check(L);
         if (st != LUA_OK)
             return lua_error(L);
         lua_pushstring(L, name);
@@ -740,11 +949,12 @@ static int open_sandbox(lua_State *L)
         lua_pushnil(L);
         lua_setfield(L, -2, removed[i]);
     }
-    lua_getfield(L, -1, "load");
-    lua_pushcclosure(L, l_load, 1);
+    lua_pushcfunction(L, l_load);
     lua_setfield(L, -2, "load");
     lua_pushcfunction(L, l_print);
     lua_setfield(L, -2, "print");
+    lua_pushcfunction(L, l_warn);
+    lua_setfield(L, -2, "warn");
     lua_pushcfunction(L, ebb__vm_require);
     lua_setfield(L, -2, "require");
     lua_pushcfunction(L, l_setmetatable);
@@ -878,18 +1088,54 @@ static int fail_from_lua(struct ebb_vm *vm, lua_State *from, int st, struct ebb_
     return code;
 }
 
+struct chunk {
+    const char *src, *name;
+    size_t len;
+};
+
+/* [chunk] -> its function | nil, message, status             [-1, +1|3, -]
+ * The parse of ebb__vm_dochunk, run as a call: under the budget (and the
+ * memory cap) as any code of the script. */
+static int l_parse_chunk(lua_State *L)
+{
+    const struct chunk *c = lua_touserdata(L, 1);
+    struct parse_src r = { .vm = ebb__vm_of(L), .s = c->src, .left = c->len, .max = SIZE_MAX };
+    int st = parse(L, &r, c->name);
+
+    ebb__vm_check(L);
+    if (st == LUA_OK)
+        return 1;
+    lua_pushnil(L);
+    lua_insert(L, -2);
+    lua_pushinteger(L, st);
+    return 3;
+}
+
 int ebb__vm_dochunk(struct ebb_vm *vm, const char *src, size_t len, const char *chunkname,
                     struct ebb_error *err)
 {
     lua_State *L = vm->L;
-    int top = lua_gettop(L), st;
+    struct chunk c = { src, chunkname, len };
+    const char *file = chunkname[0] == '@' ? chunkname + 1 : chunkname;
+    int top = lua_gettop(L), rc;
 
-    st = luaL_loadbufferx(L, src, len, chunkname, "t");
-    if (st != LUA_OK) {
-        int rc = fail_from_lua(vm, L, st, err, chunkname[0] == '@' ? chunkname + 1 : chunkname);
+    lua_pushcfunction(L, l_parse_chunk);
+    lua_pushlightuserdata(L, &c);
+    if ((rc = ebb__vm_call(vm, 1, 3, err)) != 0) {
+        /* only the budget stops a parse: say so, not where in C */
+        if (rc == EBB_ELIMIT)
+            ebb_error_set(err, rc, file, 0, NULL, "parsing %zu bytes took longer than the time "
+                          "budget of %d ms", len, budget_ms(vm));
+        return rc;
+    }
+    if (lua_isnil(L, -3)) {
+        int st = (int)lua_tointeger(L, -1);
+        lua_pop(L, 1);
+        rc = fail_from_lua(vm, L, st == LUA_ERRMEM ? LUA_ERRMEM : LUA_ERRSYNTAX, err, file);
         lua_settop(L, top);
         return rc;
     }
+    lua_pop(L, 2);
     return ebb__vm_call(vm, 0, 1, err);
 }
 
@@ -953,6 +1199,7 @@ static int run_co(struct ebb_vm *vm, lua_State *co, int nargs, int nres, bool al
     /* Stopped at its budget, or out of time on the way out of an error: the
      * coroutine is left as it is, its __close and handlers never run. */
     if (vm->stopped || (vm->expired && st != LUA_OK && !engine_yield)) {
+        vm->overran = true;
         rc = budget_error(vm, co, err);
         if (vm->depth == 0)
             vm->expired = 0;

@@ -3,9 +3,21 @@
 -- stock Lua state and in a sandbox and compare what it returns, line by
 -- line. It returns a function(section) -> text, one line per case.
 -- Only locals: the sandbox's globals are strict.
+-- Bytes outside printable ASCII as \ddd;, so that each case stays one line
+-- and a message shows what differs (string.byte and string.char are Lua's
+-- own in the sandbox too).
+local function escape(s)
+  local r = {}
+  for i = 1, #s do
+    local b = string.byte(s, i)
+    r[i] = (b < 32 or b > 126 or b == 92) and "\\" .. b .. ";" or string.char(b)
+  end
+  return table.concat(r)
+end
+
 local function show(v)
   local t = type(v)
-  if t == "string" then return "s" .. #v .. ":" .. v end
+  if t == "string" then return "s" .. #v .. ":" .. escape(v) end
   if t == "number" then return math.type(v) .. ":" .. tostring(v) end
   return t .. ":" .. tostring(v)
 end
@@ -19,7 +31,7 @@ local out = {}
 local function put(label, ok, ...)
   local line = label .. " => " .. tostring(ok)
   if not ok then
-    line = line .. " " .. strip((...))
+    line = line .. " " .. escape(strip((...)))
   else
     for i = 1, select("#", ...) do line = line .. " " .. show((select(i, ...))) end
   end
@@ -129,6 +141,16 @@ function sections.format()
     { "%-99.99e|", -1e-308 }, { "%.0f", 0.5 }, { "%5.1f|%-5d|%s", 1.25, 3, "z" }, { "%p", nil },
     { "%p", 1 }, { "%------5d", 1 }, { "%00005d", 1 }, { "%-05d|", 3 }, { "%s %s", "a" },
     { "%z" }, { "100%" }, { "%5%" }, { "%l", 1 }, { "%ld", 1 },
+    { "%-------5d|", 1 }, { "%" .. string.rep("-", 19) .. "5d|", 1 }, { "%" .. string.rep("-", 20) .. "5d", 1 },
+    { "%" .. string.rep("0", 25) .. "d", 1 }, { "%F", 1 }, { "%5.5.5f", 1 }, { "%5-d", 1 }, { "%.c", 65 },
+    { "%-0s", "x" }, { "% s", "x" }, { "%5", 1 }, { "%5" }, { "%y" }, { "%5\0d", 1 }, { "%.f", 2.5 },
+    { "%5.f|", 2.5 }, { "%.s|", "abc" }, { "%5.3p", {} }, { "%-5p|", nil }, { "%10.3x|", 255 },
+    { "%#5.3o|", 8 }, { "%+.3d", -5 }, { "%d", math.mininteger }, { "%5s", string.rep("w", 100) },
+    { "%.150s", "x" }, { "%s", setmetatable({}, { __tostring = function() return {} end }) },
+    { "%c", 256 + 65 }, { "%i", 2 ^ 63 }, { "%x", "0x10" }, { "%a", "1" }, { "%q", "\r\n\0" .. "9" },
+    { "%q", "\200\255" }, { "%q", -0.0 }, { "%q", math.maxinteger }, { "%q", 0.1 }, { "%5.1+d", 1 },
+    { "%#.3c", 65 }, { "%05.1f|", -1.5 }, { "%.0e", 1e300 }, { "%99.99f", -1e308 }, { "%G", 0 / 0 },
+    { "%f", 1 / 0 }, { "%-+ #0g", 1.0 }, { "%+ d", 1 }, { "%s%s%s", 1, 2 }, { "%d", nil },
   }
   for i, c in ipairs(cases) do
     try("format " .. i .. " " .. c[1], string.format, table.unpack(c, 1, #c))
@@ -146,6 +168,96 @@ function sections.rep()
     { "ab", math.maxinteger }, { "ab", 1 << 40, "x" },
   }
   for i, c in ipairs(cases) do try("rep " .. i, string.rep, table.unpack(c, 1, 3)) end
+end
+
+-- Long repetitions against the bytes they must have: (s .. sep) doubled
+-- with the concatenation operator and cut (string.sub is Lua's own in the
+-- sandbox too). The sizes cross the 1 MiB pieces rep copies at a time, with
+-- units that do and do not divide them, and a unit longer than a piece.
+function sections.rep_long()
+  local function first_difference(a, b)
+    if #a ~= #b then return "length " .. #a .. " vs " .. #b end
+    local lo, hi = 1, #a
+    if a == b then return "none" end
+    while lo < hi do
+      local mid = (lo + hi) // 2
+      if string.sub(a, lo, mid) ~= string.sub(b, lo, mid) then hi = mid else lo = mid + 1 end
+    end
+    return "byte " .. lo
+  end
+  local MiB = 1 << 20
+  local units = { { "x", "" }, { "abc", "" }, { "ab", "," }, { "hello", "<->" }, { "0123456", "" },
+                  { string.rep("q", MiB + 3), "" }, { "z", string.rep("-", MiB // 2 + 1) } }
+  for ui, u in ipairs(units) do
+    local s, sep = u[1], u[2]
+    local unit = #s + #sep
+    for _, bytes in ipairs({ MiB - 1, MiB + 1, 2 * MiB + 7, 5 * MiB // 2, 3 * MiB, 7 * MiB + 5 }) do
+      local n = bytes // unit + 1
+      local total = n * unit - #sep
+      local want = s .. sep
+      while #want < total do want = want .. want end
+      want = string.sub(want, 1, total)
+      local got = string.rep(s, n, sep)
+      put("rep_long " .. ui .. "/" .. n, true, #got, first_difference(got, want))
+    end
+  end
+end
+
+-- The other functions that work a piece at a time, on input past their
+-- pieces (format's text between conversions and %q, patterns over long
+-- subjects): each result shown as its length and a digest of its bytes.
+local function digest(v)
+  if type(v) ~= "string" then return show(v) end
+  local h = 0
+  for i = 1, #v, 97 do h = (h * 31 + string.byte(v, i)) % 4294967291 end
+  return "s" .. #v .. "#" .. h .. ":" .. escape(string.sub(v, 1, 20)) .. ".." .. escape(string.sub(v, -20))
+end
+
+function sections.long()
+  local MiB = 1 << 20
+  local text = string.rep("ab%", 3 * MiB // 3 + 1)   -- a '%' every 3 bytes
+  local plain = string.rep("xyz", MiB + 5)
+  local function put_long(label, ok, ...)
+    local line = label .. " => " .. tostring(ok)
+    if not ok then line = line .. " " .. escape(strip((...)))
+    else for i = 1, select("#", ...) do line = line .. " " .. digest((select(i, ...))) end end
+    out[#out + 1] = line
+  end
+  local function try_long(label, f, ...) put_long(label, pcall(f, ...)) end
+  try_long("format text", string.format, plain .. "%d" .. plain .. "%s", 42, "end")
+  try_long("format %%", string.format, (string.gsub(text, "%%", "%%%%")))
+  try_long("format many", string.format, string.rep("%d,", 200), table.unpack((function()
+    local t = {} for i = 1, 200 do t[i] = i * 7 end return t end)()))
+  try_long("format %q", string.format, "%q", string.rep("a\0b\n\"\1\0019", 40000))
+  try_long("find plain", string.find, plain .. "needle", "needle", 1, true)
+  try_long("find init", string.find, plain, "zx", -10)
+  try_long("find pattern", string.find, plain .. "q", "(x)(y)z*q")
+  try_long("match tail", string.match, plain, "(.-)(z)$")
+  try_long("gsub all", string.gsub, plain, "y", "YY")
+  try_long("gsub captures", string.gsub, plain, "(x)(y)", "%2%1", 1000000)
+  try_long("gsub anchored", string.gsub, plain, "^xyz", "")
+  try_long("gmatch count", function()
+    local n = 0 for _ in string.gmatch(plain, "yz") do n = n + 1 end return n end)
+  try_long("rep sep", string.rep, "abc", MiB // 2, "--")
+  local t = {}
+  for i = 1, 200000 do t[i] = tostring(i % 977) end
+  try_long("concat", table.concat, t, ",")
+  try_long("concat range", table.concat, t, "", 1000, 150000)
+  local u = {}
+  for i = 1, 20000 do u[i] = (i * 7919) % 20011 end
+  table.sort(u)
+  try_long("sort", table.concat, u, " ")
+  local w = {}
+  for i = 1, 20000 do w[i] = (i * 7919) % 20011 end
+  table.sort(w, function(a, b) return a > b end)
+  try_long("sort desc", table.concat, w, " ")
+  local m = {}
+  for i = 1, 100000 do m[i] = i end
+  table.move(m, 1, 100000, 50001)
+  try_long("move up", table.concat, m, ",")
+  for i = 1, 1000 do table.insert(m, 1, i) end
+  for i = 1, 500 do table.remove(m, 7) end
+  try_long("insert remove", table.concat, m, ",")
 end
 
 -- A proxy whose reads and writes go through metamethods to `t`.
@@ -228,6 +340,24 @@ function sections.move()
   local src = { "a", "b", "c" }
   try("move proxy", function() return dump(table.move(proxy(src, log), 1, 3, 2), 5) end)
   put("move proxy log", true, table.concat(log, ","))
+end
+
+function sections.unpack()
+  local t = { "a", "b", "c", nil, "e" }
+  local function all(...) local r = {} for i = 1, select("#", ...) do r[i] = show((select(i, ...))) end
+    return select("#", ...) .. ": " .. table.concat(r, " ") end
+  local cases = {
+    { { 1, 2, 3 } }, { t }, { t, 2 }, { t, 2, 5 }, { t, 3, 2 }, { {}, 1, 0 }, { {}, 0, 0 },
+    { t, -2, 1 }, { t, math.maxinteger - 1, math.maxinteger }, { t, math.mininteger, math.mininteger + 2 },
+    { t, 1, 1e6 }, { t, 1, 999990 - 1 }, { t, math.mininteger, math.maxinteger }, { "abc", 1, 2 }, { "abc" },
+    { nil }, { t, 1.5 }, { t, "2", "3" }, { t, 1, "x" }, { 12, 1, 1 }, { { [0] = "z", "a" }, 0, 1 },
+  }
+  for i, c in ipairs(cases) do
+    try("unpack " .. i, function() return all(table.unpack(c[1], c[2], c[3])) end)
+  end
+  local log = {}
+  try("unpack proxy", function() return all(table.unpack(proxy({ "x", "y", "z" }, log))) end)
+  put("unpack proxy log", true, table.concat(log, ","))
 end
 
 function sections.sort()

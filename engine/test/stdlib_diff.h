@@ -40,8 +40,22 @@ static char *read_cases(size_t *len)
     return buf;
 }
 
+/* A copy of the string on top of L, its length in *len: the output may
+ * hold NUL bytes, and every byte of it is compared. */
+static char *take_output(lua_State *L, size_t *len)
+{
+    const char *s = lua_tolstring(L, -1, len);
+    char *out = malloc(*len + 1);
+
+    assert_non_null(s);
+    assert_non_null(out);
+    memcpy(out, s, *len);
+    out[*len] = '\0';
+    return out;
+}
+
 /* The section's output from Lua's own libraries. */
-static char *run_stock(const char *section)
+static char *run_stock(const char *section, size_t *outlen)
 {
     lua_State *L = luaL_newstate();
     size_t len;
@@ -61,14 +75,14 @@ static char *run_stock(const char *section)
         print_error("stock: %s\n", lua_tostring(L, -1));
         fail();
     }
-    out = strdup(lua_tostring(L, -1));
+    out = take_output(L, outlen);
     lua_close(L);
     free(src);
     return out;
 }
 
 /* The section's output from a sandbox: the library functions of vm.c. */
-static char *run_sandbox(const char *section)
+static char *run_sandbox(const char *section, size_t *outlen)
 {
     struct ebb_vm_opts o = { .name = "cases", .mem_limit = (size_t)1 << 30,
                              .budget_ns = 600000000000ull };
@@ -87,31 +101,48 @@ static char *run_sandbox(const char *section)
         print_error("sandbox: %s\n", err.msg);
         fail();
     }
-    out = strdup(lua_tostring(vm->L, -1));
+    out = take_output(vm->L, outlen);
     ebb__vm_destroy(vm);
     free(src);
     return out;
 }
 
-/* Both agree on every line; the first line that differs is printed. */
+/* The sandbox's line says what Lua's says, to the byte; an error may add,
+ * in parentheses, what was wrong ("... => false <Lua's message> (why)"). */
+static bool same_line(const char *lua, size_t ll, const char *sbx, size_t ls)
+{
+    static const char failed[] = " => false ";
+
+    if (ll == ls)
+        return memcmp(lua, sbx, ll) == 0;
+    return ls > ll + 3 && memcmp(lua, sbx, ll) == 0 && sbx[ll] == ' ' && sbx[ll + 1] == '(' &&
+           sbx[ls - 1] == ')' && memmem(lua, ll, failed, sizeof(failed) - 1) != NULL;
+}
+
+/* Both agree on every line, to the last byte (NUL bytes included: a C
+ * string would stop the comparison at the first one); the first line that
+ * differs is printed. */
 static void same_as_lua(const char *section)
 {
-    char *want = run_stock(section), *got = run_sandbox(section);
-    const char *a = want, *b = got;
+    size_t na, nb;
+    char *want = run_stock(section, &na), *got = run_sandbox(section, &nb);
+    const char *a = want, *b = got, *ea = want + na, *eb = got + nb;
     size_t lines = 0;
     bool same = true;
 
-    while (*a || *b) {
-        size_t la = strcspn(a, "\n"), lb = strcspn(b, "\n");
-        if (la != lb || memcmp(a, b, la) != 0) {
+    while (a < ea || b < eb) {
+        const char *nla = memchr(a, '\n', (size_t)(ea - a)), *nlb = memchr(b, '\n', (size_t)(eb - b));
+        size_t la = nla ? (size_t)(nla - a) : (size_t)(ea - a);
+        size_t lb = nlb ? (size_t)(nlb - b) : (size_t)(eb - b);
+        if (!same_line(a, la, b, lb)) {
             print_error("%s: line %zu differs\n  lua:     %.*s\n  sandbox: %.*s\n", section, lines + 1,
                         (int)la, a, (int)lb, b);
             same = false;
             break;
         }
         lines++;
-        a += la + (a[la] == '\n');
-        b += lb + (b[lb] == '\n');
+        a += la + (a + la < ea);
+        b += lb + (b + lb < eb);
     }
     free(want);
     free(got);

@@ -143,6 +143,15 @@ describe("hot reload during ebb run", function()
     assert.matches("SIGHUP: reloading", run:stderr())
   end)
 
+  -- A valid plugin followed by 32,000 labels and 7.7 MB of gotos to the
+  -- last: each goto looks through every label (12 s of parsing).
+  local function goto_bomb()
+    local t = { "do return { name = 'Evicter', deschedule = function() end } end " }
+    for i = 1, 32000 do t[#t + 1] = "::l" .. i .. ":: do end " end
+    local labels = table.concat(t)
+    return labels .. string.rep("goto l32000 ", (7700000 - #labels) // 12)
+  end
+
   -- Every way a changed script can be wrong; each leaves generation 1
   -- running (it keeps evicting what v1 evicts) and is reported.
   local BAD = {
@@ -159,6 +168,8 @@ describe("hot reload during ebb run", function()
     { "reaches for os", "os.execute('true')\n", "undeclared global 'os'" },
     { "reaches for debug", "debug.sethook()\n", "undeclared global 'debug'" },
     { "loads bytecode", "assert(load(string.dump(function() end)))\n", "attempt to load a binary chunk" },
+    { "takes longer to parse than the budget", goto_bomb(),
+      "evicter%.lua: parsing %d+ bytes took longer than the time budget of 2000 ms" },
   }
 
   it("keeps the running generation when a changed script is bad, and reports it", function()
