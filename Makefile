@@ -137,6 +137,17 @@ check-layers:
 	  bad=$$($(CC) $(ALL_CFLAGS) -M $$f | tr ' \\' '\n\n' | grep -E '(^|/)(lua[^/]*|lauxlib|lualib)\.h$$' | tr '\n' ' '); \
 	  if [ -n "$$bad" ]; then echo "check-layers: $$f includes Lua headers: $$bad"; exit 1; fi; \
 	done; echo "check-layers: $(LAYER_CORE) include no Lua header"
+	@bad=$$(grep -nE '\b($(LUA_READ_BANNED))[[:space:]]*\(' $(LUA_READ_FILES) | grep -v 'lr-ok:'); \
+	if [ -n "$$bad" ]; then echo "check-layers: bindings read a script's values outside engine/lua_read.c:"; \
+	  echo "$$bad"; exit 1; fi; echo "check-layers: bindings read script values through engine/lua_read.c only"
+
+# One way for C to read a script's values (engine/lua_read.c): a binding
+# calls no Lua API that can run a metamethod, convert a value in place or
+# walk a table without a bound. lua_string.c and lua_table.c are Lua's own
+# library functions (metamethods as Lua specifies them); a line marked
+# "lr-ok:" says why it is safe.
+LUA_READ_BANNED := lua_getfield|lua_gettable|lua_geti|lua_getglobal|lua_len|luaL_len|lua_tolstring|lua_tostring|luaL_tolstring|luaL_checklstring|luaL_checkstring|luaL_optlstring|luaL_optstring|luaL_checkinteger|luaL_optinteger|luaL_checknumber|luaL_optnumber|luaL_checkoption|lua_compare|lua_concat|lua_arith|lua_rawlen|lua_next
+LUA_READ_FILES := $(filter-out engine/lua_read.c engine/lua_string.c engine/lua_table.c,$(wildcard engine/lua_*.c))
 
 test-c: deps $(TEST_BIN)
 	@sh spec/run_suites $(B) c

@@ -101,9 +101,10 @@ struct ebb_plugin_ops {
      * eviction the core has already allowed, for the call `ctx` (the
      * strategy's). 0: the action in *out stands (owned by the caller);
      * EBB_WHY_EVICTOR: declined or failed, nothing done, `detail` says why
-     * (a failure is also reported as a plugin error). */
+     * (a failure is also reported as a plugin error). `reason` is interned
+     * (ebb_str: its length is ebb_str_len, a NUL may be in it) or NULL. */
     int (*evict)(struct ebb_ctx *ctx, struct ebb_plugin_inst *inst, struct ebb_pod *pod,
-                 const char *reason, struct ebb_evict_action *out, char *detail,
+                 ebb_str reason, struct ebb_evict_action *out, char *detail,
                  size_t detail_len);
     size_t (*memory_used)(const struct ebb_plugin_inst *inst);   /* bytes */
     /* Reload: `a` (running) may stand in for `b` (just made from the same
@@ -154,7 +155,8 @@ void ebb__evictor_forget_pdbs(struct ebb_evictor *ev);      /* new cache */
 /* Returns an enum ebb_why, or EBB_WHY_PENDING in live mode when the request
  * was sent; then *pending (may be NULL) gets the eviction. */
 #define EBB_WHY_PENDING (-1)
-int ebb__evict(struct ebb_ctx *ctx, struct ebb_pod *pod, const char *reason, char *detail,
+/* reason: interned (ebb_str) or NULL, kept whole (a script's may hold a NUL). */
+int ebb__evict(struct ebb_ctx *ctx, struct ebb_pod *pod, ebb_str reason, char *detail,
                size_t detail_len, struct ebb_eviction **pending);
 uint32_t ebb__evictor_node_count(const struct ebb_evictor *ev, ebb_str node);
 /* Whether the total / the node's limit is reached, evictions in background

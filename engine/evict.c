@@ -178,7 +178,10 @@ const char *ebb_ctx_profile(const struct ebb_ctx *ctx)
 
 int ebb_ctx_evict(struct ebb_ctx *ctx, struct ebb_pod *pod, const char *reason)
 {
-    int why = ebb__evict(ctx, pod, reason, NULL, 0, NULL);
+    ebb_str r = ebb_str_cstr(reason);
+    int why = ebb__evict(ctx, pod, r, NULL, 0, NULL);
+
+    ebb_str_release(r);
     return why == EBB_WHY_PENDING ? EBB_WHY_OK : why;
 }
 
@@ -238,7 +241,7 @@ void ebb_engine_eviction_done(struct ebb_engine *e, struct ebb_eviction *ev, int
     if (p != NULL && p->serial != ev->pod_serial)
         p = NULL;
     if (why == EBB_WHY_OK) {
-        ebb_plan_add_eviction(&e->plan, key, ev->node, ev->plugin, ev->profile, ev->reason);
+        ebb_plan_add_eviction_str(&e->plan, key, ev->node, ev->plugin, ev->profile, ev->reason);
         if (ev->action != NULL)
             ebb_plan_set_action(&e->plan, ev->action, ev->body);
         if (p != NULL)
@@ -272,7 +275,7 @@ void ebb_engine_eviction_done(struct ebb_engine *e, struct ebb_eviction *ev, int
 
 /* `act` (may be NULL): an evict plugin's request; its strings move to the
  * eviction. */
-static int send_live(struct ebb_ctx *ctx, struct ebb_pod *pod, const char *reason,
+static int send_live(struct ebb_ctx *ctx, struct ebb_pod *pod, ebb_str reason,
                      struct ebb_evict_action *act, struct ebb_eviction **pending)
 {
     struct ebb_engine *e = ctx->engine;
@@ -292,7 +295,7 @@ static int send_live(struct ebb_ctx *ctx, struct ebb_pod *pod, const char *reaso
     ev->node = ebb_str_ref(pod->node);
     ev->plugin = ebb_str_cstr(ctx->plugin ? ctx->plugin->def->name : NULL);
     ev->profile = ebb_str_cstr(ctx->profile->name);
-    ev->reason = ebb_str_cstr(reason);
+    ev->reason = ebb_str_ref(reason);
     ev->grace_period = e->policy && e->policy->has_grace_period ? e->policy->grace_period_seconds : -1;
     ev->pod_slot = pod->slot;
     ev->pod_serial = pod->serial;
@@ -353,7 +356,7 @@ static int pdb_check(struct ebb_ctx *ctx, struct ebb_pod *pod, char *detail, siz
 }
 
 /* Simulation and dry run: the eviction happened. */
-static void record(struct ebb_ctx *ctx, struct ebb_pod *pod, const char *reason,
+static void record(struct ebb_ctx *ctx, struct ebb_pod *pod, ebb_str reason,
                    const struct ebb_evict_action *act)
 {
     struct ebb_engine *e = ctx->engine;
@@ -363,7 +366,7 @@ static void record(struct ebb_ctx *ctx, struct ebb_pod *pod, const char *reason,
     ev->total++;
     ebb__count_add(&ev->per_node, pod->node, 1);
     ebb__count_add(&ev->per_ns, pod->ns, 1);
-    ebb_plan_add_eviction(&e->plan, ebb_pod_key(pod, key, sizeof(key)), pod->node,
+    ebb_plan_add_eviction_str(&e->plan, ebb_pod_key(pod, key, sizeof(key)), pod->node,
                           ctx->plugin ? ctx->plugin->def->name : NULL, ctx->profile->name,
                           reason);
     if (act != NULL)
@@ -372,7 +375,7 @@ static void record(struct ebb_ctx *ctx, struct ebb_pod *pod, const char *reason,
 }
 
 /* The profile's evict plugin, through its engine's evict operation. */
-static int evict_plugin_call(struct ebb_ctx *ctx, struct ebb_pod *pod, const char *reason,
+static int evict_plugin_call(struct ebb_ctx *ctx, struct ebb_pod *pod, ebb_str reason,
                              struct ebb_evict_action *act, char *why, size_t why_len)
 {
     struct ebb_plugin_inst *inst = evict_plugin(ctx->profile);
@@ -389,7 +392,7 @@ static int evict_plugin_call(struct ebb_ctx *ctx, struct ebb_pod *pod, const cha
  * core checks them from its view first, in every mode (live: against this
  * cycle's evictions). The plugin acts only once everything else allowed
  * the eviction; what it takes from a budget is committed only if it acts. */
-static int evict_by_plugin(struct ebb_ctx *ctx, struct ebb_pod *pod, const char *reason,
+static int evict_by_plugin(struct ebb_ctx *ctx, struct ebb_pod *pod, ebb_str reason,
                            char *detail, size_t detail_len, struct ebb_eviction **pending)
 {
     struct ebb_engine *e = ctx->engine;
@@ -423,7 +426,7 @@ static int evict_by_plugin(struct ebb_ctx *ctx, struct ebb_pod *pod, const char 
     return EBB_WHY_OK;
 }
 
-int ebb__evict(struct ebb_ctx *ctx, struct ebb_pod *pod, const char *reason, char *detail,
+int ebb__evict(struct ebb_ctx *ctx, struct ebb_pod *pod, ebb_str reason, char *detail,
                size_t detail_len, struct ebb_eviction **pending)
 {
     struct ebb_engine *e = ctx->engine;

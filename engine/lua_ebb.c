@@ -982,14 +982,14 @@ static int l_note(lua_State *L)
 {
     struct ebb_ctx *ctx = need_ctx(L);
     size_t len, nlen = 0;
-    const char *msg = luaL_checklstring(L, 1, &len);
+    const char *msg = ebb__lr_str(L, 1, SIZE_MAX, 0, &len, "ebb.note: message");
     const char *node = NULL;
 
     if (len > NOTE_MAX)
         return luaL_argerror(L, 1, lua_pushfstring(L, "a note is at most %d bytes (got %I)",
                                                    NOTE_MAX, (lua_Integer)len));
     if (lua_type(L, 2) == LUA_TSTRING) {
-        node = lua_tolstring(L, 2, &nlen);
+        node = ebb__lr_str(L, 2, SIZE_MAX, 0, &nlen, "ebb.note: node");
         if (nlen > NOTE_MAX)
             return luaL_argerror(L, 2, lua_pushfstring(L, "a node name is at most %d bytes (got %I)",
                                                        NOTE_MAX, (lua_Integer)nlen));
@@ -1010,11 +1010,11 @@ static int l_note(lua_State *L)
 static int l_log(lua_State *L)
 {
     static const char *const levels[] = { "error", "warn", "info", "debug", NULL };
-    int lvl = luaL_checkoption(L, 1, "info", levels);
+    int lvl = ebb__lr_option(L, 1, "info", levels, "ebb.log: level");
     struct ebb_vm *vm = ebb__vm_of(L);
     char prefix[160];
     size_t len;
-    const char *msg = luaL_checklstring(L, 2, &len);
+    const char *msg = ebb__lr_str(L, 2, SIZE_MAX, 0, &len, "ebb.log: message");
 
     /* plugin names are at most 128 safe characters (lua_plugin.c) */
     snprintf(prefix, sizeof(prefix), "[%s] ", vm && vm->name ? vm->name : "lua");
@@ -1065,13 +1065,14 @@ static int l_evictor_evict(lua_State *L)
 
     size_t rlen = 0;
 
-    /* the reason becomes C text in the plan, the log and an Event: no NUL;
-     * its length is checked below, after the rules on who may evict */
+    /* the reason is kept whole, whatever it holds (interned with its
+     * length; every writer escapes it); its length is checked below, after
+     * the rules on who may evict */
     if (lua_istable(L, 3)) {
         ebb__lr_field(L, 3, "reason");
-        reason = ebb__lr_optstr(L, -1, SIZE_MAX, EBB_LR_TEXT, &rlen, "evict: opts.reason");
+        reason = ebb__lr_optstr(L, -1, SIZE_MAX, 0, &rlen, "evict: opts.reason");
     } else if (lua_type(L, 3) == LUA_TSTRING) {
-        reason = ebb__lr_str(L, 3, SIZE_MAX, EBB_LR_TEXT, &rlen, "evict: reason");
+        reason = ebb__lr_str(L, 3, SIZE_MAX, 0, &rlen, "evict: reason");
     } else if (!lua_isnoneornil(L, 3)) {
         return luaL_argerror(L, 3, "expected a table of options");
     }
@@ -1096,7 +1097,15 @@ static int l_evictor_evict(lua_State *L)
                           "coroutine of the script");
         return 3;
     }
-    why = ebb__evict(ctx, p, reason, detail, sizeof(detail), &pending);
+    {
+        /* interned whole (a NUL included); the eviction and the plan take
+         * their own references */
+        ebb_str r = reason != NULL ? ebb_str_intern(reason, rlen) : NULL;
+        if (reason != NULL && r == NULL)
+            return luaL_error(L, "not enough memory");
+        why = ebb__evict(ctx, p, r, detail, sizeof(detail), &pending);
+        ebb_str_release(r);
+    }
     if (why == EBB_WHY_PENDING) {
         pending->lua_waiting = true;
         ebb__vm_engine_yield(L);

@@ -236,11 +236,14 @@ static void to_json(lua_State *L, int idx, cJSON *parent, const char *key, struc
         break;
     case LUA_TSTRING: {
         size_t len;
-        const char *s = ebb__lr_peekstr(L, idx, JSON_MAX_BYTES, EBB_LR_TEXT, &len);
+        const char *s = ebb__lr_peekstr(L, idx, JSON_MAX_BYTES, 0, &len);
         if (s == NULL)
-            jfail(L, p, "a string with a NUL byte, or longer than a request may be");
+            jfail(L, p, "a string longer than a request may be");
         jcount(L, p, len);
-        j = cJSON_CreateString(s);
+        /* a value may hold a NUL (written \u0000); it is then no cJSON
+         * string, so no check reads it as one (a name with a NUL matches
+         * nothing); keys may not (below) */
+        j = memchr(s, '\0', len) != NULL ? ebb_json_text(s, len) : cJSON_CreateString(s);
         break;
     }
     case LUA_TLIGHTUSERDATA:
@@ -259,8 +262,8 @@ static void to_json(lua_State *L, int idx, cJSON *parent, const char *key, struc
     }
     if (j == NULL)
         jfail(L, p, "out of memory");
+    attach(parent, key, j);   /* first: a raise below leaves it in the guard's tree */
     jcount(L, p, key ? strlen(key) + 8 : 8);
-    attach(parent, key, j);
     if (!cJSON_IsArray(j) && !cJSON_IsObject(j))
         return;
     if (cJSON_IsArray(j)) {
@@ -319,7 +322,7 @@ static int l_json(lua_State *L)
         return luaL_argerror(L, 1, "nil is not a JSON value (ebb.null is null)");
     char **keep = (char **)ebb__free_guard(L);
 
-    s = *keep = cJSON_PrintUnformatted(json_of(L, 1, "ebb.json", false));
+    s = *keep = ebb_json_print(json_of(L, 1, "ebb.json", false), false);
     if (s == NULL)
         return luaL_error(L, "ebb.json: out of memory");
     lua_pushstring(L, s);   /* may raise: the guard frees s */
@@ -565,7 +568,7 @@ static int l_api_evict(lua_State *L)
 
 static void set_body(lua_State *L, struct ebb_evict_call *c, cJSON *body)
 {
-    char *s = cJSON_PrintUnformatted(body);
+    char *s = ebb_json_print(body, false);   /* valid UTF-8 whatever the strings hold */
     if (s == NULL)
         luaL_error(L, "not enough memory");
     c->act.body = s;
@@ -637,7 +640,7 @@ static size_t check_string_map(lua_State *L, int t, const char *field)
         ebb__lr_str(L, -2, EBB_LR_NAME_MAX, EBB_LR_TEXT | EBB_LR_NONEMPTY, NULL,
                     "ctx.api:patch: metadata.%s (a key)", field);
         if (!null)
-            ebb__lr_str(L, -1, JSON_MAX_BYTES, EBB_LR_TEXT, NULL,
+            ebb__lr_str(L, -1, JSON_MAX_BYTES, 0, NULL,
                         "ctx.api:patch: metadata.%s (a value: a string, or ebb.null to remove it)",
                         field);
         lua_pop(L, 1);
@@ -748,11 +751,16 @@ static int l_api_patch(lua_State *L)
             size_t kl, vl = 0;
             const char *k = ebb__lr_str(L, -2, EBB_LR_NAME_MAX, EBB_LR_TEXT, &kl, "ctx.api:patch: key");
             const char *v = lua_type(L, -1) == LUA_TSTRING
-                                ? ebb__lr_str(L, -1, JSON_MAX_BYTES, EBB_LR_TEXT, &vl, "ctx.api:patch: value")
+                                ? ebb__lr_str(L, -1, JSON_MAX_BYTES, 0, &vl, "ctx.api:patch: value")
                                 : NULL;
-            ebb__charge(L, &g->charge, kl + vl);
-            if ((v != NULL ? cJSON_AddStringToObject(m, k, v) : cJSON_AddNullToObject(m, k)) == NULL)
+            cJSON *item;
+            ebb__charge(L, &g->charge, kl + vl);   /* may raise: before anything is made */
+            item = v == NULL ? cJSON_CreateNull()
+                   : memchr(v, '\0', vl) != NULL ? ebb_json_text(v, vl)   /* \u0000 */
+                                                 : cJSON_CreateString(v);
+            if (item == NULL)
                 return luaL_error(L, "not enough memory");
+            cJSON_AddItemToObject(m, k, item);
             lua_pop(L, 1);
         }
         sort_members(L, m);
@@ -931,7 +939,7 @@ static int evict_trampoline(lua_State *L)
     lua_pushstring(L, c->inst->profile->name);
     lua_setfield(L, -2, "profile");
     if (c->reason) {
-        lua_pushstring(L, c->reason);
+        lua_pushlstring(L, c->reason, ebb_str_len(c->reason));   /* interned: whole */
         lua_setfield(L, -2, "reason");
     }
     lua_createtable(L, 0, 1);

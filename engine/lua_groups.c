@@ -357,7 +357,7 @@ static int l_best_preferred_weight(lua_State *L)
 static int l_better_preferred_node(lua_State *L)
 {
     struct ebb_pod *p = ebb__lua_check_pod(L, 1);
-    lua_Integer than = luaL_checkinteger(L, 2);
+    lua_Integer than = ebb__lr_int(L, 2, LUA_MININTEGER, LUA_MAXINTEGER, "ebb.better_preferred_node: than");
     size_t n;
     struct ebb_node *const *nodes = ebb__lua_check_nodes(L, 3, &n);
     int64_t w = 0;

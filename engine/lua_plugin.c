@@ -64,7 +64,8 @@ static int check_plugin_table(lua_State *L, const char *path, char **name, unsig
     if (!lua_istable(L, -1))
         return ebb_error_set(err, EBB_ESCRIPT, path, 0, NULL,
                              "a plugin file must return a table (got %s)", luaL_typename(L, -1));
-    if (ebb__rawfield(L, -1, "name") != LUA_TSTRING || !valid_plugin_name(s = lua_tostring(L, -1))) {
+    if (ebb__rawfield(L, -1, "name") != LUA_TSTRING ||
+        (s = ebb__lr_peekstr(L, -1, 128, EBB_LR_TEXT, NULL)) == NULL || !valid_plugin_name(s)) {
         lua_pop(L, 1);
         return ebb_error_set(err, EBB_ESCRIPT, path, 0, "name",
                              "the plugin table needs a `name`: a string of letters, digits, "
@@ -120,11 +121,13 @@ static int check_triggers(lua_State *L, const char *path, unsigned exts, unsigne
         return ebb_error_set(err, EBB_ESCRIPT, path, 0, "triggers",
                              "`triggers` must be a list of change names such as \"node-taints\"");
     }
-    n = (lua_Integer)lua_rawlen(L, -1);
+    /* the walk stops at the first entry that is not a change name */
+    n = (lua_Integer)lua_rawlen(L, -1);   /* lr-ok: a border, never a bound on work */
     for (lua_Integer i = 1; i <= n; i++) {
         unsigned bit = 0;
-        if (lua_rawgeti(L, -1, i) == LUA_TSTRING)
-            bit = ebb_trigger_parse(lua_tostring(L, -1));
+        const char *tn = NULL;
+        if (lua_rawgeti(L, -1, i) == LUA_TSTRING && (tn = ebb__lr_peekstr(L, -1, 64, EBB_LR_TEXT, NULL)) != NULL)
+            bit = ebb_trigger_parse(tn);
         if (bit == 0) {
             char known[256];
             size_t k = 0;
@@ -133,9 +136,7 @@ static int check_triggers(lua_State *L, const char *path, unsigned exts, unsigne
                                       ebb_trigger_name(1u << b));
             ebb_error_set(err, EBB_ESCRIPT, path, 0, "triggers",
                           "triggers[%lld]: %s%s%s is not a change ebb reports (one of: %s)", (long long)i,
-                          lua_type(L, -1) == LUA_TSTRING ? "\"" : "",
-                          lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : luaL_typename(L, -1),
-                          lua_type(L, -1) == LUA_TSTRING ? "\"" : "", known);
+                          tn ? "\"" : "", tn ? tn : luaL_typename(L, -1), tn ? "\"" : "", known);
             lua_pop(L, 2);
             return EBB_ESCRIPT;
         }
@@ -209,7 +210,8 @@ static int plugin_create(struct ebb_engine *e, const struct ebb_policy *pol,
     if ((rc = ebb__vm_call(inst->vm, 2, 3, err)) != 0)
         return rc;
     if (lua_isnil(L, -3)) {
-        rc = ebb__plugin_args_error(pol, pc, lua_tostring(L, -2), lua_tostring(L, -1), err);
+        rc = ebb__plugin_args_error(pol, pc, ebb__lr_peekstr(L, -2, 1024, EBB_LR_TEXT, NULL),
+                                    ebb__lr_peekstr(L, -1, 4096, EBB_LR_TEXT, NULL), err);
         lua_pop(L, 3);
         return rc;
     }
@@ -228,8 +230,9 @@ static int plugin_create(struct ebb_engine *e, const struct ebb_policy *pol,
             return rc;
         }
         if (!lua_toboolean(L, -3) && !lua_isnil(L, -2)) {
-            rc = ebb__plugin_args_error(pol, pc, lua_tostring(L, -1),
-                                        lua_tostring(L, -2) ? lua_tostring(L, -2) : "invalid args", err);
+            const char *why = ebb__lr_peekstr(L, -2, 4096, EBB_LR_TEXT, NULL);
+            rc = ebb__plugin_args_error(pol, pc, ebb__lr_peekstr(L, -1, 1024, EBB_LR_TEXT, NULL),
+                                        why ? why : "invalid args", err);
             lua_pop(L, 4);
             return rc;
         }
@@ -321,7 +324,7 @@ static int plugin_finish(struct ebb_ctx *ctx, int rc, struct ebb_error *err)
     } else if (t1 == LUA_TBOOLEAN && lua_toboolean(L, -2)) {
         /* returned true */
     } else if ((t1 == LUA_TNIL || t1 == LUA_TBOOLEAN) && t2 == LUA_TSTRING) {
-        rc = ebb_error_set(err, EBB_ESCRIPT, NULL, 0, NULL, "%s", lua_tostring(L, -1));
+        rc = ebb_error_set(err, EBB_ESCRIPT, NULL, 0, NULL, "%s", ebb__lr_message(L, -1));
     } else {
         /* false alone, a number, a table...: not a success to count */
         rc = ebb_error_set(err, EBB_ESCRIPT, NULL, 0, NULL,

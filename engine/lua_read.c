@@ -126,6 +126,7 @@ int ebb__lr_field(lua_State *L, int t, const char *k)
 
 int ebb__lr_index(lua_State *L, int t, lua_Integer i)
 {
+    ebb__vm_check(L);   /* a lookup can walk a collision chain as long as the table */
     return lua_rawgeti(L, t, i);
 }
 
@@ -178,8 +179,7 @@ size_t ebb__lr_count(lua_State *L, int t, size_t max, const char *fmt, ...)
             snprintf(problem, sizeof(problem), "at most %zu entries", max);
             FAIL(L, 0, problem);
         }
-        if ((n & 4095) == 0)
-            ebb__vm_check(L);
+        ebb__vm_check(L);   /* each step can walk a collision chain as long as the table */
     }
     return n;
 }
@@ -195,8 +195,7 @@ bool ebb__lr_next(lua_State *L, int t, size_t *i, size_t max, const char *fmt, .
         snprintf(problem, sizeof(problem), "at most %zu entries", max);
         FAIL(L, 0, problem);
     }
-    if ((*i & 4095) == 0)
-        ebb__vm_check(L);
+    ebb__vm_check(L);   /* each step can walk a collision chain as long as the table */
     return true;
 }
 

@@ -16,7 +16,7 @@
 /* [-1, +0, -] */
 static int l_test_hang(lua_State *L)
 {
-    lua_Number s = luaL_checknumber(L, 1);
+    lua_Number s = ebb__lr_num(L, 1, 0, 1e6, "ebb.test_hang: seconds");
     struct timespec ts = { .tv_sec = (time_t)s, .tv_nsec = (long)((s - (lua_Number)(time_t)s) * 1e9) };
 
     while (nanosleep(&ts, &ts) != 0)

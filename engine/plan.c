@@ -65,8 +65,8 @@ void ebb_plan_clear(struct ebb_plan *p)
     ebb_plan_init(p);
 }
 
-int ebb_plan_add_eviction(struct ebb_plan *p, const char *pod, const char *node,
-                          const char *plugin, const char *profile, const char *reason)
+int ebb_plan_add_eviction_str(struct ebb_plan *p, const char *pod, const char *node,
+                              const char *plugin, const char *profile, ebb_str reason)
 {
     struct ebb_plan_eviction *e;
 
@@ -77,10 +77,21 @@ int ebb_plan_add_eviction(struct ebb_plan *p, const char *pod, const char *node,
     e->node = ebb_str_cstr(node);
     e->plugin = ebb_str_cstr(plugin);
     e->profile = ebb_str_cstr(profile);
-    e->reason = ebb_str_cstr(reason);
+    e->reason = ebb_str_ref(reason);   /* whole: a script's reason may hold a NUL */
     e->cycle = p->cycles;
     e->action = e->request = NULL;
     return 0;
+}
+
+int ebb_plan_add_eviction(struct ebb_plan *p, const char *pod, const char *node,
+                          const char *plugin, const char *profile, const char *reason)
+{
+    ebb_str r = ebb_str_cstr(reason);
+    int rc = reason != NULL && r == NULL ? EBB_ENOMEM
+                                         : ebb_plan_add_eviction_str(p, pod, node, plugin, profile, r);
+
+    ebb_str_release(r);
+    return rc;
 }
 
 int ebb_plan_set_action(struct ebb_plan *p, const char *action, const char *request)

@@ -96,6 +96,10 @@ struct ebb_plan {
 void ebb_plan_init(struct ebb_plan *p);
 void ebb_plan_clear(struct ebb_plan *p);   /* frees everything, back to init state */
 
+/* The same with an interned reason (a reference is taken: kept whole, a
+ * NUL included), or NULL. */
+int ebb_plan_add_eviction_str(struct ebb_plan *p, const char *pod, const char *node,
+                              const char *plugin, const char *profile, ebb_str reason);
 int ebb_plan_add_eviction(struct ebb_plan *p, const char *pod, const char *node,
                           const char *plugin, const char *profile, const char *reason);
 /* What the profile's evict plugin did for the last eviction added. */
