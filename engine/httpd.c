@@ -405,17 +405,18 @@ static size_t conn_unsent(const struct conn *c)
  * every byte queued for a client is weighed before it is queued (answers,
  * stream writes and holds, the reservation of a write). Over
  * max_total_queued, the connections that do not read their answers
- * (stalled: nothing taken since the sweep before) or stream are ended,
- * the one that holds the most first, as the API server ends a watcher
- * that falls behind. false, and nothing ended for it, when the one that
- * holds the most is `self` (may be NULL), or when none can be ended. */
-static bool make_room(struct ebb_httpd *h, struct conn *self, size_t more)
+ * (stalled: nothing taken since the sweep before) or, with `streams`,
+ * that stream, are ended, the one that holds the most first, as the API
+ * server ends a watcher that falls behind. false, and nothing ended for
+ * it, when the one that holds the most is `self` (may be NULL), or when
+ * none can be ended. */
+static bool make_room(struct ebb_httpd *h, struct conn *self, size_t more, bool streams)
 {
     while (h->queued + h->reserved + more > h->opts.max_total_queued) {
         struct conn *worst = NULL;
         for (struct conn *c = h->conns; c != NULL; c = c->next)
             if (!c->closing && conn_unsent(c) > 0 &&
-                (c->stalled || c->req.state == REQ_STREAMING) &&
+                (c->stalled || (streams && c->req.state == REQ_STREAMING)) &&
                 (worst == NULL || conn_unsent(c) > conn_unsent(worst)))
                 worst = c;
         if (worst == NULL || worst == self)
@@ -478,7 +479,7 @@ static int hold_add(struct conn *c, const char *data, size_t len)
         cap = cap < 4096 ? 4096 : cap;
         while (cap < need)
             cap *= 2;
-        if (!make_room(h, c, cap - c->hold.cap + CHUNK_FRAME))
+        if (!make_room(h, c, cap - c->hold.cap + CHUNK_FRAME, true))
             return EBB_ELIMIT;
         if ((p = realloc(c->hold.p, cap)) == NULL)
             return EBB_ENOMEM;
@@ -795,7 +796,7 @@ static void dispatch(struct conn *c)
         /* the answer is decided before anything is changed: room for it is
          * reserved now, or the write is refused and its handler not run */
         size_t want = h->opts.max_body;
-        if (!make_room(h, c, want)) {
+        if (!make_room(h, c, want, true)) {
             respond_busy(c);
             c->in_handler = false;
             finish_request(c);
@@ -1251,7 +1252,7 @@ static void on_sweep(uv_timer_t *t)
             conn_close(c);
         }
     }
-    make_room(h, NULL, 0);
+    make_room(h, NULL, 0, false);   /* one answer larger than the total may be read on */
 }
 
 /* Closing, connections still flushing after CLOSE_GRACE_MS (a client that
@@ -1494,7 +1495,7 @@ int ebb_http_respond(struct ebb_http_req *r, int status, const char *content_typ
         reserve_release(c);     /* a write: its room was kept, its answer goes as it is */
     } else if (!r->head && len > 0 && h->queued + h->reserved + len > h->opts.max_total_queued &&
                !(r->probe && c->queued == 0 && len <= PROBE_ANSWER_MAX) &&
-               !make_room(h, c, len) && h->queued + h->reserved > 0) {
+               !make_room(h, c, len, true) && h->queued + h->reserved > 0) {
         /* no room: this answer is not kept; the client may ask again */
         h->busy++;
         buf_reset(&r->out);
@@ -1572,7 +1573,7 @@ int ebb_http_stream_write(struct ebb_http_req *r, const char *data, size_t len)
     n = snprintf(size, sizeof(size), "%zx\r\n", len);
     /* a client that does not read: its stream ends (make_room) */
     if (c->closing || conn_unsent(c) > c->h->opts.max_queued ||
-        !make_room(c->h, c, len + (size_t)n + 2) ||
+        !make_room(c->h, c, len + (size_t)n + 2, true) ||
         conn_write(c, size, (size_t)n, data, len, "\r\n", 2) != 0)
         return stream_fail(r);
     return 0;

@@ -225,6 +225,12 @@ static bool dns_subdomain_re(const char *s, size_t n)
     return true;
 }
 
+bool ebb__dns_label(const char *s)
+{
+    size_t n = strlen(s);
+    return n <= 63 && dns_label_re(s, n);
+}
+
 static const char LABEL_MSG[] =
     "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "
     "must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex "

@@ -330,6 +330,8 @@ bool ebb__invalid_reply(struct ebb_http_req *r, const struct rdef *d, const char
  * for the result of a patch, `patch`, 422 on "patch"); a null label or
  * annotation becomes "", as Go reads it. false: answered. */
 bool ebb__meta_decode(struct ebb_http_req *r, const struct rdef *d, cJSON *obj, bool patch);
+/* IsDNS1123Label: what a namespace's name must be. */
+bool ebb__dns_label(const char *s);
 /* Whether the kind has a status subresource (its updates keep the status). */
 bool ebb__has_status(int res);
 /* What the API server does to `obj` (a create into namespace `ns`) before

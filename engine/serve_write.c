@@ -107,7 +107,10 @@ static bool check_namespace(struct server *s, struct ebb_http_req *r, const stru
                                "namespace sent on the request");
         return false;
     }
-    if (s->stores[R_NAMESPACES].n > 0 && ebb__store_get(s, R_NAMESPACES, rt->ns) == NULL) {
+    /* a snapshot without Namespace objects has every namespace its objects
+     * name; one that no cluster can have is not found either way */
+    if ((s->stores[R_NAMESPACES].n > 0 && ebb__store_get(s, R_NAMESPACES, rt->ns) == NULL) ||
+        !ebb__dns_label(rt->ns)) {
         ebb__reply_not_found(r, &ebb__rdefs[R_NAMESPACES], rt->ns);
         return false;
     }

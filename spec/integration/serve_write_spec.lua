@@ -251,4 +251,23 @@ describe("ebb serve writes", function()
       '"spec":{"containers":[{"name":"c","image":"i"}]}}')
     assert.equal(201, code)
   end)
+
+  it("creates nothing in a namespace no cluster can have, namespaces or not in the snapshot", function()
+    local dir = S.tmpdir()
+    local f = assert(io.open(dir .. "/empty.json", "w"))
+    f:write('{"apiVersion":"v1","kind":"List","items":[]}')
+    f:close()
+    srv = S.start{ snapshot = dir .. "/empty.json" }
+    os.execute("rm -rf " .. S.shq(dir))
+    for _, ns in ipairs{ "Bad_NS", "a.b", ("x"):rep(64) } do
+      local code, st = srv:request("POST", "/api/v1/namespaces/" .. ns .. "/pods",
+        { apiVersion = "v1", kind = "Pod", metadata = { name = "p" },
+          spec = { containers = { { name = "c", image = "i" } } } })
+      assert.equal(404, code, ns)
+      assert.equal('namespaces "' .. ns .. '" not found', st.message)
+    end
+    assert.equal(201, (srv:request("POST", "/api/v1/namespaces/fine/pods",
+      { apiVersion = "v1", kind = "Pod", metadata = { name = "p" },
+        spec = { containers = { { name = "c", image = "i" } } } })))
+  end)
 end)
