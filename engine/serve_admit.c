@@ -44,8 +44,11 @@ bool ebb__invalid_reply(struct ebb_http_req *r, const struct rdef *d, const char
         free(iv->text.p);
         return false;
     }
-    /* "%s %q is invalid: %v", the kind qualified by its group */
-    ebb__sb_printf(&msg, "%s%s%s ", d->kind, d->group[0] ? "." : "", d->group);
+    /* "%s %q is invalid: %v", the kind qualified by its group; an
+     * events.k8s.io Event is validated as the core Event it is stored as */
+    const char *group = d == &ebb__rdefs[R_EVENTS_V1] ? "" : d->group;
+
+    ebb__sb_printf(&msg, "%s%s%s ", d->kind, group[0] ? "." : "", group);
     go_quote(&msg, name ? name : "");
     ebb__sb_printf(&msg, " is invalid: %s", iv->n > 1 ? "[" : "");
     ebb__sb_add(&msg, iv->text.p ? iv->text.p : "", iv->text.n);
@@ -53,8 +56,8 @@ bool ebb__invalid_reply(struct ebb_http_req *r, const struct rdef *d, const char
     det = cJSON_CreateObject();
     if (name != NULL && name[0] != '\0')
         cJSON_AddStringToObject(det, "name", name);
-    if (d->group[0] != '\0')
-        cJSON_AddStringToObject(det, "group", d->group);
+    if (group[0] != '\0')
+        cJSON_AddStringToObject(det, "group", group);
     cJSON_AddStringToObject(det, "kind", d->kind);
     cJSON_AddItemToObject(det, "causes", iv->causes);
     if (msg.oom) {
@@ -351,13 +354,17 @@ static void check_meta(struct invalid *iv, int res, const cJSON *meta, bool crea
     size_t total = 0;
     int i;
 
-    if (gen != NULL && gen[0] != '\0')
+    /* core/v1 Events: kube-apiserver checks no name but that there is one
+     * ("Db_0.x" is taken); events.k8s.io's it does */
+    bool names = res != R_EVENTS;
+
+    if (names && gen != NULL && gen[0] != '\0')
         check_name_value(iv, res, "metadata.generateName", gen, true);
     if (create) {
         if (name == NULL || name[0] == '\0')
             ebb__invalid_add(iv, "FieldValueRequired", "metadata.name",
                              "Required value: name or generateName is required");
-        else
+        else if (names)
             check_name_value(iv, res, "metadata.name", name, false);
     }
     cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(meta, "labels")) {

@@ -513,6 +513,17 @@ describe("ebb serve conforms to kube-apiserver", function()
       same_refusal("POST", "/api/v1/namespaces", { metadata = { name = ("x"):rep(64) } })
       same_refusal("POST", "/api/v1/namespaces", { metadata = { generateName = "Gen-" } })
       same_refusal("POST", "/api/v1/nodes", { metadata = { generateName = "Gen" } })
+      -- Events: core/v1 checks no name, events.k8s.io does
+      local r0, e0 = both("POST", "/api/v1/namespaces/" .. ns .. "/events",
+        { apiVersion = "v1", kind = "Event", metadata = { name = "Db_0.x" }, reason = "R", message = "m",
+          type = "Normal", involvedObject = { kind = "Pod", namespace = ns, name = "p" } })
+      assert.equal(201, r0.code)
+      assert.equal(201, e0.code)
+      same_refusal("POST", "/apis/events.k8s.io/v1/namespaces/" .. ns .. "/events",
+        { apiVersion = "events.k8s.io/v1", kind = "Event", metadata = { generateName = "db-0." },
+          reason = "R", note = "n", type = "Normal", action = "Evict", reportingController = "ebb",
+          reportingInstance = "ebb-0", eventTime = "2026-11-22T12:00:00.000000Z",
+          regarding = { kind = "Pod", namespace = ns, name = "p" } })
       -- a long generateName is cut to 58 characters before the 5 random ones
       local r, e = both("POST", path, pod({ generateName = ("g"):rep(70) }))
       assert.equal(201, r.code)
