@@ -1,6 +1,39 @@
 /* A small HTTP/1.1 server: libuv for the sockets, http_parser for the
  * requests (see include/ebb/httpd.h for the contract).
  *
+ * Three invariants, each kept at one place:
+ *
+ *   Probes are always answered (on_connection, drop_for_new): a new
+ *   connection at max_connections takes the place of one that holds the
+ *   server without using it (idle the longest, not reading its answers the
+ *   longest, trickling the head of its request for over HEAD_GRACE_MS),
+ *   else a probe slot: EBB_HTTPD_PROBE_SLOTS more connections that answer
+ *   GET or HEAD of /healthz, /readyz, /livez (and their subpaths) and
+ *   refuse anything else with the API server's 429. With the slots full, a
+ *   new connection takes the slot of the oldest whose request is not
+ *   complete: a probe sends its request at once, so only more than
+ *   EBB_HTTPD_PROBE_SLOTS connections arriving between a probe's connect
+ *   and its request keep it out. A probe's answer (up to PROBE_ANSWER_MAX,
+ *   on a connection with nothing else queued) is never refused for want
+ *   of room in the total.
+ *
+ *   Every byte queued for a client counts (make_room): answers, stream
+ *   chunks written or held, all in c->queued + c->hold.cap and their sum
+ *   h->queued, checked against max_queued per stream and
+ *   max_total_queued for all before it is queued. Making room ends the
+ *   connections that do not read (stalled) or stream, holding the most
+ *   first, as the API server ends a watcher that falls behind; an answer
+ *   still without room is replaced by 429, a stream write fails (the
+ *   stream ends). Over the total only by: status lines, headers and chunk
+ *   framing; probe answers as above; one answer larger than the total when
+ *   nothing else is queued; the answer of a write past its reservation.
+ *
+ *   A write is either acted on and answered, or refused and not acted on
+ *   (dispatch): a request with side effects (any method but GET, HEAD,
+ *   OPTIONS) gets room for its answer reserved (max_body) before its
+ *   handler runs, or 429 without the handler; its answer is then never
+ *   replaced.
+ *
  * Each connection owns one read buffer: libuv reads straight into its free
  * tail and http_parser runs over it. The parser is paused at the end of
  * every message, so a pipelined request stays in the buffer, unparsed,
@@ -35,6 +68,17 @@
 /* Bytes read ahead, unparsed, while a request is answered (or held): past
  * this, reading stops until the answer is done. */
 #define PENDING_MAX (256u << 10)
+/* A request head still not complete after this, at max_connections, gives
+ * its place to a new connection: a client sends its head at once. */
+#define HEAD_GRACE_MS 1000u
+/* A probe slot: the most read before its request is complete, and how
+ * long it may wait for it. */
+#define PROBE_HEAD_MAX 8192u
+#define PROBE_TIMEOUT_MS 5000u
+/* A probe's answer up to this is never refused for want of room. */
+#define PROBE_ANSWER_MAX (64u << 10)
+/* Chunk framing around held stream bytes ("%zx\r\n" ... "\r\n"). */
+#define CHUNK_FRAME 24u
 
 /* ---- small growable buffers ------------------------------------------------ */
 
@@ -127,6 +171,7 @@ struct ebb_http_req {
     const char *query_string;    /* into url */
     int last;                    /* 1 after a header field callback, 2 after a value */
     bool keep_alive, head, too_large, too_busy;
+    bool probe;                  /* GET or HEAD of a probe path */
     ebb_http_gone_fn gone;
     void *gone_ud;
 };
@@ -146,6 +191,11 @@ struct conn {
     uint64_t last_written;       /* when the client last took bytes (or the first queued) */
     bool stalled;                /* took nothing since the sweep before */
     uint64_t reading_since;      /* the first byte of the request being read; 0: none */
+    bool head_done;              /* the head of the request being read is complete */
+    bool probe_slot;             /* taken past max_connections: probes only */
+    uint64_t accepted;           /* uv_now when accepted */
+    struct buf hold;             /* stream bytes held (ebb_http_stream_hold), counted by cap */
+    size_t reserved;             /* room reserved for the answer of a write */
     bool closing, shutting, in_process, in_handler;
     bool held;                   /* parsing waits for queued answers to drain */
     bool reading;                /* uv_read_start is on */
@@ -162,10 +212,13 @@ struct ebb_httpd {
     struct conn *conns;
     size_t nconns;
     size_t closing_conns;        /* of nconns, closed and waiting for their close callback */
-    size_t queued;               /* sum of the connections' queued bytes */
+    size_t queued;               /* sum of the connections' queued and held bytes */
+    size_t reserved;             /* sum of the connections' reservations */
+    size_t probe_conns;          /* open (not closing) connections in a probe slot */
     size_t bodies;               /* memory of the request bodies being read or answered */
     uint64_t refused, dropped;   /* connections over the limit; slow or stuck ones dropped */
     uint64_t busy;               /* 429s: bodies or answers over the totals */
+    uint64_t probes;             /* connections taken in a probe slot */
     int open_handles;            /* listener, sweep, connections */
     bool closing, sweep_closed;
     void (*close_cb)(void *ud);
@@ -224,7 +277,17 @@ static void on_conn_closed(uv_handle_t *hd)
 {
     struct conn *c = hd->data;
     struct ebb_httpd *h = c->h;
+    struct ebb_http_req *r = &c->req;
 
+    /* the connection died under a request (conn_lost): its owner is told
+     * here, from the loop, never from inside a call it made */
+    if (r->state == REQ_PENDING || r->state == REQ_STREAMING) {
+        ebb_http_gone_fn fn = r->gone;
+        r->state = REQ_DONE;
+        r->gone = NULL;
+        if (fn != NULL)
+            fn(r, r->gone_ud);
+    }
     if (c->prev != NULL)
         c->prev->next = c->next;
     else
@@ -245,16 +308,26 @@ static void on_conn_closed(uv_handle_t *hd)
     server_maybe_freed(h);
 }
 
+static void reserve_release(struct conn *c)
+{
+    c->h->reserved -= c->reserved;
+    c->reserved = 0;
+}
+
 static void conn_close(struct conn *c)
 {
     if (c->closing)
         return;
     c->closing = true;
     c->h->closing_conns++;
+    if (c->probe_slot)
+        c->h->probe_conns--;
     /* its unwritten answers are dropped now: count them out at once (their
      * write callbacks, cancelled, come later) */
-    c->h->queued -= c->queued;
+    c->h->queued -= c->queued + c->hold.cap;
     c->queued = 0;
+    buf_free(&c->hold);
+    reserve_release(c);
     uv_close((uv_handle_t *)&c->tcp, on_conn_closed);
 }
 
@@ -276,18 +349,12 @@ static void conn_finish(struct conn *c)
         c->shutting = true;
 }
 
-/* The connection died under a request: tell its owner, then close. */
+/* The connection died under a request: close; its owner is told from the
+ * close callback (on_conn_closed), so that dropping a connection to make
+ * room never runs another request's gone callback inside a call. Until
+ * then the request stays valid and every answer to it fails. */
 static void conn_lost(struct conn *c)
 {
-    struct ebb_http_req *r = &c->req;
-
-    if (r->state == REQ_PENDING || r->state == REQ_STREAMING) {
-        ebb_http_gone_fn fn = r->gone;
-        r->state = REQ_DONE;
-        r->gone = NULL;
-        if (fn != NULL)
-            fn(r, r->gone_ud);
-    }
     conn_close(c);
 }
 
@@ -296,7 +363,8 @@ static void conn_lost(struct conn *c)
 struct wreq {
     uv_write_t w;
     struct conn *c;
-    size_t len;
+    size_t len;                  /* counted in c->queued until written */
+    char *own;                   /* a held buffer written with it (freed after); NULL: none */
     char data[];
 };
 
@@ -309,6 +377,7 @@ static void on_written(uv_write_t *w, int status)
     struct conn *c = q->c;
     size_t len = q->len;
 
+    free(q->own);
     free(q);
     if (c->closing)
         return;          /* counted out when it closed */
@@ -325,21 +394,37 @@ static void on_written(uv_write_t *w, int status)
         conn_resume(c);
 }
 
-/* Over the server's total of queued bytes: drop the stalled connections
- * (their clients took nothing since the last sweep) that hold the most,
- * until it is back under. Answers being read are left to finish. */
-static void enforce_total(struct ebb_httpd *h, size_t more)
+/* What a connection holds for its client: handed to libuv and not
+ * written yet, plus what is held for its stream. */
+static size_t conn_unsent(const struct conn *c)
 {
-    while (h->queued + more > h->opts.max_total_queued) {
+    return c->queued + c->hold.cap;
+}
+
+/* Room for `more` bytes in the total of unwritten answers: the one place
+ * every byte queued for a client is weighed before it is queued (answers,
+ * stream writes and holds, the reservation of a write). Over
+ * max_total_queued, the connections that do not read their answers
+ * (stalled: nothing taken since the sweep before) or, with `streams`,
+ * that stream, are ended, the one that holds the most first, as the API
+ * server ends a watcher that falls behind. false, and nothing ended for
+ * it, when the one that holds the most is `self` (may be NULL), or when
+ * none can be ended. */
+static bool make_room(struct ebb_httpd *h, struct conn *self, size_t more, bool streams)
+{
+    while (h->queued + h->reserved + more > h->opts.max_total_queued) {
         struct conn *worst = NULL;
         for (struct conn *c = h->conns; c != NULL; c = c->next)
-            if (!c->closing && c->stalled && (worst == NULL || c->queued > worst->queued))
+            if (!c->closing && conn_unsent(c) > 0 &&
+                (c->stalled || (streams && c->req.state == REQ_STREAMING)) &&
+                (worst == NULL || conn_unsent(c) > conn_unsent(worst)))
                 worst = c;
-        if (worst == NULL || worst->queued == 0)
-            break;
+        if (worst == NULL || worst == self)
+            return false;
         h->dropped++;
         conn_lost(worst);
     }
+    return true;
 }
 
 /* Queue a..., b..., t... as one write. */
@@ -356,6 +441,7 @@ static int conn_write(struct conn *c, const char *a, size_t an, const char *b, s
         return EBB_ENOMEM;
     }
     q->c = c;
+    q->own = NULL;
     q->len = an + bn + tn;
     if (an)
         memcpy(q->data, a, an);
@@ -375,8 +461,78 @@ static int conn_write(struct conn *c, const char *a, size_t an, const char *b, s
     }
     c->queued += q->len;
     c->h->queued += q->len;
-    enforce_total(c->h, 0);
-    return c->closing ? EBB_EIO : 0;
+    return 0;
+}
+
+/* Append to what is held for the stream (ebb_http_stream_hold), the held
+ * buffer counted by its capacity. EBB_ELIMIT: the stream already holds
+ * more than max_queued, or the total has no room (make_room). */
+static int hold_add(struct conn *c, const char *data, size_t len)
+{
+    struct ebb_httpd *h = c->h;
+    size_t need = c->hold.n + len + 1, cap = c->hold.cap;
+    char *p;
+
+    if (conn_unsent(c) > h->opts.max_queued)
+        return EBB_ELIMIT;
+    if (need > cap) {
+        cap = cap < 4096 ? 4096 : cap;
+        while (cap < need)
+            cap *= 2;
+        if (!make_room(h, c, cap - c->hold.cap + CHUNK_FRAME, true))
+            return EBB_ELIMIT;
+        if ((p = realloc(c->hold.p, cap)) == NULL)
+            return EBB_ENOMEM;
+        h->queued += cap - c->hold.cap;
+        c->hold.p = p;
+        c->hold.cap = cap;
+    }
+    memcpy(c->hold.p + c->hold.n, data, len);
+    c->hold.n += len;
+    return 0;
+}
+
+/* Write what is held as one chunk. The buffer goes to libuv as it is (no
+ * copy); its counted capacity moves from the hold to c->queued. */
+static int hold_flush(struct conn *c)
+{
+    struct wreq *q;
+    uv_buf_t ub[3];
+    size_t cap = c->hold.cap;
+    int n;
+
+    if (c->hold.n == 0)
+        return 0;
+    if (c->closing)
+        return EBB_EIO;
+    if ((q = malloc(sizeof(*q) + CHUNK_FRAME)) == NULL) {
+        conn_close(c);
+        return EBB_ENOMEM;
+    }
+    n = snprintf(q->data, CHUNK_FRAME, "%zx\r\n", c->hold.n);
+    memcpy(q->data + n, "\r\n", 2);
+    q->c = c;
+    q->own = c->hold.p;
+    q->len = (size_t)n + 2 + cap;
+    ub[0] = uv_buf_init(q->data, (unsigned)n);
+    ub[1] = uv_buf_init(c->hold.p, (unsigned)c->hold.n);
+    ub[2] = uv_buf_init(q->data + n, 2);
+    c->h->queued -= cap;
+    c->hold.p = NULL;
+    c->hold.n = c->hold.cap = 0;
+    if (uv_write(&q->w, (uv_stream_t *)&c->tcp, ub, 3, on_written) != 0) {
+        free(q->own);
+        free(q);
+        conn_close(c);
+        return EBB_EIO;
+    }
+    if (c->queued == 0) {
+        c->last_written = uv_now(c->h->loop);
+        c->queue_seen = SIZE_MAX;
+    }
+    c->queued += q->len;
+    c->h->queued += q->len;
+    return 0;
 }
 
 const char *ebb_http_status_text(int status)
@@ -456,7 +612,7 @@ static void req_reset(struct ebb_http_req *r)
     r->hoff.n = r->qoff.n = 0;
     r->query_string = "";
     r->last = 0;
-    r->keep_alive = r->head = r->too_large = r->too_busy = false;
+    r->keep_alive = r->head = r->too_large = r->too_busy = r->probe = false;
     r->gone = NULL;
     r->gone_ud = NULL;
 }
@@ -467,6 +623,7 @@ static void finish_request(struct conn *c)
     bool keep = c->req.keep_alive;
 
     body_release(c);
+    reserve_release(c);
     req_reset(&c->req);
     c->last_active = uv_now(c->h->loop);   /* idle from the end of the answer */
     if (c->closing)
@@ -576,20 +733,79 @@ static void respond_error(struct conn *c, int status, const char *ctype, const c
     ebb_http_respond(r, status, ctype, msg, strlen(msg));
 }
 
+/* The API server's max-in-flight 429, now, without the handler; the
+ * connection closes after it. */
+static void respond_busy(struct conn *c)
+{
+    struct ebb_http_req *r = &c->req;
+
+    c->h->busy++;
+    r->state = REQ_PENDING;
+    r->keep_alive = false;
+    buf_reset(&r->out);
+    ebb_http_add_header(r, "Retry-After", "1");
+    ebb_http_respond(r, 429, "application/json", TOO_MANY, sizeof(TOO_MANY) - 1);
+}
+
+/* /healthz, /readyz, /livez and below them ("/livez/ping"): what kubelets
+ * and load balancers probe. */
+static bool probe_path(const char *path)
+{
+    static const char *const probes[] = { "/healthz", "/readyz", "/livez" };
+
+    for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
+        size_t n = strlen(probes[i]);
+        if (strncmp(path, probes[i], n) == 0 && (path[n] == '\0' || path[n] == '/'))
+            return true;
+    }
+    return false;
+}
+
+/* A request that may change something: every method but GET, HEAD and
+ * OPTIONS. */
+static bool is_write(const http_parser *p)
+{
+    return p->method != HTTP_GET && p->method != HTTP_HEAD && p->method != HTTP_OPTIONS;
+}
+
 static void dispatch(struct conn *c)
 {
     struct ebb_http_req *r = &c->req;
     struct ebb_httpd *h = c->h;
 
+    c->in_handler = true;
     if (finalize(r) != 0) {
-        c->in_handler = true;
         respond_error(c, 400, "text/plain; charset=utf-8", "400 Bad Request: malformed URL\n");
         c->in_handler = false;
         finish_request(c);
         return;
     }
+    r->probe = (c->parser.method == HTTP_GET || c->parser.method == HTTP_HEAD) &&
+               probe_path(r->path.p);
+    if (c->probe_slot) {
+        /* past max_connections: a probe is answered, then the slot is free */
+        r->keep_alive = false;
+        if (!r->probe) {
+            respond_busy(c);
+            c->in_handler = false;
+            finish_request(c);
+            return;
+        }
+    }
+    if (is_write(&c->parser)) {
+        /* the answer is decided before anything is changed: room for it is
+         * reserved now, or the write is refused and its handler not run */
+        size_t want = h->opts.max_body;
+        if (!make_room(h, c, want, true)) {
+            respond_busy(c);
+            c->in_handler = false;
+            finish_request(c);
+            return;
+        }
+        c->reserved = want;
+        h->reserved += want;
+    }
     r->state = REQ_PENDING;
-    c->in_handler = true;
     h->opts.handler(r, h->opts.ud);
     c->in_handler = false;
     if (r->state == REQ_DONE)
@@ -625,8 +841,7 @@ static void process_input(struct conn *c)
             c->in_off = c->in_len;
             c->in_handler = true;
             if (busy) {
-                c->h->busy++;
-                respond_error(c, 429, "application/json", TOO_MANY);
+                respond_busy(c);
             } else if (big) {
                 /* as the API server words it, for Kubernetes clients */
                 char st[300];
@@ -664,6 +879,7 @@ static int on_message_begin(http_parser *p)
     body_release(c);
     req_reset(&c->req);
     c->reading_since = uv_now(c->h->loop);
+    c->head_done = false;
     return 0;
 }
 
@@ -731,9 +947,16 @@ static int on_headers_complete(http_parser *p)
     if (r->last != 0 && buf_add(&r->hdrs, "", 1) != 0)
         return -1;
     r->last = 0;
+    c->head_done = true;
     snprintf(r->method, sizeof(r->method), "%s", http_method_str((enum http_method)p->method));
     r->head = p->method == HTTP_HEAD;
     r->keep_alive = http_should_keep_alive(p) != 0;
+    if (c->probe_slot && ((p->method != HTTP_GET && p->method != HTTP_HEAD) ||
+                          (p->flags & F_CHUNKED) ||
+                          ((p->flags & F_CONTENTLENGTH) && p->content_length > 0))) {
+        r->too_busy = true;     /* a probe slot reads no body: 429 */
+        return -1;
+    }
     if ((p->flags & F_CONTENTLENGTH) && p->content_length > c->h->opts.max_body) {
         r->too_large = true;
         return -1;
@@ -831,6 +1054,11 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *b)
         return;
     c->in_len += (size_t)nread;
     c->last_active = uv_now(h->loop);
+    if (c->probe_slot && c->req.state == REQ_READING && c->in_len - c->in_off > PROBE_HEAD_MAX) {
+        h->dropped++;           /* a probe slot is for a probe's few hundred bytes */
+        conn_close(c);
+        return;
+    }
     if ((c->req.state != REQ_READING || c->held) && c->in_len - c->in_off > PENDING_MAX) {
         uv_read_stop(s);        /* sends ahead of its answers: wait for them */
         c->reading = false;
@@ -855,17 +1083,20 @@ static void conn_resume(struct conn *c)
     conn_read_on(c);
 }
 
-/* At the connection limit, a new connection takes the place of the one
- * idle the longest between requests, or else of the one that has not read
- * its answers the longest (stalled, or held with its pipeline waiting):
- * neither idle clients nor slow readers can hold the server. false: all are
- * busy with a request. */
+/* At the connection limit, a new connection takes the place of one that
+ * holds the server without using it: the one idle the longest between
+ * requests, else the one that has not read its answers the longest
+ * (stalled, or held with its pipeline waiting), else the one that has
+ * trickled the head of its request the longest (over HEAD_GRACE_MS):
+ * neither idle clients, slow readers nor slowloris hold the server.
+ * false: all are busy with a request (the new one may take a probe slot). */
 static bool drop_for_new(struct ebb_httpd *h)
 {
-    struct conn *idle = NULL, *slow = NULL;
+    struct conn *idle = NULL, *slow = NULL, *trickle = NULL;
+    uint64_t now = uv_now(h->loop);
 
     for (struct conn *c = h->conns; c != NULL; c = c->next) {
-        if (c->closing || c->in_handler)
+        if (c->closing || c->in_handler || c->probe_slot)
             continue;
         if (!c->shutting && c->req.state == REQ_READING && c->reading_since == 0 && c->queued == 0 &&
             c->in_off == c->in_len) {
@@ -874,15 +1105,39 @@ static bool drop_for_new(struct ebb_httpd *h)
         } else if (c->queued > 0 && (c->stalled || c->held)) {
             if (slow == NULL || c->last_written < slow->last_written)
                 slow = c;
+        } else if (!c->shutting && c->req.state == REQ_READING && c->reading_since != 0 &&
+                   !c->head_done && now - c->reading_since >= HEAD_GRACE_MS) {
+            if (trickle == NULL || c->reading_since < trickle->reading_since)
+                trickle = c;
         }
     }
-    if (idle == NULL && slow == NULL)
+    if (idle == NULL && slow == NULL && trickle == NULL)
         return false;
     h->dropped++;
     if (idle != NULL)
         conn_close(idle);
-    else
+    else if (slow != NULL)
         conn_lost(slow);
+    else
+        conn_close(trickle);
+    return true;
+}
+
+/* The probe slots are full: a new connection takes the slot of the oldest
+ * whose request is not complete (a probe sends its request at once).
+ * false: every slot holds a probe being answered. */
+static bool drop_probe_for_new(struct ebb_httpd *h)
+{
+    struct conn *oldest = NULL;
+
+    for (struct conn *c = h->conns; c != NULL; c = c->next)
+        if (c->probe_slot && !c->closing && !c->in_handler && c->req.state == REQ_READING &&
+            (oldest == NULL || c->accepted < oldest->accepted))
+            oldest = c;
+    if (oldest == NULL)
+        return false;
+    h->dropped++;
+    conn_close(oldest);
     return true;
 }
 
@@ -892,13 +1147,19 @@ static void on_connection(uv_stream_t *server, int status)
     struct conn *c;
     struct sockaddr_storage ss;
     int len = sizeof(ss);
+    bool slot = false;
 
     if (status < 0 || h->closing)
         return;
     if ((c = calloc(1, sizeof(*c))) == NULL)
         return;
-    if (h->nconns - h->closing_conns >= h->opts.max_connections && !drop_for_new(h)) {
-        /* over the limit, none idle: taken off the backlog and closed at once */
+    if (h->nconns - h->closing_conns - h->probe_conns >= h->opts.max_connections &&
+        !drop_for_new(h)) {
+        /* at the limit, every connection busy with a request: a probe slot */
+        slot = h->probe_conns < EBB_HTTPD_PROBE_SLOTS || drop_probe_for_new(h);
+    }
+    if (!slot && h->nconns - h->closing_conns - h->probe_conns >= h->opts.max_connections) {
+        /* no slot either (each answers a probe): taken off the backlog and closed */
         h->refused++;
         if (uv_tcp_init(h->loop, &c->tcp) != 0) {
             free(c);
@@ -921,11 +1182,16 @@ static void on_connection(uv_stream_t *server, int status)
     h->conns = c;
     h->nconns++;
     h->open_handles++;
+    if (slot) {
+        c->probe_slot = true;
+        h->probe_conns++;
+        h->probes++;
+    }
     http_parser_init(&c->parser, HTTP_REQUEST);
     c->parser.data = c;
     req_reset(&c->req);
     c->req.c = c;
-    c->last_active = uv_now(h->loop);
+    c->last_active = c->accepted = uv_now(h->loop);
     if (uv_accept(server, (uv_stream_t *)&c->tcp) != 0) {
         conn_close(c);
         return;
@@ -977,12 +1243,16 @@ static void on_sweep(uv_timer_t *t)
                    now - c->reading_since >= h->opts.request_timeout_ms) {
             h->dropped++;           /* trickles a request in: a slow sender */
             conn_close(c);
+        } else if (c->probe_slot && c->req.state == REQ_READING &&
+                   now - c->accepted >= PROBE_TIMEOUT_MS) {
+            h->dropped++;           /* a probe slot waits for a probe, not for ever */
+            conn_close(c);
         } else if (c->req.state == REQ_READING && c->queued == 0 &&
                    now - c->last_active >= h->opts.idle_timeout_ms) {
             conn_close(c);
         }
     }
-    enforce_total(h, 0);
+    make_room(h, NULL, 0, false);   /* one answer larger than the total may be read on */
 }
 
 /* Closing, connections still flushing after CLOSE_GRACE_MS (a client that
@@ -1096,6 +1366,7 @@ void ebb_httpd_stats(const struct ebb_httpd *h, struct ebb_httpd_stats *out)
     out->refused = h->refused;
     out->dropped = h->dropped;
     out->busy = h->busy;
+    out->probes = h->probes;
     for (const struct conn *c = h->conns; c != NULL; c = c->next)
         out->stalled += !c->closing && c->stalled;
 }
@@ -1114,7 +1385,8 @@ void ebb_httpd_close(struct ebb_httpd *h, void (*cb)(void *ud), void *ud)
         if (c->closing)
             continue;
         if (r->state == REQ_STREAMING) {
-            conn_write(c, "0\r\n\r\n", 5, NULL, 0, NULL, 0);
+            if (hold_flush(c) == 0)
+                conn_write(c, "0\r\n\r\n", 5, NULL, 0, NULL, 0);
             r->state = REQ_DONE;
             r->gone = NULL;
             if (fn != NULL)
@@ -1209,6 +1481,7 @@ int ebb_http_respond(struct ebb_http_req *r, int status, const char *content_typ
                      const char *body, size_t len)
 {
     struct buf head = { 0 };
+    struct ebb_httpd *h;
     struct conn *c;
     int rc;
 
@@ -1217,19 +1490,21 @@ int ebb_http_respond(struct ebb_http_req *r, int status, const char *content_typ
     if (r->state != REQ_PENDING)
         return EBB_ESTATE;
     c = r->c;
-    if (!r->head && len > 0 && c->h->queued + len > c->h->opts.max_total_queued) {
-        enforce_total(c->h, len);       /* the stalled ones go first */
-        if (c->h->queued > 0 && c->h->queued + len > c->h->opts.max_total_queued) {
-            /* still over: this answer is not kept; the client may ask again */
-            c->h->busy++;
-            buf_reset(&r->out);
-            r->keep_alive = false;
-            status = 429;
-            content_type = "application/json";
-            body = TOO_MANY;
-            len = sizeof(TOO_MANY) - 1;
-            ebb_http_add_header(r, "Retry-After", "1");
-        }
+    h = c->h;
+    if (c->reserved > 0) {
+        reserve_release(c);     /* a write: its room was kept, its answer goes as it is */
+    } else if (!r->head && len > 0 && h->queued + h->reserved + len > h->opts.max_total_queued &&
+               !(r->probe && c->queued == 0 && len <= PROBE_ANSWER_MAX) &&
+               !make_room(h, c, len, true) && h->queued + h->reserved > 0) {
+        /* no room: this answer is not kept; the client may ask again */
+        h->busy++;
+        buf_reset(&r->out);
+        r->keep_alive = false;
+        status = 429;
+        content_type = "application/json";
+        body = TOO_MANY;
+        len = sizeof(TOO_MANY) - 1;
+        ebb_http_add_header(r, "Retry-After", "1");
     }
     if ((rc = head_build(r, &head, status, content_type, false, len)) == 0)
         rc = conn_write(c, head.p, head.n, r->head ? NULL : body, r->head ? 0 : len, NULL, 0);
@@ -1250,6 +1525,7 @@ int ebb_http_stream_begin(struct ebb_http_req *r, int status, const char *conten
         return EBB_EINVAL;
     if (r->state != REQ_PENDING)
         return EBB_ESTATE;
+    reserve_release(r->c);
     if ((rc = head_build(r, &head, status, content_type, true, 0)) == 0)
         rc = conn_write(r->c, head.p, head.n, NULL, 0, NULL, 0);
     buf_free(&head);
@@ -1263,11 +1539,23 @@ int ebb_http_stream_begin(struct ebb_http_req *r, int status, const char *conten
     return 0;
 }
 
+/* A stream write or hold that cannot be queued: the stream is over. */
+static int stream_fail(struct ebb_http_req *r)
+{
+    struct conn *c = r->c;
+
+    r->state = REQ_DONE;
+    r->gone = NULL;
+    conn_close(c);
+    request_done(c);
+    return EBB_EIO;
+}
+
 int ebb_http_stream_write(struct ebb_http_req *r, const char *data, size_t len)
 {
     struct conn *c;
     char size[24];
-    int n, rc;
+    int n;
 
     if (r == NULL || (data == NULL && len > 0))
         return EBB_EINVAL;
@@ -1276,18 +1564,42 @@ int ebb_http_stream_write(struct ebb_http_req *r, const char *data, size_t len)
     if (len == 0)
         return 0;
     c = r->c;
-    n = snprintf(size, sizeof(size), "%zx\r\n", len);
-    if (uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp) > c->h->opts.max_queued)
-        rc = EBB_EIO;      /* the client does not read: drop it */
-    else
-        rc = conn_write(c, size, (size_t)n, data, len, "\r\n", 2);
-    if (rc != 0) {
-        r->state = REQ_DONE;
-        r->gone = NULL;
-        conn_close(c);
-        request_done(c);
-        return EBB_EIO;
+    if (c->hold.n > 0) {
+        /* after what is held, in one chunk */
+        if (hold_add(c, data, len) != 0 || hold_flush(c) != 0)
+            return stream_fail(r);
+        return 0;
     }
+    n = snprintf(size, sizeof(size), "%zx\r\n", len);
+    /* a client that does not read: its stream ends (make_room) */
+    if (c->closing || conn_unsent(c) > c->h->opts.max_queued ||
+        !make_room(c->h, c, len + (size_t)n + 2, true) ||
+        conn_write(c, size, (size_t)n, data, len, "\r\n", 2) != 0)
+        return stream_fail(r);
+    return 0;
+}
+
+int ebb_http_stream_hold(struct ebb_http_req *r, const char *data, size_t len)
+{
+    if (r == NULL || (data == NULL && len > 0))
+        return EBB_EINVAL;
+    if (r->state != REQ_STREAMING)
+        return EBB_ESTATE;
+    if (len == 0)
+        return 0;
+    if (r->c->closing || hold_add(r->c, data, len) != 0)
+        return stream_fail(r);
+    return 0;
+}
+
+int ebb_http_stream_flush(struct ebb_http_req *r)
+{
+    if (r == NULL)
+        return EBB_EINVAL;
+    if (r->state != REQ_STREAMING)
+        return EBB_ESTATE;
+    if (hold_flush(r->c) != 0)
+        return stream_fail(r);
     return 0;
 }
 
@@ -1295,7 +1607,7 @@ size_t ebb_http_stream_unsent(const struct ebb_http_req *r)
 {
     if (r == NULL || r->state != REQ_STREAMING)
         return 0;
-    return uv_stream_get_write_queue_size((const uv_stream_t *)&r->c->tcp);
+    return conn_unsent(r->c);
 }
 
 int ebb_http_stream_end(struct ebb_http_req *r)
@@ -1306,7 +1618,8 @@ int ebb_http_stream_end(struct ebb_http_req *r)
         return EBB_EINVAL;
     if (r->state != REQ_STREAMING)
         return EBB_ESTATE;
-    rc = conn_write(r->c, "0\r\n\r\n", 5, NULL, 0, NULL, 0);
+    if ((rc = hold_flush(r->c)) == 0)
+        rc = conn_write(r->c, "0\r\n\r\n", 5, NULL, 0, NULL, 0);
     r->state = REQ_DONE;
     request_done(r->c);
     return rc;

@@ -15,6 +15,8 @@
 #include "ebb/quantity.h"
 #include "serve_int.h"
 
+static void go_quote(struct sb *b, const char *s);
+
 /* ---- 422 Invalid ------------------------------------------------------------------------ */
 
 void ebb__invalid_add(struct invalid *iv, const char *reason, const char *field,
@@ -35,24 +37,36 @@ void ebb__invalid_add(struct invalid *iv, const char *reason, const char *field,
 bool ebb__invalid_reply(struct ebb_http_req *r, const struct rdef *d, const char *name,
                         struct invalid *iv)
 {
-    char msg[2048];
+    struct sb msg = { 0 };
     cJSON *det;
 
     if (iv->n == 0) {
         free(iv->text.p);
         return false;
     }
-    snprintf(msg, sizeof(msg), "%s%s%s \"%s\" is invalid: %s%s%s", d->kind,
-             d->group[0] ? "." : "", d->group, name ? name : "", iv->n > 1 ? "[" : "",
-             iv->text.p ? iv->text.p : "", iv->n > 1 ? "]" : "");
+    /* "%s %q is invalid: %v", the kind qualified by its group; an
+     * events.k8s.io Event is validated as the core Event it is stored as */
+    const char *group = d == &ebb__rdefs[R_EVENTS_V1] ? "" : d->group;
+
+    ebb__sb_printf(&msg, "%s%s%s ", d->kind, group[0] ? "." : "", group);
+    go_quote(&msg, name ? name : "");
+    ebb__sb_printf(&msg, " is invalid: %s", iv->n > 1 ? "[" : "");
+    ebb__sb_add(&msg, iv->text.p ? iv->text.p : "", iv->text.n);
+    ebb__sb_puts(&msg, iv->n > 1 ? "]" : "");
     det = cJSON_CreateObject();
     if (name != NULL && name[0] != '\0')
         cJSON_AddStringToObject(det, "name", name);
-    if (d->group[0] != '\0')
-        cJSON_AddStringToObject(det, "group", d->group);
+    if (group[0] != '\0')
+        cJSON_AddStringToObject(det, "group", group);
     cJSON_AddStringToObject(det, "kind", d->kind);
     cJSON_AddItemToObject(det, "causes", iv->causes);
-    ebb__reply_status(r, 422, "Invalid", msg, det);
+    if (msg.oom) {
+        cJSON_Delete(det);
+        ebb__reply_internal(r, "out of memory");
+    } else {
+        ebb__reply_status(r, 422, "Invalid", msg.p, det);
+    }
+    free(msg.p);
     free(iv->text.p);
     memset(iv, 0, sizeof(*iv));
     return true;
@@ -72,17 +86,123 @@ static void reply_forbidden(struct ebb_http_req *r, const struct rdef *d, const 
     ebb__reply_status(r, 403, "Forbidden", msg, det);
 }
 
-/* ---- names --------------------------------------------------------------------------------- */
+/* ---- metadata ---------------------------------------------------------------------------
+ *
+ * ObjectMeta as kube-apiserver takes it, at one place for every kind and
+ * every write (create, update, patch, the status subresource):
+ *
+ *   ebb__meta_decode   the JSON types its decoder refuses (a label that is a
+ *                      number: 400, or 422 for a patch's result), nulls
+ *                      read as Go reads them (a label null is "");
+ *   check_meta         what ValidateObjectMeta refuses, in its order and
+ *                      words: generateName, name, labels (qualified-name
+ *                      keys, values of at most 63 bytes), annotations
+ *                      (lowercased qualified-name keys, 256 KiB in all),
+ *                      owner references, finalizers.
+ *
+ * Invariant: nothing reaches the store through a write handler with
+ * metadata kube-apiserver would have refused. Values in messages are
+ * quoted as Go's %q quotes them. */
 
 static bool alnum(char c)
 {
     return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
 }
 
-/* IsDNS1123Label */
-static bool dns_label(const char *s, size_t n)
+static bool alnum_any_case(char c)
 {
-    if (n == 0 || n > 63 || !alnum(s[0]) || !alnum(s[n - 1]))
+    return alnum(c) || (c >= 'A' && c <= 'Z');
+}
+
+/* Go's strconv.Quote: printable runes as they are, the rest escaped. */
+static void go_quote(struct sb *b, const char *s)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *p = (const unsigned char *)s;
+
+    ebb__sb_add(b, "\"", 1);
+    while (*p) {
+        unsigned c = *p;
+        char esc[16];
+        if (c < 0x80) {
+            const char *e = NULL;
+            switch (c) {
+            case '"': e = "\\\""; break;
+            case '\\': e = "\\\\"; break;
+            case '\a': e = "\\a"; break;
+            case '\b': e = "\\b"; break;
+            case '\f': e = "\\f"; break;
+            case '\n': e = "\\n"; break;
+            case '\r': e = "\\r"; break;
+            case '\t': e = "\\t"; break;
+            case '\v': e = "\\v"; break;
+            default: break;
+            }
+            if (e != NULL) {
+                ebb__sb_puts(b, e);
+            } else if (c < 0x20 || c == 0x7f) {
+                esc[0] = '\\', esc[1] = 'x', esc[2] = hex[c >> 4], esc[3] = hex[c & 15];
+                ebb__sb_add(b, esc, 4);
+            } else {
+                ebb__sb_add(b, (const char *)p, 1);
+            }
+            p++;
+            continue;
+        }
+        {
+            /* a UTF-8 sequence: kept when valid and printable */
+            int n = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
+            uint32_t r = n == 4 ? c & 7 : n == 3 ? c & 15 : c & 31;
+            bool ok = n > 0 && c < 0xf5;
+            for (int i = 1; ok && i < n; i++) {
+                if ((p[i] & 0xc0) != 0x80)
+                    ok = false;
+                else
+                    r = r << 6 | (p[i] & 0x3f);
+            }
+            ok = ok && !(n == 3 && r < 0x800) && !(n == 4 && (r < 0x10000 || r > 0x10ffff)) &&
+                 !(r >= 0xd800 && r <= 0xdfff);
+            if (!ok) {
+                esc[0] = '\\', esc[1] = 'x', esc[2] = hex[c >> 4], esc[3] = hex[c & 15];
+                ebb__sb_add(b, esc, 4);
+                p++;
+                continue;
+            }
+            /* what unicode.IsPrint leaves out, near enough: C1 controls,
+             * spaces other than ' ', format characters */
+            if (r <= 0xa0 || r == 0xad || (r >= 0x2000 && r <= 0x200f) ||
+                (r >= 0x2028 && r <= 0x202f) || (r >= 0x205f && r <= 0x206f) || r == 0x3000 ||
+                r == 0xfeff || (r >= 0xfff9 && r <= 0xfffb) || r == 0x1680 || r == 0x180e) {
+                int k = r > 0xffff ? snprintf(esc, sizeof(esc), "\\U%08x", (unsigned)r)
+                                   : snprintf(esc, sizeof(esc), "\\u%04x", (unsigned)r);
+                ebb__sb_add(b, esc, (size_t)k);
+            } else {
+                ebb__sb_add(b, (const char *)p, (size_t)n);
+            }
+            p += n;
+        }
+    }
+    ebb__sb_add(b, "\"", 1);
+}
+
+/* A cause "Invalid value: %q: why" for `field`. */
+static void add_invalid(struct invalid *iv, const char *field, const char *value, const char *why)
+{
+    struct sb d = { 0 };
+
+    ebb__sb_puts(&d, "Invalid value: ");
+    go_quote(&d, value);
+    ebb__sb_puts(&d, ": ");
+    ebb__sb_puts(&d, why);
+    if (!d.oom)
+        ebb__invalid_add(iv, "FieldValueInvalid", field, d.p);
+    free(d.p);
+}
+
+/* [a-z0-9]([-a-z0-9]*[a-z0-9])?, the length aside */
+static bool dns_label_re(const char *s, size_t n)
+{
+    if (n == 0 || !alnum(s[0]) || !alnum(s[n - 1]))
         return false;
     for (size_t i = 0; i < n; i++)
         if (!alnum(s[i]) && s[i] != '-')
@@ -90,51 +210,343 @@ static bool dns_label(const char *s, size_t n)
     return true;
 }
 
-/* IsDNS1123Subdomain */
-static bool dns_subdomain(const char *s)
+/* labels joined by '.', the length aside */
+static bool dns_subdomain_re(const char *s, size_t n)
 {
-    size_t n = strlen(s);
+    size_t i = 0;
 
-    if (n == 0 || n > 253)
+    if (n == 0)
         return false;
-    for (const char *p = s; *p;) {
-        size_t k = strcspn(p, ".");
-        for (size_t i = 0; i < k; i++)
-            if (!alnum(p[i]) && p[i] != '-')
-                return false;
-        if (k == 0 || !alnum(p[0]) || !alnum(p[k - 1]))
+    while (i <= n) {
+        size_t k = 0;
+        while (i + k < n && s[i + k] != '.')
+            k++;
+        if (!dns_label_re(s + i, k))
             return false;
-        p += k;
-        if (*p == '.' && *++p == '\0')
-            return false;
+        i += k + 1;
     }
     return true;
 }
 
-static void check_name(struct invalid *iv, int res, const char *name)
+bool ebb__dns_label(const char *s)
 {
-    char detail[700];
+    size_t n = strlen(s);
+    return n <= 63 && dns_label_re(s, n);
+}
 
-    if (res == R_NAMESPACES) {
-        if (dns_label(name, strlen(name)))
-            return;
-        snprintf(detail, sizeof(detail),
-                 "Invalid value: \"%.253s\": a lowercase RFC 1123 label must consist of lower "
-                 "case alphanumeric characters or '-', and must start and end with an "
-                 "alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for "
-                 "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
-                 name);
-    } else {
-        if (dns_subdomain(name))
-            return;
-        snprintf(detail, sizeof(detail),
-                 "Invalid value: \"%.253s\": a lowercase RFC 1123 subdomain must consist of "
-                 "lower case alphanumeric characters, '-' or '.', and must start and end with an "
-                 "alphanumeric character (e.g. 'example.com', regex used for validation is "
-                 "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
-                 name);
+static const char LABEL_MSG[] =
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "
+    "must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex "
+    "used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+static const char SUBDOMAIN_MSG[] =
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
+    "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used "
+    "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+static const char QNAME_MSG[] =
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+    "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
+    "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+static const char LABEL_VALUE_MSG[] =
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "
+    "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "
+    "'my_value',  or '12345', regex used for validation is "
+    "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
+
+/* A name (prefix: a generateName, its trailing '-' masked) of kind `res`:
+ * a DNS label for namespaces, a DNS subdomain for the rest. */
+static void check_name_value(struct invalid *iv, int res, const char *field, const char *name,
+                             bool prefix)
+{
+    size_t n = strlen(name), max = res == R_NAMESPACES ? 63 : 253;
+    char *masked = strdup(name), msg[64];
+    bool ok;
+
+    if (masked == NULL)
+        return;
+    if (prefix && n > 0 && masked[n - 1] == '-')
+        masked[n - 1] = 'a';
+    ok = res == R_NAMESPACES ? dns_label_re(masked, n) : dns_subdomain_re(masked, n);
+    if (n > max) {
+        snprintf(msg, sizeof(msg), "must be no more than %zu characters", max);
+        add_invalid(iv, field, name, msg);
     }
-    ebb__invalid_add(iv, "FieldValueInvalid", "metadata.name", detail);
+    if (!ok && res == R_NAMESPACES && dns_subdomain_re(masked, n))
+        add_invalid(iv, field, name, "must not contain dots");   /* a subdomain, not a label */
+    else if (!ok)
+        add_invalid(iv, field, name, res == R_NAMESPACES ? LABEL_MSG : SUBDOMAIN_MSG);
+    free(masked);
+}
+
+/* IsQualifiedName as labels, annotations and finalizers are checked:
+ * [DNS-subdomain prefix '/'] name of 1 to 63 of [A-Za-z0-9-_.], starting
+ * and ending alphanumeric. */
+static void check_qualified(struct invalid *iv, const char *field, const char *shown,
+                            const char *key)
+{
+    const char *slash = strchr(key, '/'), *name = key;
+    char msg[1200];
+    size_t nn;
+    bool ok = true;
+
+    if (slash != NULL && strchr(slash + 1, '/') != NULL) {
+        snprintf(msg, sizeof(msg), "a valid label key %s with an optional DNS subdomain prefix "
+                                   "and '/' (e.g. 'example.com/MyName')", QNAME_MSG);
+        add_invalid(iv, field, shown, msg);
+        return;
+    }
+    if (slash != NULL) {
+        size_t pn = (size_t)(slash - key);
+        name = slash + 1;
+        if (pn == 0)
+            add_invalid(iv, field, shown, "prefix part must be non-empty");
+        else {
+            if (pn > 253)
+                add_invalid(iv, field, shown, "prefix part must be no more than 253 bytes");
+            if (!dns_subdomain_re(key, pn)) {
+                snprintf(msg, sizeof(msg), "prefix part %s", SUBDOMAIN_MSG);
+                add_invalid(iv, field, shown, msg);
+            }
+        }
+    }
+    nn = strlen(name);
+    if (nn == 0)
+        add_invalid(iv, field, shown, "name part must be non-empty");
+    else if (nn > 63)
+        add_invalid(iv, field, shown, "name part must be no more than 63 bytes");
+    ok = nn > 0 && alnum_any_case(name[0]) && alnum_any_case(name[nn - 1]);
+    for (size_t i = 0; ok && i < nn; i++)
+        ok = alnum_any_case(name[i]) || name[i] == '-' || name[i] == '_' || name[i] == '.';
+    if (!ok) {
+        snprintf(msg, sizeof(msg), "name part %s", QNAME_MSG);
+        add_invalid(iv, field, shown, msg);
+    }
+}
+
+static void check_label_value(struct invalid *iv, const char *v)
+{
+    size_t n = strlen(v);
+    bool ok = n == 0 || (alnum_any_case(v[0]) && alnum_any_case(v[n - 1]));
+
+    for (size_t i = 0; ok && i < n; i++)
+        ok = alnum_any_case(v[i]) || v[i] == '-' || v[i] == '_' || v[i] == '.';
+    if (n > 63)
+        add_invalid(iv, "metadata.labels", v, "must be no more than 63 bytes");
+    if (!ok)
+        add_invalid(iv, "metadata.labels", v, LABEL_VALUE_MSG);
+}
+
+/* kubernetes.io/... or a standard one: what ValidateObjectMeta of the
+ * built-in kinds asks of a finalizer without a '/'. */
+static bool standard_finalizer(const char *f)
+{
+    return strcmp(f, "kubernetes") == 0 || strcmp(f, "orphan") == 0 ||
+           strcmp(f, "foregroundDeletion") == 0;
+}
+
+#define ANNOTATIONS_MAX (256u << 10)   /* TotalAnnotationSizeLimitB */
+
+/* ValidateObjectMeta of `meta` (decoded: ebb__meta_decode), in its order.
+ * `create`: the name is checked too (an update's is the stored one). */
+static void check_meta(struct invalid *iv, int res, const cJSON *meta, bool create)
+{
+    const char *name = ebb__json_str(meta, "name"), *gen = ebb__json_str(meta, "generateName");
+    const cJSON *m, *f;
+    size_t total = 0;
+    int i;
+
+    /* core/v1 Events: kube-apiserver checks no name but that there is one
+     * ("Db_0.x" is taken); events.k8s.io's it does */
+    bool names = res != R_EVENTS;
+
+    if (names && gen != NULL && gen[0] != '\0')
+        check_name_value(iv, res, "metadata.generateName", gen, true);
+    if (create) {
+        if (name == NULL || name[0] == '\0')
+            ebb__invalid_add(iv, "FieldValueRequired", "metadata.name",
+                             "Required value: name or generateName is required");
+        else if (names)
+            check_name_value(iv, res, "metadata.name", name, false);
+    }
+    cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(meta, "labels")) {
+        check_qualified(iv, "metadata.labels", m->string, m->string);
+        if (cJSON_IsString(m))
+            check_label_value(iv, m->valuestring);
+    }
+    cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(meta, "annotations")) {
+        /* keys are qualified names but for case */
+        char *lower = strdup(m->string);
+        if (lower == NULL)
+            continue;
+        for (char *p = lower; *p; p++)
+            if (*p >= 'A' && *p <= 'Z')
+                *p = (char)(*p - 'A' + 'a');
+        check_qualified(iv, "metadata.annotations", m->string, lower);
+        free(lower);
+        total += strlen(m->string) + (cJSON_IsString(m) ? strlen(m->valuestring) : 0);
+    }
+    if (total > ANNOTATIONS_MAX)
+        ebb__invalid_add(iv, "FieldValueTooLong", "metadata.annotations",
+                         "Too long: may not be more than 262144 bytes");
+    cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(meta, "ownerReferences")) {
+        const char *av = ebb__json_str(m, "apiVersion"), *kind = ebb__json_str(m, "kind");
+        const char *on = ebb__json_str(m, "name"), *uid = ebb__json_str(m, "uid");
+        const char *slash;
+        av = av ? av : "";
+        /* schema.ParseGroupVersion: "v1" or "group/v1"; more slashes: none */
+        slash = strchr(av, '/');
+        if (av[0] == '\0' || (slash != NULL && (slash[1] == '\0' || strchr(slash + 1, '/'))))
+            add_invalid(iv, "metadata.ownerReferences.apiVersion", av, "version must not be empty");
+        if (kind == NULL || kind[0] == '\0')
+            add_invalid(iv, "metadata.ownerReferences.kind", kind ? kind : "", "must not be empty");
+        if (on == NULL || on[0] == '\0')
+            add_invalid(iv, "metadata.ownerReferences.name", on ? on : "", "must not be empty");
+        if (uid == NULL || uid[0] == '\0')
+            add_invalid(iv, "metadata.ownerReferences.uid", uid ? uid : "", "must not be empty");
+    }
+    /* every finalizer a qualified name, then each built-in kind's own rule */
+    cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(meta, "finalizers"))
+        if (cJSON_IsString(f))
+            check_qualified(iv, "metadata.finalizers", f->valuestring, f->valuestring);
+    i = 0;
+    cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(meta, "finalizers")) {
+        char field[48];
+        if (cJSON_IsString(f) && res != R_POD_MIGRATION_JOBS && strchr(f->valuestring, '/') == NULL &&
+            !standard_finalizer(f->valuestring)) {
+            snprintf(field, sizeof(field), "metadata.finalizers[%d]", i);
+            add_invalid(iv, field, f->valuestring,
+                        "name is neither a standard finalizer name nor is it fully qualified");
+        }
+        i++;
+    }
+}
+
+/* How Go's decoder names a JSON value's type. */
+static const char *json_kind(const cJSON *j)
+{
+    if (cJSON_IsNumber(j))
+        return "number";
+    if (cJSON_IsString(j))
+        return "string";
+    if (cJSON_IsBool(j))
+        return "bool";
+    if (cJSON_IsArray(j))
+        return "array";
+    if (cJSON_IsObject(j))
+        return "object";
+    return "null";
+}
+
+/* The first metadata value of `obj` the decoder refuses, in document
+ * order, into `msg` ("json: cannot unmarshal ..."); nulls made what Go
+ * reads them as. false: none. */
+static bool meta_type_error(const struct rdef *d, cJSON *obj, char *msg, size_t len)
+{
+    static const char *const strings[] = { "name", "generateName", "namespace", "selfLink", "uid",
+                                           "resourceVersion" };
+    cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata"), *m, *next;
+
+#define BAD(kind, field, type)                                                                   \
+    do {                                                                                         \
+        snprintf(msg, len, "json: cannot unmarshal %s into Go struct field %s of type %s", kind, \
+                 field, type);                                                                   \
+        return true;                                                                             \
+    } while (0)
+
+    if (meta == NULL || cJSON_IsNull(meta))
+        return false;
+    if (!cJSON_IsObject(meta)) {
+        char field[80];
+        snprintf(field, sizeof(field), "%s.metadata", d->kind);
+        BAD(json_kind(meta), field, "v1.ObjectMeta");
+    }
+    for (m = meta->child; m != NULL; m = next) {
+        char field[300];
+        next = m->next;
+        snprintf(field, sizeof(field), "ObjectMeta.metadata.%.200s", m->string);
+        for (size_t i = 0; i < EBB_ARRAY_LEN(strings); i++)
+            if (strcmp(m->string, strings[i]) == 0 && !cJSON_IsString(m) && !cJSON_IsNull(m))
+                BAD(json_kind(m), field, "string");
+        if (strcmp(m->string, "labels") == 0 || strcmp(m->string, "annotations") == 0) {
+            cJSON *v;
+            if (cJSON_IsNull(m)) {
+                cJSON_DeleteItemFromObjectCaseSensitive(meta, m->string);
+                continue;
+            }
+            if (!cJSON_IsObject(m))
+                BAD(json_kind(m), field, "map[string]string");
+            cJSON *vnext;
+            for (v = m->child; v != NULL; v = vnext) {
+                vnext = v->next;
+                if (cJSON_IsNull(v)) {
+                    /* a null value reads as "" (the key copied: v goes) */
+                    cJSON *empty = cJSON_CreateString("");
+                    if (empty != NULL && !cJSON_ReplaceItemInObjectCaseSensitive(m, v->string, empty))
+                        cJSON_Delete(empty);
+                } else if (!cJSON_IsString(v)) {
+                    BAD(json_kind(v), field, "string");
+                }
+            }
+        } else if (strcmp(m->string, "finalizers") == 0) {
+            const cJSON *v;
+            if (cJSON_IsNull(m))
+                continue;
+            if (!cJSON_IsArray(m))
+                BAD(json_kind(m), field, "[]string");
+            cJSON_ArrayForEach(v, m)
+                if (!cJSON_IsString(v) && !cJSON_IsNull(v))
+                    BAD(json_kind(v), field, "string");
+        }
+    }
+    return false;
+#undef BAD
+}
+
+bool ebb__meta_decode(struct ebb_http_req *r, const struct rdef *d, cJSON *obj, bool patch)
+{
+    char why[600];
+
+    if (!meta_type_error(d, obj, why, sizeof(why)))
+        return true;
+    if (!patch) {
+        char msg[900];
+        snprintf(msg, sizeof(msg), "%s in version \"%s\" cannot be handled as a %s: %s", d->kind,
+                 d->version, d->kind, why);
+        ebb__reply_bad_request(r, msg);
+    } else {
+        /* the patched object is decoded after the patch: 422 on "patch",
+         * the object in the words */
+        struct sb val = { 0 }, msg = { 0 };
+        char *text = cJSON_PrintUnformatted(obj);
+        cJSON *det, *causes, *c;
+        go_quote(&val, text ? text : "");
+        free(text);
+        ebb__sb_puts(&val, ": ");
+        ebb__sb_puts(&val, why);
+        ebb__sb_puts(&msg, " \"\" is invalid: patch: Invalid value: ");
+        ebb__sb_add(&msg, val.p ? val.p : "", val.n);
+        det = cJSON_CreateObject();
+        causes = cJSON_AddArrayToObject(det, "causes");
+        c = cJSON_CreateObject();
+        cJSON_AddStringToObject(c, "reason", "FieldValueInvalid");
+        {
+            struct sb cm = { 0 };
+            ebb__sb_puts(&cm, "Invalid value: ");
+            ebb__sb_add(&cm, val.p ? val.p : "", val.n);
+            cJSON_AddStringToObject(c, "message", cm.p ? cm.p : "");
+            free(cm.p);
+        }
+        cJSON_AddStringToObject(c, "field", "patch");
+        cJSON_AddItemToArray(causes, c);
+        if (val.oom || msg.oom)
+            ebb__reply_internal(r, "out of memory");
+        else
+            ebb__reply_status(r, 422, "Invalid", msg.p, det);
+        if (val.oom || msg.oom)
+            cJSON_Delete(det);
+        free(val.p);
+        free(msg.p);
+    }
+    return false;
 }
 
 /* ---- pods ---------------------------------------------------------------------------------- */
@@ -433,11 +845,9 @@ bool ebb__admit_create(struct server *s, struct ebb_http_req *r, int res, const 
         return false;
     if (res == R_PODS && !create_pod(s, r, name, obj))
         return false;
-    if (name[0] == '\0')
-        ebb__invalid_add(&iv, "FieldValueRequired", "metadata.name",
-                         "Required value: name or generateName is required");
-    else
-        check_name(&iv, res, name);
+    if (res == R_NAMESPACES)
+        namespace_defaults(obj, name);   /* its name as a label: validated as one too */
+    check_meta(&iv, res, ebb__json_meta(obj), true);
     if (res == R_PODS)
         check_pod(&iv, cJSON_GetObjectItemCaseSensitive(obj, "spec"));
     if (ebb__invalid_reply(r, d, name, &iv))
@@ -524,7 +934,10 @@ bool ebb__admit_update(struct ebb_http_req *r, int res, cJSON **objp, const cJSO
     struct invalid iv = { 0 };
     cJSON *obj = *objp;
 
+    check_meta(&iv, res, ebb__json_meta(obj), false);
     if (status) {
+        if (ebb__invalid_reply(r, d, name, &iv))
+            return false;
         /* the status subresource: the stored object with the new status */
         cJSON *copy = cJSON_Duplicate(old, true);
         cJSON *st = cJSON_DetachItemFromObjectCaseSensitive(obj, "status");
@@ -551,9 +964,9 @@ bool ebb__admit_update(struct ebb_http_req *r, int res, cJSON **objp, const cJSO
                             cJSON_GetObjectItemCaseSensitive(old, "spec")))
         ebb__invalid_add(&iv, "FieldValueForbidden", "spec",
                          "Forbidden: pod updates may not change fields other than "
-                         "`spec.containers[*].image`, `spec.initContainers[*].image`, "
-                         "`spec.activeDeadlineSeconds`, `spec.tolerations` (only additions to "
-                         "existing tolerations) or `spec.terminationGracePeriodSeconds` (allow it "
+                         "`spec.containers[*].image`,`spec.initContainers[*].image`,"
+                         "`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to "
+                         "existing tolerations),`spec.terminationGracePeriodSeconds` (allow it "
                          "to be set to 1 if it was previously negative)");
     if (ebb__invalid_reply(r, d, name, &iv))
         return false;

@@ -324,15 +324,25 @@ void ebb__invalid_add(struct invalid *iv, const char *reason, const char *field,
 /* Answer 422 with the causes gathered (and free them); false when there are none. */
 bool ebb__invalid_reply(struct ebb_http_req *r, const struct rdef *d, const char *name,
                         struct invalid *iv);
+/* The JSON types of `obj`'s metadata as the API server's decoder takes
+ * them: a label, annotation or name of the wrong type is refused with its
+ * words (400 "... cannot be handled as a Pod: json: cannot unmarshal ...";
+ * for the result of a patch, `patch`, 422 on "patch"); a null label or
+ * annotation becomes "", as Go reads it. false: answered. */
+bool ebb__meta_decode(struct ebb_http_req *r, const struct rdef *d, cJSON *obj, bool patch);
+/* IsDNS1123Label: what a namespace's name must be. */
+bool ebb__dns_label(const char *s);
 /* Whether the kind has a status subresource (its updates keep the status). */
 bool ebb__has_status(int res);
 /* What the API server does to `obj` (a create into namespace `ns`) before
- * storing it: admission, defaults, validation, the status it starts with.
- * false: answered (403, 422). */
+ * storing it: admission, defaults, validation (the metadata of every kind
+ * as ValidateObjectMeta checks it), the status it starts with. false:
+ * answered (403, 422). */
 bool ebb__admit_create(struct server *s, struct ebb_http_req *r, int res, const char *ns,
                        cJSON *obj);
-/* The same for an update of `old` to *obj (owned; may be replaced): the
- * status kept, or with `status` (the subresource) only the status taken. */
+/* The same for an update of `old` to *obj (owned; may be replaced): its
+ * metadata validated, the status kept, or with `status` (the subresource)
+ * only the status taken. */
 bool ebb__admit_update(struct ebb_http_req *r, int res, cJSON **obj, const cJSON *old,
                        bool status);
 

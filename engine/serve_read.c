@@ -549,7 +549,6 @@ struct watch {
     bool bookmarks;
     struct table_view view;      /* Tables (kubectl get -w): headers with the first event */
     bool headers_sent;
-    struct sb held;              /* events held while s->holding, sent in one write */
     struct watch *prev, *next;
 };
 
@@ -557,7 +556,6 @@ static void on_watch_timer_closed(uv_handle_t *h)
 {
     struct watch *w = h->data;
     ebb__filter_free(&w->f);
-    free(w->held.p);
     free(w);
 }
 
@@ -592,22 +590,23 @@ static void on_watch_gone(struct ebb_http_req *req, void *ud)
 }
 
 /* One event line. false: the client is gone (the watch is freed). While
- * the server holds events, the line waits in w->held (watch_flush). */
+ * the server holds events, the line is held by the httpd (counted toward
+ * its caps like a written one: a watcher that does not read is ended, not
+ * buffered for) and goes out with the others in one write (watch_flush). */
 static bool watch_send(struct watch *w, const char *type, const char *obj)
 {
     struct sb b = { 0 };
     int rc;
 
-    if (w->s->holding) {
-        ebb__sb_printf(&w->held, "{\"type\":\"%s\",\"object\":", type);
-        ebb__sb_puts(&w->held, obj);
-        ebb__sb_puts(&w->held, "}\n");
-        return true;
-    }
     ebb__sb_printf(&b, "{\"type\":\"%s\",\"object\":", type);
     ebb__sb_puts(&b, obj);
     ebb__sb_puts(&b, "}\n");
-    rc = b.oom ? EBB_ENOMEM : ebb_http_stream_write(w->req, b.p, b.n);
+    if (b.oom)
+        rc = EBB_ENOMEM;
+    else if (w->s->holding)
+        rc = ebb_http_stream_hold(w->req, b.p, b.n);
+    else
+        rc = ebb_http_stream_write(w->req, b.p, b.n);
     free(b.p);
     if (rc != 0) {
         if (rc == EBB_ENOMEM)
@@ -621,16 +620,7 @@ static bool watch_send(struct watch *w, const char *type, const char *obj)
 /* Send what was held. false: the client is gone (the watch is freed). */
 static bool watch_flush(struct watch *w)
 {
-    int rc;
-
-    if (w->held.n == 0 && !w->held.oom)
-        return true;
-    rc = w->held.oom ? EBB_ENOMEM : ebb_http_stream_write(w->req, w->held.p, w->held.n);
-    w->held.n = 0;
-    w->held.oom = false;
-    if (rc != 0) {
-        if (rc == EBB_ENOMEM)
-            ebb_http_req_abort(w->req);
+    if (ebb_http_stream_flush(w->req) != 0) {
         watch_free(w);
         return false;
     }

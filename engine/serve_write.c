@@ -27,6 +27,22 @@ bool ebb__dry_run(struct ebb_http_req *r)
     return d != NULL && strcmp(d, "All") == 0;
 }
 
+/* Whether a JSON text holds the escape \u0000 (an odd run of backslashes
+ * before the 'u'): a NUL inside a string. */
+static bool has_nul_escape(const char *body, size_t len)
+{
+    for (size_t i = 0; i + 5 < len; i++) {
+        size_t k = 0;
+        if (body[i] != '\\' || body[i + 1] != 'u' || strncmp(body + i + 2, "0000", 4) != 0)
+            continue;
+        while (k < i && body[i - 1 - k] == '\\')
+            k++;
+        if (k % 2 == 0)
+            return true;
+    }
+    return false;
+}
+
 /* The request body as a JSON object; NULL when answered (400). */
 cJSON *ebb__body_object(struct ebb_http_req *r, const struct rdef *d)
 {
@@ -38,6 +54,16 @@ cJSON *ebb__body_object(struct ebb_http_req *r, const struct rdef *d)
     if (len == 0) {
         ebb__reply_bad_request(r, "the body of the request was in an unknown format - accepted "
                                "media types include: application/json");
+        return NULL;
+    }
+    if (has_nul_escape(body, len) || memchr(body, '\0', len) != NULL) {
+        /* cJSON ends a string at its NUL: "a\u0000b" would be stored as "a"
+         * (a label key the API server refuses stored as one it accepts) */
+        snprintf(msg, sizeof(msg), "the object provided is unrecognized (must be of type %s): "
+                                   "a string holds a NUL character (\\u0000), which ebb serve "
+                                   "cannot store",
+                 d != NULL ? d->kind : "DeleteOptions");
+        ebb__reply_bad_request(r, msg);
         return NULL;
     }
     if ((j = cJSON_ParseWithLength(body, len)) == NULL || !cJSON_IsObject(j)) {
@@ -81,7 +107,10 @@ static bool check_namespace(struct server *s, struct ebb_http_req *r, const stru
                                "namespace sent on the request");
         return false;
     }
-    if (s->stores[R_NAMESPACES].n > 0 && ebb__store_get(s, R_NAMESPACES, rt->ns) == NULL) {
+    /* a snapshot without Namespace objects has every namespace its objects
+     * name; one that no cluster can have is not found either way */
+    if ((s->stores[R_NAMESPACES].n > 0 && ebb__store_get(s, R_NAMESPACES, rt->ns) == NULL) ||
+        !ebb__dns_label(rt->ns)) {
         ebb__reply_not_found(r, &ebb__rdefs[R_NAMESPACES], rt->ns);
         return false;
     }
@@ -156,7 +185,7 @@ void ebb__serve_create(struct server *s, struct ebb_http_req *r, const struct ro
 
     if (obj == NULL)
         return;
-    if (!check_namespace(s, r, rt, obj)) {
+    if (!ebb__meta_decode(r, d, obj, false) || !check_namespace(s, r, rt, obj)) {
         cJSON_Delete(obj);
         return;
     }
@@ -164,8 +193,9 @@ void ebb__serve_create(struct server *s, struct ebb_http_req *r, const struct ro
     name = ebb__json_str(meta, "name");
     gen = ebb__json_str(meta, "generateName");
     if ((name == NULL || name[0] == '\0') && gen != NULL && gen[0] != '\0') {
+        /* names.SimpleNameGenerator: the prefix cut to 58, then 5 random */
         static const char alnum[] = "bcdfghjklmnpqrstvwxz2456789";
-        size_t n = (size_t)snprintf(buf, sizeof(buf), "%.240s", gen);
+        size_t n = (size_t)snprintf(buf, sizeof(buf), "%.58s", gen);
         for (int i = 0; i < 5 && n + 1 < sizeof(buf); i++)
             buf[n++] = alnum[ebb__serve_random(s) % (sizeof(alnum) - 1)];
         buf[n] = '\0';
@@ -319,8 +349,13 @@ void ebb__serve_update(struct server *s, struct ebb_http_req *r, const struct ro
 {
     cJSON *obj = ebb__body_object(r, &ebb__rdefs[rt->res]);
 
-    if (obj != NULL)
-        replace(s, r, rt, obj, rt->sub != NULL);
+    if (obj == NULL)
+        return;
+    if (!ebb__meta_decode(r, &ebb__rdefs[rt->res], obj, false)) {
+        cJSON_Delete(obj);
+        return;
+    }
+    replace(s, r, rt, obj, rt->sub != NULL);
 }
 
 void ebb__serve_patch(struct server *s, struct ebb_http_req *r, const struct route *rt)
@@ -343,6 +378,14 @@ void ebb__serve_patch(struct server *s, struct ebb_http_req *r, const struct rou
         return;
     obj = merge_patch(ebb__ver_json(cur), patch);
     cJSON_Delete(patch);
+    if (obj == NULL) {
+        ebb__reply_internal(r, "out of memory");
+        return;
+    }
+    if (!ebb__meta_decode(r, &ebb__rdefs[rt->res], obj, true)) {
+        cJSON_Delete(obj);
+        return;
+    }
     replace(s, r, rt, obj, rt->sub != NULL);
 }
 

@@ -22,7 +22,7 @@ struct client {
 
 /* ---- the server under test ------------------------------------------------------ */
 
-enum { ANSWER = 0, HOLD, STREAM, HOLD_FIRST, FLOOD, BIG };
+enum { ANSWER = 0, HOLD, STREAM, HOLD_FIRST, FLOOD, BIG, FLOOD_HOLD };
 
 struct t {
     uv_loop_t loop;
@@ -39,6 +39,11 @@ struct t {
     uv_timer_t guard;
     bool timed_out;
     size_t big;                  /* BIG: the size of every answer */
+    size_t write_answer;         /* BIG: the size of the answer to a POST */
+    int applied;                 /* BIG: POSTs the handler acted on */
+    size_t max_total;            /* FLOOD: the server's max_total_queued */
+    size_t queued_peak;          /* FLOOD: the most queued seen after a write */
+    int flood_chunks;            /* FLOOD_HOLD: chunks written before holding the stream */
 };
 
 static void on_gone(struct ebb_http_req *req, void *ud)
@@ -88,22 +93,41 @@ static void handler(struct ebb_http_req *r, void *ud)
         t->held = r;
         return;
     case BIG: {
-        char *body = calloc(1, t->big);
+        /* a POST acts (applied) and answers write_answer bytes; the rest big */
+        bool post = strcmp(t->method, "POST") == 0;
+        size_t len = post ? t->write_answer : t->big;
+        char *body = calloc(1, len + 1);
         assert_non_null(body);
-        assert_int_equal(ebb_http_respond(r, 200, "text/plain", body, t->big), 0);
+        if (post)
+            t->applied++;
+        if (strcmp(t->path, "/healthz") == 0)
+            assert_int_equal(ebb_http_respond(r, 200, "text/plain", "hello", 5), 0);
+        else
+            assert_int_equal(ebb_http_respond(r, 200, "text/plain", body, len), 0);
         free(body);
         t->answered++;
         return;
     }
-    case FLOOD: {
+    case FLOOD:
+    case FLOOD_HOLD: {
         static char chunk[65536];
+        struct ebb_httpd_stats st;
+        int n = t->mode == FLOOD_HOLD && t->flood_chunks > 0 ? t->flood_chunks : 100000;
         memset(chunk, 'x', sizeof(chunk));
         ebb_http_req_on_gone(r, on_gone, t);
         assert_int_equal(ebb_http_stream_begin(r, 200, "text/plain"), 0);
-        for (int i = 0; i < 100000; i++) {
+        for (int i = 0; i < n; i++) {
             t->flood_writes++;
             if ((t->flood_rc = ebb_http_stream_write(r, chunk, sizeof(chunk))) != 0)
                 return;
+            ebb_httpd_stats(t->h, &st);
+            if (st.queued > t->queued_peak)
+                t->queued_peak = st.queued;
+        }
+        if (t->mode == FLOOD_HOLD && t->flood_chunks > 0) {
+            t->held = r;             /* kept open, never read */
+            t->flood_chunks = 0;     /* the next one floods */
+            return;
         }
         fail_msg("a client that does not read was never dropped");
         return;
@@ -674,10 +698,11 @@ static void test_connection_limit(void **state)
     ebb_httpd_stats(t.h, &st);
     assert_int_equal(st.dropped, 1);
     assert_int_equal(st.refused, 0);
-    /* b and c are in the middle of their requests: d is closed as it comes */
+    /* b and c are in the middle of their requests: d takes a probe slot,
+     * where anything but a probe is answered 429 and closed */
     c_open(&t, &d, "GET /fourth HTTP/1.1\r\nHost: x\r\n\r\n");
-    run_until(&t, refused_one, NULL);
     run_until(&t, closed, &d);
+    assert_non_null(strstr(d.in, "HTTP/1.1 429 "));
     assert_false(b.closed);
     assert_false(c.closed);
     assert_int_equal(ebb_httpd_connections(t.h), 2);
@@ -907,6 +932,276 @@ static void test_total_bodies_bounded(void **state)
     free(body);
 }
 
+/* ---- probes, streams and writes under the totals ----------------------------------- */
+
+static bool stats_probes(struct t *t, void *arg)
+{
+    struct ebb_httpd_stats st;
+    ebb_httpd_stats(t->h, &st);
+    return st.probes >= *(uint64_t *)arg;
+}
+
+/* At max_connections with every connection in the middle of a request (a
+ * body being sent), a new connection still gets a probe answered: it
+ * takes a probe slot. Anything else asked there gets the API server's 429
+ * and the close, never a reset without an answer. */
+static void test_probe_answered_at_the_limit(void **state)
+{
+    struct t t;
+    struct client a = { 0 }, b = { 0 }, p = { 0 }, o = { 0 };
+    struct ebb_httpd_opts opts = { .max_connections = 2 };
+    struct want busy = { .c = &o, .text = "HTTP/1.1 429 " };
+    size_t two_bodies = 22;
+
+    (void)state;
+    start(&t, ANSWER, &opts);
+    c_open(&t, &a, "POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n12345");
+    c_open(&t, &b, "POST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n12345");
+    run_until(&t, bodies_over, &two_bodies);
+    c_open(&t, &p, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+    wait_for(&t, &p, "hello", 1);
+    run_until(&t, closed, &p);           /* answered, then closed: the slot is free again */
+    assert_string_equal(t.path, "/healthz");
+    c_open(&t, &o, "GET /api/v1/pods HTTP/1.1\r\nHost: x\r\n\r\n");
+    run_until(&t, has, &busy);
+    run_until(&t, closed, &o);
+    assert_non_null(strstr(o.in, "\"reason\":\"TooManyRequests\""));
+    assert_int_equal(t.handled, 1);      /* /api/v1/pods never reached the handler */
+    assert_false(a.closed);
+    assert_false(b.closed);
+    c_close(&a);
+    c_close(&b);
+    finish(&t);
+    c_free(&a);
+    c_free(&b);
+    c_free(&p);
+    c_free(&o);
+}
+
+/* Clients that take the probe slots and trickle their requests do not
+ * keep a probe out: a new connection takes the slot of the oldest one
+ * whose request is not complete. */
+static void test_probe_slots_not_held_by_tricklers(void **state)
+{
+    struct t t;
+    struct client a = { 0 }, trick[40], p = { 0 };
+    struct ebb_httpd_opts opts = { .max_connections = 1 };
+    size_t one_body = 11;
+    uint64_t all = 40;
+
+    (void)state;
+    memset(trick, 0, sizeof(trick));
+    start(&t, ANSWER, &opts);
+    c_open(&t, &a, "POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n12345");
+    run_until(&t, bodies_over, &one_body);
+    for (int i = 0; i < 40; i++)
+        c_open(&t, &trick[i], "GET /healthz HTTP/1.1\r\nHost: x\r\n");
+    run_until(&t, stats_probes, &all);
+    c_open(&t, &p, "GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n");
+    wait_for(&t, &p, "hello", 1);
+    assert_string_equal(t.path, "/readyz");
+    assert_int_equal(t.handled, 1);
+    assert_false(a.closed);
+    c_close(&a);
+    for (int i = 0; i < 40; i++)
+        c_close(&trick[i]);
+    finish(&t);
+    c_free(&a);
+    c_free(&p);
+    for (int i = 0; i < 40; i++)
+        c_free(&trick[i]);
+}
+
+static void on_wait_done(uv_timer_t *timer)
+{
+    *(bool *)timer->data = true;
+}
+
+static bool flag_set(struct t *t, void *arg)
+{
+    (void)t;
+    return *(bool *)arg;
+}
+
+/* At max_connections, a connection that has trickled the head of its
+ * request for more than a second gives its place to a new one. */
+static void test_head_trickler_makes_room(void **state)
+{
+    struct t t;
+    struct client a = { 0 }, b = { 0 };
+    struct ebb_httpd_opts opts = { .max_connections = 1 };
+    uv_timer_t wait;
+    bool waited = false;
+
+    (void)state;
+    start(&t, ANSWER, &opts);
+    c_open(&t, &a, "GET /slow HTTP/1.1\r\nHost: x\r\n");
+    run_until(&t, connected, &a);
+    uv_timer_init(&t.loop, &wait);
+    wait.data = &waited;
+    uv_timer_start(&wait, on_wait_done, 1100, 0);
+    run_until(&t, flag_set, &waited);
+    uv_close((uv_handle_t *)&wait, NULL);
+    c_open(&t, &b, "GET /two HTTP/1.1\r\nHost: x\r\n\r\n");
+    wait_for(&t, &b, "two", 1);
+    run_until(&t, closed, &a);
+    assert_int_equal(t.handled, 1);
+    c_close(&b);
+    finish(&t);
+    c_free(&a);
+    c_free(&b);
+}
+
+/* Streams count toward max_total_queued like answers: a stream whose
+ * client does not read is ended once the total is reached (max_queued per
+ * stream alone would let it hold four times as much). */
+static void test_stream_within_total(void **state)
+{
+    struct t t;
+    struct client c = { .no_read = true };
+    struct ebb_httpd_opts o = { .max_queued = 64u << 20, .max_total_queued = 16u << 20 };
+    int one = 1;
+
+    (void)state;
+    start(&t, FLOOD, &o);
+    c_open(&t, &c, "GET /flood HTTP/1.1\r\nHost: x\r\n\r\n");
+    run_until(&t, handled, &one);
+    assert_int_equal(t.flood_rc, EBB_EIO);
+    assert_true(t.queued_peak <= o.max_total_queued);
+    assert_int_equal(t.gone, 0);         /* the writer saw the error */
+    run_until(&t, conns_zero, NULL);
+    c_close(&c);
+    finish(&t);
+    c_free(&c);
+}
+
+/* Two streams not read over the total: the one holding the most is ended
+ * to make room (its owner told through the gone callback), then the
+ * writer's own once it holds the most. */
+static void test_stream_holding_most_ended(void **state)
+{
+    struct t t;
+    struct client a = { .no_read = true }, b = { .no_read = true };
+    struct ebb_httpd_opts o = { .max_queued = 64u << 20, .max_total_queued = 32u << 20 };
+    int one = 1, two = 2;
+
+    (void)state;
+    start(&t, FLOOD_HOLD, &o);
+    t.flood_chunks = 384;                /* 24 MiB, then held open */
+    c_open(&t, &a, "GET /a HTTP/1.1\r\nHost: x\r\n\r\n");
+    run_until(&t, handled, &one);
+    assert_int_equal(t.flood_rc, 0);
+    assert_non_null(t.held);
+    c_open(&t, &b, "GET /b HTTP/1.1\r\nHost: x\r\n\r\n");
+    run_until(&t, handled, &two);
+    assert_int_equal(t.flood_rc, EBB_EIO);
+    assert_true(t.queued_peak <= o.max_total_queued);
+    run_until(&t, gone, &one);           /* a: ended to make room for b */
+    assert_null(t.held);
+    run_until(&t, conns_zero, NULL);
+    c_close(&a);
+    c_close(&b);
+    finish(&t);
+    c_free(&a);
+    c_free(&b);
+}
+
+/* A write (here a POST) whose answer the total has no room for is refused
+ * with 429 before its handler runs: a 429 never follows a change. Once
+ * there is room it is handled, and its answer is never replaced. */
+static void test_write_refused_before_it_acts(void **state)
+{
+    struct t t;
+    struct client big = { .no_read = true }, w1 = { 0 }, w2 = { 0 };
+    struct ebb_httpd_opts o = { .max_total_queued = 8u << 20, .max_body = 4u << 20 };
+    struct ebb_httpd_stats st;
+    struct want busy = { .c = &w1, .text = "HTTP/1.1 429 " };
+    struct want ok = { .c = &w2, .text = "HTTP/1.1 200 " };
+    int one = 1;
+
+    (void)state;
+    start(&t, BIG, &o);
+    t.big = 10u << 20;                   /* larger than the total: written as nothing else is */
+    c_open(&t, &big, "GET /big HTTP/1.1\r\nHost: x\r\n\r\n");
+    run_until(&t, handled, &one);
+    ebb_httpd_stats(t.h, &st);
+    assert_true(st.queued > (4u << 20));
+    /* an answer that the total has no room for */
+    t.write_answer = st.queued >= o.max_total_queued ? 1024 : o.max_total_queued - st.queued + 1;
+    c_open(&t, &w1, "POST /apply HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}");
+    run_until(&t, has, &busy);
+    assert_non_null(strstr(w1.in, "\"reason\":\"TooManyRequests\""));
+    assert_int_equal(t.applied, 0);
+    /* the big answer's client goes: room again */
+    c_close(&big);
+    run_until(&t, closed, &w1);
+    run_until(&t, conns_zero, NULL);
+    t.write_answer = 16;
+    c_open(&t, &w2, "POST /apply HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}");
+    run_until(&t, has, &ok);
+    assert_int_equal(t.applied, 1);
+    c_close(&w2);
+    finish(&t);
+    c_free(&big);
+    c_free(&w1);
+    c_free(&w2);
+}
+
+/* A probe's small answer is not refused for want of room in the total:
+ * a kubelet must not read a full server as a dead one. */
+static void test_probe_answer_not_refused(void **state)
+{
+    struct t t;
+    struct client big = { .no_read = true }, p = { 0 };
+    struct ebb_httpd_opts o = { .max_total_queued = 8u << 20 };
+    struct ebb_httpd_stats st;
+    int one = 1;
+
+    (void)state;
+    start(&t, BIG, &o);
+    t.big = 12u << 20;
+    c_open(&t, &big, "GET /big HTTP/1.1\r\nHost: x\r\n\r\n");
+    run_until(&t, handled, &one);
+    ebb_httpd_stats(t.h, &st);
+    assert_true(st.queued > o.max_total_queued);
+    c_open(&t, &p, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+    wait_for(&t, &p, "hello", 1);
+    assert_non_null(strstr(p.in, "HTTP/1.1 200 "));
+    c_close(&big);
+    c_close(&p);
+    finish(&t);
+    c_free(&big);
+    c_free(&p);
+}
+
+/* When every probe slot holds a probe its handler has not answered yet,
+ * a new connection over the limit is closed as it comes (refused). */
+static void test_refused_when_slots_answering(void **state)
+{
+    struct t t;
+    struct client a = { 0 }, p[EBB_HTTPD_PROBE_SLOTS], late = { 0 };
+    struct ebb_httpd_opts opts = { .max_connections = 1 };
+    int all = EBB_HTTPD_PROBE_SLOTS + 1, one = 1;
+
+    (void)state;
+    memset(p, 0, sizeof(p));
+    start(&t, HOLD, &opts);
+    c_open(&t, &a, "GET /a HTTP/1.1\r\nHost: x\r\n\r\n");
+    run_until(&t, handled, &one);
+    for (int i = 0; i < EBB_HTTPD_PROBE_SLOTS; i++)
+        c_open(&t, &p[i], "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+    run_until(&t, handled, &all);
+    c_open(&t, &late, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+    run_until(&t, refused_one, NULL);
+    run_until(&t, closed, &late);
+    assert_int_equal(t.handled, all);
+    finish(&t);
+    c_free(&a);
+    c_free(&late);
+    for (int i = 0; i < EBB_HTTPD_PROBE_SLOTS; i++)
+        c_free(&p[i]);
+}
+
 static void test_bind_errors(void **state)
 {
     struct t t;
@@ -959,6 +1254,14 @@ int main(void)
         cmocka_unit_test(test_total_queued_bounded),
         cmocka_unit_test(test_413_is_a_status),
         cmocka_unit_test(test_total_bodies_bounded),
+        cmocka_unit_test(test_probe_answered_at_the_limit),
+        cmocka_unit_test(test_probe_slots_not_held_by_tricklers),
+        cmocka_unit_test(test_head_trickler_makes_room),
+        cmocka_unit_test(test_stream_within_total),
+        cmocka_unit_test(test_stream_holding_most_ended),
+        cmocka_unit_test(test_write_refused_before_it_acts),
+        cmocka_unit_test(test_probe_answer_not_refused),
+        cmocka_unit_test(test_refused_when_slots_answering),
         cmocka_unit_test(test_bind_errors),
     };
     signal(SIGPIPE, SIG_IGN);

@@ -28,20 +28,31 @@
  * is closed; "Expect: 100-continue" is answered. Connections idle longer
  * than idle_timeout_ms between requests are closed.
  *
- * Bounded whatever clients do: at most max_connections (more are closed as
- * they come); a pipelined request is parsed only once the answers before it
- * are written down to 1 MiB, and a client that sends more than 256 KiB
- * ahead of its answers is not read until they are done; an answer that
- * waits write_timeout_ms without a byte taken drops its connection, as does
- * a request not complete request_timeout_ms after its first byte; a body
- * that would take the bodies held at once over max_total_body gets 429 (the
- * API server's "Too many requests"), one over max_body 413; when all
- * connections together hold more than max_total_queued unwritten bytes, the
- * stalled ones that hold the most are dropped, and an answer that would
- * still take them over is replaced by that 429. A body is freed once its
- * answer is done. Memory: at most about max_total_body + max_total_queued +
- * max_connections * 600 KiB (read-ahead, headers); one answer larger than
- * max_total_queued is written on while its client reads.
+ * Bounded whatever clients do: at most max_connections (a new one takes
+ * the place of one idle the longest, else not reading its answers the
+ * longest, else trickling its request head over a second); past them,
+ * EBB_HTTPD_PROBE_SLOTS more that answer only GET and HEAD of /healthz,
+ * /readyz and /livez (and their subpaths; anything else there gets 429),
+ * so that probes are answered whatever the other clients do. A pipelined
+ * request is parsed only once the answers before it are written down to
+ * 1 MiB, and a client that sends more than 256 KiB ahead of its answers is
+ * not read until they are done; an answer that waits write_timeout_ms
+ * without a byte taken drops its connection, as does a request not
+ * complete request_timeout_ms after its first byte; a body that would take
+ * the bodies held at once over max_total_body gets 429 (the API server's
+ * "Too many requests"), one over max_body 413. Every byte queued for a
+ * client (answers, stream chunks written or held) counts toward
+ * max_total_queued: over it, the connections that do not read or stream,
+ * holding the most first, are ended; an answer still without room is
+ * replaced by that 429 (never a probe's small answer), a stream write
+ * fails. A request that may change something (any method but GET, HEAD,
+ * OPTIONS) has room for its answer (max_body) reserved before its handler
+ * is called, or gets that 429 without the handler: its answer, once the
+ * handler runs, is never replaced. A body is freed once its answer is
+ * done. Memory: at most about max_total_body + max_total_queued +
+ * (max_connections + EBB_HTTPD_PROBE_SLOTS) * 600 KiB (read-ahead,
+ * headers); one answer larger than max_total_queued is written on while
+ * its client reads.
  */
 #ifndef EBB_HTTPD_H
 #define EBB_HTTPD_H
@@ -52,6 +63,9 @@
 
 struct ebb_httpd;
 struct ebb_http_req;
+
+/* Connections taken past max_connections to answer probes. */
+#define EBB_HTTPD_PROBE_SLOTS 16
 
 /* A request is complete: answer it (now or later). */
 typedef void (*ebb_http_handler_fn)(struct ebb_http_req *req, void *ud);
@@ -66,7 +80,8 @@ struct ebb_httpd_opts {
     void *ud;                  /* for the handler */
     size_t max_body;           /* 0: 8 MiB */
     size_t max_queued;         /* unwritten bytes of a stream, per connection; 0: 16 MiB */
-    size_t max_total_queued;   /* unwritten bytes of all connections; 0: 256 MiB */
+    size_t max_total_queued;   /* unwritten bytes of all connections, streams and the
+                                  answers reserved for writes included; 0: 256 MiB */
     size_t max_total_body;     /* request bodies held at once, all connections; 0: 64 MiB */
     unsigned max_connections;  /* open at once; 0: 256 */
     unsigned idle_timeout_ms;  /* between requests; 0: 120000 */
@@ -90,7 +105,7 @@ size_t ebb_httpd_connections(const struct ebb_httpd *h);
 
 struct ebb_httpd_stats {
     size_t connections;        /* open now */
-    size_t queued;             /* unwritten answer bytes now, all connections */
+    size_t queued;             /* unwritten answer bytes now (held ones too), all connections */
     size_t bodies;             /* memory of the request bodies held now */
     size_t stalled;            /* connections with answers queued whose clients took
                                   nothing since the sweep before */
@@ -99,6 +114,7 @@ struct ebb_httpd_stats {
                                   max_total_queued */
     uint64_t busy;             /* 429s: a body over max_total_body, an answer over
                                   max_total_queued */
+    uint64_t probes;           /* connections taken in a probe slot */
 };
 void ebb_httpd_stats(const struct ebb_httpd *h, struct ebb_httpd_stats *out);
 
@@ -146,14 +162,23 @@ int ebb_http_respond(struct ebb_http_req *r, int status, const char *content_typ
 /* Start a chunked answer; the status line and headers go out now. */
 int ebb_http_stream_begin(struct ebb_http_req *r, int status, const char *content_type);
 /* One chunk (copied; len 0 writes nothing). EBB_EIO when the connection
- * cannot take it (closed, or the client reads so slowly that max_queued
- * bytes wait): the connection is dropped and the request is invalid; the
- * gone callback is not called (the caller, who sees the error, cleans up).
- * Gone callbacks only ever run from the loop or ebb_httpd_close, never from
- * inside a call on the same request. */
+ * cannot take it (closed, the client reads so slowly that max_queued bytes
+ * wait, or the total of unwritten answers has no room and this stream
+ * holds the most): the connection is dropped and the request is invalid;
+ * the gone callback is not called (the caller, who sees the error, cleans
+ * up). Making room may end other streams: their gone callbacks run later,
+ * from the loop. */
 int ebb_http_stream_write(struct ebb_http_req *r, const char *data, size_t len);
-/* Bytes written to a stream that its client has not taken yet (a writer
- * that waits for its reader; 0 when not streaming). */
+/* Hold a chunk (copied) to go out with the next ebb_http_stream_flush,
+ * stream_write or stream_end, in one write: many small events, one
+ * system call. Held bytes count toward max_queued and max_total_queued as
+ * written ones do; EBB_EIO as for ebb_http_stream_write. */
+int ebb_http_stream_hold(struct ebb_http_req *r, const char *data, size_t len);
+/* Write what is held, as one chunk (nothing held: nothing). EBB_EIO as for
+ * ebb_http_stream_write. */
+int ebb_http_stream_flush(struct ebb_http_req *r);
+/* Bytes written to a stream (or held) that its client has not taken yet (a
+ * writer that waits for its reader; 0 when not streaming). */
 size_t ebb_http_stream_unsent(const struct ebb_http_req *r);
 /* The last chunk: the answer is complete, the request done. */
 int ebb_http_stream_end(struct ebb_http_req *r);

@@ -8,6 +8,13 @@
 --   ebb run      32 MiB of queued answers + 64 connections: under 64 MiB
 -- Before these bounds, 50 clients that never read took `ebb run` to 1.3 GB
 -- and `ebb serve` to 1.26 GB.
+--
+-- Probes: whatever the clients do (idle, trickling headers or bodies,
+-- pipelining without reading, streaming watches, watches never read), a
+-- new connection asking /healthz, /readyz or /livez is answered (within
+-- curl's 5 s, the longest a probe is given here). Before the probe slot,
+-- 64 trickling connections to `ebb run`'s port, or 256 watches to `ebb
+-- serve`, had every probe refused.
 local R = require("spec.integration.run_harness")
 local S = R.S
 
@@ -19,9 +26,10 @@ local function status_kb(pid, field)
   return tonumber(text:match(field .. ":%s*(%d+)")) or 0
 end
 
--- the HTTP code of a GET, within 10 s ("000": no answer)
-local function code_of(url)
-  local p = assert(io.popen("curl -s -o /dev/null --max-time 10 -w '%{http_code}' " .. S.shq(url)))
+-- the HTTP code of a GET, within 10 s (or `secs`; "000": no answer)
+local function code_of(url, secs)
+  local p = assert(io.popen("curl -s -o /dev/null --max-time " .. (secs or 10) ..
+                            " -w '%{http_code}' " .. S.shq(url)))
   local c = p:read("a")
   p:close()
   return c
@@ -56,6 +64,30 @@ local function holds(pid, port, url, bound, mode, n, path)
   assert.is_true(grown < bound, string.format("%s: peak memory grew by %.1f MiB (bound %d MiB)",
                                                mode, grown / MiB, bound // MiB))
   return grown
+end
+
+-- During the attack, each probe path answered with the code `want` names
+-- (default "200"); the attacker ends by itself.
+local function probes_answered(port, mode, n, path, want)
+  local finish = attack(port, mode, n, 4, path)
+  for _, p in ipairs{ "/healthz", "/readyz", "/livez" } do
+    assert.equal((want or {})[p] or "200", code_of("http://127.0.0.1:" .. port .. p, 5),
+                 string.format("%s x%d: %s not answered", mode, n, p))
+  end
+  assert.truthy(finish())
+end
+
+-- The attack shapes every server is tried with: mode, connections, path.
+local function shapes(conns, big, stream)
+  local out = {
+    { "idle", conns }, { "slowloris", conns, "/" }, { "slowbody", conns, "/" },
+    { "slowread", conns, big },
+  }
+  if stream then
+    out[#out + 1] = { "watch", conns, stream }
+    out[#out + 1] = { "noread", conns, stream }
+  end
+  return out
 end
 
 describe("ebb serve under hostile clients", function()
@@ -100,6 +132,79 @@ describe("ebb serve under hostile clients", function()
   it("refuses a body declared over 3 MiB before reading it", function()
     holds(srv.pid, srv.port, srv.url .. "/api/v1/namespaces", 256 * MiB, "hugepost", 100, events)
   end)
+
+  for _, sh in ipairs(shapes(300, "/api/v1/namespaces/web/events", "/api/v1/namespaces/web/pods?watch=1")) do
+    it("answers probes while 300 clients attack: " .. sh[1], function()
+      probes_answered(srv.port, sh[1], sh[2], sh[3])
+    end)
+  end
+end)
+
+describe("ebb serve's watches under clients that do not read", function()
+  local srv
+
+  setup(function()
+    srv = S.start{ snapshot = "spec/fixtures/demo-cluster.json", "--churn", "20000" }
+  end)
+
+  teardown(function()
+    if srv then srv:stop() end
+  end)
+
+  it("ends the watches rather than buffering for them, under churn", function()
+    -- 100 watches of every pod never read while --churn changes pods:
+    -- their events count toward the 128 MiB of unwritten answers, and the
+    -- watches that hold the most are ended as the API server ends a watcher
+    -- that falls behind (before: 16 MiB buffered for each, 1.6 GB)
+    holds(srv.pid, srv.port, srv.url .. "/healthz", 256 * MiB, "noread", 100,
+          "/api/v1/pods?watch=1")
+  end)
+
+  it("applies no write it answers 429 under that load, and every write it answers 200", function()
+    -- each PATCH adds an annotation of its own to one pod while 100 watches
+    -- that never read fill the unwritten answers (before: some were answered
+    -- 429, the API server's "Too many requests", and applied all the same)
+    local code, list = srv:request("GET", "/api/v1/pods?limit=1")
+    assert.equal(200, code)
+    local pod = list.items[1].metadata
+    local path = "/api/v1/namespaces/" .. pod.namespace .. "/pods/" .. pod.name
+    local finish = attack(srv.port, "noread", 100, 4, "/api/v1/pods?watch=1")
+    local codes = {}
+    for i = 1, 30 do
+      codes[i] = srv:request("PATCH", path, { metadata = { annotations = { ["ebb.dev/w" .. i] = "x" } } },
+                             { ["Content-Type"] = "application/merge-patch+json" })
+    end
+    assert.truthy(finish())
+    local c2, obj = srv:request("GET", path)
+    assert.equal(200, c2)
+    local ann = obj.metadata.annotations or {}
+    for i, c in ipairs(codes) do
+      if c == 429 then
+        assert.is_nil(ann["ebb.dev/w" .. i], "PATCH " .. i .. " answered 429 and applied")
+      else
+        assert.equal(200, c, "PATCH " .. i)
+        assert.equal("x", ann["ebb.dev/w" .. i], "PATCH " .. i .. " answered 200 and not applied")
+      end
+    end
+  end)
+end)
+
+describe("ebb serve --reschedule under hostile clients", function()
+  local srv
+
+  teardown(function()
+    if srv then srv:stop() end
+  end)
+
+  setup(function()
+    srv = S.start{ snapshot = "spec/fixtures/demo-cluster.json", "--reschedule" }
+  end)
+
+  for _, sh in ipairs(shapes(300, "/api/v1/pods", "/api/v1/pods?watch=1")) do
+    it("answers probes while 300 clients attack: " .. sh[1], function()
+      probes_answered(srv.port, sh[1], sh[2], sh[3])
+    end)
+  end
 end)
 
 describe("ebb run's metrics port under hostile clients", function()
@@ -128,4 +233,28 @@ describe("ebb run's metrics port under hostile clients", function()
     holds(run.pid, port, "http://127.0.0.1:" .. port .. "/healthz", 64 * MiB, "hugepost", 100, "/metrics")
     holds(run.pid, port, "http://127.0.0.1:" .. port .. "/readyz", 64 * MiB, "post", 100, "/metrics")
   end)
+end)
+
+describe("ebb run's probes under hostile clients", function()
+  local srv, run, port
+
+  setup(function()
+    srv = S.start{ snapshot = "spec/fixtures/demo-cluster.json" }
+    run = R.start(srv, { policy_file = "spec/fixtures/demo-policy.yaml", "--interval", "1s" })
+    port = tonumber(run:wait_log("on 127%.0%.0%.1:(%d+)", 15))
+    assert.is_number(port, run:stderr())
+    assert.truthy(S.eventually(function() return run:ready() end, 30), run:stderr())
+  end)
+
+  teardown(function()
+    if run then run:stop() end
+    if srv then srv:stop() end
+  end)
+
+  for _, sh in ipairs(shapes(100, "/metrics")) do
+    it("answers probes while 100 clients attack: " .. sh[1], function()
+      -- /livez is not served there: a 404 is an answer
+      probes_answered(port, sh[1], sh[2], sh[3], { ["/livez"] = "404" })
+    end)
+  end
 end)

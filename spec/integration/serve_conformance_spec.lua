@@ -38,6 +38,13 @@
 --   * /version says v1.32 while the Tables follow the printers of v1.25 (the
 --     test control plane's); they differ only in PVCs' VolumeAttributesClass
 --     column, which v1.29 added.
+--   * A patch whose result the API server cannot decode (a label that is a
+--     number) is answered 422 with the result in the message: the API
+--     server's has its managedFields, ebb serve's not (compared from the
+--     decoder's words on). A strategic merge patch is applied as a merge
+--     patch, so its decode errors are a merge patch's.
+--   * An owner reference is checked for its apiVersion, kind, name and uid;
+--     two controllers among them are not refused.
 local K = require("spec.integration.k8s_harness")
 local S = require("spec.integration.serve_harness")
 local json = S.json
@@ -397,6 +404,206 @@ describe("ebb serve conforms to kube-apiserver", function()
     assert.equal(200, e.code)
     assert.same(pick(r.obj, { "kind", "status.phase" }), pick(e.obj, { "kind", "status.phase" }))
     assert.is_string(e.obj.metadata.deletionTimestamp)
+  end)
+
+  -- Metadata as kube-apiserver decodes and validates it (ValidateObjectMeta):
+  -- names, generateName, labels, annotations, finalizers, owner references,
+  -- and the JSON types of them, for creates, updates and patches of pods,
+  -- nodes and namespaces. Each refusal must match code, reason and words;
+  -- each acceptance must store the same labels and annotations.
+  describe("metadata", function()
+    local MP = { ["Content-Type"] = "application/merge-patch+json" }
+    local k = 0
+
+    local function uniq(p)
+      k = k + 1
+      return string.format("%s-%s-%d", p, n, k)
+    end
+
+    -- kinds to try, each a collection and an object around `meta`
+    local function kinds()
+      return {
+        { what = "pod", path = "/api/v1/namespaces/" .. ns .. "/pods", make = function(meta)
+            return { apiVersion = "v1", kind = "Pod", metadata = meta,
+                     spec = { containers = { { name = "c", image = "registry.local/c:1" } } } }
+          end },
+        { what = "node", path = "/api/v1/nodes", make = function(meta)
+            return { apiVersion = "v1", kind = "Node", metadata = meta }
+          end },
+        { what = "namespace", path = "/api/v1/namespaces", make = function(meta)
+            return { apiVersion = "v1", kind = "Namespace", metadata = meta }
+          end },
+      }
+    end
+
+    -- "... is invalid: REST": the message without the object's name (a
+    -- generated one differs)
+    local function after_name(m)
+      return m and (m:match("is invalid: (.*)$") or m) or nil
+    end
+
+    local function same_refusal(method, path, body, headers, what)
+      local r, e = both(method, path, body, headers)
+      local sr, se = status_of(r), status_of(e)
+      sr.message, se.message = after_name(sr.message), after_name(se.message)
+      local gen = type(body) == "table" and type(body.metadata) == "table" and body.metadata.generateName
+      if type(gen) == "string" and gen ~= "" then
+        -- the name made of it: its first 58 characters and 5 random ones
+        local stem = gen:sub(1, 58):gsub("%p", "%%%0")
+        for _, st in ipairs{ sr, se } do
+          if st.message then
+            st.message = st.message:gsub('"' .. stem .. '[a-z0-9][a-z0-9][a-z0-9][a-z0-9][a-z0-9]"',
+                                         '"' .. gen:sub(1, 58) .. '<random>"')
+          end
+        end
+      end
+      if sr.details then sr.details.name = nil end
+      if se.details then se.details.name = nil end
+      assert.same(sr, se, what)
+      return r, e
+    end
+
+    local bad_keys = { "bad key", "a/b/c", "Example.com/x", "/x", "x/", "", ("k"):rep(64),
+                       ("a"):rep(254) .. "/k", "-k", "k-", "example.com/-k", "a_b.c/k" }
+    local good_keys = { "k_.-9", "example.com/My.Name", "a/b", ("k"):rep(63), "K" }
+    local bad_values = { "bad value", ("x"):rep(64), "-v", "v-", "v\u{e9}", "a\nb", "a\"b" }
+    local good_values = { "", "A.b_c-9", ("x"):rep(63) }
+
+    it("refuses the labels kube-apiserver refuses on create, with its words", function()
+      for _, kd in ipairs(kinds()) do
+        for _, key in ipairs(bad_keys) do
+          local r = same_refusal("POST", kd.path, kd.make({ name = uniq("lk"), labels = { [key] = "v" } }),
+                                 nil, kd.what .. " label key " .. key)
+          assert.equal(422, r.code, kd.what .. " label key " .. key)
+        end
+        for _, v in ipairs(bad_values) do
+          local r = same_refusal("POST", kd.path, kd.make({ name = uniq("lv"), labels = { k = v } }),
+                                 nil, kd.what .. " label value " .. v)
+          assert.equal(422, r.code, kd.what .. " label value " .. v)
+        end
+      end
+    end)
+
+    it("refuses the annotations, finalizers and owners kube-apiserver refuses", function()
+      local big = ("a"):rep(256 * 1024)
+      local cases = {
+        { annotations = { ["bad key"] = "v" } }, { annotations = { ["a/b/c"] = "v" } },
+        { annotations = { [""] = "v" } }, { annotations = { k = big } },
+        { annotations = { a = big:sub(1, 200000), b = big:sub(1, 62144) } },
+        { finalizers = { "bad key", "nodomain", "kubernetes", "a/b/c" } },
+        { ownerReferences = { { kind = "ReplicaSet" } } },
+        { ownerReferences = { { apiVersion = "apps/", kind = "", name = "x", uid = "u" } } },
+      }
+      for _, kd in ipairs(kinds()) do
+        for i, c in ipairs(cases) do
+          c.name = uniq("an")
+          local r = same_refusal("POST", kd.path, kd.make(c), nil, kd.what .. " case " .. i)
+          assert.equal(422, r.code, kd.what .. " case " .. i)
+        end
+      end
+    end)
+
+    it("refuses names and generateNames as kube-apiserver does", function()
+      local path = "/api/v1/namespaces/" .. ns .. "/pods"
+      local pod = kinds()[1].make
+      same_refusal("POST", path, pod({ name = ("x"):rep(254) }))
+      same_refusal("POST", path, pod({ name = "z\"6" }))
+      same_refusal("POST", path, pod({ generateName = "Bad_" }))
+      same_refusal("POST", path, pod({ generateName = ("x"):rep(300) }))
+      same_refusal("POST", "/api/v1/namespaces", { metadata = { name = ("x"):rep(64) } })
+      same_refusal("POST", "/api/v1/namespaces", { metadata = { generateName = "Gen-" } })
+      same_refusal("POST", "/api/v1/nodes", { metadata = { generateName = "Gen" } })
+      -- Events: core/v1 checks no name, events.k8s.io does
+      local r0, e0 = both("POST", "/api/v1/namespaces/" .. ns .. "/events",
+        { apiVersion = "v1", kind = "Event", metadata = { name = "Db_0.x" }, reason = "R", message = "m",
+          type = "Normal", involvedObject = { kind = "Pod", namespace = ns, name = "p" } })
+      assert.equal(201, r0.code)
+      assert.equal(201, e0.code)
+      same_refusal("POST", "/apis/events.k8s.io/v1/namespaces/" .. ns .. "/events",
+        { apiVersion = "events.k8s.io/v1", kind = "Event", metadata = { generateName = "db-0." },
+          reason = "R", note = "n", type = "Normal", action = "Evict", reportingController = "ebb",
+          reportingInstance = "ebb-0", eventTime = "2026-11-22T12:00:00.000000Z",
+          regarding = { kind = "Pod", namespace = ns, name = "p" } })
+      -- a long generateName is cut to 58 characters before the 5 random ones
+      local r, e = both("POST", path, pod({ generateName = ("g"):rep(70) }))
+      assert.equal(201, r.code)
+      assert.equal(201, e.code)
+      assert.equal(#r.obj.metadata.name, #e.obj.metadata.name)
+      assert.equal(r.obj.metadata.name:sub(1, 58), e.obj.metadata.name:sub(1, 58))
+    end)
+
+    it("refuses metadata of the wrong JSON type as kube-apiserver decodes it", function()
+      local cases = {
+        { labels = { k = 1 } }, { labels = { k = true } }, { labels = { k = K.object() } },
+        { labels = "x" }, { labels = { "x" } }, { annotations = { k = 1 } },
+        { finalizers = "x" }, { finalizers = { 1 } }, { generateName = 5 }, { namespace = 5 },
+      }
+      for _, kd in ipairs(kinds()) do
+        for i, c in ipairs(cases) do
+          if c.generateName == nil then c.name = uniq("ty") end
+          local r = same_refusal("POST", kd.path, kd.make(c), nil, kd.what .. " case " .. i)
+          assert.equal(400, r.code, kd.what .. " case " .. i)
+        end
+        same_refusal("POST", kd.path, kd.make(5), nil, kd.what .. " metadata 5")
+        same_refusal("POST", kd.path, kd.make({ name = 5 }), nil, kd.what .. " name 5")
+      end
+    end)
+
+    it("stores the labels and annotations kube-apiserver stores", function()
+      for _, kd in ipairs(kinds()) do
+        local labels, ann = { nul = json.null }, { nul = json.null, ["Upper.Case/Key"] = "any value at all" }
+        for i, key in ipairs(good_keys) do labels[key] = good_values[(i % #good_values) + 1] end
+        local name = uniq("ok")
+        local r, e = both("POST", kd.path, kd.make({ name = name, labels = labels, annotations = ann }))
+        assert.equal(201, r.code, kd.what)
+        assert.equal(201, e.code, kd.what)
+        for _, key in ipairs(good_keys) do
+          assert.equal(r.obj.metadata.labels[key], e.obj.metadata.labels[key], kd.what .. " " .. key)
+        end
+        assert.equal("", e.obj.metadata.labels.nul)
+        assert.same(r.obj.metadata.annotations, e.obj.metadata.annotations)
+        both("DELETE", kd.path .. "/" .. name)
+      end
+    end)
+
+    it("refuses the same metadata on updates and patches", function()
+      for _, kd in ipairs(kinds()) do
+        local name = uniq("up")
+        local path = kd.path .. "/" .. name
+        local r, e = both("POST", kd.path, kd.make({ name = name }))
+        assert.equal(201, r.code, kd.what)
+        assert.equal(201, e.code, kd.what)
+        for _, meta in ipairs{ { labels = { ["bad key"] = "v" } }, { labels = { k = "-v" } },
+                               { annotations = { ["a/b/c"] = "v" } },
+                               { annotations = { k = ("a"):rep(256 * 1024) } },
+                               { finalizers = { "nodomain" } }, { generateName = "Bad_" } } do
+          local pr = same_refusal("PATCH", path, { metadata = meta }, MP, kd.what .. " patch")
+          assert.equal(422, pr.code)
+          -- PUT: each server's own object, changed the same way
+          local rc, ro = real_request("GET", path)
+          local ec, eo = srv:request("GET", path)
+          assert.equal(200, rc)
+          assert.equal(200, ec)
+          for key, v in pairs(meta) do ro.metadata[key] = v; eo.metadata[key] = v end
+          local pc, po = real_request("PUT", path, ro)
+          local qc, qo = srv:request("PUT", path, eo)
+          assert.same({ pc, po.reason, after_name(words(po.message)) },
+                      { qc, qo.reason, after_name(words(qo.message)) }, kd.what .. " put")
+        end
+        if kd.what == "pod" then
+          same_refusal("PATCH", path .. "/status", { metadata = { labels = { ["bad key"] = "v" } } }, MP,
+                       "pod status")
+        end
+        -- a patch whose result does not decode: 422 with the decoder's words
+        local pr, pe = both("PATCH", path, { metadata = { labels = { k = 1 } } }, MP)
+        assert.equal(pr.code, pe.code)
+        assert.equal(422, pe.code)
+        assert.equal(pr.obj.reason, pe.obj.reason)
+        assert.equal(pr.obj.message:match("\": (json: .*)$"), pe.obj.message:match("\": (json: .*)$"))
+        assert.equal(' "" is invalid: patch: Invalid value: ', pe.obj.message:sub(1, 38))
+        both("DELETE", path)
+      end
+    end)
   end)
 
   it("caps request bodies and stored objects as the API server and etcd do", function()

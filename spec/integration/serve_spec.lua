@@ -603,20 +603,33 @@ describe("ebb serve", function()
 
   it("creates events in both event APIs", function()
     srv = S.start()
-    local code, obj = srv:request("POST", "/apis/events.k8s.io/v1/namespaces/prod/events",
-      { metadata = { generateName = "db-0." }, reason = "Descheduled", note = "evicted by ebb",
+    local function event(gen)
+      return { metadata = { generateName = gen }, reason = "Descheduled", note = "evicted by ebb",
         type = "Normal", action = "Evict", reportingController = "ebb", reportingInstance = "ebb-0",
         eventTime = "2026-11-22T12:00:00.000000Z",
-        regarding = { kind = "Pod", namespace = "prod", name = "db-0" } })
+        regarding = { kind = "Pod", namespace = "prod", name = "db-0" } }
+    end
+    -- events.k8s.io checks names as other kinds do: a generateName ending
+    -- in '.' is refused there (kube-apiserver 1.35 answers the same)
+    local code, obj = srv:request("POST", "/apis/events.k8s.io/v1/namespaces/prod/events",
+                                  event("db-0."))
+    assert.equal(422, code)
+    assert.matches('metadata.generateName: Invalid value: "db-0."', obj.message, 1, true)
+    code, obj = srv:request("POST", "/apis/events.k8s.io/v1/namespaces/prod/events", event("db-0-"))
     assert.equal(201, code)
     assert.equal("Event", obj.kind)
     assert.equal("events.k8s.io/v1", obj.apiVersion)
-    assert.matches("^db%-0%.%w%w%w%w%w$", obj.metadata.name)
+    assert.matches("^db%-0%-%w%w%w%w%w$", obj.metadata.name)
     local list = srv:get("/apis/events.k8s.io/v1/namespaces/prod/events?fieldSelector=" ..
                          S.escape("regarding.name=db-0"))
     assert.equal(1, #list.items)
     assert.equal("evicted by ebb", list.items[1].note)
 
+    -- core/v1 Events: no name is checked (kube-apiserver takes "Db_0.x")
+    code = srv:request("POST", "/api/v1/namespaces/prod/events",
+      { apiVersion = "v1", kind = "Event", metadata = { name = "Db_0.x" }, reason = "Evicted",
+        message = "m", type = "Normal", involvedObject = { kind = "Pod", namespace = "prod", name = "web-1" } })
+    assert.equal(201, code)
     code, obj = srv:request("POST", "/api/v1/namespaces/prod/events",
       { apiVersion = "v1", kind = "Event", metadata = { name = "db-0.1" }, reason = "Evicted",
         message = "m", type = "Normal", count = 1,

@@ -72,6 +72,10 @@ describe("ebb serve writes", function()
     assert.equal('pods "nopc" is forbidden: no PriorityClass with name nope was found', st.message)
     code, st = srv:request("POST", "/api/v1/namespaces", { metadata = { name = "a.b" } })
     assert.equal(422, code)
+    assert.equal('Namespace "a.b" is invalid: metadata.name: Invalid value: "a.b": must not contain dots',
+                 st.message)   -- a subdomain where a label is wanted, in kube-apiserver 1.35's words
+    code, st = srv:request("POST", "/api/v1/namespaces", { metadata = { name = "A_b" } })
+    assert.equal(422, code)
     assert.matches("RFC 1123 label", st.message)
     code, st = srv:request("POST", "/apis/coordination.k8s.io/v1/namespaces/prod/leases",
                            { metadata = object() })
@@ -173,5 +177,97 @@ describe("ebb serve writes", function()
     local left = S.names(srv:get(PODS .. "?labelSelector=" .. S.escape("app=web")))
     assert.same({}, left)
     assert.equal(405, (srv:request("DELETE", "/api/v1/namespaces")))
+  end)
+
+  -- Labels, annotations and names as kube-apiserver validates them (the
+  -- same cases against the real server: serve_conformance_spec.lua); each
+  -- refused one is not stored, each accepted one is stored as sent.
+  it("validates labels, annotations and names on every write, whatever the kind", function()
+    srv = S.start()
+    local mp = { ["Content-Type"] = "application/merge-patch+json" }
+    local bad = {
+      { labels = { ["bad key"] = "v" } }, { labels = { ["a/b/c"] = "v" } },
+      { labels = { ["Example.com/x"] = "v" } }, { labels = { ["/x"] = "v" } },
+      { labels = { ["x/"] = "v" } }, { labels = { [("k"):rep(64)] = "v" } },
+      { labels = { [("a"):rep(254) .. "/k"] = "v" } }, { labels = { k = "bad value" } },
+      { labels = { k = ("v"):rep(64) } }, { labels = { k = "-v" } }, { labels = { k = "a\nb" } },
+      { annotations = { ["bad key"] = "v" } }, { annotations = { k = ("a"):rep(256 * 1024 + 1) } },
+      { finalizers = { "nodomain" } }, { ownerReferences = { { kind = "ReplicaSet" } } },
+      { generateName = "Bad_" },
+    }
+    local kinds = {
+      { PODS, function(m) local p = pod("x"); p.metadata = m; return p end },
+      { "/api/v1/nodes", function(m) return { apiVersion = "v1", kind = "Node", metadata = m } end },
+      { "/api/v1/namespaces", function(m) return { apiVersion = "v1", kind = "Namespace", metadata = m } end },
+    }
+    for ki, kd in ipairs(kinds) do
+      local base = "keep-" .. ki
+      assert.equal(201, (srv:request("POST", kd[1], kd[2]({ name = base }))))
+      for i, m in ipairs(bad) do
+        local name = "bad-" .. ki .. "-" .. i
+        m.name = m.generateName == nil and name or nil
+        local code, st = srv:request("POST", kd[1], kd[2](m))
+        assert.equal(422, code, kd[1] .. " case " .. i)
+        assert.equal("Invalid", st.reason)
+        assert.matches("^metadata%.", st.details.causes[1].field)
+        assert.equal(404, (srv:request("GET", kd[1] .. "/" .. name)), kd[1] .. " case " .. i .. " stored")
+        m.name = nil
+        code = srv:request("PATCH", kd[1] .. "/" .. base, { metadata = m }, mp)
+        assert.equal(422, code, kd[1] .. " patch case " .. i)
+      end
+      local kept = srv:get(kd[1] .. "/" .. base).metadata
+      assert.is_nil(kept.finalizers)
+      assert.is_nil((kept.annotations or {})["bad key"])
+      -- what the API server takes: a null value is "", case in annotation keys
+      local code, ok = srv:request("POST", kd[1], kd[2]({ name = "good-" .. ki,
+        labels = { ["example.com/My.Name"] = "A.b_c-9", ["k_.-9"] = "", nul = S.json.null },
+        annotations = { ["Upper.Case/Key"] = "any value at all" } }))
+      assert.equal(201, code, kd[1])
+      assert.equal("", ok.metadata.labels.nul)
+      assert.equal("A.b_c-9", ok.metadata.labels["example.com/My.Name"])
+      assert.equal("any value at all", ok.metadata.annotations["Upper.Case/Key"])
+    end
+  end)
+
+  it("refuses metadata of the wrong JSON type and a NUL it cannot store", function()
+    srv = S.start()
+    for _, m in ipairs{ { name = "t1", labels = { k = 1 } }, { name = "t2", labels = "x" },
+                        { name = "t3", annotations = { k = true } }, { name = 5 },
+                        { name = "t4", finalizers = { 1 } } } do
+      local code, st = srv:request("POST", PODS, { apiVersion = "v1", kind = "Pod", metadata = m,
+        spec = { containers = { { name = "c", image = "i" } } } })
+      assert.equal(400, code)
+      assert.matches('^Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal ', st.message)
+    end
+    -- "a\u0000b" would be cut to "a" by the JSON reader: refused, not stored as "a"
+    local code = srv:request("POST", PODS,
+      '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"nul","labels":{"a\\u0000b":"v"}},' ..
+      '"spec":{"containers":[{"name":"c","image":"i"}]}}')
+    assert.equal(400, code)
+    assert.equal(404, (srv:request("GET", PODS .. "/nul")))
+    -- an escaped backslash before u0000 is no NUL
+    code = srv:request("POST", PODS,
+      '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"bs","annotations":{"k":"a\\\\u0000"}},' ..
+      '"spec":{"containers":[{"name":"c","image":"i"}]}}')
+    assert.equal(201, code)
+  end)
+
+  it("creates nothing in a namespace no cluster can have, namespaces or not in the snapshot", function()
+    local dir = S.tmpdir()
+    local f = assert(io.open(dir .. "/empty.json", "w"))
+    f:write('{"apiVersion":"v1","kind":"List","items":[]}')
+    f:close()
+    srv = S.start{ snapshot = dir .. "/empty.json" }
+    os.execute("rm -rf " .. S.shq(dir))
+    for _, ns in ipairs{ "Bad_NS", "a.b", ("x"):rep(64) } do
+      local code, st = srv:request("POST", "/api/v1/namespaces/" .. ns .. "/pods",
+        { apiVersion = "v1", kind = "Pod", metadata = { name = "p" },
+          spec = { containers = { { name = "c", image = "i" } } } })
+      assert.equal(404, code, ns)
+      assert.equal('namespaces "' .. ns .. '" not found', st.message)
+    end
+    assert.equal(201, (srv:request("POST", "/api/v1/namespaces/fine/pods",
+      { apiVersion = "v1", kind = "Pod", metadata = { name = "p" },
+        spec = { containers = { { name = "c", image = "i" } } } })))
   end)
 end)
