@@ -876,8 +876,9 @@ static int l_list_append(lua_State *L)
     struct podlist *other = luaL_testudata(L, 2, PODLIST_MT);
 
     if (other != NULL) {
-        check_list(L, 2);
-        for (uint32_t i = 0; i < other->n; i++)
+        uint32_t n = check_list(L, 2)->n;   /* as it is now: a list may be appended to itself */
+        list_reserve(L, pl, pl->n + n);
+        for (uint32_t i = 0; i < n; i++)
             list_push(L, pl, other->v[i]);
     } else {
         list_push(L, pl, ebb__lua_check_pod(L, 2));
