@@ -206,7 +206,8 @@ H.serialize = serialize
 -- default 60) and address space (limits.mb, default 2048): a hostile case
 -- that wedges or floods the engine fails its spec instead of hanging the
 -- suite or the machine. The result comes back as data; a raised error
--- comes back as nil, message.
+-- comes back as nil, message. A third value is the child's peak resident
+-- memory in KiB (VmHWM), when it finished.
 function H.bounded(fn_name, o, limits)
   limits = limits or {}
   local script = os.tmpname()
@@ -215,7 +216,10 @@ function H.bounded(fn_name, o, limits)
     "local ok, a, b = pcall(h[" .. serialize(fn_name) .. "], " .. serialize(o) .. ")\n" ..
     "local f = assert(io.open(" .. serialize(out) .. ", 'w'))\n" ..
     "if not ok then a = tostring(a) end\n" ..
-    "f:write('return ', h.serialize({ ok = ok, a = a, b = b }))\n" ..
+    "local st = io.open('/proc/self/status')\n" ..
+    "local hwm = st and tonumber(st:read('a'):match('VmHWM:%s*(%d+)'))\n" ..
+    "if st then st:close() end\n" ..
+    "f:write('return ', h.serialize({ ok = ok, a = a, b = b, hwm = hwm }))\n" ..
     "f:close()\n")
   local cmd = string.format("timeout -s KILL %d sh -c 'ulimit -v %d; exec lua5.4 %s' >/dev/null 2>&1",
     limits.seconds or 60, (limits.mb or 2048) * 1024, script)
@@ -230,9 +234,9 @@ function H.bounded(fn_name, o, limits)
       limits.seconds or 60, limits.mb or 2048, tostring(code))
   end
   local r = load(text)()
-  if not r.ok then return nil, r.a end
+  if not r.ok then return nil, r.a, r.hwm end
   if type(r.a) == "table" and r.a.evictions then setmetatable(r.a, Plan) end
-  return r.a, r.b
+  return r.a, r.b, r.hwm
 end
 
 return H
