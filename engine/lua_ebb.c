@@ -814,7 +814,7 @@ struct ebb_node *const *ebb__lua_check_nodes(lua_State *L, int idx, size_t *n)
         struct ebb_node *nd;
         if (ebb__lr_index(L, idx, (lua_Integer)i) == LUA_TSTRING) {
             if ((nd = ebb_cache_node(e->cache, node_name(L, -1, "nodes[%zu]", i))) == NULL)
-                ebb__lr_error(L, -1, "no such node", "nodes[%zu]", i);
+                ebb__lr_error(L, -1, "no node of that name", "nodes[%zu]", i);
         } else {
             nd = ebb__lua_check_node(L, -1);
         }

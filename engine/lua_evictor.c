@@ -283,9 +283,13 @@ static void to_json(lua_State *L, int idx, cJSON *parent, const char *key, struc
     while (ebb__lr_next(L, idx, &it, JSON_MAX_VALUES, "%s", p->what)) {
         size_t klen;
         const char *k = ebb__lr_peekstr(L, -2, JSON_MAX_BYTES, EBB_LR_TEXT, &klen);
-        if (k == NULL)
-            jfail(L, p, lua_type(L, -2) != LUA_TSTRING ? "a map with a key that is not a string"
-                                                        : "a map key with a NUL byte");
+        if (k == NULL) {
+            char shown[256];
+            if (lua_type(L, -2) != LUA_TSTRING)
+                jfail(L, p, "a map with a key that is not a string");
+            ebb__lr_show(L, -2, shown, sizeof(shown));
+            jfail(L, p, lua_pushfstring(L, "a map key with a NUL byte: %s", shown));
+        }
         if (p->api)
             api_key(L, p, k, klen, j);
         mark = jpath_push(p, k, 0);

@@ -88,7 +88,7 @@ static struct ebb_la_node *check_node(lua_State *L, const struct ebb_la_set *s, 
         const char *str = ebb__lr_str(L, idx, SIZE_MAX, 0, &len, "LoadSet: node");
         name = len > EBB_LR_NAME_MAX ? NULL : ebb_str_find(str, len);
         if ((n = ebb_la_find(s, name)) == NULL)
-            ebb__lr_error(L, idx, "a node of this LoadSet", "LoadSet: node");
+            ebb__lr_error(L, idx, "expected a node of this LoadSet", "LoadSet: node");
         return n;
     }
     name = ebb__lua_check_node(L, idx)->name;

@@ -423,7 +423,7 @@ static int l_nodelist_index(lua_State *L)
     }
     if (ebb__lr_field(L, lua_upvalueindex(1),
                       ebb__lr_str(L, 2, 64, EBB_LR_TEXT, NULL, "NodeList: method")) == LUA_TNIL)
-        return ebb__lr_error(L, 2, "a NodeList method", "NodeList");
+        return ebb__lr_error(L, 2, "expected a NodeList method", "NodeList");
     return 1;
 }
 

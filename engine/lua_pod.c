@@ -667,7 +667,7 @@ static int l_list_index(lua_State *L)
     }
     if (ebb__lr_field(L, lua_upvalueindex(1),
                       ebb__lr_str(L, 2, 64, EBB_LR_TEXT, NULL, "PodList: method")) == LUA_TNIL)
-        return ebb__lr_error(L, 2, "a PodList method", "PodList");
+        return ebb__lr_error(L, 2, "expected a PodList method", "PodList");
     return 1;
 }
 

@@ -156,7 +156,7 @@ size_t ebb__lr_len(lua_State *L, int t, size_t max, const char *fmt, ...)
         FAIL(L, t, "expected a list");
     n = lua_rawlen(L, t);
     if (n > max) {
-        snprintf(problem, sizeof(problem), "a list of at most %zu items, got %llu", max,
+        snprintf(problem, sizeof(problem), "expected a list of at most %zu items, got %llu", max,
                  (unsigned long long)n);
         FAIL(L, 0, problem);
     }
@@ -176,7 +176,7 @@ size_t ebb__lr_count(lua_State *L, int t, size_t max, const char *fmt, ...)
         lua_pop(L, 1);
         if (++n > max) {
             lua_pop(L, 1);
-            snprintf(problem, sizeof(problem), "at most %zu entries", max);
+            snprintf(problem, sizeof(problem), "expected at most %zu entries", max);
             FAIL(L, 0, problem);
         }
         ebb__vm_check(L);   /* each step can walk a collision chain as long as the table */
@@ -192,7 +192,7 @@ bool ebb__lr_next(lua_State *L, int t, size_t *i, size_t max, const char *fmt, .
         return false;
     if (++*i > max) {
         lua_pop(L, 2);
-        snprintf(problem, sizeof(problem), "at most %zu entries", max);
+        snprintf(problem, sizeof(problem), "expected at most %zu entries", max);
         FAIL(L, 0, problem);
     }
     ebb__vm_check(L);   /* each step can walk a collision chain as long as the table */
@@ -211,13 +211,13 @@ const char *ebb__lr_vstr(lua_State *L, int idx, size_t max, unsigned flags, size
         ebb__lr_verror(L, idx, "expected a string", fmt, ap);
     s = lua_tolstring(L, idx, &n);
     if (n > max) {
-        snprintf(problem, sizeof(problem), "a string of at most %zu bytes, got %zu", max, n);
+        snprintf(problem, sizeof(problem), "expected a string of at most %zu bytes, got %zu", max, n);
         ebb__lr_verror(L, 0, problem, fmt, ap);
     }
     if ((flags & EBB_LR_TEXT) && memchr(s, '\0', n) != NULL)
-        ebb__lr_verror(L, idx, "a string without NUL bytes", fmt, ap);
+        ebb__lr_verror(L, idx, "expected a string without NUL bytes", fmt, ap);
     if ((flags & EBB_LR_NONEMPTY) && n == 0)
-        ebb__lr_verror(L, 0, "a non-empty string", fmt, ap);
+        ebb__lr_verror(L, 0, "expected a non-empty string", fmt, ap);
     if (len != NULL)
         *len = n;
     return s;
@@ -280,7 +280,7 @@ static lua_Integer vint(lua_State *L, int idx, lua_Integer min, lua_Integer max,
     if (!int_of(L, idx, &v))
         ebb__lr_verror(L, idx, "expected an integer", fmt, ap);
     if (v < min || v > max) {
-        snprintf(problem, sizeof(problem), "an integer from %lld to %lld", (long long)min,
+        snprintf(problem, sizeof(problem), "expected an integer from %lld to %lld", (long long)min,
                  (long long)max);
         ebb__lr_verror(L, idx, problem, fmt, ap);
     }
@@ -324,7 +324,7 @@ lua_Number ebb__lr_num(lua_State *L, int idx, lua_Number min, lua_Number max, co
     if (!isfinite(d))
         FAIL(L, idx, "expected a finite number");
     if (d < min || d > max) {
-        snprintf(problem, sizeof(problem), "a number from %g to %g", min, max);
+        snprintf(problem, sizeof(problem), "expected a number from %g to %g", min, max);
         FAIL(L, idx, problem);
     }
     return d;
@@ -400,7 +400,7 @@ int ebb__lr_resource(lua_State *L, int idx, const char *fmt, ...)
         return id;
     if ((id = ebb_resource_id(s)) < 0) {
         va_start(ap, fmt);
-        ebb__lr_verror(L, idx, "a resource name (the table of names is full)", fmt, ap);
+        ebb__lr_verror(L, idx, "expected a resource name (the table of names is full)", fmt, ap);
         va_end(ap);
     }
     return id;

@@ -784,18 +784,38 @@ static void put(struct out *o, const char *s)
     o->buf[o->off] = '\0';
 }
 
-/* Values in text order (as the API prints them) without allocating: each
- * round prints the smallest value greater than the previous one. */
+static int cmp_text(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Values in text order (as the API prints them): a sorted copy, printed
+ * until the buffer is full. Without memory for the copy, each round prints
+ * the smallest value greater than the previous one, and rounds stop with
+ * the buffer: a text of `len` bytes never costs more than len rounds. */
 static void put_values(struct out *o, const struct ebb_req *r)
 {
     const char *prev = NULL;
+    const char **v = r->nvalues > 1 ? malloc(r->nvalues * sizeof(*v)) : NULL;
 
-    for (uint16_t k = 0; k < r->nvalues; k++) {
+    if (v != NULL) {
+        for (uint32_t i = 0; i < r->nvalues; i++)
+            v[i] = r->values[i] ? r->values[i] : "";
+        qsort(v, r->nvalues, sizeof(*v), cmp_text);
+        for (uint32_t k = 0; k < r->nvalues && o->off + 1 < o->len; k++) {
+            if (k > 0)
+                put(o, ",");
+            put(o, v[k]);
+        }
+        free(v);
+        return;
+    }
+    for (uint32_t k = 0; k < r->nvalues && o->off + 1 < o->len; k++) {
         const char *best = NULL;
-        for (uint16_t i = 0; i < r->nvalues; i++) {
-            const char *v = r->values[i] ? r->values[i] : "";
-            if ((prev == NULL || strcmp(v, prev) > 0) && (best == NULL || strcmp(v, best) < 0))
-                best = v;
+        for (uint32_t i = 0; i < r->nvalues; i++) {
+            const char *x = r->values[i] ? r->values[i] : "";
+            if ((prev == NULL || strcmp(x, prev) > 0) && (best == NULL || strcmp(x, best) < 0))
+                best = x;
         }
         if (best == NULL)
             break;

@@ -123,7 +123,7 @@ describe("what a script hands the engine", function()
       for i = 1, 70000 do v[i] = "n" .. i end
       ebb.selector({ matchExpressions = { { key = "app", operator = "NotIn", values = v } } })
     ]])
-    assert.matches("matchExpressions%[0%]%.values: a list of at most 65535 items, got 70000", msg)
+    assert.matches("matchExpressions%[0%]%.values: expected a list of at most 65535 items, got 70000", msg)
   end)
 
   it("matches a table of labels whatever its size", function()
@@ -141,7 +141,7 @@ describe("what a script hands the engine", function()
 
   it("refuses an exit code past int32 instead of cutting it to another", function()
     local msg = outcome([[ ebb.pods(nodes, { exit_codes = { (1 << 32) + 1 } }) ]])
-    assert.matches("exit_codes'%[1%]: an integer from %-2147483648 to 2147483647, got number 4294967297", msg)
+    assert.matches("exit_codes'%[1%]: expected an integer from %-2147483648 to 2147483647, got number 4294967297", msg)
   end)
 
   it("shows a bad value cut and escaped: a message stays one short line", function()
