@@ -44,6 +44,8 @@
  *               as they were once the plugins are dropped
  *
  * EBB_FUZZ_IGNORE=rule,rule leaves rules out (while one is known broken);
+ * EBB_FUZZ_SKIP=name,name leaves bindings out ("ebb.selector,PodList:sort":
+ * while one crashes at once, to find what else does);
  * EBB_FUZZ_KEEP_GOING=1 prints each new failure and goes on (a survey);
  * EBB_FUZZ_CRASH_DIR=dir keeps findings and the programs a sanitizer stopped
  * there (for -fork=N -ignore_crashes=1, whose jobs' output is not kept);
@@ -768,6 +770,16 @@ static void call(struct gen *g, const struct binding *b)
     out(g->b, ")");
 }
 
+static char skipped[1024];   /* EBB_FUZZ_SKIP: bindings left out, ",a,b," */
+
+static bool skipping(const struct binding *b)
+{
+    char k[80];
+
+    snprintf(k, sizeof(k), ",%s,", b->name);
+    return skipped[0] != '\0' && strstr(skipped, k) != NULL;
+}
+
 static const struct binding *binding_for(struct gen *g)
 {
     unsigned i = pick(g->in, N(BINDINGS));
@@ -775,6 +787,8 @@ static const struct binding *binding_for(struct gen *g)
     /* a binding not meant for this section is still called now and then:
      * the engine must refuse it there, not misbehave */
     for (unsigned k = 0; k < N(BINDINGS) && !strchr(BINDINGS[i].where, g->sec) && pick(g->in, 4); k++)
+        i = (i + 1) % N(BINDINGS);
+    for (unsigned k = 0; k < N(BINDINGS) && skipping(&BINDINGS[i]); k++)
         i = (i + 1) % N(BINDINGS);
     return &BINDINGS[i];
 }
@@ -1262,6 +1276,9 @@ static void setup(void)
     char msg[1200];
 
     keep_going = getenv("EBB_FUZZ_KEEP_GOING") != NULL;
+    snprintf(skipped, sizeof(skipped), ",%s,", getenv("EBB_FUZZ_SKIP") ? getenv("EBB_FUZZ_SKIP") : "");
+    if (strcmp(skipped, ",,") == 0)
+        skipped[0] = '\0';
     crash_dir = getenv("EBB_FUZZ_CRASH_DIR");
     print_programs = getenv("EBB_FUZZ_PRINT") != NULL;
     snprintf(ignored, sizeof(ignored), "%s", ign ? ign : "");
@@ -1278,6 +1295,8 @@ static void setup(void)
         abort();
     }
     list_pods(cache);
+    if (print_programs)
+        fprintf(stderr, "lua_bindings: %s: %zu pods, %zu of them protected\n", snap, nknown, nprotected);
     ebb_engine_set_cache(engine, cache);
     bind(NULL_POLICY, strlen(NULL_POLICY));
     if (ebb_engine_run_cycle(engine) != 0)
