@@ -806,14 +806,24 @@ static int l_list_sort(lua_State *L)
             cmp = cmp_key;
         }
     }
-    if (pl->n > 1 && pl->n <= EBB_ARRAY_LEN(small)) {
+    if (pl->n > 1 && cmp != cmp_lua && pl->n <= EBB_ARRAY_LEN(small)) {
         /* a node's pods: no garbage for the collector per sort */
         merge_sort(pl->v, small, pl->n, cmp, ud);
-    } else if (pl->n > 1) {
-        /* Park the scratch array in a userdata so a raising comparator
-         * does not leak it. */
+    } else if (pl->n > 1 && cmp != cmp_lua) {
+        /* Park the scratch array in a userdata so a budget stop does not
+         * leak it. */
         tmp = lua_newuserdatauv(L, pl->n * sizeof(*tmp), 0);
         merge_sort(pl->v, tmp, pl->n, cmp, ud);
+        lua_pop(L, 1);
+    } else if (pl->n > 1) {
+        /* A script's comparator may append to this very list (and so move
+         * its array): sort a copy, then write the sorted pods back over the
+         * first n, whatever was appended after them. */
+        uint32_t n = pl->n;
+        struct ebb_pod **copy = lua_newuserdatauv(L, 2 * (size_t)n * sizeof(*copy), 0);
+        memcpy(copy, pl->v, n * sizeof(*copy));
+        merge_sort(copy, copy + n, n, cmp, ud);
+        memcpy(pl->v, copy, n * sizeof(*copy));   /* pl->n >= n: a list never shrinks */
         lua_pop(L, 1);
     }
     lua_settop(L, 1);
