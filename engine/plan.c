@@ -271,7 +271,10 @@ cJSON *ebb_plan_json(const struct ebb_plan *p)
         add_istr(o, "node", e->node);
         add_istr(o, "plugin", e->plugin);
         add_istr(o, "profile", e->profile);
-        add_istr(o, "reason", e->reason ? e->reason : "");
+        if (e->reason != NULL)
+            add_istr(o, "reason", e->reason);
+        else
+            add_str(o, "reason", "");
         cJSON_AddNumberToObject(o, "cycle", e->cycle);
         if (e->action)
             add_str(o, "action", e->action);
