@@ -78,7 +78,11 @@ struct ebb_kube_req {
     char *url, *method, *body, *content_type;
     size_t body_len;
     bool stream, write, delivered;
+    bool sink;                   /* a 2xx body goes to on_data as it comes (not a stream) */
     bool oom;                    /* on_write could not keep the body */
+    bool too_big;                /* the body went past max_bytes */
+    size_t max_bytes;            /* of the body (a sink's in all), see EBB_KUBE_ANSWER_MAX */
+    size_t got;                  /* body bytes of this attempt */
     long timeout_ms;
     int attempts;
     uint64_t due;                /* RS_RETRY: uv_hrtime() to start at */
@@ -390,20 +394,28 @@ static void finish_msg(struct ebb_kube_req *r, int status, const char *msg)
     finish(r, status, msg, strlen(msg));
 }
 
+/* Every byte of an answer comes through here, and none is kept past a
+ * bound: a plain request's body up to max_bytes (over it the request ends
+ * with EBB_ELIMIT; a Content-Length over it is refused before reading,
+ * CURLOPT_MAXFILESIZE_LARGE), a sink's body up to max_bytes in all while
+ * it is handed on, a stream's chunks handed on as they come (its owner
+ * bounds what it keeps of them), and the error body of a stream or a sink
+ * up to EBB_KUBE_ERROR_MAX (its start says what went wrong). */
 static size_t on_write(char *ptr, size_t size, size_t nmemb, void *ud)
 {
     struct ebb_kube_req *r = ud;
-    size_t n = size * nmemb;
+    size_t n = size * nmemb, limit;
     long code = 0;
 
     if (r->state != RS_ACTIVE)
         return 0;   /* cancelled: stop the transfer */
     curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &code);
-    if (r->stream && code >= 200 && code < 300) {
-        /* A stream that never runs dry (a watch under heavy churn) would
-         * keep libcurl reading in one callback: past its share of a loop
-         * turn it pauses, and soon_cb resumes it once the loop has served
-         * everything else (/healthz, other requests, cycles). */
+    if ((r->stream || r->sink) && code >= 200 && code < 300) {
+        /* A stream that never runs dry (a watch under heavy churn, a
+         * large LIST) would keep libcurl reading in one callback: past its
+         * share of a loop turn it pauses, and soon_cb resumes it once the
+         * loop has served everything else (/healthz, other requests,
+         * cycles). */
         if (r->turn != r->k->turn) {
             r->turn = r->k->turn;
             r->turn_bytes = 0;
@@ -413,11 +425,25 @@ static size_t on_write(char *ptr, size_t size, size_t nmemb, void *ud)
             uv_idle_start(&r->k->soon, soon_cb);
             return CURL_WRITEFUNC_PAUSE;
         }
+        if (r->sink && (r->got += n) > r->max_bytes) {
+            r->too_big = true;
+            return 0;
+        }
         r->turn_bytes += n;
         r->delivered = true;
         r->on_data(r, ptr, n, r->ud);
         /* on_data may have cancelled it or closed the client */
         return r->state == RS_ACTIVE ? n : 0;
+    }
+    limit = r->stream || r->sink ? EBB_KUBE_ERROR_MAX : r->max_bytes;
+    if (r->len + n > limit) {
+        if (!r->stream && !r->sink) {
+            r->too_big = true;
+            return 0;
+        }
+        if (r->len >= limit)
+            return n;   /* the rest of an error body: its start is enough */
+        n = limit - r->len;
     }
     if (r->len + n + 1 > r->cap) {
         size_t cap = r->cap ? r->cap : 4096;
@@ -435,7 +461,7 @@ static size_t on_write(char *ptr, size_t size, size_t nmemb, void *ud)
     memcpy(r->buf + r->len, ptr, n);
     r->len += n;
     r->buf[r->len] = '\0';
-    return n;
+    return size * nmemb;
 }
 
 /* The end of a response's headers (the blank line) of a stream that
@@ -601,6 +627,7 @@ static int setup_easy(struct ebb_kube_req *r)
         SET(CURLOPT_LOW_SPEED_TIME, (idle + 999) / 1000);
     } else {
         SET(CURLOPT_TIMEOUT_MS, timeout);
+        SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)r->max_bytes);
     }
     if (strcmp(r->method, "GET") == 0) {
         SET(CURLOPT_HTTPGET, 1L);
@@ -663,8 +690,10 @@ static void attempt(struct ebb_kube_req *r)
     }
     curl_easy_setopt(r->easy, CURLOPT_HTTPHEADER, r->headers);
     r->len = 0;
+    r->got = 0;
     r->errbuf[0] = '\0';
     r->oom = false;
+    r->too_big = false;
     r->opened = false;
     r->attempts++;
     r->state = RS_ACTIVE;
@@ -700,7 +729,7 @@ static bool can_retry(const struct ebb_kube_req *r)
     /* a stream that was opened or delivered data ends for its owner to
      * resume from where it is */
     return !r->write && !r->k->closing && r->attempts <= r->k->max_retries &&
-           !(r->stream && (r->delivered || r->opened));
+           !(r->stream && (r->delivered || r->opened)) && !(r->sink && r->delivered);
 }
 
 /* Retry-After in seconds (the HTTP-date form is taken as 1 s). -1: none. */
@@ -751,6 +780,13 @@ static void complete(struct ebb_kube_req *r, CURLcode res)
         return;
     }
     curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &code);
+    if (r->too_big || res == CURLE_FILESIZE_EXCEEDED) {
+        char msg[128];
+        snprintf(msg, sizeof(msg), "the answer is larger than %zu bytes, the most ebb takes of it",
+                 r->max_bytes);
+        finish_msg(r, EBB_ELIMIT, msg);
+        return;
+    }
     if (r->oom) {
         finish_msg(r, EBB_ENOMEM, "out of memory");
         return;
@@ -994,6 +1030,8 @@ int ebb_kube_request(struct ebb_kube *k, const struct ebb_kube_req_opts *o,
         r->body_len = o->body_len;
     }
     r->stream = o->stream;
+    r->sink = !o->stream && o->on_data != NULL;
+    r->max_bytes = o->max_bytes > 0 ? o->max_bytes : EBB_KUBE_ANSWER_MAX;
     r->write = o->write;
     r->timeout_ms = o->timeout_ms;
     r->on_data = o->on_data;
