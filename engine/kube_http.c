@@ -487,14 +487,26 @@ static size_t on_header(char *ptr, size_t size, size_t nmemb, void *ud)
     return r->state == RS_ACTIVE ? n : 0;
 }
 
+bool ebb_kube_token_ok(const char *s, size_t len)
+{
+    if (s == NULL || len == 0 || len > EBB_KUBE_TOKEN_MAX)
+        return false;
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)s[i] < 0x21 || (unsigned char)s[i] > 0x7e)
+            return false;
+    return true;
+}
+
 /* Re-read the token file when it changed (projected tokens rotate by an
  * atomic symlink swap: the inode changes, so does the mtime). A failed read
- * keeps the last good token. */
+ * keeps the last good token, and so does a file that holds no token ebb
+ * can send (larger than EBB_KUBE_TOKEN_MAX, or characters a header cannot
+ * carry): never a cut one. */
 static void refresh_token(struct ebb_kube *k)
 {
     struct stat st;
     FILE *f;
-    char buf[16384];
+    char buf[EBB_KUBE_TOKEN_MAX + 2];
     size_t n;
 
     if (k->token_file == NULL)
@@ -520,6 +532,12 @@ static void refresh_token(struct ebb_kube *k)
         ebb_log(EBB_LOG_WARN, "kube: token file %s is empty", k->token_file);
         return;
     }
+    if (!ebb_kube_token_ok(buf, n)) {
+        ebb_log(EBB_LOG_WARN, "kube: token file %s holds no bearer token (larger than %d bytes, "
+                "or characters other than visible ASCII); the last one read stays", k->token_file,
+                EBB_KUBE_TOKEN_MAX);
+        return;
+    }
     char *tok = strdup(buf);
     if (tok == NULL)
         return;
@@ -533,7 +551,7 @@ int ebb_kube_set_token(struct ebb_kube *k, const char *token)
 {
     char *t = NULL;
 
-    if (k == NULL)
+    if (k == NULL || (token != NULL && !ebb_kube_token_ok(token, strlen(token))))
         return EBB_EINVAL;
     if (token != NULL && (t = strdup(token)) == NULL)
         return EBB_ENOMEM;
@@ -937,6 +955,9 @@ int ebb_kube_create(uv_loop_t *loop, const struct ebb_kube_config *cfg,
 
     if (loop == NULL || cfg == NULL || out == NULL || cfg->server == NULL)
         return ebb_error_set(err, EBB_EINVAL, NULL, 0, NULL, "kube: bad arguments");
+    if (cfg->token != NULL && !ebb_kube_token_ok(cfg->token, strlen(cfg->token)))
+        return ebb_error_set(err, EBB_EINVAL, NULL, 0, NULL,
+                             "kube: the bearer token has characters a header cannot carry");
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
         return ebb_error_set(err, EBB_ENOMEM, NULL, 0, NULL, "curl_global_init failed");
     if ((k = calloc(1, sizeof(*k))) == NULL) {

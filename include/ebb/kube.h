@@ -112,9 +112,17 @@ void ebb_kube_cancel(struct ebb_kube_req *req);
  * handles; `cb` runs when memory is freed. Safe from any callback. */
 void ebb_kube_close(struct ebb_kube *k, void (*cb)(void *ud), void *ud);
 
+/* A bearer token ebb sends: 1 to EBB_KUBE_TOKEN_MAX bytes of visible ASCII
+ * (0x21-0x7e): anything else (a newline, a NUL, a space) would break the
+ * request's headers or forge others. Every token that enters the client
+ * is checked so (ebb_kube_create, the token file, ebb_kube_set_token). */
+#define EBB_KUBE_TOKEN_MAX 16384
+bool ebb_kube_token_ok(const char *s, size_t len);
+
 /* Send `token` (copied; NULL: none) as the bearer token of the requests
  * that start from now on, instead of the configured one or file (a token
- * read from a Secret). EBB_ENOMEM leaves the old one. */
+ * read from a Secret). EBB_EINVAL (not a token: ebb_kube_token_ok) and
+ * EBB_ENOMEM leave the old one. */
 int ebb_kube_set_token(struct ebb_kube *k, const char *token);
 
 /* What an answer says, for messages: the Status's message and its causes'
