@@ -2415,6 +2415,7 @@ const char *ebb_skip_reason(int reason)
     static const char *const names[EBB_SKIP_MAX] = {
         [EBB_SKIP_INVALID] = "invalid", [EBB_SKIP_WRONG_KIND] = "wrong-kind",
         [EBB_SKIP_TOO_LARGE] = "too-large", [EBB_SKIP_NOT_JSON] = "not-json",
+        [EBB_SKIP_TOO_MANY] = "too-many",
     };
     return reason > 0 && reason < EBB_SKIP_MAX ? names[reason] : "unknown";
 }

@@ -767,6 +767,9 @@ static long retry_after(CURL *e)
     return s > RETRY_AFTER_MAX_S ? RETRY_AFTER_MAX_S : s;
 }
 
+/* What retry delays are multiplied by (the hostile-server fuzzer: 0). */
+double ebb__kube_backoff = 1.0;
+
 static void schedule_retry(struct ebb_kube_req *r, long after_s)
 {
     struct ebb_kube *k = r->k;
@@ -779,6 +782,7 @@ static void schedule_retry(struct ebb_kube_req *r, long after_s)
     delay = rng_next(k) % (cap + 1);   /* full jitter */
     if (after_s >= 0 && delay < (uint64_t)after_s * 1000)
         delay = (uint64_t)after_s * 1000;
+    delay = (uint64_t)((double)delay * ebb__kube_backoff);
     ebb_log(EBB_LOG_DEBUG, "kube: %s %s: retry %d in %llu ms", r->method, r->url, r->attempts,
             (unsigned long long)delay);
     r->state = RS_RETRY;

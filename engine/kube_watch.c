@@ -68,7 +68,7 @@ struct informer {
     struct ebb_list_reader *reader;
     char cont[4096];              /* the continue token of the page asked for */
     int limit;                    /* items asked for per page (halved when a page is too large) */
-    size_t round_objects;         /* objects in this LIST round (EBB_LIST_OBJECTS_MAX) */
+    size_t round_pages;           /* pages in this LIST round (EBB_LIST_OBJECTS_MAX) */
     /* the watch in progress */
     char *line;                   /* an event line split across chunks */
     size_t line_len, line_cap;
@@ -247,6 +247,10 @@ static void on_timer(uv_timer_t *t)
         start_watch(i);
 }
 
+/* What backoffs are multiplied by: the hostile-server fuzzer makes them
+ * nothing, so a retry runs at the next turn of the loop. */
+double ebb__informers_backoff = 1.0;
+
 /* Back off with full jitter: 100 ms doubling to 30 s. */
 static void retry_later(struct informer *i)
 {
@@ -256,7 +260,8 @@ static void retry_later(struct informer *i)
         cap = 30000;
     i->attempt++;
     i->state = ST_RETRY;
-    uv_timer_start(&i->timer, on_timer, (uint64_t)(rand() % (int)cap) + 1, 0);
+    uv_timer_start(&i->timer, on_timer,
+                   (uint64_t)((double)((uint64_t)(rand() % (int)cap) + 1) * ebb__informers_backoff), 0);
 }
 
 /* The view of this resource is not current from now on (or from when the
@@ -295,8 +300,10 @@ static void list_seen(void *ud, int kind, ebb_str ns, ebb_str name)
     }
 }
 
+/* A LIST round is over (done, or given up): what it saw is forgotten. */
 static void free_seen(struct informer *i)
 {
+    i->round_pages = 0;
     for (size_t k = 0; k < i->seen.cap; k++) {
         if (ebb__map_live(&i->seen, k)) {
             ebb_str_release(i->seen.s[k].a);
@@ -528,6 +535,35 @@ uint64_t ebb_informers_spill_bytes(const struct ebb_informers *s, uint64_t *live
     return size;
 }
 
+/* Whether the cache holds the object of that key, or has room for one
+ * more of its kind: at most EBB_LIST_OBJECTS_MAX, whatever a server sends. */
+static bool room_for(struct ebb_informers *s, int kind, ebb_str ns, ebb_str name)
+{
+    const struct ebb_pdb *const *pdbs;
+    uint32_t n;
+    bool have = false;
+
+    if (ebb_cache_count(s->cache, kind) < EBB_LIST_OBJECTS_MAX)
+        return true;
+    switch (kind) {
+    case EBB_KIND_POD: have = ebb_cache_pod(s->cache, ns, name) != NULL; break;
+    case EBB_KIND_NODE: have = ebb_cache_node(s->cache, name) != NULL; break;
+    case EBB_KIND_NAMESPACE: have = ebb_cache_namespace(s->cache, name) != NULL; break;
+    case EBB_KIND_PRIORITY_CLASS: have = ebb_cache_priority_class(s->cache, name) != NULL; break;
+    case EBB_KIND_PVC: have = ebb_cache_pvc(s->cache, ns, name) != NULL; break;
+    case EBB_KIND_NODE_METRICS: have = ebb_cache_node_metrics(s->cache, name) != NULL; break;
+    case EBB_KIND_POD_METRICS: have = ebb_cache_pod_metrics(s->cache, ns, name) != NULL; break;
+    case EBB_KIND_KOORD_NODE_METRIC: have = ebb_cache_koord_metric(s->cache, name) != NULL; break;
+    case EBB_KIND_PDB:
+        pdbs = ebb_cache_pdbs_in(s->cache, ns, &n);
+        for (uint32_t k = 0; k < n && !have; k++)
+            have = pdbs[k]->name == name;
+        break;
+    default: break;
+    }
+    return have;
+}
+
 /* One item of a LIST answer, now (not held): kept in the cache (its text
  * backs pod.object), or skipped alone. 0, or EBB_ENOMEM. */
 static int take_item(struct informer *i, char *text, size_t len)
@@ -546,6 +582,14 @@ static int take_item(struct informer *i, char *text, size_t len)
         skipped(i, &why);
         return 0;
     }
+    key_of(o.kind, o.u.any, &ns, &name);
+    if (ebb__map_get(&i->seen, name, ns) == NULL &&
+        (i->seen.live >= EBB_LIST_OBJECTS_MAX || !room_for(s, o.kind, ns, name))) {
+        /* more objects than ebb keeps of a resource: the page fails, the
+         * cache does not grow (a LIST round, or the cache, at its bound) */
+        ebb_object_free(&o);
+        return EBB_ELIMIT;
+    }
     if (o.kind == EBB_KIND_NODE_METRICS)
         smooth(s, o.u.node_metrics);
     if ((o.kind == EBB_KIND_POD || o.kind == EBB_KIND_NODE) && write_spill(s, text, len, &off)) {
@@ -555,7 +599,6 @@ static int take_item(struct informer *i, char *text, size_t len)
         else
             o.u.node->src = src;
     }
-    key_of(o.kind, o.u.any, &ns, &name);
     ns = ebb_str_ref(ns);
     name = ebb_str_ref(name);
     if ((rc = ebb_cache_put(s->cache, &o)) != 0) {
@@ -633,7 +676,7 @@ static int list_item(void *ud, char *text, size_t len, size_t index)
     struct informer *i = ud;
     size_t max = i->poll ? EBB_LIST_OBJECTS_MAX : (size_t)i->limit;
 
-    if (index >= max || ++i->round_objects > EBB_LIST_OBJECTS_MAX)
+    if (index >= max)
         return EBB_ELIMIT;
     if (i->set->hold)
         return queue(i, Q_ITEM, text, text ? len : 0, text == NULL) ? 0 : EBB_ESTATE;
@@ -645,11 +688,8 @@ static int list_item(void *ud, char *text, size_t len, size_t index)
  * starts from its resourceVersion. */
 static void page_end(struct informer *i, const char *rv, const char *cont)
 {
-    /* a page that brings nothing but a continue token counts as an object,
-     * or a server could page for ever */
-    if (ebb_list_reader_items(i->reader) == 0 && cont[0] != '\0')
-        i->round_objects++;
-    if (!i->poll && cont[0] != '\0' && i->round_objects < EBB_LIST_OBJECTS_MAX) {
+    /* a server could page for ever (with or without objects) */
+    if (!i->poll && cont[0] != '\0' && ++i->round_pages < EBB_LIST_OBJECTS_MAX) {
         if (cont != i->cont)
             snprintf(i->cont, sizeof(i->cont), "%s", cont);
         start_list(i, i->cont);
@@ -658,10 +698,9 @@ static void page_end(struct informer *i, const char *rv, const char *cont)
     ebb_list_reader_destroy(i->reader);
     i->reader = NULL;
     if (!i->poll && cont[0] != '\0') {
-        broke(i, "the LIST goes on past the most objects ebb takes in one round; listing again");
+        broke(i, "the LIST goes on past the most pages ebb takes in one round; listing again");
         i->relisting = true;
         i->cont[0] = '\0';
-        i->round_objects = 0;
         free_seen(i);
         retry_later(i);
         return;
@@ -669,7 +708,6 @@ static void page_end(struct informer *i, const char *rv, const char *cont)
     drop_unseen(i);
     free_seen(i);
     i->cont[0] = '\0';
-    i->round_objects = 0;
     i->limit = i->set->o.page_size;
     i->synced = true;
     i->st.lists++;
@@ -700,7 +738,6 @@ static void page_failed(struct informer *i, const char *why)
     i->reader = NULL;
     if (i->poll) {
         free_seen(i);
-        i->round_objects = 0;
         i->state = ST_IDLE;
         uv_timer_start(&i->timer, on_timer, (uint64_t)(i->set->o.metrics_interval_s * 1000), 0);
     } else {
@@ -723,8 +760,8 @@ static void on_list_data(struct ebb_kube_req *req, const char *data, size_t len,
     if (rc == EBB_ESTATE)
         return;   /* the queue overflowed: dropped, relisting after the hold */
     if (rc == EBB_ELIMIT)
-        snprintf(msg, sizeof(msg), "LIST %s: more items than the %d asked for (or than %zu in "
-                 "a round)", i->path, i->poll ? (int)EBB_LIST_OBJECTS_MAX : i->limit,
+        snprintf(msg, sizeof(msg), "LIST %s: more items than the %d asked for, or than the %zu "
+                 "ebb keeps of a resource", i->path, i->poll ? (int)EBB_LIST_OBJECTS_MAX : i->limit,
                  (size_t)EBB_LIST_OBJECTS_MAX);
     else if (rc == EBB_ENOMEM)
         snprintf(msg, sizeof(msg), "LIST %s: out of memory", i->path);
@@ -769,7 +806,6 @@ static void on_list_done(struct ebb_kube_req *req, int status, const char *body,
         ebb_list_reader_destroy(i->reader);
         i->reader = NULL;
         free_seen(i);
-        i->round_objects = 0;
         i->cont[0] = '\0';
         start_list(i, NULL);
         return;
@@ -804,7 +840,6 @@ static void start_list(struct informer *i, const char *cont)
     i->reader = NULL;
     if (cont == NULL || cont[0] == '\0') {
         i->cont[0] = '\0';
-        i->round_objects = 0;   /* a new round (or its first page again) */
     } else if (cont != i->cont) {
         snprintf(i->cont, sizeof(i->cont), "%s", cont);
     }
@@ -978,6 +1013,22 @@ static int apply_event(struct informer *i, char *line, size_t len)
         return 0;
     }
     key_of(o.kind, o.u.any, &ns, &name);
+    if (strcmp(t, "DELETED") != 0 && !room_for(s, o.kind, ns, name)) {
+        /* the cache holds as many of the resource as it keeps */
+        snprintf(why.ns, sizeof(why.ns), "%s", ns ? ns : "");
+        snprintf(why.name, sizeof(why.name), "%s", name);
+        why.kind = o.kind;
+        why.reason = EBB_SKIP_TOO_MANY;
+        snprintf(why.err.msg, sizeof(why.err.msg), "ebb keeps at most %zu %s", (size_t)EBB_LIST_OBJECTS_MAX,
+                 i->name);
+        ebb_object_free(&o);
+        skipped(i, &why);
+        event_rv(i, obj);
+        progressed(i);
+        i->st.events++;
+        ebb_json_arena_reset(s->arena);
+        return 0;
+    }
     ns = ebb_str_ref(ns);
     name = ebb_str_ref(name);
     if (strcmp(t, "DELETED") == 0) {

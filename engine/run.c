@@ -682,7 +682,8 @@ static void on_skip(void *ud, const char *resource, const struct ebb_skip *why)
             why->err.field[0] ? ": " : "", why->err.msg, ebb_skip_reason(why->reason),
             r->skip_unreported ? "; more were skipped and not logged (ebb_objects_skipped_total)" : "");
     r->skip_unreported = 0;
-    if (r->o.dry_run || av == NULL || (r->leader && !ebb_leader_leading(r->leader)) ||
+    if (r->o.dry_run || av == NULL || why->reason == EBB_SKIP_TOO_MANY ||
+        (r->leader && !ebb_leader_leading(r->leader)) ||
         !plain_name(why->name) || (why->ns[0] && !plain_name(why->ns)))
         return;
     snprintf(note, sizeof(note), "ebb cannot keep this %s and leaves it out of every decision: %s%s%s",
@@ -1597,7 +1598,7 @@ static int register_run_metrics(struct ebb_metrics *m)
         !ebb_metrics_family(m, EBB_METRIC_COUNTER, "ebb_objects_skipped_total",
                             "Objects of a server's answer ebb cannot keep, skipped alone (left out "
                             "of every decision), by resource and reason (invalid, wrong-kind, "
-                            "too-large, not-json)", skipped, NULL, 0))
+                            "too-large, not-json, too-many)", skipped, NULL, 0))
         return EBB_ENOMEM;
     return 0;
 }

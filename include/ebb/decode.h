@@ -95,6 +95,8 @@ enum {
     EBB_SKIP_TOO_LARGE,     /* "too-large": past EBB_OBJECT_MAX, EBB_JSON_TREE_MAX
                              * (ebb/snapshot.h) or EBB_OBJECT_KEPT_MAX */
     EBB_SKIP_NOT_JSON,      /* "not-json": not JSON, or a raw NUL byte in it */
+    EBB_SKIP_TOO_MANY,      /* "too-many": more of its resource than ebb keeps
+                             * (EBB_LIST_OBJECTS_MAX, ebb/watch.h) */
     EBB_SKIP_MAX,
 };
 const char *ebb_skip_reason(int reason);

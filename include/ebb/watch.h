@@ -37,12 +37,12 @@ struct ebb_informers;
 
 /* The bounds of what the informers take in (README "Bounds"): a LIST page
  * at most EBB_LIST_PAGE_MAX bytes (a larger one is asked again with half
- * the limit) and the items asked for; a LIST round (every page of one
- * resource) at most EBB_LIST_OBJECTS_MAX objects; what waits while a cycle
- * runs at most EBB_HOLD_QUEUE_MAX in all (past it, that resource is listed
- * again once the cycle ends). */
+ * the limit) and the items asked for; of one resource, at most
+ * EBB_LIST_OBJECTS_MAX objects in the cache and in a LIST round (and as
+ * many pages); what waits while a cycle runs at most EBB_HOLD_QUEUE_MAX in
+ * all (past it, that resource is listed again once the cycle ends). */
 #define EBB_LIST_PAGE_MAX ((size_t)256 << 20)
-#define EBB_LIST_OBJECTS_MAX ((size_t)1000000)
+#define EBB_LIST_OBJECTS_MAX ((size_t)500000)
 #define EBB_HOLD_QUEUE_MAX ((size_t)64 << 20)
 
 struct ebb_informers_opts {
