@@ -65,6 +65,40 @@ static void pop(struct dec *d)
     d->depth--;
 }
 
+/* Text of the input as a message shows it: at most len - 1 bytes (cut
+ * after a whole character, "..." then), control characters and bytes that
+ * are not UTF-8 as '?'. An error names what was wrong without carrying
+ * what would break a log line, an Event or a terminal. */
+static const char *shown(const char *s, char *buf, size_t len)
+{
+    size_t o = 0;
+
+    if (s == NULL)
+        s = "";
+    while (*s != '\0') {
+        unsigned char c = (unsigned char)*s;
+        size_t n = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+        if (n == 0 || !ebb_utf8_valid(s, n) || strnlen(s, n) < n)
+            n = 1, c = '?';
+        if (o + n + 4 > len) {
+            memcpy(buf + o, "...", 3);
+            o += 3;
+            break;
+        }
+        if (n == 1)
+            buf[o++] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+        else
+            memcpy(buf + o, s, n), o += n;
+        s += n;
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
+/* shown() into a buffer of the calling expression's life. */
+#define SHOWN_MAX 96
+#define SHOWN(s) shown((s), (char[SHOWN_MAX]){ 0 }, SHOWN_MAX)
+
 static void append_seg(char *buf, size_t len, size_t *off, const char *key, int idx)
 {
     int k;
@@ -72,7 +106,7 @@ static void append_seg(char *buf, size_t len, size_t *off, const char *key, int 
     if (*off + 1 >= len)
         return;
     if (key != NULL)
-        k = snprintf(buf + *off, len - *off, "%s%s", *off ? "." : "", key);
+        k = snprintf(buf + *off, len - *off, "%s%s", *off ? "." : "", SHOWN(key));
     else
         k = snprintf(buf + *off, len - *off, "[%d]", idx);
     if (k > 0)
@@ -275,7 +309,7 @@ static int time_at(struct dec *d, const cJSON *o, const char *key, int64_t *out)
         return rc;
     if (ebb_time_parse(s, out) != 0) {
         *out = EBB_TIME_NONE;
-        return fail(d, EBB_ESCHEMA, key, "\"%s\" is not an RFC 3339 time", s);
+        return fail(d, EBB_ESCHEMA, key, "\"%s\" is not an RFC 3339 time", SHOWN(s));
     }
     return 0;
 }
@@ -460,7 +494,7 @@ static int reslist(struct dec *d, const cJSON *m, const char *skip, int unknown,
         if ((rc = ebb_decode_quantity(c, c->string, &v)) != 0) {
             if (cJSON_IsString(c))
                 return fail(d, EBB_ESCHEMA, c->string, "\"%s\" is not a quantity",
-                            c->valuestring);
+                            SHOWN(c->valuestring));
             return expected(d, c->string, "a quantity", c);
         }
         if ((id = ebb_resource_admit(c->string, &d->res_budget)) < 0 || id >= EBB_RES_MAX) {
@@ -611,7 +645,7 @@ static int req_decode(struct dec *d, const cJSON *e, int mode, struct ebb_req *r
         return fail(d, EBB_ESCHEMA, "key", "required");
     if (mode == REQ_FIELD && strcmp(r->key, "metadata.name") != 0)
         return fail(d, EBB_ESCHEMA, "key", "\"%s\" is not a node field (only metadata.name)",
-                    r->key);
+                    SHOWN(r->key));
     if ((rc = text_at(d, e, "operator", &op)) != 0)
         return rc;
     if (op == NULL)
@@ -621,7 +655,7 @@ static int req_decode(struct dec *d, const cJSON *e, int mode, struct ebb_req *r
             k = (int)i;
     if (k < 0 || (mode == REQ_LABEL && ops[k].op >= EBB_OP_GT) ||
         (mode == REQ_FIELD && ops[k].op > EBB_OP_NOT_IN))
-        return fail(d, EBB_ESCHEMA, "operator", "\"%s\" is not a valid operator (%s)", op,
+        return fail(d, EBB_ESCHEMA, "operator", "\"%s\" is not a valid operator (%s)", SHOWN(op),
                     valid[mode]);
     r->op = ops[k].op;
     if ((rc = arr_at(d, e, "values", &v, &nv)) != 0)
@@ -649,7 +683,7 @@ static int req_decode(struct dec *d, const cJSON *e, int mode, struct ebb_req *r
         if (!parse_i64(r->values[0], &r->num)) {
             push(d, "values");
             push_i(d, 0);
-            rc = fail(d, EBB_ESCHEMA, NULL, "\"%s\" is not an integer (%s)", r->values[0], op);
+            rc = fail(d, EBB_ESCHEMA, NULL, "\"%s\" is not an integer (%s)", SHOWN(r->values[0]), op);
             pop(d);
             pop(d);
             return rc;
@@ -924,7 +958,7 @@ static int tolerations_at(struct dec *d, const cJSON *spec, struct ebb_pod *p)
                 t->op = EBB_TOL_GT;
             else if (strcmp(s, "Equal") != 0)
                 rc = fail(d, EBB_ESCHEMA, "operator",
-                          "\"%s\" is not a valid operator (Exists, Equal, Lt, Gt)", s);
+                          "\"%s\" is not a valid operator (Exists, Equal, Lt, Gt)", SHOWN(s));
         }
         if (rc == 0 && (rc = text_at(d, c, "effect", &s)) == 0)
             t->effect = s == NULL || *s == '\0' ? EBB_EFFECT_ALL : (uint8_t)ebb_effect_parse(s);
@@ -1130,7 +1164,7 @@ static int policy_at(struct dec *d, const cJSON *o, const char *key, uint8_t *ou
     else if (strcmp(s, "Ignore") == 0)
         *out = EBB_POLICY_IGNORE;
     else
-        return fail(d, EBB_ESCHEMA, key, "\"%s\" is not a valid policy (Honor, Ignore)", s);
+        return fail(d, EBB_ESCHEMA, key, "\"%s\" is not a valid policy (Honor, Ignore)", SHOWN(s));
     return 0;
 }
 
@@ -1163,7 +1197,7 @@ static int tsc_at(struct dec *d, const cJSON *spec, struct ebb_pod *p)
                 t->when_unsatisfiable = EBB_TSC_SCHEDULE_ANYWAY;
             else if (strcmp(s, "DoNotSchedule") != 0)
                 rc = fail(d, EBB_ESCHEMA, "whenUnsatisfiable",
-                          "\"%s\" is not valid (DoNotSchedule, ScheduleAnyway)", s);
+                          "\"%s\" is not valid (DoNotSchedule, ScheduleAnyway)", SHOWN(s));
         }
         if (rc == 0)
             rc = selector_at(d, c, "labelSelector", true, &t->selector);
@@ -2102,7 +2136,7 @@ static int decode_node_metrics(struct dec *d, const cJSON *obj, struct ebb_node_
         (rc = time_at(d, obj, "timestamp", &m->timestamp)) == 0 &&
         (rc = text_at(d, obj, "window", &w)) == 0 && w != NULL &&
         !parse_duration_ms(w, &m->window_ms))
-        rc = fail(d, EBB_ESCHEMA, "window", "\"%s\" is not a duration", w);
+        rc = fail(d, EBB_ESCHEMA, "window", "\"%s\" is not a duration", SHOWN(w));
     if (rc == 0)
         rc = res_at(d, obj, "usage", &m->usage);
     if (rc != 0) {

@@ -613,28 +613,46 @@ static int take_item(struct informer *i, char *text, size_t len)
     return rc;
 }
 
+/* The bound of the queues (tests and the fuzzer lower it). */
+size_t ebb__informers_queue_max = EBB_HOLD_QUEUE_MAX;
+
+/* Bytes the queues hold now, each entry counted once: 0 once released. */
+size_t ebb__informers_queued(const struct ebb_informers *s)
+{
+    size_t n = 0;
+
+    for (size_t k = 0; k < s->n; k++) {
+        size_t mine = 0;
+        for (const struct queued *q = s->inf[k].qhead; q != NULL; q = q->next)
+            mine += sizeof(*q) + q->len;
+        if (mine != s->inf[k].queued_bytes)
+            return SIZE_MAX;   /* the count went wrong */
+        n += mine;
+    }
+    return n != s->queued_bytes ? SIZE_MAX : n;
+}
+
 /* Hold it for when the cycle ends. false when the queues would go past
- * EBB_HOLD_QUEUE_MAX: this informer's queue is dropped, its request
- * cancelled, and it lists again once the hold is released. */
+ * their bound (EBB_HOLD_QUEUE_MAX): this informer's queue is dropped, its
+ * request cancelled, and it lists again once the hold is released. */
 static bool queue(struct informer *i, int type, const char *data, size_t len, bool big)
 {
     struct ebb_informers *s = i->set;
     struct queued *q;
 
-    if (s->queued_bytes + len + sizeof(*q) > EBB_HOLD_QUEUE_MAX ||
+    if (s->queued_bytes + len + sizeof(*q) > ebb__informers_queue_max ||
         (q = malloc(sizeof(*q) + len + 1)) == NULL) {
         char msg[160];
         while ((q = i->qhead) != NULL) {
             i->qhead = q->next;
-            s->queued_bytes -= sizeof(*q) + q->len;
             free(q);
         }
         i->qtail = NULL;
         i->queued = i->st.queued = 0;
         s->queued_bytes -= i->queued_bytes;
         i->queued_bytes = 0;
-        snprintf(msg, sizeof(msg), "more than %zu MiB of changes while a cycle ran; relisting after it",
-                 EBB_HOLD_QUEUE_MAX >> 20);
+        snprintf(msg, sizeof(msg), "more than %zu KiB of changes while a cycle ran; relisting after it",
+                 ebb__informers_queue_max >> 10);
         broke(i, msg);
         i->overflow = true;
         i->relisting = true;
@@ -688,6 +706,7 @@ static int list_item(void *ud, char *text, size_t len, size_t index)
  * starts from its resourceVersion. */
 static void page_end(struct informer *i, const char *rv, const char *cont)
 {
+    spill_tend(i->set);   /* once a page: its pods and nodes were appended */
     /* a server could page for ever (with or without objects) */
     if (!i->poll && cont[0] != '\0' && ++i->round_pages < EBB_LIST_OBJECTS_MAX) {
         if (cont != i->cont)

@@ -623,6 +623,19 @@ static void test_errors(void **state)
 
     e = pod_error("['not','an','object']");
     assert_string_equal(e.msg, "expected an object, got an array");
+
+    /* what an error echoes of the input cannot break a log line, an Event
+     * or a terminal: control characters and what is not UTF-8 as '?', cut
+     * after a whole character */
+    e = pod_error("{'metadata':{'name':'p'},'spec':{'containers':[{'resources':{'requests':"
+                  "{'cpu\\u001b[2J':'1\\u001b[31m\\nx'}}}]}}");
+    assert_string_equal(e.field, "spec.containers[0].resources.requests.cpu?[2J");
+    assert_string_equal(e.msg, "\"1?[31m?x\" is not a quantity");
+    e = pod_error("{'metadata':{'name':'p','creationTimestamp':'\xc3\xa9\xff"
+                  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'}}");
+    assert_true(strncmp(e.msg, "\"\xc3\xa9?aaa", 7) == 0);
+    assert_non_null(strstr(e.msg, "...\" is not an RFC 3339 time"));
+    assert_true(ebb_utf8_valid(e.msg, strlen(e.msg)));
 }
 
 /* ---- nodes and the other kinds ---------------------------------------------- */
