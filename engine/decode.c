@@ -65,14 +65,17 @@ static void pop(struct dec *d)
     d->depth--;
 }
 
-/* Text of the input as a message shows it: at most len - 1 bytes (cut
- * after a whole character, "..." then), control characters and bytes that
- * are not UTF-8 as '?'. An error names what was wrong without carrying
- * what would break a log line, an Event or a terminal. */
-static const char *shown(const char *s, char *buf, size_t len)
+/* See ebb/decode.h: an error names what was wrong without carrying what
+ * would break a log line, an Event or a terminal. */
+const char *ebb_decode_shown(const char *s, char *buf, size_t len)
 {
     size_t o = 0;
 
+    if (len < 4) {
+        if (len > 0)
+            buf[0] = '\0';
+        return buf;
+    }
     if (s == NULL)
         s = "";
     while (*s != '\0') {
@@ -97,7 +100,7 @@ static const char *shown(const char *s, char *buf, size_t len)
 
 /* shown() into a buffer of the calling expression's life. */
 #define SHOWN_MAX 96
-#define SHOWN(s) shown((s), (char[SHOWN_MAX]){ 0 }, SHOWN_MAX)
+#define SHOWN(s) ebb_decode_shown((s), (char[SHOWN_MAX]){ 0 }, SHOWN_MAX)
 
 static void append_seg(char *buf, size_t len, size_t *off, const char *key, int idx)
 {

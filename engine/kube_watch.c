@@ -273,8 +273,9 @@ static void broke(struct informer *i, const char *why)
     if (i->broken_since == 0)
         i->broken_since = i->reopened_from ? i->reopened_from : now_ms(i->set);
     i->reopened_from = 0;
-    snprintf(i->last_error, sizeof(i->last_error), "%s", why);
-    ebb_log(EBB_LOG_WARN, "watch %s: %s", i->name, why);
+    /* what a server said goes into /readyz and the log: shown safely */
+    ebb_decode_shown(why, i->last_error, sizeof(i->last_error));
+    ebb_log(EBB_LOG_WARN, "watch %s: %s", i->name, i->last_error);
 }
 
 /* The request in flight, if any, is dropped (its on_done is ignored). */
@@ -892,7 +893,8 @@ static void relist(struct informer *i, const char *why)
     if (i->broken_since == 0)
         i->broken_since = i->reopened_from ? i->reopened_from : now_ms(i->set);
     i->reopened_from = 0;
-    snprintf(i->last_error, sizeof(i->last_error), "relisting: %s", why);
+    snprintf(i->last_error, sizeof(i->last_error), "relisting: ");
+    ebb_decode_shown(why, i->last_error + 11, sizeof(i->last_error) - 11);
     i->relisting = true;
     free_seen(i);
     start_list(i, NULL);

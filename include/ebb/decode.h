@@ -131,6 +131,11 @@ void ebb_skip_key(const struct cJSON *obj, int kind, struct ebb_skip *why);
  * byte, which JSON forbids (the text is then not JSON). */
 bool ebb_json_nul_scrub(char *text, size_t len);
 
+/* Text a server or a file sent, as a message shows it: into buf, at most
+ * len - 1 bytes (cut after a whole character, "..." then), control
+ * characters and bytes that are not UTF-8 as '?'. Returns buf. */
+const char *ebb_decode_shown(const char *s, char *buf, size_t len);
+
 /* A quantity that may be a JSON string or number. */
 int ebb_decode_quantity(const struct cJSON *j, const char *resource, int64_t *out);
 
