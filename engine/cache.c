@@ -1172,7 +1172,8 @@ struct cJSON *ebb_cache_read_object(const struct ebb_cache *c, const struct ebb_
 
     if (ebb_cache_read_source(c, src, &json, &len) != 0)
         return NULL;
-    j = cJSON_ParseWithLength(json, len);
+    /* the object as it was decoded: a NUL escape read as U+FFFD */
+    j = ebb_json_nul_scrub(json, len) ? cJSON_ParseWithLength(json, len) : NULL;
     free(json);
     if (j == NULL || !src->envelope)
         return j;

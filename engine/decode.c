@@ -28,12 +28,19 @@
 
 struct dec {
     struct ebb_error *err;
+    int res_budget;          /* new resource names this object may register */
+    size_t kept;             /* bytes of text kept ... */
+    size_t kept_max;         /* ... at most (EBB_OBJECT_KEPT_MAX from a server) */
     int depth;
     struct {
         const char *key;     /* NULL: an array index */
         int idx;
     } st[MAX_DEPTH];
 };
+
+/* A user's file is not bounded by what ebb keeps of an object (the user
+ * chose it); what a server sends is (ebb_decode_from_server). */
+#define DEC_INIT(e) { .err = (e), .res_budget = EBB_RES_OBJECT_NEW, .kept_max = SIZE_MAX }
 
 static void push(struct dec *d, const char *key)
 {
@@ -58,6 +65,43 @@ static void pop(struct dec *d)
     d->depth--;
 }
 
+/* See ebb/decode.h: an error names what was wrong without carrying what
+ * would break a log line, an Event or a terminal. */
+const char *ebb_decode_shown(const char *s, char *buf, size_t len)
+{
+    size_t o = 0;
+
+    if (len < 4) {
+        if (len > 0)
+            buf[0] = '\0';
+        return buf;
+    }
+    if (s == NULL)
+        s = "";
+    while (*s != '\0') {
+        unsigned char c = (unsigned char)*s;
+        size_t n = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+        if (n == 0 || !ebb_utf8_valid(s, n) || strnlen(s, n) < n)
+            n = 1, c = '?';
+        if (o + n + 4 > len) {
+            memcpy(buf + o, "...", 3);
+            o += 3;
+            break;
+        }
+        if (n == 1)
+            buf[o++] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+        else
+            memcpy(buf + o, s, n), o += n;
+        s += n;
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
+/* shown() into a buffer of the calling expression's life. */
+#define SHOWN_MAX 96
+#define SHOWN(s) ebb_decode_shown((s), (char[SHOWN_MAX]){ 0 }, SHOWN_MAX)
+
 static void append_seg(char *buf, size_t len, size_t *off, const char *key, int idx)
 {
     int k;
@@ -65,7 +109,7 @@ static void append_seg(char *buf, size_t len, size_t *off, const char *key, int 
     if (*off + 1 >= len)
         return;
     if (key != NULL)
-        k = snprintf(buf + *off, len - *off, "%s%s", *off ? "." : "", key);
+        k = snprintf(buf + *off, len - *off, "%s%s", *off ? "." : "", SHOWN(key));
     else
         k = snprintf(buf + *off, len - *off, "[%d]", idx);
     if (k > 0)
@@ -144,6 +188,9 @@ static int intern(struct dec *d, const char *key, const char *s, ebb_str *out)
 {
     size_t n = strlen(s);
 
+    if ((d->kept += n) > d->kept_max)
+        return fail(d, EBB_ELIMIT, key, "the object holds more than %zu MiB of text: not one "
+                    "a Kubernetes API server keeps (etcd: 1.5 MiB)", EBB_OBJECT_KEPT_MAX >> 20);
     if (!ebb_utf8_valid(s, n))
         return fail(d, EBB_ESCHEMA, key, "not valid UTF-8");
     if ((*out = ebb_str_intern(s, n)) == NULL)
@@ -266,7 +313,7 @@ static int time_at(struct dec *d, const cJSON *o, const char *key, int64_t *out)
         return rc;
     if (ebb_time_parse(s, out) != 0) {
         *out = EBB_TIME_NONE;
-        return fail(d, EBB_ESCHEMA, key, "\"%s\" is not an RFC 3339 time", s);
+        return fail(d, EBB_ESCHEMA, key, "\"%s\" is not an RFC 3339 time", SHOWN(s));
     }
     return 0;
 }
@@ -429,9 +476,15 @@ static void racc_clear(struct racc *a)
     a->has = 0;
 }
 
+/* What a ResourceList does with a name the registry has no slot for
+ * (ebb/model.h): a pod's requests count it as EBB_RES_UNREGISTERED, which
+ * no node offers (the pod fits nowhere, as a resource no node lists); a
+ * node's capacity, a limit or a usage leaves it out. */
+enum { RES_DROP, RES_MARK };
+
 /* Parse a ResourceList object into `a` (values replace); the member named
  * `skip` (may be NULL) is not a resource. */
-static int reslist(struct dec *d, const cJSON *m, const char *skip, struct racc *a)
+static int reslist(struct dec *d, const cJSON *m, const char *skip, int unknown, struct racc *a)
 {
     const cJSON *c;
     int id, rc;
@@ -440,14 +493,20 @@ static int reslist(struct dec *d, const cJSON *m, const char *skip, struct racc 
     for (c = m->child; c != NULL; c = c->next) {
         if (skip != NULL && strcmp(c->string, skip) == 0)
             continue;
-        if ((id = ebb_resource_id(c->string)) < 0 || id >= EBB_RES_MAX)
-            return fail(d, EBB_ESCHEMA, c->string,
-                        "too many distinct resource names (at most %d)", EBB_RES_MAX);
+        if (c->string[0] == '\0' || !ebb_utf8_valid(c->string, strlen(c->string)))
+            return fail(d, EBB_ESCHEMA, c->string, "not a resource name");
         if ((rc = ebb_decode_quantity(c, c->string, &v)) != 0) {
             if (cJSON_IsString(c))
                 return fail(d, EBB_ESCHEMA, c->string, "\"%s\" is not a quantity",
-                            c->valuestring);
+                            SHOWN(c->valuestring));
             return expected(d, c->string, "a quantity", c);
+        }
+        if ((id = ebb_resource_admit(c->string, &d->res_budget)) < 0 || id >= EBB_RES_MAX) {
+            /* a request of 0 asks for nothing (the scheduler skips it) */
+            if (unknown == RES_DROP || v == 0)
+                continue;
+            id = EBB_RES_UNREGISTERED;
+            v = a->has & (1ull << id) ? sat_add(a->v[id], 1) : 1;
         }
         a->v[id] = v;
         a->has |= 1ull << id;
@@ -455,7 +514,7 @@ static int reslist(struct dec *d, const cJSON *m, const char *skip, struct racc 
     return 0;
 }
 
-static int reslist_at(struct dec *d, const cJSON *o, const char *key, struct racc *a)
+static int reslist_at(struct dec *d, const cJSON *o, const char *key, int unknown, struct racc *a)
 {
     const cJSON *m;
     int rc;
@@ -463,7 +522,7 @@ static int reslist_at(struct dec *d, const cJSON *o, const char *key, struct rac
     if ((rc = obj_at(d, o, key, &m)) != 0 || m == NULL)
         return rc;
     push(d, key);
-    rc = reslist(d, m, NULL, a);
+    rc = reslist(d, m, NULL, unknown, a);
     pop(d);
     return rc;
 }
@@ -492,7 +551,7 @@ static int res_at(struct dec *d, const cJSON *o, const char *key, struct ebb_res
     int rc;
 
     a.has = 0;
-    if ((rc = reslist_at(d, o, key, &a)) != 0)
+    if ((rc = reslist_at(d, o, key, RES_DROP, &a)) != 0)
         return rc;
     return racc_emit(d, &a, out);
 }
@@ -590,7 +649,7 @@ static int req_decode(struct dec *d, const cJSON *e, int mode, struct ebb_req *r
         return fail(d, EBB_ESCHEMA, "key", "required");
     if (mode == REQ_FIELD && strcmp(r->key, "metadata.name") != 0)
         return fail(d, EBB_ESCHEMA, "key", "\"%s\" is not a node field (only metadata.name)",
-                    r->key);
+                    SHOWN(r->key));
     if ((rc = text_at(d, e, "operator", &op)) != 0)
         return rc;
     if (op == NULL)
@@ -600,7 +659,7 @@ static int req_decode(struct dec *d, const cJSON *e, int mode, struct ebb_req *r
             k = (int)i;
     if (k < 0 || (mode == REQ_LABEL && ops[k].op >= EBB_OP_GT) ||
         (mode == REQ_FIELD && ops[k].op > EBB_OP_NOT_IN))
-        return fail(d, EBB_ESCHEMA, "operator", "\"%s\" is not a valid operator (%s)", op,
+        return fail(d, EBB_ESCHEMA, "operator", "\"%s\" is not a valid operator (%s)", SHOWN(op),
                     valid[mode]);
     r->op = ops[k].op;
     if ((rc = arr_at(d, e, "values", &v, &nv)) != 0)
@@ -628,7 +687,7 @@ static int req_decode(struct dec *d, const cJSON *e, int mode, struct ebb_req *r
         if (!parse_i64(r->values[0], &r->num)) {
             push(d, "values");
             push_i(d, 0);
-            rc = fail(d, EBB_ESCHEMA, NULL, "\"%s\" is not an integer (%s)", r->values[0], op);
+            rc = fail(d, EBB_ESCHEMA, NULL, "\"%s\" is not an integer (%s)", SHOWN(r->values[0]), op);
             pop(d);
             pop(d);
             return rc;
@@ -731,7 +790,7 @@ fail:
 
 int ebb_decode_label_selector(const cJSON *j, struct ebb_selector **out, struct ebb_error *err)
 {
-    struct dec d = { .err = err };
+    struct dec d = DEC_INIT(err);
 
     if (out == NULL)
         return EBB_EINVAL;
@@ -903,7 +962,7 @@ static int tolerations_at(struct dec *d, const cJSON *spec, struct ebb_pod *p)
                 t->op = EBB_TOL_GT;
             else if (strcmp(s, "Equal") != 0)
                 rc = fail(d, EBB_ESCHEMA, "operator",
-                          "\"%s\" is not a valid operator (Exists, Equal, Lt, Gt)", s);
+                          "\"%s\" is not a valid operator (Exists, Equal, Lt, Gt)", SHOWN(s));
         }
         if (rc == 0 && (rc = text_at(d, c, "effect", &s)) == 0)
             t->effect = s == NULL || *s == '\0' ? EBB_EFFECT_ALL : (uint8_t)ebb_effect_parse(s);
@@ -1109,7 +1168,7 @@ static int policy_at(struct dec *d, const cJSON *o, const char *key, uint8_t *ou
     else if (strcmp(s, "Ignore") == 0)
         *out = EBB_POLICY_IGNORE;
     else
-        return fail(d, EBB_ESCHEMA, key, "\"%s\" is not a valid policy (Honor, Ignore)", s);
+        return fail(d, EBB_ESCHEMA, key, "\"%s\" is not a valid policy (Honor, Ignore)", SHOWN(s));
     return 0;
 }
 
@@ -1142,7 +1201,7 @@ static int tsc_at(struct dec *d, const cJSON *spec, struct ebb_pod *p)
                 t->when_unsatisfiable = EBB_TSC_SCHEDULE_ANYWAY;
             else if (strcmp(s, "DoNotSchedule") != 0)
                 rc = fail(d, EBB_ESCHEMA, "whenUnsatisfiable",
-                          "\"%s\" is not valid (DoNotSchedule, ScheduleAnyway)", s);
+                          "\"%s\" is not valid (DoNotSchedule, ScheduleAnyway)", SHOWN(s));
         }
         if (rc == 0)
             rc = selector_at(d, c, "labelSelector", true, &t->selector);
@@ -1218,10 +1277,10 @@ static int container(struct dec *d, const cJSON *c, bool init, struct ebb_pod *p
         bool found[2] = { false, false };
 
         push(d, "resources");
-        rc = reslist_at(d, res, "requests", &s->one);
+        rc = reslist_at(d, res, "requests", RES_MARK, &s->one);
         lim.has = 0;
         if (rc == 0)
-            rc = reslist_at(d, res, "limits", &lim);
+            rc = reslist_at(d, res, "limits", RES_DROP, &lim);
         pop(d);
         if (rc != 0)
             return rc;
@@ -1330,7 +1389,7 @@ static int pod_requests(struct dec *d, const cJSON *spec, struct ebb_pod *p, str
 
         racc_clear(lvl);
         push(d, "resources");
-        rc = reslist_at(d, res, "requests", lvl);
+        rc = reslist_at(d, res, "requests", RES_MARK, lvl);
         pop(d);
         if (rc != 0)
             return rc;
@@ -1353,7 +1412,7 @@ static int pod_requests(struct dec *d, const cJSON *spec, struct ebb_pod *p, str
         }
     }
     racc_clear(&s->one);
-    if ((rc = reslist_at(d, spec, "overhead", &s->one)) != 0)
+    if ((rc = reslist_at(d, spec, "overhead", RES_MARK, &s->one)) != 0)
         return rc;
     for (int r = 0; r < 2; r++)
         if (s->one.has & (1ull << r))
@@ -1723,27 +1782,24 @@ static int pod_status(struct dec *d, const cJSON *obj, struct ebb_pod *p, const 
     return rc;
 }
 
-int ebb_decode_pod(const cJSON *obj, struct ebb_pod **out, struct ebb_error *err)
+static int decode_pod(struct dec *d, const cJSON *obj, struct ebb_pod **out)
 {
-    struct dec d = { .err = err };
     struct podsum *s;
     struct ebb_pod *p;
     int rc;
 
-    if (obj == NULL || out == NULL)
-        return EBB_EINVAL;
     if (!cJSON_IsObject(obj))
-        return expected(&d, NULL, "an object", obj);
+        return expected(d, NULL, "an object", obj);
     if ((p = calloc(1, sizeof(*p))) == NULL)
-        return nomem(&d);
+        return nomem(d);
     if ((s = calloc(1, sizeof(*s))) == NULL) {
         free(p);
-        return nomem(&d);
+        return nomem(d);
     }
     s->guaranteed = true;
     p->created = p->started = p->deleted = EBB_TIME_NONE;
-    if ((rc = pod_meta(&d, obj, p)) == 0 && (rc = pod_spec(&d, obj, p, s)) == 0)
-        rc = pod_status(&d, obj, p, s);
+    if ((rc = pod_meta(d, obj, p)) == 0 && (rc = pod_spec(d, obj, p, s)) == 0)
+        rc = pod_status(d, obj, p, s);
     free(s);
     if (rc != 0) {
         ebb_pod_free(p);
@@ -1751,6 +1807,15 @@ int ebb_decode_pod(const cJSON *obj, struct ebb_pod **out, struct ebb_error *err
     }
     *out = p;
     return 0;
+}
+
+int ebb_decode_pod(const cJSON *obj, struct ebb_pod **out, struct ebb_error *err)
+{
+    struct dec d = DEC_INIT(err);
+
+    if (obj == NULL || out == NULL)
+        return EBB_EINVAL;
+    return decode_pod(&d, obj, out);
 }
 
 /* ---- nodes ------------------------------------------------------------------ */
@@ -1813,50 +1878,47 @@ static int node_images_at(struct dec *d, const cJSON *status, struct ebb_node *n
     return rc;
 }
 
-int ebb_decode_node(const cJSON *obj, struct ebb_node **out, struct ebb_error *err)
+static int decode_node(struct dec *d, const cJSON *obj, struct ebb_node **out)
 {
-    struct dec d = { .err = err };
     const cJSON *meta, *spec, *status;
     struct ebb_node *n;
     int rc;
 
-    if (obj == NULL || out == NULL)
-        return EBB_EINVAL;
     if (!cJSON_IsObject(obj))
-        return expected(&d, NULL, "an object", obj);
+        return expected(d, NULL, "an object", obj);
     if ((n = calloc(1, sizeof(*n))) == NULL)
-        return nomem(&d);
+        return nomem(d);
     n->created = EBB_TIME_NONE;
     n->ready = true;   /* upstream IsReady: only a Ready condition that is not True says no */
-    if ((rc = meta_at(&d, obj, &meta, NULL, &n->name)) != 0)
+    if ((rc = meta_at(d, obj, &meta, NULL, &n->name)) != 0)
         goto fail;
-    push(&d, "metadata");
-    if ((rc = str_at(&d, meta, "uid", &n->uid)) == 0 &&
-        (rc = labels_at(&d, meta, "labels", &n->labels, false)) == 0 &&
-        (rc = labels_at(&d, meta, "annotations", &n->annotations, true)) == 0)
-        rc = time_at(&d, meta, "creationTimestamp", &n->created);
-    pop(&d);
-    if (rc != 0 || (rc = obj_at(&d, obj, "spec", &spec)) != 0)
+    push(d, "metadata");
+    if ((rc = str_at(d, meta, "uid", &n->uid)) == 0 &&
+        (rc = labels_at(d, meta, "labels", &n->labels, false)) == 0 &&
+        (rc = labels_at(d, meta, "annotations", &n->annotations, true)) == 0)
+        rc = time_at(d, meta, "creationTimestamp", &n->created);
+    pop(d);
+    if (rc != 0 || (rc = obj_at(d, obj, "spec", &spec)) != 0)
         goto fail;
-    push(&d, "spec");
-    if ((rc = bool_at(&d, spec, "unschedulable", &n->unschedulable)) == 0)
-        rc = taints_at(&d, spec, n);
-    pop(&d);
-    if (rc != 0 || (rc = obj_at(&d, obj, "status", &status)) != 0)
+    push(d, "spec");
+    if ((rc = bool_at(d, spec, "unschedulable", &n->unschedulable)) == 0)
+        rc = taints_at(d, spec, n);
+    pop(d);
+    if (rc != 0 || (rc = obj_at(d, obj, "status", &status)) != 0)
         goto fail;
-    push(&d, "status");
-    if ((rc = res_at(&d, status, "capacity", &n->capacity)) == 0 &&
-        (rc = res_at(&d, status, "allocatable", &n->allocatable)) == 0 &&
-        (rc = conditions_at(&d, status, NULL, NULL, &n->ready)) == 0)
-        rc = node_images_at(&d, status, n);
-    pop(&d);
+    push(d, "status");
+    if ((rc = res_at(d, status, "capacity", &n->capacity)) == 0 &&
+        (rc = res_at(d, status, "allocatable", &n->allocatable)) == 0 &&
+        (rc = conditions_at(d, status, NULL, NULL, &n->ready)) == 0)
+        rc = node_images_at(d, status, n);
+    pop(d);
     if (rc != 0)
         goto fail;
     /* An empty allocatable means the capacity, as the descheduler reads it. */
     if (n->allocatable.n == 0 && n->capacity.n > 0) {
         size_t sz = n->capacity.n * sizeof(*n->capacity.q);
         if ((n->allocatable.q = malloc(sz)) == NULL) {
-            rc = nomem(&d);
+            rc = nomem(d);
             goto fail;
         }
         memcpy(n->allocatable.q, n->capacity.q, sz);
@@ -1867,6 +1929,15 @@ int ebb_decode_node(const cJSON *obj, struct ebb_node **out, struct ebb_error *e
 fail:
     ebb_node_free(n);
     return rc;
+}
+
+int ebb_decode_node(const cJSON *obj, struct ebb_node **out, struct ebb_error *err)
+{
+    struct dec d = DEC_INIT(err);
+
+    if (obj == NULL || out == NULL)
+        return EBB_EINVAL;
+    return decode_node(&d, obj, out);
 }
 
 /* ---- other kinds ------------------------------------------------------------- */
@@ -2070,7 +2141,7 @@ static int decode_node_metrics(struct dec *d, const cJSON *obj, struct ebb_node_
         (rc = time_at(d, obj, "timestamp", &m->timestamp)) == 0 &&
         (rc = text_at(d, obj, "window", &w)) == 0 && w != NULL &&
         !parse_duration_ms(w, &m->window_ms))
-        rc = fail(d, EBB_ESCHEMA, "window", "\"%s\" is not a duration", w);
+        rc = fail(d, EBB_ESCHEMA, "window", "\"%s\" is not a duration", SHOWN(w));
     if (rc == 0)
         rc = res_at(d, obj, "usage", &m->usage);
     if (rc != 0) {
@@ -2102,7 +2173,7 @@ static int decode_pod_metrics(struct dec *d, const cJSON *obj, struct ebb_pod_me
         one.has = 0;
         if (!cJSON_IsObject(c))
             rc = expected(d, NULL, "an object", c);
-        else if ((rc = reslist_at(d, c, "usage", &one)) == 0)
+        else if ((rc = reslist_at(d, c, "usage", RES_DROP, &one)) == 0)
             racc_add(&sum, &one);
         pop(d);
     }
@@ -2131,9 +2202,9 @@ static int resource_map_at(struct dec *d, const cJSON *o, const char *key, struc
     push(d, key);
     if ((rc = obj_at(d, m, "resources", &r)) == 0) {
         if (r != NULL)
-            rc = reslist_at(d, m, "resources", &a);
+            rc = reslist_at(d, m, "resources", RES_DROP, &a);
         else
-            rc = reslist(d, m, "devices", &a);
+            rc = reslist(d, m, "devices", RES_DROP, &a);
     }
     pop(d);
     if (rc == 0)
@@ -2196,7 +2267,7 @@ done:
 
 int ebb_decode_node_affinity(const cJSON *j, struct ebb_affinity **out, struct ebb_error *err)
 {
-    struct dec d = { .err = err };
+    struct dec d = DEC_INIT(err);
     struct ebb_affinity *a;
     int rc;
 
@@ -2296,28 +2367,27 @@ static int decode_workload(struct dec *d, const cJSON *obj, int kind, struct ebb
 }
 
 /* Decode `obj` as `kind` (already known to be an object). */
-static int decode_as(const cJSON *obj, int kind, struct ebb_object *out, struct ebb_error *err)
+static int decode_as(struct dec *d, const cJSON *obj, int kind, struct ebb_object *out)
 {
-    struct dec d = { .err = err };
     int rc;
 
     switch (kind) {
-    case EBB_KIND_POD: rc = ebb_decode_pod(obj, &out->u.pod, err); break;
-    case EBB_KIND_NODE: rc = ebb_decode_node(obj, &out->u.node, err); break;
-    case EBB_KIND_NAMESPACE: rc = decode_namespace(&d, obj, &out->u.ns); break;
-    case EBB_KIND_PRIORITY_CLASS: rc = decode_priority_class(&d, obj, &out->u.pc); break;
-    case EBB_KIND_PVC: rc = decode_pvc(&d, obj, &out->u.pvc); break;
-    case EBB_KIND_PDB: rc = decode_pdb(&d, obj, &out->u.pdb); break;
-    case EBB_KIND_NODE_METRICS: rc = decode_node_metrics(&d, obj, &out->u.node_metrics); break;
-    case EBB_KIND_POD_METRICS: rc = decode_pod_metrics(&d, obj, &out->u.pod_metrics); break;
-    case EBB_KIND_KOORD_NODE_METRIC: rc = decode_koord(&d, obj, &out->u.koord); break;
-    case EBB_KIND_PROM_RESULT: rc = ebb_prom_result_decode(obj, &out->u.prom, err); break;
+    case EBB_KIND_POD: rc = decode_pod(d, obj, &out->u.pod); break;
+    case EBB_KIND_NODE: rc = decode_node(d, obj, &out->u.node); break;
+    case EBB_KIND_NAMESPACE: rc = decode_namespace(d, obj, &out->u.ns); break;
+    case EBB_KIND_PRIORITY_CLASS: rc = decode_priority_class(d, obj, &out->u.pc); break;
+    case EBB_KIND_PVC: rc = decode_pvc(d, obj, &out->u.pvc); break;
+    case EBB_KIND_PDB: rc = decode_pdb(d, obj, &out->u.pdb); break;
+    case EBB_KIND_NODE_METRICS: rc = decode_node_metrics(d, obj, &out->u.node_metrics); break;
+    case EBB_KIND_POD_METRICS: rc = decode_pod_metrics(d, obj, &out->u.pod_metrics); break;
+    case EBB_KIND_KOORD_NODE_METRIC: rc = decode_koord(d, obj, &out->u.koord); break;
+    case EBB_KIND_PROM_RESULT: rc = ebb_prom_result_decode(obj, &out->u.prom, d->err); break;
     case EBB_KIND_SERVICE:
     case EBB_KIND_REPLICA_SET:
     case EBB_KIND_STATEFUL_SET:
-    case EBB_KIND_REPLICATION_CONTROLLER: rc = decode_workload(&d, obj, kind, &out->u.workload); break;
+    case EBB_KIND_REPLICATION_CONTROLLER: rc = decode_workload(d, obj, kind, &out->u.workload); break;
     default:
-        return fail(&d, EBB_ENOENT, "kind", "not a kind ebb keeps");
+        return fail(d, EBB_ENOENT, "kind", "not a kind ebb keeps");
     }
     if (rc == 0)
         out->kind = kind;
@@ -2331,19 +2401,25 @@ int ebb_decode_object(const cJSON *obj, struct ebb_object *out, struct ebb_error
     return ebb_decode_object_as(obj, EBB_KIND_UNKNOWN, out, err);
 }
 
-int ebb_decode_object_as(const cJSON *obj, int kind, struct ebb_object *out, struct ebb_error *err)
+/* `obj` as `kind`, or as the kind it names. */
+static int object_as(struct dec *d, const cJSON *obj, int kind, struct ebb_object *out)
 {
-    struct dec d = { .err = err };
-
     if (obj == NULL || out == NULL)
         return EBB_EINVAL;
     out->kind = EBB_KIND_UNKNOWN;
     out->u.any = NULL;
     if (!cJSON_IsObject(obj))
-        return expected(&d, NULL, "an object", obj);
+        return expected(d, NULL, "an object", obj);
     if (kind == EBB_KIND_UNKNOWN || cJSON_GetObjectItemCaseSensitive(obj, "kind") != NULL)
         kind = ebb_decode_kind(obj);
-    return decode_as(obj, kind, out, err);
+    return decode_as(d, obj, kind, out);
+}
+
+int ebb_decode_object_as(const cJSON *obj, int kind, struct ebb_object *out, struct ebb_error *err)
+{
+    struct dec d = DEC_INIT(err);
+
+    return object_as(&d, obj, kind, out);
 }
 
 void ebb_object_free(struct ebb_object *o)
@@ -2369,4 +2445,121 @@ void ebb_object_free(struct ebb_object *o)
     }
     o->kind = EBB_KIND_UNKNOWN;
     o->u.any = NULL;
+}
+
+/* ---- objects from a server ------------------------------------------------------ */
+
+const char *ebb_skip_reason(int reason)
+{
+    static const char *const names[EBB_SKIP_MAX] = {
+        [EBB_SKIP_INVALID] = "invalid", [EBB_SKIP_WRONG_KIND] = "wrong-kind",
+        [EBB_SKIP_TOO_LARGE] = "too-large", [EBB_SKIP_NOT_JSON] = "not-json",
+        [EBB_SKIP_TOO_MANY] = "too-many",
+    };
+    return reason > 0 && reason < EBB_SKIP_MAX ? names[reason] : "unknown";
+}
+
+static bool namespaced(int kind)
+{
+    switch (kind) {
+    case EBB_KIND_POD:
+    case EBB_KIND_PVC:
+    case EBB_KIND_PDB:
+    case EBB_KIND_POD_METRICS:
+    case EBB_KIND_SERVICE:
+    case EBB_KIND_REPLICA_SET:
+    case EBB_KIND_STATEFUL_SET:
+    case EBB_KIND_REPLICATION_CONTROLLER: return true;
+    default: return false;
+    }
+}
+
+/* metadata.<key> as text fit for a message and an Event: "" unless it
+ * is a string of valid UTF-8 that fits. */
+static void meta_text(const cJSON *meta, const char *key, char *buf, size_t len)
+{
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(meta, key);
+    size_t n;
+
+    buf[0] = '\0';
+    if (!cJSON_IsString(j) || (n = strlen(j->valuestring)) >= len ||
+        !ebb_utf8_valid(j->valuestring, n))
+        return;
+    memcpy(buf, j->valuestring, n + 1);
+}
+
+void ebb_skip_key(const cJSON *obj, int kind, struct ebb_skip *why)
+{
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+
+    why->kind = kind;
+    meta_text(meta, "namespace", why->ns, sizeof(why->ns));
+    meta_text(meta, "name", why->name, sizeof(why->name));
+    meta_text(meta, "uid", why->uid, sizeof(why->uid));
+    if (namespaced(kind) && why->ns[0] == '\0')
+        snprintf(why->ns, sizeof(why->ns), "default");
+    else if (!namespaced(kind))
+        why->ns[0] = '\0';
+}
+
+/* The one place that decides what becomes of an object a server sent.
+ * Invariant: an object is kept whole or not at all, and never fails more
+ * than itself: what a real API server stores but ebb cannot keep as it is
+ * has been made representable before this (a NUL read as U+FFFD by
+ * ebb_json_nul_scrub, resource names past the registry's bounds counted
+ * as EBB_RES_UNREGISTERED by reslist); anything else ebb cannot read (a
+ * field of a type or value it does not take, more entries than it keeps,
+ * a quantity that is not one, another kind) is skipped alone, and the
+ * caller says so (a warning, ebb_objects_skipped_total{resource,reason},
+ * a Warning Event on the object). Only running out of memory is not the
+ * object's fault: that is returned as is. */
+int ebb_decode_from_server(const cJSON *obj, int kind, struct ebb_object *out, struct ebb_skip *why)
+{
+    struct dec d = DEC_INIT(NULL);
+    int rc;
+
+    if (obj == NULL || out == NULL || why == NULL)
+        return EBB_EINVAL;
+    memset(why, 0, sizeof(*why));
+    d.err = &why->err;
+    d.kept_max = EBB_OBJECT_KEPT_MAX;
+    rc = object_as(&d, obj, kind, out);
+    if (rc == EBB_ENOMEM)
+        return rc;
+    if (rc == 0 && (kind == EBB_KIND_UNKNOWN || out->kind == kind))
+        return 0;
+    if (rc == 0) {
+        snprintf(why->err.field, sizeof(why->err.field), "kind");
+        snprintf(why->err.msg, sizeof(why->err.msg), "a %s where a %s was expected",
+                 ebb_kind_name(out->kind), ebb_kind_name(kind));
+        ebb_object_free(out);
+        why->reason = EBB_SKIP_WRONG_KIND;
+    } else {
+        why->reason = rc == EBB_ELIMIT ? EBB_SKIP_TOO_LARGE : EBB_SKIP_INVALID;
+    }
+    ebb_skip_key(obj, kind, why);
+    why->err.code = EBB_ESCHEMA;
+    return EBB_ESCHEMA;
+}
+
+bool ebb_json_nul_scrub(char *text, size_t len)
+{
+    char *p = text, *end = text + len;
+
+    if (len > 0 && memchr(text, '\0', len) != NULL)
+        return false;
+    /* backslashes only occur inside strings in JSON; each escape is
+     * stepped over whole, so "\\u0000" (an escaped backslash, then text)
+     * stays as it is */
+    while ((p = memchr(p, '\\', (size_t)(end - p))) != NULL) {
+        if (end - p >= 6 && p[1] == 'u' && memcmp(p + 2, "0000", 4) == 0) {
+            memcpy(p + 2, "fffd", 4);
+            p += 6;
+        } else {
+            p += 2;
+        }
+        if (p >= end)
+            break;
+    }
+    return true;
 }

@@ -81,6 +81,15 @@ static int get_str(struct kc *kc, const struct ebb_val *map, const char *prefix,
     int rc = ebb__args_str(map, key, prefix, &s, &present, kc->err);
 
     *out = rc == 0 && present ? ebb__val_at(map, key) : NULL;
+    /* a C string would cut the value at a NUL: a server, a path or a token
+     * that is not what the file says */
+    if (*out != NULL && strlen((*out)->u.str.s) != (*out)->u.str.len) {
+        char field[128];
+        ebb__args_join(field, sizeof(field), prefix, key);
+        rc = schema(kc, EBB_ESCHEMA, (*out)->line, field, "holds a NUL character");
+        *out = NULL;
+        return rc;
+    }
     return ebb__args_in_file(rc, kc->file, kc->err);
 }
 
@@ -232,6 +241,12 @@ static int load_user(struct kc *kc, const struct ebb_val *u, size_t idx)
         return rc;
     /* "If both Token and TokenFile are present, Token takes precedence." */
     if (tok != NULL && tok->u.str.len > 0) {
+        if (!ebb_kube_token_ok(tok->u.str.s, tok->u.str.len)) {
+            ebb__args_join(field, sizeof(field), prefix, "token");
+            return schema(kc, EBB_ESCHEMA, tok->line, field,
+                          "not a bearer token: at most %d characters of visible ASCII (no "
+                          "space, newline or NUL)", EBB_KUBE_TOKEN_MAX);
+        }
         if ((kc->c->token = strdup(tok->u.str.s)) == NULL)
             return schema(kc, EBB_ENOMEM, 0, NULL, "out of memory");
     } else if (tokf != NULL) {

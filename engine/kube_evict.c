@@ -103,7 +103,7 @@ char *ebb_kube_event_body(const struct ebb_kube_event *e)
     cJSON_AddStringToObject(o, "kind", "Event");
     meta = cJSON_AddObjectToObject(o, "metadata");
     cJSON_AddStringToObject(meta, "name", name);
-    cJSON_AddStringToObject(meta, "namespace", e->ns);
+    cJSON_AddStringToObject(meta, "namespace", e->ns ? e->ns : "default");
     cJSON_AddStringToObject(o, "eventTime", now);
     cJSON_AddStringToObject(o, "reportingController", "ebb");
     cJSON_AddStringToObject(o, "reportingInstance", instance);
@@ -112,9 +112,10 @@ char *ebb_kube_event_body(const struct ebb_kube_event *e)
     cJSON_AddStringToObject(o, "type", e->type);
     cJSON_AddStringToObject(o, "note", note);
     reg = cJSON_AddObjectToObject(o, "regarding");
-    cJSON_AddStringToObject(reg, "apiVersion", "v1");
-    cJSON_AddStringToObject(reg, "kind", "Pod");
-    cJSON_AddStringToObject(reg, "namespace", e->ns);
+    cJSON_AddStringToObject(reg, "apiVersion", e->api_version ? e->api_version : "v1");
+    cJSON_AddStringToObject(reg, "kind", e->kind ? e->kind : "Pod");
+    if (e->ns)
+        cJSON_AddStringToObject(reg, "namespace", e->ns);
     cJSON_AddStringToObject(reg, "name", e->name);
     if (e->uid)
         cJSON_AddStringToObject(reg, "uid", e->uid);
@@ -249,12 +250,19 @@ static void post_event(struct ebb_kube_evict *ke, const struct ebb_kube_event *e
 
     if (body == NULL)
         return;
-    snprintf(path, sizeof(path), "/apis/events.k8s.io/v1/namespaces/%s/events", e->ns);
+    snprintf(path, sizeof(path), "/apis/events.k8s.io/v1/namespaces/%s/events",
+             e->ns ? e->ns : "default");
     ro.path = path;
     ro.body = body;
     ro.body_len = strlen(body);
     ebb_kube_request(ke->kube, &ro, NULL);
     free(body);
+}
+
+void ebb_kube_evict_event(struct ebb_kube_evict *ke, const struct ebb_kube_event *e)
+{
+    if (ke != NULL && e != NULL && e->name != NULL && e->name[0] != '\0')
+        post_event(ke, e);
 }
 
 /* Normal "Descheduled" by the plugin on the pod, or a Warning when the

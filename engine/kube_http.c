@@ -78,7 +78,11 @@ struct ebb_kube_req {
     char *url, *method, *body, *content_type;
     size_t body_len;
     bool stream, write, delivered;
+    bool sink;                   /* a 2xx body goes to on_data as it comes (not a stream) */
     bool oom;                    /* on_write could not keep the body */
+    bool too_big;                /* the body went past max_bytes */
+    size_t max_bytes;            /* of the body (a sink's in all), see EBB_KUBE_ANSWER_MAX */
+    size_t got;                  /* body bytes of this attempt */
     long timeout_ms;
     int attempts;
     uint64_t due;                /* RS_RETRY: uv_hrtime() to start at */
@@ -390,20 +394,28 @@ static void finish_msg(struct ebb_kube_req *r, int status, const char *msg)
     finish(r, status, msg, strlen(msg));
 }
 
+/* Every byte of an answer comes through here, and none is kept past a
+ * bound: a plain request's body up to max_bytes (over it the request ends
+ * with EBB_ELIMIT; a Content-Length over it is refused before reading,
+ * CURLOPT_MAXFILESIZE_LARGE), a sink's body up to max_bytes in all while
+ * it is handed on, a stream's chunks handed on as they come (its owner
+ * bounds what it keeps of them), and the error body of a stream or a sink
+ * up to EBB_KUBE_ERROR_MAX (its start says what went wrong). */
 static size_t on_write(char *ptr, size_t size, size_t nmemb, void *ud)
 {
     struct ebb_kube_req *r = ud;
-    size_t n = size * nmemb;
+    size_t n = size * nmemb, limit;
     long code = 0;
 
     if (r->state != RS_ACTIVE)
         return 0;   /* cancelled: stop the transfer */
     curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &code);
-    if (r->stream && code >= 200 && code < 300) {
-        /* A stream that never runs dry (a watch under heavy churn) would
-         * keep libcurl reading in one callback: past its share of a loop
-         * turn it pauses, and soon_cb resumes it once the loop has served
-         * everything else (/healthz, other requests, cycles). */
+    if ((r->stream || r->sink) && code >= 200 && code < 300) {
+        /* A stream that never runs dry (a watch under heavy churn, a
+         * large LIST) would keep libcurl reading in one callback: past its
+         * share of a loop turn it pauses, and soon_cb resumes it once the
+         * loop has served everything else (/healthz, other requests,
+         * cycles). */
         if (r->turn != r->k->turn) {
             r->turn = r->k->turn;
             r->turn_bytes = 0;
@@ -413,11 +425,25 @@ static size_t on_write(char *ptr, size_t size, size_t nmemb, void *ud)
             uv_idle_start(&r->k->soon, soon_cb);
             return CURL_WRITEFUNC_PAUSE;
         }
+        if (r->sink && (r->got += n) > r->max_bytes) {
+            r->too_big = true;
+            return 0;
+        }
         r->turn_bytes += n;
         r->delivered = true;
         r->on_data(r, ptr, n, r->ud);
         /* on_data may have cancelled it or closed the client */
         return r->state == RS_ACTIVE ? n : 0;
+    }
+    limit = r->stream || r->sink ? EBB_KUBE_ERROR_MAX : r->max_bytes;
+    if (r->len + n > limit) {
+        if (!r->stream && !r->sink) {
+            r->too_big = true;
+            return 0;
+        }
+        if (r->len >= limit)
+            return n;   /* the rest of an error body: its start is enough */
+        n = limit - r->len;
     }
     if (r->len + n + 1 > r->cap) {
         size_t cap = r->cap ? r->cap : 4096;
@@ -435,7 +461,7 @@ static size_t on_write(char *ptr, size_t size, size_t nmemb, void *ud)
     memcpy(r->buf + r->len, ptr, n);
     r->len += n;
     r->buf[r->len] = '\0';
-    return n;
+    return size * nmemb;
 }
 
 /* The end of a response's headers (the blank line) of a stream that
@@ -461,15 +487,27 @@ static size_t on_header(char *ptr, size_t size, size_t nmemb, void *ud)
     return r->state == RS_ACTIVE ? n : 0;
 }
 
+bool ebb_kube_token_ok(const char *s, size_t len)
+{
+    if (s == NULL || len == 0 || len > EBB_KUBE_TOKEN_MAX)
+        return false;
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)s[i] < 0x21 || (unsigned char)s[i] > 0x7e)
+            return false;
+    return true;
+}
+
 /* Re-read the token file when it changed (projected tokens rotate by an
  * atomic symlink swap: the inode changes, so does the mtime). A failed read
- * keeps the last good token. */
+ * keeps the last good token, and so does a file that holds no token ebb
+ * can send (larger than EBB_KUBE_TOKEN_MAX, or characters a header cannot
+ * carry): never a cut one. */
 static void refresh_token(struct ebb_kube *k)
 {
     struct ebb_error ferr = { 0 };
     struct stat st;
     FILE *f;
-    char buf[16384];
+    char buf[EBB_KUBE_TOKEN_MAX + 2];
     size_t n;
 
     if (k->token_file == NULL)
@@ -496,6 +534,12 @@ static void refresh_token(struct ebb_kube *k)
         ebb_log(EBB_LOG_WARN, "kube: token file %s is empty", k->token_file);
         return;
     }
+    if (!ebb_kube_token_ok(buf, n)) {
+        ebb_log(EBB_LOG_WARN, "kube: token file %s holds no bearer token (larger than %d bytes, "
+                "or characters other than visible ASCII); the last one read stays", k->token_file,
+                EBB_KUBE_TOKEN_MAX);
+        return;
+    }
     char *tok = strdup(buf);
     if (tok == NULL)
         return;
@@ -509,7 +553,7 @@ int ebb_kube_set_token(struct ebb_kube *k, const char *token)
 {
     char *t = NULL;
 
-    if (k == NULL)
+    if (k == NULL || (token != NULL && !ebb_kube_token_ok(token, strlen(token))))
         return EBB_EINVAL;
     if (token != NULL && (t = strdup(token)) == NULL)
         return EBB_ENOMEM;
@@ -603,6 +647,7 @@ static int setup_easy(struct ebb_kube_req *r)
         SET(CURLOPT_LOW_SPEED_TIME, (idle + 999) / 1000);
     } else {
         SET(CURLOPT_TIMEOUT_MS, timeout);
+        SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)r->max_bytes);
     }
     if (strcmp(r->method, "GET") == 0) {
         SET(CURLOPT_HTTPGET, 1L);
@@ -665,8 +710,10 @@ static void attempt(struct ebb_kube_req *r)
     }
     curl_easy_setopt(r->easy, CURLOPT_HTTPHEADER, r->headers);
     r->len = 0;
+    r->got = 0;
     r->errbuf[0] = '\0';
     r->oom = false;
+    r->too_big = false;
     r->opened = false;
     r->attempts++;
     r->state = RS_ACTIVE;
@@ -702,7 +749,7 @@ static bool can_retry(const struct ebb_kube_req *r)
     /* a stream that was opened or delivered data ends for its owner to
      * resume from where it is */
     return !r->write && !r->k->closing && r->attempts <= r->k->max_retries &&
-           !(r->stream && (r->delivered || r->opened));
+           !(r->stream && (r->delivered || r->opened)) && !(r->sink && r->delivered);
 }
 
 /* Retry-After in seconds (the HTTP-date form is taken as 1 s). -1: none. */
@@ -722,6 +769,9 @@ static long retry_after(CURL *e)
     return s > RETRY_AFTER_MAX_S ? RETRY_AFTER_MAX_S : s;
 }
 
+/* What retry delays are multiplied by (the hostile-server fuzzer: 0). */
+double ebb__kube_backoff = 1.0;
+
 static void schedule_retry(struct ebb_kube_req *r, long after_s)
 {
     struct ebb_kube *k = r->k;
@@ -734,6 +784,7 @@ static void schedule_retry(struct ebb_kube_req *r, long after_s)
     delay = rng_next(k) % (cap + 1);   /* full jitter */
     if (after_s >= 0 && delay < (uint64_t)after_s * 1000)
         delay = (uint64_t)after_s * 1000;
+    delay = (uint64_t)((double)delay * ebb__kube_backoff);
     ebb_log(EBB_LOG_DEBUG, "kube: %s %s: retry %d in %llu ms", r->method, r->url, r->attempts,
             (unsigned long long)delay);
     r->state = RS_RETRY;
@@ -753,6 +804,13 @@ static void complete(struct ebb_kube_req *r, CURLcode res)
         return;
     }
     curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &code);
+    if (r->too_big || res == CURLE_FILESIZE_EXCEEDED) {
+        char msg[128];
+        snprintf(msg, sizeof(msg), "the answer is larger than %zu bytes, the most ebb takes of it",
+                 r->max_bytes);
+        finish_msg(r, EBB_ELIMIT, msg);
+        return;
+    }
     if (r->oom) {
         finish_msg(r, EBB_ENOMEM, "out of memory");
         return;
@@ -903,6 +961,9 @@ int ebb_kube_create(uv_loop_t *loop, const struct ebb_kube_config *cfg,
 
     if (loop == NULL || cfg == NULL || out == NULL || cfg->server == NULL)
         return ebb_error_set(err, EBB_EINVAL, NULL, 0, NULL, "kube: bad arguments");
+    if (cfg->token != NULL && !ebb_kube_token_ok(cfg->token, strlen(cfg->token)))
+        return ebb_error_set(err, EBB_EINVAL, NULL, 0, NULL,
+                             "kube: the bearer token has characters a header cannot carry");
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
         return ebb_error_set(err, EBB_ENOMEM, NULL, 0, NULL, "curl_global_init failed");
     if ((k = calloc(1, sizeof(*k))) == NULL) {
@@ -996,6 +1057,8 @@ int ebb_kube_request(struct ebb_kube *k, const struct ebb_kube_req_opts *o,
         r->body_len = o->body_len;
     }
     r->stream = o->stream;
+    r->sink = !o->stream && o->on_data != NULL;
+    r->max_bytes = o->max_bytes > 0 ? o->max_bytes : EBB_KUBE_ANSWER_MAX;
     r->write = o->write;
     r->timeout_ms = o->timeout_ms;
     r->on_data = o->on_data;

@@ -1,6 +1,16 @@
 /* The watch cache: one informer per resource (LIST, then WATCH), a poller
  * for metrics.k8s.io, and a queue that holds changes while a cycle runs.
- * See include/ebb/watch.h. */
+ * See include/ebb/watch.h.
+ *
+ * Every byte a server sends is bounded here or below: a LIST answer is
+ * read as it arrives (ebb_list_reader: one item held at a time), at most
+ * EBB_LIST_PAGE_MAX bytes and as many items as were asked for, a LIST
+ * round at most EBB_LIST_OBJECTS_MAX objects; a watch event at most
+ * EBB_OBJECT_MAX plus its envelope; what waits while a cycle runs at most
+ * EBB_HOLD_QUEUE_MAX in all. Past a bound, that request fails (and is
+ * retried with backoff, a page with half the limit) or the resource is
+ * listed again; never more memory. An object ebb cannot keep is skipped
+ * alone (ebb_decode_from_server decides), never its page or its stream. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -8,6 +18,7 @@
 #include <string.h>
 
 #include <cjson/cJSON.h>
+#include <curl/curl.h>
 
 #include "ebb/quantity.h"
 #include "ebb/snapshot.h"
@@ -16,13 +27,25 @@
 
 enum { ST_IDLE, ST_LISTING, ST_WATCHING, ST_RETRY, ST_CLOSED };
 
+/* A LIST page is answered within the API server's own request timeout
+ * (--request-timeout, 60 s). */
+#define LIST_TIMEOUT_MS 60000
+/* A watch event is one object plus {"type":...,"object":...}. */
+#define EVENT_MAX (EBB_OBJECT_MAX + ((size_t)64 << 10))
+/* A watch that ends (200) sooner than this without having brought
+ * anything is reopened with backoff, not at once. */
+#define WATCH_QUICK_MS 10000
+
 struct informers_s;
+
+enum { Q_ITEM, Q_PAGE_END, Q_EVENT };
 
 struct queued {
     struct queued *next;
-    bool page;                    /* a LIST page (else one watch event line) */
+    int type;                     /* Q_* */
+    bool big;                     /* Q_ITEM: larger than EBB_OBJECT_MAX, not kept */
     size_t len;
-    char data[];
+    char data[];                  /* Q_PAGE_END: resourceVersion, NUL, continue, NUL */
 };
 
 struct informer {
@@ -38,16 +61,27 @@ struct informer {
     struct ebb_map seen;          /* (ns, name) seen by the LIST in progress */
     uint64_t broken_since;        /* ms; 0: healthy */
     uint64_t reopened_from;       /* broken_since before the watch reopened, until it
-                                   * proves itself (an event, a bookmark): an ERROR 410
+                                   * proves itself (an event, a bookmark): a failure
                                    * right after the reopening counts from then */
     char last_error[200];         /* what broke it last (sync timeouts name it) */
     struct ebb_kube_req *req;
+    /* the LIST in progress */
+    struct ebb_list_reader *reader;
+    char cont[4096];              /* the continue token of the page asked for */
+    int limit;                    /* items asked for per page (halved when a page is too large) */
+    size_t round_pages;           /* pages in this LIST round (EBB_LIST_OBJECTS_MAX) */
+    /* the watch in progress */
     char *line;                   /* an event line split across chunks */
     size_t line_len, line_cap;
+    bool line_over;               /* the event went past EVENT_MAX */
+    uint64_t opened_at;           /* ms, when the watch was asked for */
+    bool progress;                /* the watch brought an event or a bookmark */
+    int bad;                      /* answers in a row that were not what the API promises */
     uv_timer_t timer;             /* retries and polls */
     int attempt;
     struct queued *qhead, *qtail;
-    size_t queued;
+    size_t queued, queued_bytes;
+    bool overflow;                /* the queue went past its bound: relist once released */
     struct ebb_informer_stats st;
 };
 
@@ -68,7 +102,7 @@ struct ebb_informers {
     struct ebb_informers_opts o;
     FILE *spill;                  /* bytes of cached objects, for pod.object */
     uint16_t spill_src;
-    struct ebb_json_arena *arena; /* watch events are parsed here */
+    struct ebb_json_arena *arena; /* watch events and LIST items are parsed here */
     bool hold;
     bool started;
     uint64_t started_at;          /* uv_hrtime() of ebb_informers_start */
@@ -79,10 +113,13 @@ struct ebb_informers {
     struct segment *segs;         /* the spill files before it, see spill_tend */
     size_t nsegs, capsegs;
     uint64_t spill_moves, spill_moved;
+    size_t queued_bytes;          /* of every informer's queue (EBB_HOLD_QUEUE_MAX) */
     size_t n;
     struct informer inf[10];
     ebb_informer_change_fn change;
     void *change_ud;
+    ebb_informer_skip_fn skip;
+    void *skip_ud;
     int closing;                  /* timers still to close */
     void (*closed_cb)(void *);
     void *closed_ud;
@@ -104,6 +141,7 @@ static void add(struct ebb_informers *s, const char *name, const char *path, int
     i->path = path;
     i->kind = kind;
     i->poll = poll;
+    i->limit = s->o.page_size;
     i->st.resource = name;
     ebb__map_init(&i->seen);
     uv_timer_init(s->loop, &i->timer);
@@ -166,16 +204,37 @@ void ebb_informers_on_change(struct ebb_informers *s, ebb_informer_change_fn fn,
     s->change_ud = ud;
 }
 
+void ebb_informers_on_skip(struct ebb_informers *s, ebb_informer_skip_fn fn, void *ud)
+{
+    s->skip = fn;
+    s->skip_ud = ud;
+}
+
 static void changed(struct ebb_informers *s, int kind, const char *type, ebb_str ns, ebb_str name)
 {
     if (s->change)
         s->change(s->change_ud, kind, type, ns, name);
 }
 
+/* An object skipped alone: counted, and handed to whoever reports it (a
+ * warning, a metric, an Event); logged here when nobody does. */
+static void skipped(struct informer *i, const struct ebb_skip *why)
+{
+    i->st.skipped++;
+    if (i->set->skip != NULL) {
+        i->set->skip(i->set->skip_ud, i->name, why);
+        return;
+    }
+    ebb_log(EBB_LOG_WARN, "watch %s: skipped %s%s%s: %s%s%s", i->name, why->ns,
+            why->ns[0] ? "/" : "", why->name[0] ? why->name : "(no name)", why->err.field,
+            why->err.field[0] ? ": " : "", why->err.msg);
+}
+
 /* ---- retry -------------------------------------------------------------- */
 
 static void start_list(struct informer *i, const char *cont);
 static void start_watch(struct informer *i);
+static void cancel_req(struct informer *i);
 
 static void on_timer(uv_timer_t *t)
 {
@@ -184,10 +243,14 @@ static void on_timer(uv_timer_t *t)
     if (i->state == ST_CLOSED)
         return;
     if (i->poll || !i->synced || i->relisting || i->rv[0] == '\0')
-        start_list(i, NULL);
+        start_list(i, i->cont);   /* the page that failed, or the first */
     else
         start_watch(i);
 }
+
+/* What backoffs are multiplied by: the hostile-server fuzzer makes them
+ * nothing, so a retry runs at the next turn of the loop. */
+double ebb__informers_backoff = 1.0;
 
 /* Back off with full jitter: 100 ms doubling to 30 s. */
 static void retry_later(struct informer *i)
@@ -198,17 +261,32 @@ static void retry_later(struct informer *i)
         cap = 30000;
     i->attempt++;
     i->state = ST_RETRY;
-    uv_timer_start(&i->timer, on_timer, (uint64_t)(rand() % (int)cap) + 1, 0);
+    uv_timer_start(&i->timer, on_timer,
+                   (uint64_t)((double)((uint64_t)(rand() % (int)cap) + 1) * ebb__informers_backoff), 0);
 }
 
+/* The view of this resource is not current from now on (or from when the
+ * watch last reopened without proving itself: a watch the server accepts
+ * and then breaks, again and again, is stale all along). */
 static void broke(struct informer *i, const char *why)
 {
     i->st.errors++;
     if (i->broken_since == 0)
-        i->broken_since = now_ms(i->set);
+        i->broken_since = i->reopened_from ? i->reopened_from : now_ms(i->set);
     i->reopened_from = 0;
-    snprintf(i->last_error, sizeof(i->last_error), "%s", why);
-    ebb_log(EBB_LOG_WARN, "watch %s: %s", i->name, why);
+    /* what a server said goes into /readyz and the log: shown safely */
+    ebb_decode_shown(why, i->last_error, sizeof(i->last_error));
+    ebb_log(EBB_LOG_WARN, "watch %s: %s", i->name, i->last_error);
+}
+
+/* The request in flight, if any, is dropped (its on_done is ignored). */
+static void cancel_req(struct informer *i)
+{
+    struct ebb_kube_req *r = i->req;
+
+    i->req = NULL;
+    if (r != NULL)
+        ebb_kube_cancel(r);
 }
 
 /* ---- LIST ----------------------------------------------------------------- */
@@ -224,8 +302,10 @@ static void list_seen(void *ud, int kind, ebb_str ns, ebb_str name)
     }
 }
 
+/* A LIST round is over (done, or given up): what it saw is forgotten. */
 static void free_seen(struct informer *i)
 {
+    i->round_pages = 0;
     for (size_t k = 0; k < i->seen.cap; k++) {
         if (ebb__map_live(&i->seen, k)) {
             ebb_str_release(i->seen.s[k].a);
@@ -297,52 +377,17 @@ static void drop_unseen(struct informer *i)
 
 /* Node metrics are smoothed: round(0.9 * previous + 0.1 * new), as
  * upstream's metrics collector does. */
-static void apply_metrics_page(struct informer *i, const char *body, size_t len)
+static void smooth(struct ebb_informers *s, struct ebb_node_metrics *m)
 {
-    cJSON *j = cJSON_ParseWithLength(body, len);
-    const cJSON *items = cJSON_GetObjectItemCaseSensitive(j, "items"), *it;
+    struct ebb_node_metrics *old = ebb_cache_node_metrics(s->cache, m->node);
 
-    if (!cJSON_IsArray(items)) {
-        broke(i, "metrics answer is not a List");
-        cJSON_Delete(j);
-        return;
-    }
-    cJSON_ArrayForEach(it, items) {
-        struct ebb_object o = { 0 };
-        struct ebb_error err = { 0 };
-        ebb_str ns, name;
-
-        if (ebb_decode_object_as(it, i->kind, &o, &err) != 0) {
-            ebb_log(EBB_LOG_WARN, "%s: %s: %s", i->name, err.field, err.msg);
-            i->st.errors++;
+    for (uint16_t k = 0; old && k < m->usage.n; k++) {
+        struct ebb_rq *q = &m->usage.q[k];
+        if (!ebb_res_has(&old->usage, q->id))
             continue;
-        }
-        if (o.kind != i->kind) {
-            ebb_object_free(&o);
-            continue;
-        }
-        if (o.kind == EBB_KIND_NODE_METRICS) {
-            struct ebb_node_metrics *old = ebb_cache_node_metrics(i->set->cache, o.u.node_metrics->node);
-            for (uint16_t k = 0; old && k < o.u.node_metrics->usage.n; k++) {
-                struct ebb_rq *q = &o.u.node_metrics->usage.q[k];
-                if (ebb_res_has(&old->usage, q->id))
-                    /* saturated, never converted out of range (ebb/quantity.h) */
-                    q->v = ebb_q_of_double(0.9 * (double)ebb_res_get(&old->usage, q->id) + 0.1 * (double)q->v + 0.5);
-            }
-        }
-        key_of(o.kind, o.u.any, &ns, &name);
-        ns = ebb_str_ref(ns);
-        name = ebb_str_ref(name);
-        if (ebb_cache_put(i->set->cache, &o) != 0) {
-            ebb_object_free(&o);
-        } else {
-            list_seen(i, o.kind, ns, name);
-            changed(i->set, i->kind, "MODIFIED", ns, name);
-        }
-        ebb_str_release(ns);
-        ebb_str_release(name);
+        /* saturated, never converted out of range (ebb/quantity.h) */
+        q->v = ebb_q_of_double(0.9 * (double)ebb_res_get(&old->usage, q->id) + 0.1 * (double)q->v + 0.5);
     }
-    cJSON_Delete(j);
 }
 
 /* Once every resource has been listed the first time, before any cycle:
@@ -448,7 +493,7 @@ static void spill_tend(struct ebb_informers *s)
     free(live);
 }
 
-/* Append an event line to the spill; *off gets where it starts. */
+/* Append an event line or an item to the spill; *off gets where it starts. */
 static bool write_spill(struct ebb_informers *s, const char *line, size_t len, uint64_t *off)
 {
     if (fwrite(line, 1, len, s->spill) != len) {
@@ -489,87 +534,138 @@ uint64_t ebb_informers_spill_bytes(const struct ebb_informers *s, uint64_t *live
     return size;
 }
 
-/* Apply one LIST page (now, or when the hold ends). */
-static void apply_page(struct informer *i, const char *body, size_t len)
+/* Whether the cache holds the object of that key, or has room for one
+ * more of its kind: at most EBB_LIST_OBJECTS_MAX, whatever a server sends. */
+static bool room_for(struct ebb_informers *s, int kind, ebb_str ns, ebb_str name)
 {
-    struct ebb_list_meta meta;
-    struct ebb_error err = { 0 };
-    char name[96];
-    bool asked = false, ahead = false;
-    int rc;
+    const struct ebb_pdb *const *pdbs;
+    uint32_t n;
+    bool have = false;
 
-    if (i->poll) {
-        apply_metrics_page(i, body, len);
-        drop_unseen(i);
-        free_seen(i);
-        i->synced = true;
-        i->st.lists++;
-        first_sync(i->set);
-        return;
+    if (ebb_cache_count(s->cache, kind) < EBB_LIST_OBJECTS_MAX)
+        return true;
+    switch (kind) {
+    case EBB_KIND_POD: have = ebb_cache_pod(s->cache, ns, name) != NULL; break;
+    case EBB_KIND_NODE: have = ebb_cache_node(s->cache, name) != NULL; break;
+    case EBB_KIND_NAMESPACE: have = ebb_cache_namespace(s->cache, name) != NULL; break;
+    case EBB_KIND_PRIORITY_CLASS: have = ebb_cache_priority_class(s->cache, name) != NULL; break;
+    case EBB_KIND_PVC: have = ebb_cache_pvc(s->cache, ns, name) != NULL; break;
+    case EBB_KIND_NODE_METRICS: have = ebb_cache_node_metrics(s->cache, name) != NULL; break;
+    case EBB_KIND_POD_METRICS: have = ebb_cache_pod_metrics(s->cache, ns, name) != NULL; break;
+    case EBB_KIND_KOORD_NODE_METRIC: have = ebb_cache_koord_metric(s->cache, name) != NULL; break;
+    case EBB_KIND_PDB:
+        pdbs = ebb_cache_pdbs_in(s->cache, ns, &n);
+        for (uint32_t k = 0; k < n && !have; k++)
+            have = pdbs[k]->name == name;
+        break;
+    default: break;
     }
-    /* Ask for the next page before decoding this one: the server makes it
-     * while this one is decoded. */
-    if (i->req == NULL && ebb_snapshot_list_peek(body, len, &meta) == 0 && meta.cont[0] != '\0') {
-        start_list(i, meta.cont);
-        asked = true;
-        ahead = i->req != NULL;   /* else a retry is armed */
-    }
-    snprintf(name, sizeof(name), "LIST %s", i->path);
-    rc = ebb_snapshot_load_page(i->set->cache, i->set->spill, i->set->spill_src, body, len, name,
-                                i->kind, &meta, list_seen, i, &err);
-    {
-        long at = ftell(i->set->spill);   /* once a page: the page was appended */
-        if (at >= 0)
-            i->set->spill_off = (uint64_t)at;
-    }
-    spill_tend(i->set);
-    if (rc != 0) {
-        char msg[1200];
-        ebb_error_format(&err, msg, sizeof(msg));
-        broke(i, msg);
-        /* half a page may be in: only a complete relist can be trusted */
-        i->relisting = true;
-        free_seen(i);
-        if (ahead) {
-            struct ebb_kube_req *r = i->req;
-            i->req = NULL;
-            ebb_kube_cancel(r);
-        }
-        retry_later(i);
-        return;
-    }
-    if (meta.cont[0] != '\0') {
-        if (!asked)
-            start_list(i, meta.cont);
-        return;
-    }
-    drop_unseen(i);
-    free_seen(i);
-    snprintf(i->rv, sizeof(i->rv), "%s", meta.resource_version);
-    i->synced = true;
-    i->relisting = false;
-    i->broken_since = i->reopened_from = 0;   /* the view is the server's as of now */
-    i->last_error[0] = '\0';
-    i->attempt = 0;
-    i->st.lists++;
-    changed(i->set, i->kind, "RELIST", NULL, NULL);
-    start_watch(i);
-    first_sync(i->set);
+    return have;
 }
 
-static void queue(struct informer *i, bool page, const char *data, size_t len)
+/* One item of a LIST answer, now (not held): kept in the cache (its text
+ * backs pod.object), or skipped alone. 0, or EBB_ENOMEM. */
+static int take_item(struct informer *i, char *text, size_t len)
 {
-    struct queued *q = malloc(sizeof(*q) + len + 1);
+    struct ebb_informers *s = i->set;
+    struct ebb_object o;
+    struct ebb_skip why;
+    ebb_str ns, name;
+    uint64_t off;
+    int rc;
 
-    if (q == NULL) {
-        broke(i, "out of memory while a cycle runs; relisting after it");
+    if ((rc = ebb_object_from_text(s->arena, text, len, i->kind, &o, &why)) == EBB_ENOMEM)
+        return rc;
+    if (rc != 0) {
+        /* not seen: a version cached before goes when the round ends */
+        skipped(i, &why);
+        return 0;
+    }
+    key_of(o.kind, o.u.any, &ns, &name);
+    if (ebb__map_get(&i->seen, name, ns) == NULL &&
+        (i->seen.live >= EBB_LIST_OBJECTS_MAX || !room_for(s, o.kind, ns, name))) {
+        /* more objects than ebb keeps of a resource: the page fails, the
+         * cache does not grow (a LIST round, or the cache, at its bound) */
+        ebb_object_free(&o);
+        return EBB_ELIMIT;
+    }
+    if (o.kind == EBB_KIND_NODE_METRICS)
+        smooth(s, o.u.node_metrics);
+    if ((o.kind == EBB_KIND_POD || o.kind == EBB_KIND_NODE) && write_spill(s, text, len, &off)) {
+        struct ebb_src src = { off, (uint32_t)len, s->spill_src, 0 };
+        if (o.kind == EBB_KIND_POD)
+            o.u.pod->src = src;
+        else
+            o.u.node->src = src;
+    }
+    ns = ebb_str_ref(ns);
+    name = ebb_str_ref(name);
+    if ((rc = ebb_cache_put(s->cache, &o)) != 0) {
+        ebb_object_free(&o);
+    } else {
+        list_seen(i, o.kind, ns, name);
+        if (i->poll)
+            changed(s, i->kind, "MODIFIED", ns, name);
+    }
+    ebb_str_release(ns);
+    ebb_str_release(name);
+    return rc;
+}
+
+/* The bound of the queues (tests and the fuzzer lower it). */
+size_t ebb__informers_queue_max = EBB_HOLD_QUEUE_MAX;
+
+/* Bytes the queues hold now, each entry counted once: 0 once released. */
+size_t ebb__informers_queued(const struct ebb_informers *s)
+{
+    size_t n = 0;
+
+    for (size_t k = 0; k < s->n; k++) {
+        size_t mine = 0;
+        for (const struct queued *q = s->inf[k].qhead; q != NULL; q = q->next)
+            mine += sizeof(*q) + q->len;
+        if (mine != s->inf[k].queued_bytes)
+            return SIZE_MAX;   /* the count went wrong */
+        n += mine;
+    }
+    return n != s->queued_bytes ? SIZE_MAX : n;
+}
+
+/* Hold it for when the cycle ends. false when the queues would go past
+ * their bound (EBB_HOLD_QUEUE_MAX): this informer's queue is dropped, its
+ * request cancelled, and it lists again once the hold is released. */
+static bool queue(struct informer *i, int type, const char *data, size_t len, bool big)
+{
+    struct ebb_informers *s = i->set;
+    struct queued *q;
+
+    if (s->queued_bytes + len + sizeof(*q) > ebb__informers_queue_max ||
+        (q = malloc(sizeof(*q) + len + 1)) == NULL) {
+        char msg[160];
+        while ((q = i->qhead) != NULL) {
+            i->qhead = q->next;
+            free(q);
+        }
+        i->qtail = NULL;
+        i->queued = i->st.queued = 0;
+        s->queued_bytes -= i->queued_bytes;
+        i->queued_bytes = 0;
+        snprintf(msg, sizeof(msg), "more than %zu KiB of changes while a cycle ran; relisting after it",
+                 ebb__informers_queue_max >> 10);
+        broke(i, msg);
+        i->overflow = true;
         i->relisting = true;
-        return;
+        cancel_req(i);
+        uv_timer_stop(&i->timer);
+        i->state = ST_IDLE;
+        return false;
     }
     q->next = NULL;
-    q->page = page;
+    q->type = type;
+    q->big = big;
     q->len = len;
-    memcpy(q->data, data, len);
+    if (len > 0)
+        memcpy(q->data, data, len);
     q->data[len] = '\0';
     if (i->qtail)
         i->qtail->next = q;
@@ -578,31 +674,166 @@ static void queue(struct informer *i, bool page, const char *data, size_t len)
     i->qtail = q;
     i->queued++;
     i->st.queued = i->queued;
+    i->queued_bytes += sizeof(*q) + len;
+    s->queued_bytes += sizeof(*q) + len;
+    return true;
+}
+
+static void free_queued(struct informer *i, struct queued *q)
+{
+    i->queued_bytes -= sizeof(*q) + q->len;
+    i->set->queued_bytes -= sizeof(*q) + q->len;
+    free(q);
+}
+
+/* The reader's item function: at most the items asked for, at most
+ * EBB_LIST_OBJECTS_MAX in a round; held while a cycle runs. */
+static int list_item(void *ud, char *text, size_t len, size_t index)
+{
+    struct informer *i = ud;
+    size_t max = i->poll ? EBB_LIST_OBJECTS_MAX : (size_t)i->limit;
+
+    if (index >= max)
+        return EBB_ELIMIT;
+    if (i->set->hold)
+        return queue(i, Q_ITEM, text, text ? len : 0, text == NULL) ? 0 : EBB_ESTATE;
+    return take_item(i, text, len);
+}
+
+/* A page is in and the hold is off: the next page, or the round is
+ * complete (what the list no longer holds is deleted) and the watch
+ * starts from its resourceVersion. */
+static void page_end(struct informer *i, const char *rv, const char *cont)
+{
+    spill_tend(i->set);   /* once a page: its pods and nodes were appended */
+    /* a server could page for ever (with or without objects) */
+    if (!i->poll && cont[0] != '\0' && ++i->round_pages < EBB_LIST_OBJECTS_MAX) {
+        if (cont != i->cont)
+            snprintf(i->cont, sizeof(i->cont), "%s", cont);
+        start_list(i, i->cont);
+        return;
+    }
+    ebb_list_reader_destroy(i->reader);
+    i->reader = NULL;
+    if (!i->poll && cont[0] != '\0') {
+        broke(i, "the LIST goes on past the most pages ebb takes in one round; listing again");
+        i->relisting = true;
+        i->cont[0] = '\0';
+        free_seen(i);
+        retry_later(i);
+        return;
+    }
+    drop_unseen(i);
+    free_seen(i);
+    i->cont[0] = '\0';
+    i->limit = i->set->o.page_size;
+    i->synced = true;
+    i->st.lists++;
+    if (i->poll) {
+        uv_timer_start(&i->timer, on_timer, (uint64_t)(i->set->o.metrics_interval_s * 1000), 0);
+        i->state = ST_IDLE;
+        first_sync(i->set);
+        return;
+    }
+    snprintf(i->rv, sizeof(i->rv), "%s", rv);
+    i->relisting = false;
+    i->broken_since = i->reopened_from = 0;   /* the view is the server's as of now */
+    i->last_error[0] = '\0';
+    i->attempt = 0;
+    changed(i->set, i->kind, "RELIST", NULL, NULL);
+    start_watch(i);
+    first_sync(i->set);
+}
+
+/* The page asked for did not come whole: asked again after a backoff
+ * (the same continue token; what came of it before is in, and comes
+ * again the same). A poll waits for its next turn. */
+static void page_failed(struct informer *i, const char *why)
+{
+    broke(i, why);
+    cancel_req(i);
+    ebb_list_reader_destroy(i->reader);
+    i->reader = NULL;
+    if (i->poll) {
+        free_seen(i);
+        i->state = ST_IDLE;
+        uv_timer_start(&i->timer, on_timer, (uint64_t)(i->set->o.metrics_interval_s * 1000), 0);
+    } else {
+        retry_later(i);
+    }
+}
+
+static void on_list_data(struct ebb_kube_req *req, const char *data, size_t len, void *ud)
+{
+    struct informer *i = ud;
+    struct ebb_error err;
+    char msg[sizeof(err.msg) + sizeof(err.field) + 64];
+    int rc;
+
+    if (req != i->req || i->reader == NULL)
+        return;
+    ebb_error_clear(&err);
+    if ((rc = ebb_list_reader_feed(i->reader, data, len, &err)) == 0)
+        return;
+    if (rc == EBB_ESTATE)
+        return;   /* the queue overflowed: dropped, relisting after the hold */
+    if (rc == EBB_ELIMIT)
+        snprintf(msg, sizeof(msg), "LIST %s: more items than the %d asked for, or than the %zu "
+                 "ebb keeps of a resource", i->path, i->poll ? (int)EBB_LIST_OBJECTS_MAX : i->limit,
+                 (size_t)EBB_LIST_OBJECTS_MAX);
+    else if (rc == EBB_ENOMEM)
+        snprintf(msg, sizeof(msg), "LIST %s: out of memory", i->path);
+    else
+        snprintf(msg, sizeof(msg), "LIST %s: %s", i->path, err.msg);
+    page_failed(i, msg);
 }
 
 static void on_list_done(struct ebb_kube_req *req, int status, const char *body, size_t len, void *ud)
 {
     struct informer *i = ud;
-    char msg[400];
+    struct ebb_list_meta meta;
+    struct ebb_error err;
+    char msg[sizeof(err.msg) + sizeof(err.field) + 64];
 
     if (req != i->req)
-        return;   /* cancelled on purpose (a page asked for ahead) */
+        return;   /* cancelled on purpose */
     i->req = NULL;
     if (i->state == ST_CLOSED)
         return;
     if (status == 200) {
-        if (i->set->hold)
-            queue(i, true, body, len);
-        else
-            apply_page(i, body, len);
-        if (i->poll)
-            uv_timer_start(&i->timer, on_timer, (uint64_t)(i->set->o.metrics_interval_s * 1000), 0);
+        ebb_error_clear(&err);
+        if (ebb_list_reader_end(i->reader, &meta, &err) != 0) {
+            snprintf(msg, sizeof(msg), "LIST %s: %s%s%s", i->path, err.field, err.field[0] ? ": " : "",
+                     err.msg);
+            page_failed(i, msg);
+            return;
+        }
+        if (i->set->hold) {
+            char data[sizeof(meta.resource_version) + sizeof(meta.cont)];
+            size_t a = strlen(meta.resource_version) + 1, b = strlen(meta.cont) + 1;
+            memcpy(data, meta.resource_version, a);
+            memcpy(data + a, meta.cont, b);
+            queue(i, Q_PAGE_END, data, a + b, false);
+            return;
+        }
+        page_end(i, meta.resource_version, meta.cont);
         return;
     }
-    if (status == 410) {
+    if (status == 410 && !i->poll) {
         /* the continue token expired: start the list over */
+        ebb_list_reader_destroy(i->reader);
+        i->reader = NULL;
         free_seen(i);
+        i->cont[0] = '\0';
         start_list(i, NULL);
+        return;
+    }
+    if (status == EBB_ELIMIT && i->limit > 1 && !i->poll) {
+        /* a page larger than EBB_LIST_PAGE_MAX: ask for fewer items */
+        i->limit /= 2;
+        snprintf(msg, sizeof(msg), "LIST %s: a page larger than %zu MiB; asking for %d items a page",
+                 i->path, EBB_LIST_PAGE_MAX >> 20, i->limit);
+        page_failed(i, msg);
         return;
     }
     {
@@ -610,27 +841,41 @@ static void on_list_done(struct ebb_kube_req *req, int status, const char *body,
         ebb_kube_status_message(status, body, len, why, sizeof(why));
         snprintf(msg, sizeof(msg), "LIST %s answered %d: %s", i->path, status, why);
     }
-    broke(i, msg);
-    free_seen(i);
-    if (i->poll)
-        uv_timer_start(&i->timer, on_timer, (uint64_t)(i->set->o.metrics_interval_s * 1000), 0);
-    else
-        retry_later(i);
+    page_failed(i, msg);
 }
 
+/* Ask for the page after `cont` (NULL or "": the first). */
 static void start_list(struct informer *i, const char *cont)
 {
-    char path[4096 + 256];
-    struct ebb_kube_req_opts o = { .method = "GET", .on_done = on_list_done, .ud = i };
+    char path[sizeof(i->cont) * 3 + 512];
+    struct ebb_kube_req_opts o = { .method = "GET", .on_data = on_list_data, .on_done = on_list_done,
+                                   .ud = i, .timeout_ms = LIST_TIMEOUT_MS,
+                                   .max_bytes = EBB_LIST_PAGE_MAX };
+    char *esc = NULL;
 
-    if (cont && cont[0])
-        snprintf(path, sizeof(path), "%s?limit=%d&continue=%s", i->path, i->set->o.page_size, cont);
+    cancel_req(i);
+    ebb_list_reader_destroy(i->reader);
+    i->reader = NULL;
+    if (cont == NULL || cont[0] == '\0') {
+        i->cont[0] = '\0';
+    } else if (cont != i->cont) {
+        snprintf(i->cont, sizeof(i->cont), "%s", cont);
+    }
+    i->state = ST_LISTING;
+    if (ebb_list_reader_create(list_item, i, &i->reader) != 0 ||
+        (i->cont[0] && (esc = curl_easy_escape(NULL, i->cont, 0)) == NULL)) {
+        broke(i, "cannot start a LIST: out of memory");
+        retry_later(i);
+        return;
+    }
+    if (esc != NULL)
+        snprintf(path, sizeof(path), "%s?limit=%d&continue=%s", i->path, i->limit, esc);
     else if (i->poll)
         snprintf(path, sizeof(path), "%s", i->path);
     else
-        snprintf(path, sizeof(path), "%s?limit=%d", i->path, i->set->o.page_size);
+        snprintf(path, sizeof(path), "%s?limit=%d", i->path, i->limit);
+    curl_free(esc);
     o.path = path;
-    i->state = ST_LISTING;
     if (ebb_kube_request(i->set->kube, &o, &i->req) != 0) {
         broke(i, "cannot start a LIST");
         retry_later(i);
@@ -646,76 +891,163 @@ static void relist(struct informer *i, const char *why)
     if (i->broken_since == 0)
         i->broken_since = i->reopened_from ? i->reopened_from : now_ms(i->set);
     i->reopened_from = 0;
-    snprintf(i->last_error, sizeof(i->last_error), "relisting: %s", why);
+    snprintf(i->last_error, sizeof(i->last_error), "relisting: ");
+    ebb_decode_shown(why, i->last_error + 11, sizeof(i->last_error) - 11);
     i->relisting = true;
-    if (i->req) {
-        struct ebb_kube_req *r = i->req;
-        i->req = NULL;
-        ebb_kube_cancel(r);
-    }
+    free_seen(i);
     start_list(i, NULL);
 }
 
-/* One event line. Returns 0, or -1 when the stream must be restarted. */
-static int apply_event(struct informer *i, const char *line, size_t len)
+/* The stream said what the API never says (not JSON, not an event, a type
+ * it does not have, an event too large, an object that names nothing):
+ * what it meant is unknown, so the resource is listed again, after a
+ * backoff that grows while answers stay bad (a server that always says it
+ * is not retried in a tight loop; readiness says the resource is stale). */
+static int bad_stream(struct informer *i, const char *why)
+{
+    char msg[200];
+
+    snprintf(msg, sizeof(msg), "%s; relisting", why);
+    broke(i, msg);
+    cancel_req(i);
+    i->relisting = true;
+    free_seen(i);
+    i->bad++;
+    if (i->attempt < i->bad)
+        i->attempt = i->bad;
+    retry_later(i);
+    return 1;
+}
+
+/* The watch brought something the view now holds: it is current, and
+ * backoffs start over. */
+static void progressed(struct informer *i)
+{
+    i->reopened_from = 0;
+    i->progress = true;
+    i->bad = 0;
+    i->attempt = 0;
+}
+
+/* metadata.resourceVersion of an event's object, if it is one that fits. */
+static void event_rv(struct informer *i, const cJSON *obj)
+{
+    const cJSON *rv = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"),
+                                                       "resourceVersion");
+
+    if (cJSON_IsString(rv) && rv->valuestring[0] != '\0' && strlen(rv->valuestring) < sizeof(i->rv))
+        memcpy(i->rv, rv->valuestring, strlen(rv->valuestring) + 1);
+}
+
+/* Delete what the cache holds under the key of `why` (an object skipped,
+ * or deleted): nothing stale stays in its place. */
+static void drop_key(struct informer *i, const struct ebb_skip *why)
+{
+    ebb_str ns = why->ns[0] ? ebb_str_find(why->ns, strlen(why->ns)) : NULL;
+    ebb_str name = ebb_str_find(why->name, strlen(why->name));
+
+    if (name == NULL || (why->ns[0] && ns == NULL))
+        return;   /* never interned: in no cache */
+    ns = ebb_str_ref(ns);
+    name = ebb_str_ref(name);
+    if (ebb_cache_delete(i->set->cache, i->kind, ns, name) == 0)
+        changed(i->set, i->kind, "DELETED", ns, name);
+    ebb_str_release(ns);
+    ebb_str_release(name);
+}
+
+/* One event line (writable: the NUL scrub works in place). Returns 0, -1
+ * when the stream must be resumed, 1 when it was replaced (a relist). */
+static int apply_event(struct informer *i, char *line, size_t len)
 {
     struct ebb_informers *s = i->set;
-    cJSON *ev = ebb_json_arena_parse(s->arena, line, len), *obj;
-    const cJSON *type = cJSON_GetObjectItemCaseSensitive(ev, "type");
-    const cJSON *meta, *rv;
+    const cJSON *type, *obj;
+    cJSON *ev;
     const char *t;
     struct ebb_object o = { 0 };
-    struct ebb_error err = { 0 };
+    struct ebb_skip why;
     ebb_str ns, name;
     uint64_t off;
-    int rc;
+    int rc, reason;
 
-    if (ev == NULL || !cJSON_IsString(type) ||
-        !cJSON_IsObject(obj = cJSON_GetObjectItemCaseSensitive(ev, "object"))) {
-        broke(i, "a watch event that is not an event object; resuming");
+    if ((rc = ebb_json_arena_parse(s->arena, line, len, &ev, &reason)) != 0) {
+        if (rc == EBB_ENOMEM) {
+            broke(i, "out of memory reading a watch event; resuming");
+            return -1;
+        }
+        return bad_stream(i, reason == EBB_SKIP_TOO_LARGE ? "a watch event too large"
+                                                          : "a watch event that is not JSON");
+    }
+    type = cJSON_GetObjectItemCaseSensitive(ev, "type");
+    obj = cJSON_GetObjectItemCaseSensitive(ev, "object");
+    if (!cJSON_IsString(type) || !cJSON_IsObject(obj)) {
         ebb_json_arena_reset(s->arena);
-        return -1;
+        return bad_stream(i, "a watch event that is not an event object");
     }
     t = type->valuestring;
-    meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
-    rv = cJSON_GetObjectItemCaseSensitive(meta, "resourceVersion");
     if (strcmp(t, "ERROR") == 0) {
         const cJSON *code = cJSON_GetObjectItemCaseSensitive(obj, "code");
-        int c = cJSON_IsNumber(code) ? code->valueint : 0;
+        bool gone = cJSON_IsNumber(code) && code->valuedouble == 410;
         ebb_json_arena_reset(s->arena);
-        if (c == 410) {
+        if (gone) {
             relist(i, "resourceVersion expired (410)");
             return 1;
         }
+        /* resumed from where it was, after a backoff the reopening does
+         * not reset: a server that answers every watch so is stale */
         broke(i, "the watch answered an ERROR event; resuming");
         return -1;
     }
     if (strcmp(t, "BOOKMARK") == 0) {
-        if (cJSON_IsString(rv))
-            snprintf(i->rv, sizeof(i->rv), "%s", rv->valuestring);
-        i->reopened_from = 0;
+        event_rv(i, obj);
+        progressed(i);
         ebb_json_arena_reset(s->arena);
         return 0;
     }
     if (strcmp(t, "ADDED") != 0 && strcmp(t, "MODIFIED") != 0 && strcmp(t, "DELETED") != 0) {
         char msg[128];
-        snprintf(msg, sizeof(msg), "unknown watch event type \"%.40s\"; resuming", t);
-        broke(i, msg);
+        snprintf(msg, sizeof(msg), "unknown watch event type \"%.40s\"", t);
         ebb_json_arena_reset(s->arena);
+        return bad_stream(i, msg);
+    }
+    if ((rc = ebb_decode_from_server(obj, i->kind, &o, &why)) == EBB_ENOMEM) {
+        ebb_json_arena_reset(s->arena);
+        broke(i, "out of memory decoding a watch event; resuming");
         return -1;
     }
-    if ((rc = ebb_decode_object_as(obj, i->kind, &o, &err)) != 0 || o.kind != i->kind) {
-        char msg[1200];
-        if (rc == 0) {
-            ebb_object_free(&o);
-            snprintf(err.msg, sizeof(err.msg), "not a %s", i->name);
+    if (rc != 0) {
+        if (why.name[0] == '\0') {
+            ebb_json_arena_reset(s->arena);
+            return bad_stream(i, "a watch event whose object names nothing");
         }
-        snprintf(msg, sizeof(msg), "a %s event with a bad object: %s: %s; resuming", t, err.field, err.msg);
-        broke(i, msg);
+        /* one object ebb cannot keep: whatever was cached of it goes (a
+         * stale version is never acted on), the stream goes on */
+        if (strcmp(t, "DELETED") != 0)
+            skipped(i, &why);
+        drop_key(i, &why);
+        event_rv(i, obj);
+        progressed(i);
+        i->st.events++;
         ebb_json_arena_reset(s->arena);
-        return -1;
+        return 0;
     }
     key_of(o.kind, o.u.any, &ns, &name);
+    if (strcmp(t, "DELETED") != 0 && !room_for(s, o.kind, ns, name)) {
+        /* the cache holds as many of the resource as it keeps */
+        snprintf(why.ns, sizeof(why.ns), "%s", ns ? ns : "");
+        snprintf(why.name, sizeof(why.name), "%s", name);
+        why.kind = o.kind;
+        why.reason = EBB_SKIP_TOO_MANY;
+        snprintf(why.err.msg, sizeof(why.err.msg), "ebb keeps at most %zu %s", (size_t)EBB_LIST_OBJECTS_MAX,
+                 i->name);
+        ebb_object_free(&o);
+        skipped(i, &why);
+        event_rv(i, obj);
+        progressed(i);
+        i->st.events++;
+        ebb_json_arena_reset(s->arena);
+        return 0;
+    }
     ns = ebb_str_ref(ns);
     name = ebb_str_ref(name);
     if (strcmp(t, "DELETED") == 0) {
@@ -734,9 +1066,8 @@ static int apply_event(struct informer *i, const char *line, size_t len)
             ebb_object_free(&o);
         spill_tend(s);
     }
-    if (cJSON_IsString(rv))
-        snprintf(i->rv, sizeof(i->rv), "%s", rv->valuestring);
-    i->reopened_from = 0;
+    event_rv(i, obj);
+    progressed(i);
     i->st.events++;
     changed(s, i->kind, t, ns, name);
     ebb_str_release(ns);
@@ -747,19 +1078,16 @@ static int apply_event(struct informer *i, const char *line, size_t len)
 
 static void restart_watch(struct informer *i)
 {
-    struct ebb_kube_req *r = i->req;
-
-    i->req = NULL;
-    if (r)
-        ebb_kube_cancel(r);
+    cancel_req(i);
     i->st.resumes++;
     retry_later(i);
 }
 
 /* The server accepted the watch from our resourceVersion (2xx, headers
  * in): the view is current again, whether or not an event follows (a quiet
- * resource may send none for minutes). A 410 in the stream before any
- * event still counts the staleness from the first break (reopened_from). */
+ * resource may send none for minutes). A failure before the watch proves
+ * itself (an event, a bookmark) still counts the staleness from the first
+ * break (reopened_from), and the backoff goes on growing. */
 static void on_watch_open(struct ebb_kube_req *req, void *ud)
 {
     struct informer *i = ud;
@@ -770,20 +1098,25 @@ static void on_watch_open(struct ebb_kube_req *req, void *ud)
         i->reopened_from = i->broken_since;
     }
     i->broken_since = 0;
-    i->attempt = 0;
 }
 
-/* Complete lines of the stream; a partial one waits for the next chunk. */
+/* Complete lines of the stream; a partial one waits for the next chunk
+ * (at most EVENT_MAX of it: a longer one relists). */
 static void on_watch_data(struct ebb_kube_req *req, const char *data, size_t len, void *ud)
 {
     struct informer *i = ud;
     (void)req;
 
-    i->broken_since = 0;
-    i->attempt = 0;
-    while (len > 0 && i->state == ST_WATCHING) {
+    while (len > 0 && i->state == ST_WATCHING && i->req == req) {
         const char *nl = memchr(data, '\n', len);
         size_t take = nl ? (size_t)(nl - data) : len;
+        if (i->line_len + take > EVENT_MAX) {
+            char msg[96];
+            snprintf(msg, sizeof(msg), "a watch event larger than %zu MiB", EVENT_MAX >> 20);
+            i->line_len = 0;
+            bad_stream(i, msg);
+            return;
+        }
         if (i->line_len + take + 1 > i->line_cap) {
             size_t cap = i->line_cap ? i->line_cap : 65536;
             while (cap < i->line_len + take + 1)
@@ -807,11 +1140,15 @@ static void on_watch_data(struct ebb_kube_req *req, const char *data, size_t len
         len--;
         if (i->line_len > 0) {
             int rc = 0;
-            if (i->set->hold)
-                queue(i, false, i->line, i->line_len);
-            else
-                rc = apply_event(i, i->line, i->line_len);
+            size_t n = i->line_len;
             i->line_len = 0;
+            if (i->set->hold) {
+                if (!queue(i, Q_EVENT, i->line, n, false))
+                    return;   /* dropped: relisting after the hold */
+                i->progress = true;
+            } else {
+                rc = apply_event(i, i->line, n);
+            }
             if (rc < 0) {
                 restart_watch(i);
                 return;
@@ -825,8 +1162,7 @@ static void on_watch_data(struct ebb_kube_req *req, const char *data, size_t len
 static void on_watch_done(struct ebb_kube_req *req, int status, const char *body, size_t len, void *ud)
 {
     struct informer *i = ud;
-    char msg[200];
-    (void)len;
+    char why[160], msg[240];
 
     if (i->req != req)
         return;   /* cancelled on purpose */
@@ -842,17 +1178,21 @@ static void on_watch_done(struct ebb_kube_req *req, int status, const char *body
         return;
     }
     if (status == 200) {
-        /* the server's timeoutSeconds: carry on from where we are */
+        /* the server's timeoutSeconds: carry on from where we are (a
+         * watch that ended at once having brought nothing waits first) */
         i->st.resumes++;
-        start_watch(i);
+        if (i->progress || now_ms(i->set) - i->opened_at >= WATCH_QUICK_MS)
+            start_watch(i);
+        else
+            retry_later(i);
         return;
     }
     if (status == 410) {
         relist(i, "resourceVersion expired (410)");
         return;
     }
-    snprintf(msg, sizeof(msg), "WATCH %s ended: %d%s%.100s", i->path, status, body ? " " : "",
-             body ? body : "");
+    ebb_kube_status_message(status, body, len, why, sizeof(why));
+    snprintf(msg, sizeof(msg), "WATCH %s ended: %d %s", i->path, status, why);
     broke(i, msg);
     i->st.resumes++;
     retry_later(i);
@@ -860,17 +1200,26 @@ static void on_watch_done(struct ebb_kube_req *req, int status, const char *body
 
 static void start_watch(struct informer *i)
 {
-    char path[512];
+    char path[768];
     struct ebb_kube_req_opts o = {
         .method = "GET", .stream = true, .on_data = on_watch_data, .on_done = on_watch_done,
         .on_open = on_watch_open, .ud = i,
     };
+    char *esc = curl_easy_escape(NULL, i->rv, 0);
 
+    if (esc == NULL) {
+        broke(i, "cannot start a WATCH: out of memory");
+        retry_later(i);
+        return;
+    }
     snprintf(path, sizeof(path), "%s?watch=1&resourceVersion=%s&allowWatchBookmarks=true&timeoutSeconds=%d",
-             i->path, i->rv, i->set->o.watch_timeout_s);
+             i->path, esc, i->set->o.watch_timeout_s);
+    curl_free(esc);
     o.path = path;
     i->state = ST_WATCHING;
     i->line_len = 0;
+    i->progress = false;
+    i->opened_at = now_ms(i->set);
     if (ebb_kube_request(i->set->kube, &o, &i->req) != 0) {
         broke(i, "cannot start a WATCH");
         retry_later(i);
@@ -934,41 +1283,86 @@ uint64_t ebb_informers_broken_ms(const struct ebb_informers *s, char *which, siz
     return worst;
 }
 
+size_t ebb_informers_not_current(const struct ebb_informers *s, uint64_t max_stale_ms, char *buf,
+                                 size_t len)
+{
+    uint64_t now = uv_now(s->loop);
+    size_t n = 0, off = 0;
+
+    if (len > 0)
+        buf[0] = '\0';
+    for (size_t k = 0; k < s->n; k++) {
+        const struct informer *i = &s->inf[k];
+        char what[260];
+        int w;
+        if (!i->synced)
+            snprintf(what, sizeof(what), "%s (not synced%s%s)", i->name, i->last_error[0] ? ": " : "",
+                     i->last_error);
+        else if (!i->poll && i->broken_since != 0 && now - i->broken_since > max_stale_ms)
+            snprintf(what, sizeof(what), "%s (broken for %llu ms: %s)", i->name,
+                     (unsigned long long)(now - i->broken_since), i->last_error);
+        else
+            continue;
+        n++;
+        if (off + 1 < len && (w = snprintf(buf + off, len - off, "%s%s", n > 1 ? "; " : "", what)) > 0)
+            off = off + (size_t)w < len ? off + (size_t)w : len - 1;
+    }
+    return n;
+}
+
 static void drain(struct informer *i)
 {
-    while (i->qhead != NULL && !i->set->hold) {
-        struct queued *q = i->qhead;
+    struct queued *q;
+
+    while ((q = i->qhead) != NULL && !i->set->hold) {
         i->qhead = q->next;
         if (i->qhead == NULL)
             i->qtail = NULL;
         i->queued--;
         i->st.queued = i->queued;
-        if (q->page) {
-            apply_page(i, q->data, q->len);
-        } else if (!i->relisting && apply_event(i, q->data, q->len) < 0) {
-            /* the rest of the queue belongs to a stream we restart */
-            free(q);
-            while (i->qhead) {
-                q = i->qhead;
-                i->qhead = q->next;
-                free(q);
+        if (q->type == Q_ITEM) {
+            if (take_item(i, q->big ? NULL : q->data, q->len) != 0) {
+                free_queued(i, q);
+                page_failed(i, "out of memory taking a listed object");
+                continue;
             }
-            i->qtail = NULL;
-            i->queued = 0;
-            i->st.queued = 0;
-            restart_watch(i);
-            return;
+        } else if (q->type == Q_PAGE_END) {
+            const char *rv = q->data, *cont = q->data + strlen(q->data) + 1;
+            page_end(i, rv, cont);
+        } else if (!i->relisting) {
+            int rc = apply_event(i, q->data, q->len);
+            if (rc != 0) {
+                /* the rest of the queue belongs to a stream we restart */
+                free_queued(i, q);
+                while ((q = i->qhead) != NULL) {
+                    i->qhead = q->next;
+                    free_queued(i, q);
+                }
+                i->qtail = NULL;
+                i->queued = 0;
+                i->st.queued = 0;
+                if (rc < 0)
+                    restart_watch(i);
+                return;
+            }
         }
-        free(q);
+        free_queued(i, q);
     }
 }
 
 void ebb_informers_hold(struct ebb_informers *s, bool hold)
 {
     s->hold = hold;
-    if (!hold)
-        for (size_t k = 0; k < s->n; k++)
-            drain(&s->inf[k]);
+    if (hold)
+        return;
+    for (size_t k = 0; k < s->n; k++) {
+        struct informer *i = &s->inf[k];
+        drain(i);
+        if (i->overflow && i->state != ST_CLOSED) {
+            i->overflow = false;
+            relist(i, "changes dropped while a cycle ran");
+        }
+    }
 }
 
 size_t ebb_informers_stats(const struct ebb_informers *s, struct ebb_informer_stats *out, size_t max)
@@ -982,6 +1376,19 @@ size_t ebb_informers_stats(const struct ebb_informers *s, struct ebb_informer_st
     return s->n;
 }
 
+static void free_informer(struct informer *x)
+{
+    while (x->qhead) {
+        struct queued *q = x->qhead;
+        x->qhead = q->next;
+        free(q);
+    }
+    free(x->line);
+    ebb_list_reader_destroy(x->reader);
+    x->reader = NULL;
+    free_seen(x);
+}
+
 static void timer_closed(uv_handle_t *h)
 {
     struct informer *i = h->data;
@@ -989,16 +1396,8 @@ static void timer_closed(uv_handle_t *h)
 
     if (--s->closing > 0)
         return;
-    for (size_t k = 0; k < s->n; k++) {
-        struct informer *x = &s->inf[k];
-        while (x->qhead) {
-            struct queued *q = x->qhead;
-            x->qhead = q->next;
-            free(q);
-        }
-        free(x->line);
-        free_seen(x);
-    }
+    for (size_t k = 0; k < s->n; k++)
+        free_informer(&s->inf[k]);
     if (s->closed_cb)
         s->closed_cb(s->closed_ud);
     ebb_json_arena_destroy(s->arena);
@@ -1013,11 +1412,8 @@ void ebb_informers_close(struct ebb_informers *s, void (*cb)(void *ud), void *ud
     s->closing = (int)s->n;
     for (size_t k = 0; k < s->n; k++) {
         struct informer *i = &s->inf[k];
-        struct ebb_kube_req *r = i->req;
         i->state = ST_CLOSED;
-        i->req = NULL;
-        if (r)
-            ebb_kube_cancel(r);
+        cancel_req(i);
         uv_timer_stop(&i->timer);
         uv_close((uv_handle_t *)&i->timer, timer_closed);
     }

@@ -85,31 +85,57 @@ static char *lease_body(struct ebb_leader *l, const char *holder, bool create, i
 static void schedule(struct ebb_leader *l, uint64_t ms);
 static void try_acquire(struct ebb_leader *l);
 
+/* A string field that fits `len` (with its NUL), or absent/null ("");
+ * false for anything else: a Lease is never read from a cut value (a cut
+ * holder could read as ours, a cut resourceVersion names another one). */
+static bool lease_text(const cJSON *j, const char **out, size_t len)
+{
+    *out = "";
+    if (j == NULL || cJSON_IsNull(j))
+        return true;
+    if (!cJSON_IsString(j) || strlen(j->valuestring) >= len)
+        return false;
+    *out = j->valuestring;
+    return true;
+}
+
 /* Read what matters of a Lease answer; a changed record restarts the
- * expiry clock. */
-static void observe(struct ebb_leader *l, const char *body, size_t len)
+ * expiry clock. false (and nothing changed) when the answer is not a Lease
+ * ebb can read whole: the caller takes it as a failed request. */
+static bool observe(struct ebb_leader *l, const char *body, size_t len)
 {
     cJSON *o = cJSON_ParseWithLength(body, len);
     const cJSON *meta = cJSON_GetObjectItemCaseSensitive(o, "metadata");
     const cJSON *spec = cJSON_GetObjectItemCaseSensitive(o, "spec");
-    const cJSON *rv = cJSON_GetObjectItemCaseSensitive(meta, "resourceVersion");
-    const cJSON *h = cJSON_GetObjectItemCaseSensitive(spec, "holderIdentity");
-    const cJSON *renew = cJSON_GetObjectItemCaseSensitive(spec, "renewTime");
-    const cJSON *acq = cJSON_GetObjectItemCaseSensitive(spec, "acquireTime");
     const cJSON *tr = cJSON_GetObjectItemCaseSensitive(spec, "leaseTransitions");
-    char record[512];
+    const char *rv, *holder, *acq, *renew;
+    char record[sizeof(l->record)];
 
-    snprintf(l->rv, sizeof(l->rv), "%s", cJSON_IsString(rv) ? rv->valuestring : "");
-    snprintf(l->holder, sizeof(l->holder), "%s", cJSON_IsString(h) ? h->valuestring : "");
-    snprintf(l->acquired, sizeof(l->acquired), "%s", cJSON_IsString(acq) ? acq->valuestring : "");
-    l->transitions = cJSON_IsNumber(tr) ? (int64_t)tr->valuedouble : 0;
-    snprintf(record, sizeof(record), "%s|%s|%lld", l->holder,
-             cJSON_IsString(renew) ? renew->valuestring : "", (long long)l->transitions);
+    if (!cJSON_IsObject(meta) || (spec != NULL && !cJSON_IsNull(spec) && !cJSON_IsObject(spec)) ||
+        !lease_text(cJSON_GetObjectItemCaseSensitive(meta, "resourceVersion"), &rv, sizeof(l->rv)) ||
+        rv[0] == '\0' ||
+        !lease_text(cJSON_GetObjectItemCaseSensitive(spec, "holderIdentity"), &holder, sizeof(l->holder)) ||
+        !lease_text(cJSON_GetObjectItemCaseSensitive(spec, "acquireTime"), &acq, sizeof(l->acquired)) ||
+        !lease_text(cJSON_GetObjectItemCaseSensitive(spec, "renewTime"), &renew, 64)) {
+        ebb_log(EBB_LOG_WARN, "leader election: the answer about lease %s/%s is not a Lease ebb "
+                "can read (%zu bytes)", l->ns, l->name, len);
+        cJSON_Delete(o);
+        return false;
+    }
+    snprintf(l->rv, sizeof(l->rv), "%s", rv);
+    snprintf(l->holder, sizeof(l->holder), "%s", holder);
+    snprintf(l->acquired, sizeof(l->acquired), "%s", acq);
+    /* an int32 in the API: anything else is taken as 0 (never cast out of range) */
+    l->transitions = cJSON_IsNumber(tr) && tr->valuedouble >= 0 && tr->valuedouble <= 2147483647.0
+                         ? (int64_t)tr->valuedouble
+                         : 0;
+    snprintf(record, sizeof(record), "%s|%s|%lld", l->holder, renew, (long long)l->transitions);
     if (strcmp(record, l->record) != 0) {
-        snprintf(l->record, sizeof(l->record), "%s", record);
+        memcpy(l->record, record, sizeof(record));
         l->observed_ms = uv_now(l->loop);
     }
     cJSON_Delete(o);
+    return true;
 }
 
 static void after_write(struct ebb_kube_req *req, int status, const char *body, size_t len, void *ud)
@@ -122,9 +148,17 @@ static void after_write(struct ebb_kube_req *req, int status, const char *body, 
     if (l->closing)
         return;
     if (status == 200 || status == 201) {
-        observe(l, body, len);
-        l->last_renew_ms = uv_now(l->loop);
-        set_leading(l, true);
+        /* the server stored our write: the Lease it answers must be ours,
+         * or ebb does not lead on its word */
+        bool read = observe(l, body, len);
+        if (read && strcmp(l->holder, l->identity) == 0) {
+            l->last_renew_ms = uv_now(l->loop);
+            set_leading(l, true);
+        } else {
+            l->rv[0] = '\0';   /* read it again */
+            if (read || uv_now(l->loop) - l->last_renew_ms >= l->renew_ms)
+                set_leading(l, false);
+        }
     } else if (l->leading && uv_now(l->loop) - l->last_renew_ms >= l->renew_ms) {
         /* could not renew within the deadline: stop acting as the leader */
         set_leading(l, false);
@@ -175,13 +209,12 @@ static void after_get(struct ebb_kube_req *req, int status, const char *body, si
         write_lease(l, true, l->identity, 0);
         return;
     }
-    if (status != 200) {
+    if (status != 200 || !observe(l, body, len)) {
         if (l->leading && now - l->last_renew_ms >= l->renew_ms)
             set_leading(l, false);
         schedule(l, l->retry_ms);
         return;
     }
-    observe(l, body, len);
     if (strcmp(l->holder, l->identity) == 0) {
         write_lease(l, false, l->identity, l->transitions);   /* renew */
         return;

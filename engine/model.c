@@ -18,7 +18,7 @@
  * into requested_mask bits, so a name keeps its id for the process's life.
  * The copies stay reachable from this table until exit. */
 static const char *fixed_names[EBB_RES_FIXED] = {
-    "cpu", "memory", "pods", "ephemeral-storage",
+    "cpu", "memory", "pods", "ephemeral-storage", "<unregistered>",
 };
 static char *extra_names[EBB_RES_MAX];
 static int nresources = EBB_RES_FIXED;
@@ -40,17 +40,36 @@ int ebb_resource_find(const char *name)
     return -1;
 }
 
-int ebb_resource_id(const char *name)
+static int resource_add(const char *name, int limit)
 {
-    int id = ebb_resource_find(name);
     char *copy;
 
-    if (id >= 0 || name == NULL)
-        return id;
-    if (nresources >= EBB_RES_MAX || (copy = strdup(name)) == NULL)
+    if (nresources >= limit || (copy = strdup(name)) == NULL)
         return -1;
     extra_names[nresources] = copy;
     return nresources++;
+}
+
+int ebb_resource_id(const char *name)
+{
+    int id = ebb_resource_find(name);
+
+    if (id >= 0 || name == NULL)
+        return id;
+    return resource_add(name, EBB_RES_MAX);
+}
+
+/* The bounds that keep one object (anyone who may create a pod) from
+ * filling the table for everyone: see ebb/model.h. */
+int ebb_resource_admit(const char *name, int *budget)
+{
+    int id = ebb_resource_find(name);
+
+    if (id >= 0 || name == NULL || budget == NULL || *budget <= 0)
+        return id;
+    if ((id = resource_add(name, EBB_RES_OBJECTS_MAX)) >= 0)
+        (*budget)--;
+    return id;
 }
 
 int ebb_resource_count(void)

@@ -29,6 +29,7 @@
 #define DEFAULT_TIMEOUT_MS 30000
 #define SECRET_RETRY_MS 5000        /* after a failed GET or a watch that ended badly */
 #define MAX_TOKEN 16384
+#define SECRET_EVENT_MAX ((size_t)4 << 20)   /* a Secret is at most 1 MiB */
 
 /* ---- results ------------------------------------------------------------ */
 
@@ -364,6 +365,7 @@ struct ebb_prom {
     struct ebb_kube_req *secret_req;
     char *line;                  /* a watch event being received */
     size_t nline, capline;
+    bool skipping;               /* the rest of an event too large */
     uv_timer_t retry_timer;      /* the next GET or WATCH */
     void (*on_token)(void *ud, bool have, const char *why);
     void *ud;
@@ -542,6 +544,16 @@ static void set_token(struct ebb_prom *p, const char *token, const char *why)
         p->on_token(p->ud, p->have_token, why);
 }
 
+/* The version to watch from, when it is one ebb can send back whole (a
+ * resourceVersion of a real server is a number of a few digits). */
+static void take_rv(struct ebb_prom *p, const cJSON *rv)
+{
+    if (!cJSON_IsString(rv) || rv->valuestring[0] == '\0' || strlen(rv->valuestring) > 127)
+        return;
+    free(p->rv);
+    p->rv = strdup(rv->valuestring);
+}
+
 /* The token in a Secret object (the JSON the API answers), or the reason
  * there is none. */
 static void take_secret(struct ebb_prom *p, const cJSON *obj)
@@ -552,19 +564,21 @@ static void take_secret(struct ebb_prom *p, const cJSON *obj)
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(data, EBB_PROM_TOKEN_KEY);
     char why[256], *tok = NULL;
 
-    if (cJSON_IsString(rv)) {
-        free(p->rv);
-        p->rv = strdup(rv->valuestring);
-    }
+    take_rv(p, rv);
     snprintf(why, sizeof(why), "prometheus authentication token secret %s/%s missing \"%s\" data "
              "or empty", p->secret_ns, p->secret_name, EBB_PROM_TOKEN_KEY);
     if (cJSON_IsString(v) && ebb_base64_decode(v->valuestring, strlen(v->valuestring), &tok) == 0 &&
-        strlen(tok) < MAX_TOKEN) {
+        tok[0] != '\0' && ebb_kube_token_ok(tok, strlen(tok)) && strlen(tok) < MAX_TOKEN) {
         set_token(p, tok, NULL);
     } else {
         if (cJSON_IsString(v) && tok == NULL)
             snprintf(why, sizeof(why), "secret %s/%s: \"%s\" is not base64", p->secret_ns,
                      p->secret_name, EBB_PROM_TOKEN_KEY);
+        else if (tok != NULL && tok[0] != '\0')
+            /* a newline, a NUL or a space would break the request's headers */
+            snprintf(why, sizeof(why), "secret %s/%s: \"%s\" is not a bearer token (at most %d "
+                     "characters of visible ASCII)", p->secret_ns, p->secret_name,
+                     EBB_PROM_TOKEN_KEY, MAX_TOKEN - 1);
         set_token(p, NULL, why);
     }
     free(tok);
@@ -653,21 +667,13 @@ static void on_event(struct ebb_prom *p, const char *line, size_t len)
         take_secret(p, obj);
     } else if (strcmp(type->valuestring, "DELETED") == 0) {
         char why[512];
-        const cJSON *rv = cJSON_GetObjectItemCaseSensitive(
-            cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "resourceVersion");
-        if (cJSON_IsString(rv)) {
-            free(p->rv);
-            p->rv = strdup(rv->valuestring);
-        }
+        take_rv(p, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"),
+                                                    "resourceVersion"));
         snprintf(why, sizeof(why), "unable to get %s/%s secret", p->secret_ns, p->secret_name);
         set_token(p, NULL, why);
     } else if (strcmp(type->valuestring, "BOOKMARK") == 0) {
-        const cJSON *rv = cJSON_GetObjectItemCaseSensitive(
-            cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "resourceVersion");
-        if (cJSON_IsString(rv)) {
-            free(p->rv);
-            p->rv = strdup(rv->valuestring);
-        }
+        take_rv(p, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"),
+                                                    "resourceVersion"));
     } else if (strcmp(type->valuestring, "ERROR") == 0) {
         /* 410 Gone: the version expired; read the Secret afresh */
         free(p->rv);
@@ -676,6 +682,8 @@ static void on_event(struct ebb_prom *p, const char *line, size_t len)
     cJSON_Delete(j);
 }
 
+/* Event lines of the Secret's watch; one longer than SECRET_EVENT_MAX is
+ * no Secret ebb wants: skipped to its end, the rest goes on. */
 static void on_watch_data(struct ebb_kube_req *req, const char *data, size_t len, void *ud)
 {
     struct ebb_prom *p = ud;
@@ -683,16 +691,22 @@ static void on_watch_data(struct ebb_kube_req *req, const char *data, size_t len
 
     for (size_t i = 0; i < len; i++) {
         if (data[i] == '\n') {
-            if (p->nline > 0)
+            if (p->nline > 0 && !p->skipping)
                 on_event(p, p->line, p->nline);
             p->nline = 0;
+            p->skipping = false;
             continue;
         }
+        if (p->skipping)
+            continue;
         if (p->nline + 1 >= p->capline) {
             size_t cap = p->capline ? p->capline * 2 : 4096;
             char *l;
-            if (cap > (1u << 22) || (l = realloc(p->line, cap)) == NULL) {
-                p->nline = 0;   /* an event this big is no Secret we want: skip it */
+            if (cap > SECRET_EVENT_MAX || (l = realloc(p->line, cap)) == NULL) {
+                ebb_log(EBB_LOG_WARN, "prometheus: a watch event of secret %s/%s larger than %zu "
+                        "bytes: skipped", p->secret_ns, p->secret_name, (size_t)SECRET_EVENT_MAX);
+                p->nline = 0;
+                p->skipping = true;
                 continue;
             }
             p->line = l;
@@ -711,6 +725,7 @@ static void on_watch_done(struct ebb_kube_req *req, int status, const char *body
 
     p->secret_req = NULL;
     p->nline = 0;
+    p->skipping = false;
     if (p->closed)
         return;
     if (status == 410)
@@ -734,14 +749,22 @@ static void secret_watch(struct ebb_prom *p)
     struct ebb_kube_req_opts o = { .method = "GET", .path = path, .stream = true,
                                    .on_data = on_watch_data, .on_done = on_watch_done, .ud = p };
 
+    char *rv;
+
     if (p->rv == NULL) {
         secret_get(p);
+        return;
+    }
+    /* the server's text goes into the URL escaped */
+    if ((rv = curl_easy_escape(NULL, p->rv, 0)) == NULL) {
+        retry_later(p, false);
         return;
     }
     snprintf(path, sizeof(path),
              "/api/v1/namespaces/%s/secrets?watch=1&fieldSelector=metadata.name%%3D%s"
              "&resourceVersion=%s&allowWatchBookmarks=true&timeoutSeconds=300",
-             p->secret_ns, p->secret_name, p->rv);
+             p->secret_ns, p->secret_name, rv);
+    curl_free(rv);
     if (ebb_kube_request(p->kube, &o, &p->secret_req) != 0)
         retry_later(p, false);
 }

@@ -12,11 +12,14 @@
 #include <string.h>
 
 #include <cjson/cJSON.h>
+#include <curl/curl.h>
 
+#include "ebb/decode.h"
 #include "ebb/flags.h"
 #include "ebb/kube.h"
 #include "ebb/prometheus.h"
 #include "ebb/record.h"
+#include "ebb/watch.h"
 
 #define EXIT_INPUT 2
 
@@ -108,8 +111,19 @@ static void on_page(struct ebb_kube_req *req, int status, const char *body, size
         finish(r, 1);
         return;
     }
-    if ((list = cJSON_ParseWithLength(body, len)) == NULL ||
-        !cJSON_IsArray(items = cJSON_GetObjectItemCaseSensitive(list, "items"))) {
+    {
+        /* a NUL the server keeps is written as U+FFFD, as ebb reads it:
+         * cJSON would cut the string there */
+        char *text = malloc(len + 1);
+        list = NULL;
+        if (text != NULL) {
+            memcpy(text, body, len);
+            if (ebb_json_nul_scrub(text, len))
+                list = cJSON_ParseWithLength(text, len);
+            free(text);
+        }
+    }
+    if (list == NULL || !cJSON_IsArray(items = cJSON_GetObjectItemCaseSensitive(list, "items"))) {
         snprintf(r->error, sizeof(r->error), "LIST %s: the answer is not a List", res->path);
         cJSON_Delete(list);
         finish(r, 1);
@@ -125,8 +139,16 @@ static void on_page(struct ebb_kube_req *req, int status, const char *body, size
         r->counts[r->res]++;
     }
     cont = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(list, "metadata"), "continue");
-    if (cJSON_IsString(cont) && cont->valuestring[0])
+    if (cJSON_IsString(cont) && cont->valuestring[0]) {
+        if (strlen(cont->valuestring) >= sizeof(next)) {   /* cut, it would name another page */
+            snprintf(r->error, sizeof(r->error), "LIST %s: a continue token longer than %zu bytes",
+                     res->path, sizeof(next) - 1);
+            cJSON_Delete(list);
+            finish(r, 1);
+            return;
+        }
         snprintf(next, sizeof(next), "%s", cont->valuestring);
+    }
     cJSON_Delete(list);
     if (next[0] == '\0')
         r->res++;
@@ -135,17 +157,25 @@ static void on_page(struct ebb_kube_req *req, int status, const char *body, size
 
 static void next_page(struct recorder *r, const char *cont)
 {
-    char path[4400];
-    struct ebb_kube_req_opts o = { .method = "GET", .on_done = on_page, .ud = r };
+    char path[4096 * 3 + 400];
+    struct ebb_kube_req_opts o = { .method = "GET", .on_done = on_page, .ud = r,
+                                   .max_bytes = EBB_LIST_PAGE_MAX };
+    char *esc = NULL;
 
     if (r->res == EBB_ARRAY_LEN(resources)) {
         finish(r, 0);
         return;
     }
+    if (cont && (esc = curl_easy_escape(NULL, cont, 0)) == NULL) {
+        snprintf(r->error, sizeof(r->error), "out of memory");
+        finish(r, 1);
+        return;
+    }
     if (cont)
-        snprintf(path, sizeof(path), "%s?limit=%d&continue=%s", resources[r->res].path, r->page_size, cont);
+        snprintf(path, sizeof(path), "%s?limit=%d&continue=%s", resources[r->res].path, r->page_size, esc);
     else
         snprintf(path, sizeof(path), "%s?limit=%d", resources[r->res].path, r->page_size);
+    curl_free(esc);
     o.path = path;
     if (ebb_kube_request(r->kube, &o, NULL) != 0) {
         snprintf(r->error, sizeof(r->error), "cannot start a request");

@@ -164,6 +164,11 @@ struct runner {
     uv_timer_t kill_timer;        /* SIGTERM while busy: the exit */
     bool stuck;                   /* a call ran long past its budget: no more cycles */
     char stuck_msg[400];
+    /* objects skipped: what is reported of them (SKIP_BURST, then one a
+     * SKIP_EVERY_MS), the rest counted */
+    double skip_tokens;
+    uint64_t skip_refilled;
+    uint64_t skip_unreported;
 };
 
 enum { JOB_NONE, JOB_BEGIN, JOB_TRIGGER, JOB_RESUME, JOB_BUILD };
@@ -176,6 +181,8 @@ struct deferred {
     struct ebb_prom_result *prom; /* ... or a Prometheus answer (ev NULL) */
 };
 
+#define SKIP_BURST 10             /* skipped objects reported (log line, Event) at once */
+#define SKIP_EVERY_MS 6000        /* then one every this long; all are in the metric */
 #define OVERDUE_TICK_MS 250
 #define DRAIN_MS 5000            /* SIGTERM to exit at most, and the last writes */
 
@@ -616,6 +623,82 @@ static void refresh_gauges(struct runner *r)
                    r->engine ? (double)ebb_engine_evictions_inflight(r->engine) : 0);
 }
 
+/* ---- objects skipped ------------------------------------------------------------- */
+
+/* A name fit for an Event's path and body: what the API server's names
+ * are made of (a hostile server's are not sent on). */
+static bool plain_name(const char *s)
+{
+    if (s == NULL || s[0] == '\0')
+        return false;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+              *s == '-' || *s == '.' || *s == '_'))
+            return false;
+    return true;
+}
+
+static const char *kind_api_version(int kind)
+{
+    switch (kind) {
+    case EBB_KIND_PDB: return "policy/v1";
+    case EBB_KIND_PRIORITY_CLASS: return "scheduling.k8s.io/v1";
+    case EBB_KIND_KOORD_NODE_METRIC: return "slo.koordinator.sh/v1alpha1";
+    case EBB_KIND_NODE_METRICS:
+    case EBB_KIND_POD_METRICS: return NULL;   /* not stored objects: no Event */
+    default: return "v1";
+    }
+}
+
+/* An object the informers skipped: always counted
+ * (ebb_objects_skipped_total{resource,reason}); a warning naming it and a
+ * Warning Event on it (not in a dry run, and by the leader only), at most
+ * SKIP_BURST at once and then one every SKIP_EVERY_MS, so a flood of bad
+ * objects floods neither the log nor the API server. */
+static void on_skip(void *ud, const char *resource, const struct ebb_skip *why)
+{
+    struct runner *r = ud;
+    const char *v[] = { resource, ebb_skip_reason(why->reason) };
+    char kind[64], note[1200];
+    uint64_t now = uv_now(r->loop);
+    const char *av = kind_api_version(why->kind);
+    size_t k;
+
+    ebb_metric_add(ebb_metrics_find(r->metrics, "ebb_objects_skipped_total"), v, 1);
+    r->skip_tokens += (double)(now - r->skip_refilled) / SKIP_EVERY_MS;
+    if (r->skip_tokens > SKIP_BURST)
+        r->skip_tokens = SKIP_BURST;
+    r->skip_refilled = now;
+    if (r->skip_tokens < 1) {
+        r->skip_unreported++;
+        return;
+    }
+    r->skip_tokens -= 1;
+    snprintf(kind, sizeof(kind), "%s", ebb_kind_name(why->kind));
+    for (k = 0; kind[k]; k++)
+        kind[k] = (char)(kind[k] >= 'A' && kind[k] <= 'Z' ? kind[k] - 'A' + 'a' : kind[k]);
+    ebb_log(EBB_LOG_WARN, "skipped %s %s%s%s: %s%s%s (%s; it is left out of every decision)%s", kind,
+            why->ns, why->ns[0] ? "/" : "", why->name[0] ? why->name : "(no name)", why->err.field,
+            why->err.field[0] ? ": " : "", why->err.msg, ebb_skip_reason(why->reason),
+            r->skip_unreported ? "; more were skipped and not logged (ebb_objects_skipped_total)" : "");
+    r->skip_unreported = 0;
+    if (r->o.dry_run || av == NULL || why->reason == EBB_SKIP_TOO_MANY ||
+        (r->leader && !ebb_leader_leading(r->leader)) ||
+        !plain_name(why->name) || (why->ns[0] && !plain_name(why->ns)))
+        return;
+    snprintf(note, sizeof(note), "ebb cannot keep this %s and leaves it out of every decision: %s%s%s",
+             ebb_kind_name(why->kind), why->err.field, why->err.field[0] ? ": " : "", why->err.msg);
+    {
+        struct ebb_kube_event e = {
+            .ns = why->ns[0] ? why->ns : NULL, .name = why->name,
+            .uid = plain_name(why->uid) ? why->uid : NULL, .kind = ebb_kind_name(why->kind),
+            .api_version = av, .type = "Warning", .reason = "ObjectSkipped", .action = "Skipped",
+            .note = note, .instance = r->leader ? ebb_leader_identity(r->leader) : NULL,
+        };
+        ebb_kube_evict_event(r->evict, &e);
+    }
+}
+
 /* ---- HTTP ------------------------------------------------------------------------- */
 
 static void on_http(struct ebb_http_req *req, void *ud)
@@ -643,14 +726,20 @@ static void on_http(struct ebb_http_req *req, void *ud)
         }
         ebb_http_respond(req, 200, "text/plain", "ok", 2);
     } else if (strcmp(path, "/readyz") == 0) {
-        char which[64] = "", body[256];
-        uint64_t broken = r->inf ? ebb_informers_broken_ms(r->inf, which, sizeof(which)) : 0;
-        if (r->inf == NULL || !ebb_informers_synced(r->inf)) {
+        /* not ready while any resource is not current (not synced, or
+         * broken past --max-stale), each named with why */
+        char body[2048];
+        size_t n = r->inf ? ebb_informers_not_current(r->inf, (uint64_t)(r->o.max_stale_s * 1000),
+                                                      body + 13, sizeof(body) - 14)
+                          : 1;
+        if (r->inf == NULL) {
             ebb_http_respond(req, 503, "text/plain", "caches not synced\n", 18);
-        } else if (broken > (uint64_t)(r->o.max_stale_s * 1000)) {
-            int n = snprintf(body, sizeof(body), "watch %s broken for %llu ms\n", which,
-                             (unsigned long long)broken);
-            ebb_http_respond(req, 503, "text/plain", body, (size_t)n);
+        } else if (n > 0) {
+            size_t len;
+            memcpy(body, "not current: ", 13);
+            len = strlen(body);
+            body[len++] = '\n';
+            ebb_http_respond(req, 503, "text/plain", body, len);
         } else {
             ebb_http_respond(req, 200, "text/plain", "ok", 2);
         }
@@ -1488,6 +1577,7 @@ static int register_run_metrics(struct ebb_metrics *m)
     static const char *const result[] = { "result", NULL };
     static const char *const hash[] = { "hash", NULL };
     static const char *const plugin[] = { "plugin", "profile", NULL };
+    static const char *const skipped[] = { "resource", "reason", NULL };
 
     if (!ebb_metrics_family(m, EBB_METRIC_COUNTER, "ebb_policy_reloads_total",
                             "Policy reloads, by result (success: the new generation runs; failure: "
@@ -1504,7 +1594,11 @@ static int register_run_metrics(struct ebb_metrics *m)
                             "runs cycles and /healthz fails", plugin, NULL, 0) ||
         !ebb_metrics_family(m, EBB_METRIC_GAUGE, "ebb_plugin_memory_bytes",
                             "Bytes the plugin's state holds after the last cycle (a Lua plugin: its "
-                            "lua_State, under its memory cap)", plugin, NULL, 0))
+                            "lua_State, under its memory cap)", plugin, NULL, 0) ||
+        !ebb_metrics_family(m, EBB_METRIC_COUNTER, "ebb_objects_skipped_total",
+                            "Objects of a server's answer ebb cannot keep, skipped alone (left out "
+                            "of every decision), by resource and reason (invalid, wrong-kind, "
+                            "too-large, not-json, too-many)", skipped, NULL, 0))
         return EBB_ENOMEM;
     return 0;
 }
@@ -1572,6 +1666,7 @@ int ebb_run_main(int argc, char **argv)
         r->triggers = ebb_engine_triggers(r->engine);
         ebb_informers_on_change(r->inf, on_change, r);
     }
+    ebb_informers_on_skip(r->inf, on_skip, r);
     if ((rc = ebb_metrics_create(&r->metrics)) != 0 || (rc = ebb_metrics_register_standard(r->metrics)) != 0 ||
         (rc = register_run_metrics(r->metrics)) != 0)
         goto fail;

@@ -33,10 +33,14 @@
  * it to exercise items that straddle refills. */
 size_t ebb__snapshot_window = 1u << 20;
 
-/* One item (a Kubernetes object) is at most this: etcd keeps 1.5 MiB. */
+/* One item (a Kubernetes object) of a file is at most this: etcd keeps
+ * 1.5 MiB (an answer of a server: EBB_OBJECT_MAX). */
 #define ITEM_MAX ((size_t)64 << 20)
 /* A YAML snapshot is read whole (JSON streams): at most this. */
 #define YAML_MAX ((size_t)512 << 20)
+/* What a reset arena keeps of its chunks for the next document: one
+ * object that was huge does not hold its memory for the process's life. */
+#define ARENA_KEEP ((size_t)4 << 20)
 
 /* ---- a bump arena for cJSON ------------------------------------------------ */
 
@@ -48,7 +52,9 @@ struct chunk {
 
 struct arena {
     struct chunk *head, *cur;
-    bool oom;
+    size_t used;                 /* bytes handed out since the last reset */
+    bool oom;                    /* malloc failed */
+    bool over;                   /* the document wanted more than EBB_JSON_TREE_MAX */
 };
 
 static struct arena *the_arena;   /* the one being used by the cJSON hooks */
@@ -59,6 +65,12 @@ static void *arena_malloc(size_t n)
     struct chunk *c = a->cur;
 
     n = (n + alignof(max_align_t) - 1) & ~(alignof(max_align_t) - 1);
+    /* A few bytes of JSON make a node of 64: the tree is bounded, not only
+     * the text (EBB_JSON_TREE_MAX, well above what 1.5 MiB can make). */
+    if (a->used + n > EBB_JSON_TREE_MAX) {
+        a->over = true;
+        return NULL;
+    }
     while (c != NULL && c->cap - c->used < n)
         c = a->cur = c->next;
     if (c == NULL) {
@@ -77,6 +89,7 @@ static void *arena_malloc(size_t n)
     }
     void *p = (char *)c->data + c->used;
     c->used += n;
+    a->used += n;
     return p;
 }
 
@@ -85,12 +98,27 @@ static void arena_free(void *p)
     (void)p;   /* everything goes at once in arena_reset */
 }
 
+/* Everything handed out is free again; chunks past ARENA_KEEP go back to
+ * malloc. */
 static void arena_reset(struct arena *a)
 {
-    for (struct chunk *c = a->head; c != NULL; c = c->next)
+    struct chunk **pp = &a->head, *c;
+    size_t kept = 0;
+
+    while ((c = *pp) != NULL) {
+        if (kept + c->cap > ARENA_KEEP) {
+            *pp = c->next;
+            free(c);
+            continue;
+        }
+        kept += c->cap;
         c->used = 0;
+        pp = &c->next;
+    }
     a->cur = a->head;
+    a->used = 0;
     a->oom = false;
+    a->over = false;
 }
 
 static void arena_destroy(struct arena *a)
@@ -131,16 +159,39 @@ int ebb_json_arena_create(struct ebb_json_arena **out)
     return (*out = calloc(1, sizeof(**out))) != NULL ? 0 : EBB_ENOMEM;
 }
 
-struct cJSON *ebb_json_arena_parse(struct ebb_json_arena *a, const char *text, size_t len)
+/* The gate every document of a server goes through on its way to cJSON
+ * (watch events, LIST items): bounded in text and in tree, NUL scrubbed. */
+int ebb_json_arena_parse(struct ebb_json_arena *a, char *text, size_t len, struct cJSON **out,
+                         int *why)
 {
+    int dummy;
     cJSON *j;
 
-    if (a == NULL || text == NULL)
-        return NULL;
-    j = arena_parse(&a->a, text, len, NULL);
-    if (j == NULL && a->a.oom)
+    if (why == NULL)
+        why = &dummy;
+    *why = 0;
+    if (a == NULL || text == NULL || out == NULL)
+        return EBB_EINVAL;
+    *out = NULL;
+    if (len > EBB_OBJECT_MAX) {
+        *why = EBB_SKIP_TOO_LARGE;
+        return EBB_ESCHEMA;
+    }
+    if (!ebb_json_nul_scrub(text, len)) {
+        *why = EBB_SKIP_NOT_JSON;
+        return EBB_ESCHEMA;
+    }
+    if ((j = arena_parse(&a->a, text, len, NULL)) != NULL) {
+        *out = j;
+        return 0;
+    }
+    if (a->a.oom) {
         arena_reset(&a->a);
-    return j;
+        return EBB_ENOMEM;
+    }
+    *why = a->a.over ? EBB_SKIP_TOO_LARGE : EBB_SKIP_NOT_JSON;
+    arena_reset(&a->a);
+    return EBB_ESCHEMA;
 }
 
 void ebb_json_arena_reset(struct ebb_json_arena *a)
@@ -176,12 +227,7 @@ struct loader {
     struct arena arena;
     ebb_snapshot_item_fn item_fn;   /* ebb_snapshot_load_each */
     bool compact;                   /* a whole view: lay its pods out (ebb_cache_compact) */
-    bool mem;                       /* buf is the whole input, borrowed (a LIST page) */
     void *item_ud;
-    struct ebb_list_meta *meta;     /* LIST pages: fill from metadata */
-    ebb_item_cb on_item;            /* LIST pages: each object stored */
-    void *on_item_ud;
-    int item_kind;                  /* LIST pages: the kind of items that name none */
     bool unique;                    /* a file: a pod, node or uid twice is an error */
     struct ebb_map seen;            /* (ns, name) of pods, (name, name) of nodes, (uid,
                                        uid): -> item index + 1 */
@@ -445,56 +491,6 @@ static int give(struct loader *l, const cJSON *j, int kind, const struct origin 
                  ebb_strerror(rc));
 }
 
-/* The namespace (NULL for cluster-scoped kinds) and name of an object. */
-static void object_key(const struct ebb_object *o, ebb_str *ns, ebb_str *name)
-{
-    switch (o->kind) {
-    case EBB_KIND_POD: *ns = o->u.pod->ns; *name = o->u.pod->name; break;
-    case EBB_KIND_NODE: *name = o->u.node->name; break;
-    case EBB_KIND_NAMESPACE: *name = o->u.ns->name; break;
-    case EBB_KIND_PRIORITY_CLASS: *name = o->u.pc->name; break;
-    case EBB_KIND_PVC: *ns = o->u.pvc->ns; *name = o->u.pvc->name; break;
-    case EBB_KIND_PDB: *ns = o->u.pdb->ns; *name = o->u.pdb->name; break;
-    case EBB_KIND_NODE_METRICS: *name = o->u.node_metrics->node; break;
-    case EBB_KIND_POD_METRICS: *ns = o->u.pod_metrics->ns; *name = o->u.pod_metrics->name; break;
-    case EBB_KIND_KOORD_NODE_METRIC: *name = o->u.koord->node; break;
-    case EBB_KIND_PROM_RESULT: *name = o->u.prom->key; break;
-    case EBB_KIND_SERVICE:
-    case EBB_KIND_REPLICA_SET:
-    case EBB_KIND_STATEFUL_SET:
-    case EBB_KIND_REPLICATION_CONTROLLER: *ns = o->u.workload->ns; *name = o->u.workload->name; break;
-    default: break;
-    }
-}
-
-/* A "\u0000" escape in JSON text: cJSON would cut the string there. The
- * key of the field it is in (or after) goes in `key`. NULL if none. */
-static const char *nul_escape(const char *p, size_t n, char *key, size_t keylen)
-{
-    const char *end = p + n, *q = p, *a, *b;
-
-    while ((q = memchr(q, '\\', (size_t)(end - q))) != NULL && end - q >= 6) {
-        if (q[1] != 'u' || memcmp(q + 2, "0000", 4) != 0) {
-            q += 2;          /* an escape, maybe of a backslash */
-            continue;
-        }
-        /* the key: the last "...": before q */
-        key[0] = '\0';
-        for (a = q; a > p && !(a[-1] == ':' || a[-1] == ','); a--)
-            ;
-        if (a > p && a[-1] == ':') {
-            for (b = a - 1; b > p && b[-1] != '"'; b--)
-                ;
-            for (a = b > p ? b - 1 : p; a > p && a[-1] != '"'; a--)
-                ;
-            if (b > a)
-                snprintf(key, keylen, "%.*s", (int)(b - 1 - a), a);
-        }
-        return q;
-    }
-    return NULL;
-}
-
 static int dup_key(struct loader *l, const struct origin *o, ebb_str a, ebb_str b, const char *what)
 {
     void *first = ebb__map_get(&l->seen, a, b);
@@ -534,8 +530,6 @@ static int take(struct loader *l, const cJSON *j, const struct origin *o)
     if (!cJSON_IsObject(j))
         return lfail(l, EBB_ESCHEMA, o->line, o->prefix, o->idx, NULL, "expected an object");
     kind = ebb_decode_kind(j);
-    if (kind == EBB_KIND_UNKNOWN && cJSON_GetObjectItemCaseSensitive(j, "kind") == NULL)
-        kind = l->item_kind;   /* an API List's items leave their kind to the List */
     if (kind == EBB_KIND_UNKNOWN) {
         const cJSON *k = cJSON_GetObjectItemCaseSensitive(j, "kind");
         if (!cJSON_IsString(k) || k->valuestring[0] == '\0')
@@ -568,16 +562,11 @@ static int take(struct loader *l, const cJSON *j, const struct origin *o)
         obj.u.pod->src = o->src;
     else if (kind == EBB_KIND_NODE)
         obj.u.node->src = o->src;
-    ebb_str kns = NULL, kname = NULL;
-    if (l->on_item != NULL)
-        object_key(&obj, &kns, &kname);
     if ((rc = ebb_cache_put(l->cache, &obj)) != 0) {
         ebb_object_free(&obj);
         return lfail(l, rc, o->line, o->prefix, o->idx, NULL, "cannot store the %s: %s",
                      ebb_kind_name(kind), ebb_strerror(rc));
     }
-    if (l->on_item != NULL)
-        l->on_item(l->on_item_ud, kind, kns, kname);
     if (l->stats)
         l->stats->kinds[kind]++;
     return give(l, j, kind, o);
@@ -592,6 +581,12 @@ static int parse_error(struct loader *l, const struct origin *o, const char *p, 
     if (l->arena.oom) {
         arena_reset(&l->arena);
         return lfail(l, EBB_ENOMEM, o->line, o->prefix, o->idx, NULL, "out of memory");
+    }
+    if (l->arena.over) {
+        arena_reset(&l->arena);
+        return lfail(l, EBB_ELIMIT, o->line, o->prefix, o->idx, NULL,
+                     "the item makes more than %zu MiB of JSON values: not a Kubernetes object "
+                     "(etcd keeps objects of at most 1.5 MiB)", EBB_JSON_TREE_MAX >> 20);
     }
     arena_reset(&l->arena);
     if (endp == NULL || endp < p || endp > p + n)
@@ -608,16 +603,8 @@ static int parse_error(struct loader *l, const struct origin *o, const char *p, 
 static int take_parsed(struct loader *l, cJSON *j, const char *p, size_t n, uint64_t off,
                        struct origin *o)
 {
-    char key[128];
-    const char *nul = nul_escape(p, n, key, sizeof(key));
     int rc;
 
-    if (nul != NULL) {
-        arena_reset(&l->arena);
-        return lfail(l, EBB_ESCHEMA, o->line + count_lines(p, nul), o->prefix, o->idx, key,
-                     "a string holds \\u0000 (a NUL character), which names, labels and "
-                     "the plan cannot hold");
-    }
     o->src.off = off;
     o->src.len = l->has_src ? (uint32_t)n : 0;
     o->src.file = l->src;
@@ -626,13 +613,42 @@ static int take_parsed(struct loader *l, cJSON *j, const char *p, size_t n, uint
     return rc;
 }
 
+/* A NUL in the item [p, p+n) (the window, writable): a "\u0000" escape,
+ * which cJSON would cut a string at, is read as U+FFFD as the API server
+ * holds it in annotations and free text (ebb_json_nul_scrub, in place);
+ * a raw NUL byte is not JSON. Returns 0 when the item must be parsed
+ * again (*again), or the error. */
+static int item_nul(struct loader *l, struct origin *o, char *p, size_t n, bool *again)
+{
+    const char *z;
+
+    *again = false;
+    if ((z = memchr(p, '\0', n)) != NULL) {
+        arena_reset(&l->arena);
+        return lfail(l, EBB_EPARSE, o->line + count_lines(p, z), o->prefix, o->idx, NULL,
+                     "a NUL byte in the JSON text (write it as \\u0000)");
+    }
+    if (memmem(p, n, "\\u0000", 6) == NULL)
+        return 0;
+    arena_reset(&l->arena);
+    ebb_json_nul_scrub(p, n);
+    *again = true;
+    return 0;
+}
+
 /* Parse and take the JSON text [p, p+n) that starts at file offset `off`. */
-static int take_text(struct loader *l, const char *p, size_t n, uint64_t off, struct origin *o)
+static int take_text(struct loader *l, char *p, size_t n, uint64_t off, struct origin *o)
 {
     const char *endp = NULL;
     cJSON *j = arena_parse(&l->arena, p, n, &endp);
+    bool again;
+    int rc;
 
     if (j == NULL)
+        return parse_error(l, o, p, n, endp);
+    if ((rc = item_nul(l, o, p, n, &again)) != 0)
+        return rc;
+    if (again && (j = arena_parse(&l->arena, p, n, &endp)) == NULL)
         return parse_error(l, o, p, n, endp);
     return take_parsed(l, j, p, n, off, o);
 }
@@ -643,15 +659,21 @@ static int take_text(struct loader *l, const char *p, size_t n, uint64_t off, st
  * refilling as needed, and exactly that is parsed. *n gets the length. */
 static int take_item(struct loader *l, struct origin *o, long *n)
 {
-    const char *p = l->buf + l->pos, *endp = NULL;
+    char *p = l->buf + l->pos;
+    const char *endp = NULL;
     cJSON *j = arena_parse(&l->arena, p, l->len - l->pos, &endp);
-    int nl;
+    bool again;
+    int nl, rc;
 
     if (j != NULL) {
         *n = endp - p;
-        return take_parsed(l, j, p, (size_t)*n, l->base + l->pos, o);
+        if ((rc = item_nul(l, o, p, (size_t)*n, &again)) != 0)
+            return rc;
+        if (!again)
+            return take_parsed(l, j, p, (size_t)*n, l->base + l->pos, o);
+        return take_text(l, p, (size_t)*n, l->base + l->pos, o);
     }
-    if (l->arena.oom)
+    if (l->arena.oom || l->arena.over)
         return parse_error(l, o, p, l->len - l->pos, endp);
     arena_reset(&l->arena);
     if ((*n = window_value(l, o->line, o->prefix, o->idx, &nl)) < 0)
@@ -717,8 +739,6 @@ static int take_object_at(struct loader *l, uint64_t off, size_t n, int line)
     size_t got = 0;
     int rc;
 
-    if (l->mem)   /* it is all in memory: buf[0] is byte `base` */
-        return take_text(l, l->buf + (off - l->base), n, off, &o);
     if ((p = malloc(n)) == NULL)
         return lfail(l, EBB_ENOMEM, line, NULL, -1, NULL, "out of memory");
     while (got < n) {
@@ -737,21 +757,6 @@ static int take_object_at(struct loader *l, uint64_t off, size_t n, int line)
 
 /* A top-level object: a List streams its "items"; any other object is one
  * item. */
-/* metadata of a List page: resourceVersion and continue. */
-static void list_meta(struct loader *l, const char *p, size_t n)
-{
-    cJSON *m = cJSON_ParseWithLength(p, n);
-    const cJSON *rv = cJSON_GetObjectItemCaseSensitive(m, "resourceVersion");
-    const cJSON *co = cJSON_GetObjectItemCaseSensitive(m, "continue");
-
-    if (cJSON_IsString(rv))
-        snprintf(l->meta->resource_version, sizeof(l->meta->resource_version), "%s",
-                 rv->valuestring);
-    if (cJSON_IsString(co))
-        snprintf(l->meta->cont, sizeof(l->meta->cont), "%s", co->valuestring);
-    cJSON_Delete(m);
-}
-
 static int top_object(struct loader *l)
 {
     uint64_t start = l->base + l->pos;
@@ -768,7 +773,6 @@ static int top_object(struct loader *l)
         if ((n = window_value(l, l->line, NULL, -1, &nl)) < 0)
             return (int)n;
         is_items = n == 7 && memcmp(l->buf + l->pos, "\"items\"", 7) == 0;
-        bool is_meta = l->meta != NULL && n == 10 && memcmp(l->buf + l->pos, "\"metadata\"", 10) == 0;
         l->pos += (size_t)n;
         if ((c = next_nonws(l)) != ':')
             return unexpected(l, c, NULL, -1, "':' after a key");
@@ -789,8 +793,6 @@ static int top_object(struct loader *l)
                                  "expected an array");
                 items = true;
             }
-            if (is_meta)
-                list_meta(l, l->buf + l->pos, (size_t)n);
             l->pos += (size_t)n;
             l->line += nl;
         }
@@ -827,34 +829,54 @@ static int load_json(struct loader *l)
 
 /* ---- YAML ---------------------------------------------------------------------- */
 
-/* A string of the tree with a NUL byte in it (YAML's "\0"), or NULL. */
-static const struct ebb_val *nul_string(const struct ebb_val *v)
+/* YAML's "\0" in a string: read as U+FFFD, as a JSON snapshot's "\u0000"
+ * is (ebb_json_nul_scrub). EBB_ENOMEM, else 0. */
+static int nul_strings(struct ebb_val *v)
 {
-    const struct ebb_val *r = NULL;
+    int rc = 0;
 
     switch (v->type) {
-    case EBB_VAL_STRING:
-        return strlen(v->u.str.s) != v->u.str.len ? v : NULL;
+    case EBB_VAL_STRING: {
+        size_t n = v->u.str.len, k = 0, i;
+        char *s;
+        for (i = 0; i < n; i++)
+            k += v->u.str.s[i] == '\0';
+        if (k == 0)
+            return 0;
+        if ((s = malloc(n + 2 * k + 1)) == NULL)
+            return EBB_ENOMEM;
+        for (i = 0, k = 0; i < n; i++) {
+            if (v->u.str.s[i] == '\0') {
+                memcpy(s + k, "\xef\xbf\xbd", 3);
+                k += 3;
+            } else {
+                s[k++] = v->u.str.s[i];
+            }
+        }
+        s[k] = '\0';
+        free(v->u.str.s);
+        v->u.str.s = s;
+        v->u.str.len = k;
+        return 0;
+    }
     case EBB_VAL_SEQ:
-        for (size_t i = 0; r == NULL && i < v->u.seq.n; i++)
+        for (size_t i = 0; rc == 0 && i < v->u.seq.n; i++)
             if (v->u.seq.items[i] != NULL)
-                r = nul_string(v->u.seq.items[i]);
-        return r;
+                rc = nul_strings(v->u.seq.items[i]);
+        return rc;
     case EBB_VAL_MAP:
-        for (size_t i = 0; r == NULL && i < v->u.map.n; i++)
+        for (size_t i = 0; rc == 0 && i < v->u.map.n; i++)
             if (v->u.map.vals[i] != NULL)
-                r = nul_string(v->u.map.vals[i]);
-        return r;
+                rc = nul_strings(v->u.map.vals[i]);
+        return rc;
     default:
-        return NULL;
+        return 0;
     }
 }
 
-static int take_val(struct loader *l, FILE *tmp, const struct ebb_val *v, const char *prefix,
-                    int idx)
+static int take_val(struct loader *l, FILE *tmp, struct ebb_val *v, const char *prefix, int idx)
 {
     struct origin o = { .prefix = prefix, .idx = idx, .line = v->line, .val = v };
-    const struct ebb_val *nul;
     cJSON *j;
     int rc, kind;
 
@@ -864,14 +886,7 @@ static int take_val(struct loader *l, FILE *tmp, const struct ebb_val *v, const 
         return lfail(l, EBB_ESCHEMA, v->line, prefix, idx, NULL, "expected an object, got %s",
                      ebb_val_type_name(v->type));
     }
-    if ((nul = nul_string(v)) != NULL) {
-        if (l->stats)
-            l->stats->items++;
-        return lfail(l, EBB_ESCHEMA, nul->line, prefix, idx, NULL,
-                     "a string holds \\0 (a NUL character), which names, labels and the plan "
-                     "cannot hold");
-    }
-    if ((j = ebb_val_to_cjson(v)) == NULL)
+    if (nul_strings(v) != 0 || (j = ebb_val_to_cjson(v)) == NULL)
         return lfail(l, EBB_ENOMEM, v->line, prefix, idx, NULL, "out of memory");
     kind = ebb_decode_kind(j);
     if (tmp != NULL && (kind == EBB_KIND_POD || kind == EBB_KIND_NODE)) {
@@ -920,7 +935,7 @@ static int load_yaml(struct loader *l, const char *buf, size_t len)
         rc = lfail(l, EBB_ESCHEMA, docs[0] ? docs[0]->line : 0, NULL, -1, NULL,
                    "the snapshot is null: expected a List of objects (kubectl get ... -o json)");
     for (i = 0; rc == 0 && i < ndocs; i++) {
-        const struct ebb_val *d = docs[i], *items;
+        struct ebb_val *d = docs[i], *items;
 
         if (d == NULL || d->type == EBB_VAL_NULL)
             continue;
@@ -1028,14 +1043,10 @@ static void loader_init(struct loader *l, struct ebb_cache *cache, const char *n
 
 static void loader_done(struct loader *l, double t0)
 {
-    if (!l->mem)
-        free(l->buf);
+    free(l->buf);
     arena_destroy(&l->arena);
     ebb__map_free(&l->seen);
-    /* a LIST page is one of many: the informer sorts once all are in (the
-     * indexes also sort on demand) */
-    if (!l->mem)
-        ebb_cache_build_indexes(l->cache);
+    ebb_cache_build_indexes(l->cache);
     if (l->compact)
         ebb_cache_compact(l->cache);   /* out of memory: the pods stay where they are */
     if (l->stats != NULL)
@@ -1111,91 +1122,432 @@ int ebb_snapshot_load_buf(struct ebb_cache *cache, const char *buf, size_t len, 
     return rc;
 }
 
-/* The page is parsed where it lies in memory; the spill only keeps a copy
- * for pod.object (reading it back would copy every byte twice more). */
-int ebb_snapshot_load_page(struct ebb_cache *cache, FILE *spill, uint16_t spill_src,
-                           const char *buf, size_t len, const char *name, int kind,
-                           struct ebb_list_meta *meta, ebb_item_cb cb, void *ud,
-                           struct ebb_error *err)
-{
-    struct loader l;
-    double t0 = now_seconds();
-    long off;
-    int rc, c;
+/* ---- a server's LIST answer, read as it arrives ------------------------------------ */
 
-    if (cache == NULL || spill == NULL || buf == NULL)
+/* The top level of a List: { "key": value, ..., "items": [ item, ... ] }.
+ * Only brackets, strings and escapes are followed (cJSON checks each item
+ * and the metadata); items are handed on one by one, the metadata is
+ * kept, every other value is stepped over. Nothing else is held. */
+enum {
+    T_BEGIN,        /* before '{' */
+    T_FIRST_KEY,    /* after '{': a key or '}' */
+    T_KEY_START,    /* after ',': a key */
+    T_KEY,          /* inside a key */
+    T_COLON,
+    T_VALUE,        /* before a value */
+    T_SCAN,         /* inside a value (vs) */
+    T_NEXT,         /* after a value: ',' or '}' */
+    T_ITEMS_FIRST,  /* after '[' of items: an item or ']' */
+    T_ITEM_START,   /* after ',' in items */
+    T_ITEM,         /* inside an item (vs) */
+    T_ITEMS_NEXT,   /* after an item: ',' or ']' */
+    T_DONE,         /* after the closing '}' */
+    T_FAILED,
+};
+
+enum { V_CONTAINER, V_BARE };
+
+struct ebb_list_reader {
+    ebb_list_item_fn fn;
+    void *ud;
+    int st;
+    char key[16];               /* the key being read (longer keys are none of ours) */
+    size_t keylen;
+    bool key_esc, key_long;
+    int which;                  /* the value being read: 0 other, 1 metadata, 2 an item */
+    /* the value scanner */
+    int vkind, depth;
+    bool in_str, esc;
+    /* what is kept of the value */
+    char *buf;
+    size_t len, cap, max, total;
+    char *meta;                 /* the List's metadata, once read */
+    size_t meta_len;
+    bool items_seen;
+    size_t nitems;
+    uint64_t offset;            /* bytes fed so far */
+};
+
+int ebb_list_reader_create(ebb_list_item_fn fn, void *ud, struct ebb_list_reader **out)
+{
+    struct ebb_list_reader *r;
+
+    if (fn == NULL || out == NULL)
         return EBB_EINVAL;
-    if (meta != NULL)
-        memset(meta, 0, sizeof(*meta));
-    /* the spill is only ever appended to: it stands at its end (readers
-     * flush it and pread) */
-    if ((off = ftell(spill)) < 0 || fwrite(buf, 1, len, spill) != len)
-        return ebb_error_set(err, EBB_EIO, name, 0, NULL, "cannot write the spill file: %s",
-                             strerror(errno));
-    loader_init(&l, cache, name ? name : "list", NULL, err);
-    l.f = spill;
-    /* read only: with eof set, refill never moves or grows it */
-    l.buf = (char *)buf;
-    l.len = l.cap = len;
-    l.eof = true;
-    l.mem = true;
-    l.base = (uint64_t)off;
-    l.src = spill_src;
-    l.has_src = true;
-    l.meta = meta;
-    l.on_item = cb;
-    l.on_item_ud = ud;
-    l.item_kind = kind;
-    if ((c = next_nonws(&l)) == '{')
-        rc = top_object(&l);
-    else
-        rc = unexpected(&l, c, NULL, -1, "a List object");
-    l.f = NULL;   /* the cache owns it */
-    loader_done(&l, t0);
+    if ((r = calloc(1, sizeof(*r))) == NULL)
+        return EBB_ENOMEM;
+    r->fn = fn;
+    r->ud = ud;
+    *out = r;
+    return 0;
+}
+
+void ebb_list_reader_destroy(struct ebb_list_reader *r)
+{
+    if (r == NULL)
+        return;
+    free(r->buf);
+    free(r->meta);
+    free(r);
+}
+
+size_t ebb_list_reader_items(const struct ebb_list_reader *r)
+{
+    return r ? r->nitems : 0;
+}
+
+static bool json_ws(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+static int rfail(struct ebb_list_reader *r, struct ebb_error *err, const char *fmt, const char *what)
+{
+    r->st = T_FAILED;
+    return ebb_error_set(err, EBB_EPARSE, NULL, 0, NULL, fmt, what, (unsigned long long)r->offset);
+}
+
+/* Keep [p, p+n) of the value, up to r->max bytes: past it only r->total
+ * grows (once past, nothing more is kept). */
+static int keep(struct ebb_list_reader *r, const char *p, size_t n)
+{
+    r->total += n;
+    if (r->total > r->max)
+        return 0;
+    if (r->len + n + 1 > r->cap) {
+        size_t cap = r->cap ? r->cap : 4096;
+        char *b;
+        while (cap < r->len + n + 1)
+            cap *= 2;
+        if ((b = realloc(r->buf, cap)) == NULL)
+            return EBB_ENOMEM;
+        r->buf = b;
+        r->cap = cap;
+    }
+    memcpy(r->buf + r->len, p, n);
+    r->len += n;
+    return 0;
+}
+
+static void value_begin(struct ebb_list_reader *r, char c, size_t max)
+{
+    r->vkind = c == '{' || c == '[' || c == '"' ? V_CONTAINER : V_BARE;
+    r->depth = 0;
+    r->in_str = false;
+    r->esc = false;
+    r->len = r->total = 0;
+    r->max = max;
+}
+
+/* Scan the value from data[0]: how many bytes belong to it, *done when it
+ * ended there. A string ends at its closing quote, an object or array at
+ * its closing bracket; a bare scalar (number, literal) before the byte
+ * that ends it. */
+static size_t value_scan(struct ebb_list_reader *r, const char *data, size_t len, bool *done)
+{
+    size_t i = 0;
+
+    *done = false;
+    if (r->vkind == V_BARE) {
+        while (i < len && !json_ws(data[i]) && data[i] != ',' && data[i] != ']' && data[i] != '}')
+            i++;
+        *done = i < len;
+        return i;
+    }
+    while (i < len) {
+        char c = data[i++];
+        if (r->in_str) {
+            if (r->esc) {
+                r->esc = false;
+            } else if (c == '\\') {
+                r->esc = true;
+            } else if (c == '"') {
+                r->in_str = false;
+                if (r->depth == 0) {
+                    *done = true;
+                    return i;
+                }
+            } else {
+                /* the rest of the string up to a quote or a backslash */
+                while (i < len && data[i] != '"' && data[i] != '\\')
+                    i++;
+            }
+            continue;
+        }
+        switch (c) {
+        case '"': r->in_str = true; break;
+        case '{':
+        case '[': r->depth++; break;
+        case '}':
+        case ']':
+            if (--r->depth <= 0) {
+                *done = true;
+                return i;
+            }
+            break;
+        default: break;
+        }
+    }
+    return i;
+}
+
+/* An item is complete: hand it on. */
+static int item_done(struct ebb_list_reader *r)
+{
+    int rc;
+
+    r->nitems++;
+    if (r->total > r->max) {
+        rc = r->fn(r->ud, NULL, r->total, r->nitems - 1);
+    } else {
+        r->buf[r->len] = '\0';
+        rc = r->fn(r->ud, r->buf, r->len, r->nitems - 1);
+    }
+    /* one huge item does not hold its buffer for the next ones */
+    if (r->cap > ((size_t)1 << 20)) {
+        free(r->buf);
+        r->buf = NULL;
+        r->cap = 0;
+    }
+    r->len = r->total = 0;
     return rc;
 }
 
-int ebb_snapshot_list_peek(const char *buf, size_t len, struct ebb_list_meta *meta)
+int ebb_list_reader_feed(struct ebb_list_reader *r, const char *data, size_t len,
+                         struct ebb_error *err)
 {
-    struct loader l;
-    int c, nl, rc = EBB_ENOENT;
-    long n;
+    size_t i = 0, n;
+    bool done;
+    int rc;
 
-    if (buf == NULL || meta == NULL)
+    if (r == NULL || (data == NULL && len > 0))
+        return EBB_EINVAL;
+    if (r->st == T_FAILED)
+        return EBB_EPARSE;
+    while (i < len) {
+        char c = data[i];
+        switch (r->st) {
+        case T_BEGIN:
+        case T_FIRST_KEY:
+        case T_KEY_START:
+        case T_COLON:
+        case T_VALUE:
+        case T_NEXT:
+        case T_ITEMS_FIRST:
+        case T_ITEM_START:
+        case T_ITEMS_NEXT:
+        case T_DONE:
+            if (json_ws(c)) {
+                i++;
+                r->offset++;
+                continue;
+            }
+            break;
+        default:
+            break;
+        }
+        switch (r->st) {
+        case T_BEGIN:
+            if (c != '{')
+                return rfail(r, err, "the answer is not a %s (byte %llu)", "List object");
+            r->st = T_FIRST_KEY;
+            break;
+        case T_FIRST_KEY:
+        case T_KEY_START:
+            if (c == '}' && r->st == T_FIRST_KEY) {
+                r->st = T_DONE;
+                break;
+            }
+            if (c != '"')
+                return rfail(r, err, "the answer is not a %s (a key expected at byte %llu)", "List object");
+            r->keylen = 0;
+            r->key_esc = r->key_long = false;
+            r->st = T_KEY;
+            break;
+        case T_KEY:
+            if (r->key_esc) {
+                r->key_esc = false;
+                r->key_long = true;   /* an escaped key is none of ours */
+            } else if (c == '\\') {
+                r->key_esc = true;
+            } else if (c == '"') {
+                r->st = T_COLON;
+            } else if (r->keylen + 1 < sizeof(r->key)) {
+                r->key[r->keylen++] = c;
+            } else {
+                r->key_long = true;
+            }
+            break;
+        case T_COLON:
+            if (c != ':')
+                return rfail(r, err, "the answer is not a %s (':' expected at byte %llu)", "List object");
+            r->key[r->keylen] = '\0';
+            r->which = r->key_long ? 0
+                       : strcmp(r->key, "metadata") == 0 ? 1
+                       : strcmp(r->key, "items") == 0 ? 2 : 0;
+            r->st = T_VALUE;
+            break;
+        case T_VALUE:
+            if (r->which == 2 && c == '[') {
+                if (r->items_seen)
+                    return rfail(r, err, "the answer is not a %s (items twice, at byte %llu)", "List");
+                r->items_seen = true;
+                r->st = T_ITEMS_FIRST;
+                break;
+            }
+            if (c == ',' || c == ':' || c == ']' || c == '}')
+                return rfail(r, err, "the answer is not a %s (a value expected at byte %llu)", "List object");
+            if (r->which == 1 && r->meta != NULL)
+                return rfail(r, err, "the answer is not a %s (metadata twice, at byte %llu)", "List");
+            value_begin(r, c, r->which == 1 ? EBB_LIST_META_MAX : r->which == 2 ? 16 : 0);
+            r->st = T_SCAN;
+            continue;   /* the scanner reads c */
+        case T_SCAN:
+        case T_ITEM:
+            n = value_scan(r, data + i, len - i, &done);
+            if ((rc = keep(r, data + i, n)) != 0) {
+                r->st = T_FAILED;
+                return rc;
+            }
+            i += n;
+            r->offset += n;
+            if (!done)
+                continue;
+            if (r->st == T_ITEM) {
+                r->st = T_ITEMS_NEXT;
+                if ((rc = item_done(r)) != 0) {
+                    r->st = T_FAILED;
+                    return rc;
+                }
+            } else {
+                if (r->which == 1) {
+                    if (r->total > r->max)
+                        return rfail(r, err, "the %s is larger than 64 KiB (byte %llu)", "List's metadata");
+                    if ((r->meta = malloc(r->len + 1)) == NULL) {
+                        r->st = T_FAILED;
+                        return EBB_ENOMEM;
+                    }
+                    memcpy(r->meta, r->buf, r->len);
+                    r->meta[r->len] = '\0';
+                    r->meta_len = r->len;
+                } else if (r->which == 2) {
+                    /* "items": null */
+                    if (r->len != 4 || memcmp(r->buf, "null", 4) != 0)
+                        return rfail(r, err, "the answer is not a %s (items is no array, byte %llu)", "List");
+                    r->items_seen = true;
+                }
+                r->st = T_NEXT;
+            }
+            continue;
+        case T_NEXT:
+            if (c == ',')
+                r->st = T_KEY_START;
+            else if (c == '}')
+                r->st = T_DONE;
+            else
+                return rfail(r, err, "the answer is not a %s (',' or '}' expected at byte %llu)", "List object");
+            break;
+        case T_ITEMS_FIRST:
+        case T_ITEM_START:
+            if (c == ']' && r->st == T_ITEMS_FIRST) {
+                r->st = T_NEXT;
+                break;
+            }
+            if (c == ',' || c == ':' || c == ']' || c == '}')
+                return rfail(r, err, "the answer is not a %s (an item expected at byte %llu)", "List");
+            value_begin(r, c, EBB_OBJECT_MAX);
+            r->st = T_ITEM;
+            continue;
+        case T_ITEMS_NEXT:
+            if (c == ',')
+                r->st = T_ITEM_START;
+            else if (c == ']')
+                r->st = T_NEXT;
+            else
+                return rfail(r, err, "the answer is not a %s (',' or ']' expected at byte %llu)", "List");
+            break;
+        case T_DONE:
+            return rfail(r, err, "the answer is not a %s (data after it at byte %llu)", "List object");
+        default:
+            return EBB_EPARSE;
+        }
+        i++;
+        r->offset++;
+    }
+    return 0;
+}
+
+int ebb_list_reader_end(struct ebb_list_reader *r, struct ebb_list_meta *meta, struct ebb_error *err)
+{
+    cJSON *m;
+    const cJSON *rv, *co;
+
+    if (r == NULL || meta == NULL)
         return EBB_EINVAL;
     memset(meta, 0, sizeof(*meta));
-    loader_init(&l, NULL, "list", NULL, NULL);
-    l.buf = (char *)buf;   /* read only, as in ebb_snapshot_load_page */
-    l.len = l.cap = len;
-    l.eof = true;
-    l.mem = true;
-    l.meta = meta;
-    if (next_nonws(&l) != '{')
-        goto out;
-    l.pos++;
-    for (;;) {
-        bool is_meta, is_items;
-        if (next_nonws(&l) != '"' || (n = window_value(&l, l.line, NULL, -1, &nl)) < 0)
-            goto out;
-        is_meta = n == 10 && memcmp(l.buf + l.pos, "\"metadata\"", 10) == 0;
-        is_items = n == 7 && memcmp(l.buf + l.pos, "\"items\"", 7) == 0;
-        l.pos += (size_t)n;
-        if (is_items || next_nonws(&l) != ':')
-            goto out;   /* items first: only the whole page tells */
-        l.pos++;
-        if (next_nonws(&l) < 0 || (n = window_value(&l, l.line, NULL, -1, &nl)) < 0)
-            goto out;
-        if (is_meta) {
-            list_meta(&l, l.buf + l.pos, (size_t)n);
-            rc = 0;
-            goto out;
-        }
-        l.pos += (size_t)n;
-        if ((c = next_nonws(&l)) != ',')
-            goto out;
-        l.pos++;
+    if (r->st == T_FAILED)
+        return EBB_EPARSE;
+    if (r->st != T_DONE)
+        return rfail(r, err, "the %s ended inside it (byte %llu)", "List");
+    if (!r->items_seen)
+        return rfail(r, err, "the answer is not a %s (no items; byte %llu)", "List");
+    if (r->meta == NULL)
+        return 0;
+    if ((m = cJSON_ParseWithLength(r->meta, r->meta_len)) == NULL || !cJSON_IsObject(m)) {
+        cJSON_Delete(m);
+        return rfail(r, err, "the %s is not a JSON object (byte %llu)", "List's metadata");
     }
-out:
-    arena_destroy(&l.arena);
+    rv = cJSON_GetObjectItemCaseSensitive(m, "resourceVersion");
+    co = cJSON_GetObjectItemCaseSensitive(m, "continue");
+    /* cut, either would name another version or page: an error, never a guess */
+    if ((rv != NULL && !cJSON_IsNull(rv) &&
+         (!cJSON_IsString(rv) || strlen(rv->valuestring) >= sizeof(meta->resource_version))) ||
+        (co != NULL && !cJSON_IsNull(co) &&
+         (!cJSON_IsString(co) || strlen(co->valuestring) >= sizeof(meta->cont)))) {
+        cJSON_Delete(m);
+        r->st = T_FAILED;
+        return ebb_error_set(err, EBB_EPARSE, NULL, 0, "metadata",
+                             "resourceVersion or continue is not a string of at most %zu bytes",
+                             sizeof(meta->cont) - 1);
+    }
+    if (cJSON_IsString(rv))
+        memcpy(meta->resource_version, rv->valuestring, strlen(rv->valuestring) + 1);
+    if (cJSON_IsString(co))
+        memcpy(meta->cont, co->valuestring, strlen(co->valuestring) + 1);
+    cJSON_Delete(m);
+    return 0;
+}
+
+/* ---- one object of a server's answer ----------------------------------------------- */
+
+int ebb_object_from_text(struct ebb_json_arena *a, char *text, size_t len, int kind,
+                         struct ebb_object *out, struct ebb_skip *why)
+{
+    int rc, reason = 0;
+    cJSON *j;
+
+    if (a == NULL || out == NULL || why == NULL)
+        return EBB_EINVAL;
+    memset(why, 0, sizeof(*why));
+    out->kind = EBB_KIND_UNKNOWN;
+    out->u.any = NULL;
+    if (text == NULL)
+        len = EBB_OBJECT_MAX + 1;   /* the reader kept none of it */
+    if (text == NULL || (rc = ebb_json_arena_parse(a, text, len, &j, &reason)) == EBB_ESCHEMA) {
+        why->kind = kind;
+        why->reason = text == NULL ? EBB_SKIP_TOO_LARGE : reason;
+        why->err.code = EBB_ESCHEMA;
+        if (why->reason == EBB_SKIP_TOO_LARGE)
+            snprintf(why->err.msg, sizeof(why->err.msg),
+                     "an object of more than %zu MiB of JSON (or of JSON values): not one a "
+                     "Kubernetes API server keeps (etcd: 1.5 MiB)", EBB_OBJECT_MAX >> 20);
+        else
+            snprintf(why->err.msg, sizeof(why->err.msg), "not a JSON object");
+        return EBB_ESCHEMA;
+    }
+    if (rc != 0)
+        return rc;
+    rc = ebb_decode_from_server(j, kind, out, why);
+    ebb_json_arena_reset(a);
     return rc;
 }

@@ -623,6 +623,19 @@ static void test_errors(void **state)
 
     e = pod_error("['not','an','object']");
     assert_string_equal(e.msg, "expected an object, got an array");
+
+    /* what an error echoes of the input cannot break a log line, an Event
+     * or a terminal: control characters and what is not UTF-8 as '?', cut
+     * after a whole character */
+    e = pod_error("{'metadata':{'name':'p'},'spec':{'containers':[{'resources':{'requests':"
+                  "{'cpu\\u001b[2J':'1\\u001b[31m\\nx'}}}]}}");
+    assert_string_equal(e.field, "spec.containers[0].resources.requests.cpu?[2J");
+    assert_string_equal(e.msg, "\"1?[31m?x\" is not a quantity");
+    e = pod_error("{'metadata':{'name':'p','creationTimestamp':'\xc3\xa9\xff"
+                  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'}}");
+    assert_true(strncmp(e.msg, "\"\xc3\xa9?aaa", 7) == 0);
+    assert_non_null(strstr(e.msg, "...\" is not an RFC 3339 time"));
+    assert_true(ebb_utf8_valid(e.msg, strlen(e.msg)));
 }
 
 /* ---- nodes and the other kinds ---------------------------------------------- */
@@ -909,6 +922,191 @@ static void test_kinds(void **state)
     assert_string_equal(ebb_kind_name(EBB_KIND_KOORD_NODE_METRIC), "NodeMetric");
 }
 
+/* ---- objects from a server ---------------------------------------------------- */
+
+struct slot {
+    cJSON *parent;
+    int index;
+};
+
+static void slots_of(cJSON *j, struct slot **v, size_t *n, size_t *cap)
+{
+    int i = 0;
+
+    for (cJSON *c = j->child; c != NULL; c = c->next, i++) {
+        if (*n == *cap) {
+            *cap = *cap ? *cap * 2 : 256;
+            assert_non_null(*v = realloc(*v, *cap * sizeof(**v)));
+        }
+        (*v)[(*n)++] = (struct slot){ j, i };
+        slots_of(c, v, n, cap);
+    }
+}
+
+/* Every field of every kind of object a server sends, in turn given every
+ * hostile value (a wrong type, a huge or fractional number, a NUL, more
+ * entries than ebb keeps, text past what ebb keeps of an object): each
+ * object is kept or skipped alone with a reason, the field named, its key
+ * read as far as it can be, and nothing leaks or crashes. */
+static void test_from_server_every_field(void **state)
+{
+    char *text = fixture_read("spec/fixtures/kubectl-list.json", NULL);
+    cJSON *list, *item, *hostile[12];
+    size_t nh = 0, decoded = 0, skipped = 0;
+    bool done[EBB_KIND_MAX] = { false };
+    (void)state;
+
+    assert_non_null(text);
+    assert_non_null(list = cJSON_Parse(text));
+    free(text);
+    hostile[nh++] = cJSON_CreateNumber(1.5);
+    hostile[nh++] = cJSON_CreateNumber(-1e300);
+    hostile[nh++] = cJSON_CreateString("x");
+    hostile[nh++] = cJSON_CreateString("\xff\xfe");
+    hostile[nh++] = cJSON_CreateString("12x");
+    hostile[nh++] = cJSON_CreateTrue();
+    hostile[nh++] = cJSON_CreateNull();
+    hostile[nh++] = cJSON_CreateObject();
+    hostile[nh++] = cJSON_CreateArray();
+    {
+        cJSON *a = cJSON_CreateArray();
+        for (int i = 0; i < 70000; i++)
+            cJSON_AddItemToArray(a, cJSON_CreateObject());
+        hostile[nh++] = a;
+    }
+    {
+        size_t n = EBB_OBJECT_KEPT_MAX + 1;
+        char *big = malloc(n + 1);
+        memset(big, 'a', n);
+        big[n] = '\0';
+        hostile[nh++] = cJSON_CreateString(big);
+        free(big);
+    }
+    cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(list, "items")) {
+        int kind = ebb_decode_kind(item);
+        struct slot *v = NULL;
+        size_t n = 0, cap = 0;
+        const char *name = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(item, "metadata"), "name")->valuestring;
+
+        if (kind == EBB_KIND_UNKNOWN || done[kind])
+            continue;   /* one object of each kind */
+        done[kind] = true;
+        slots_of(item, &v, &n, &cap);
+        for (size_t k = 0; k < n; k++) {
+            for (size_t h = 0; h < nh; h++) {
+                cJSON *orig = cJSON_GetArrayItem(v[k].parent, v[k].index);
+                /* the two big values only where they could fit */
+                if ((h == nh - 2 && !cJSON_IsArray(orig)) || (h == nh - 1 && !cJSON_IsString(orig)))
+                    continue;
+                cJSON *copy = cJSON_Duplicate(item, true), *parent = copy;
+                struct ebb_object o;
+                struct ebb_skip why;
+                int rc;
+                /* the same slot in the copy: the path of parents down to it */
+                struct slot path[64];
+                int depth = 0;
+                for (cJSON *p = v[k].parent; p != item; ) {
+                    size_t up;
+                    for (up = 0; up < k && !(v[up].parent != NULL && cJSON_GetArrayItem(v[up].parent, v[up].index) == p); up++)
+                        ;
+                    assert_true(up < k);
+                    path[depth++] = v[up];
+                    p = v[up].parent;
+                }
+                while (depth > 0) {
+                    depth--;
+                    parent = cJSON_GetArrayItem(parent, path[depth].index);
+                }
+                {
+                    cJSON *old = cJSON_GetArrayItem(parent, v[k].index), *dup = cJSON_Duplicate(hostile[h], true);
+                    if (old->string != NULL)
+                        assert_non_null(dup->string = strdup(old->string));   /* the same key */
+                    assert_true(cJSON_ReplaceItemViaPointer(parent, old, dup));
+                }
+                rc = ebb_decode_from_server(copy, kind, &o, &why);
+                if (rc == 0) {
+                    decoded++;
+                    ebb_object_free(&o);
+                } else {
+                    skipped++;
+                    assert_int_equal(rc, EBB_ESCHEMA);
+                    assert_true(why.reason == EBB_SKIP_INVALID || why.reason == EBB_SKIP_TOO_LARGE ||
+                                why.reason == EBB_SKIP_WRONG_KIND);
+                    assert_true(why.err.msg[0] != '\0');
+                    assert_true(why.err.field[0] != '\0');
+                    /* the key is there unless the field was the key */
+                    if (strcmp(why.name, name) != 0 && why.name[0] != '\0')
+                        fail_msg("%s: a key %s", name, why.name);
+                }
+                cJSON_Delete(copy);
+            }
+        }
+        free(v);
+    }
+    for (size_t h = 0; h < nh; h++)
+        cJSON_Delete(hostile[h]);
+    cJSON_Delete(list);
+    assert_true(decoded > 0 && skipped > 0);
+}
+
+/* The resource registry is filled by no object alone: a pod asking for 70
+ * names registers EBB_RES_OBJECT_NEW of them and counts the rest as
+ * EBB_RES_UNREGISTERED (which no node offers: it fits no node); a node
+ * drops the names it cannot register; objects together stop at
+ * EBB_RES_OBJECTS_MAX; the configuration keeps the ids above. Runs last:
+ * the registry never forgets. */
+static void test_resource_bounds(void **state)
+{
+    char buf[8192];
+    int start = ebb_resource_count();
+    (void)state;
+
+    assert_true(start + EBB_RES_OBJECT_NEW <= EBB_RES_OBJECTS_MAX);
+    for (int round = 0; round < 6; round++) {
+        struct ebb_pod *p;
+        struct ebb_node *nd = NULL;
+        struct ebb_error err;
+        cJSON *j;
+        size_t off = (size_t)snprintf(buf, sizeof(buf),
+                                      "{'metadata':{'name':'p'},'spec':{'containers':[{'resources':"
+                                      "{'requests':{'cpu':'1'");
+        for (int i = 0; i < 70; i++)
+            off += (size_t)snprintf(buf + off, sizeof(buf) - off, ",'r%d.example.com/dev-%d':'%d'", round,
+                                    i, i == 3 ? 0 : 2);
+        snprintf(buf + off, sizeof(buf) - off, "}}}]}}");
+        p = pod_of(buf);
+        assert_true(ebb_resource_count() <= EBB_RES_OBJECTS_MAX);
+        assert_true(ebb_res_get(&p->requests, EBB_RES_UNREGISTERED) > 0);
+        assert_int_equal(ebb_res_get(&p->requests, EBB_RES_CPU), 1000);
+        assert_true(p->requests.n <= EBB_RES_OBJECT_NEW + 2);
+        ebb_pod_free(p);
+        /* a node with the same names: what is registered, no <unregistered> */
+        off = (size_t)snprintf(buf, sizeof(buf), "{'metadata':{'name':'n'},'status':{'allocatable':{'cpu':'4'");
+        for (int i = 0; i < 70; i++)
+            off += (size_t)snprintf(buf + off, sizeof(buf) - off, ",'r%d.example.com/dev-%d':'8'", round, i);
+        snprintf(buf + off, sizeof(buf) - off, "}}}");
+        j = J(buf);
+        assert_int_equal(ebb_decode_node(j, &nd, &err), 0);
+        assert_false(ebb_res_has(&nd->allocatable, EBB_RES_UNREGISTERED));
+        assert_int_equal(ebb_res_get(&nd->allocatable, EBB_RES_CPU), 4000);
+        ebb_node_free(nd);
+        cJSON_Delete(j);
+    }
+    assert_int_equal(ebb_resource_count(), EBB_RES_OBJECTS_MAX);
+    /* known names still resolve; a pod of them is whole */
+    {
+        struct ebb_pod *p = pod_of("{'metadata':{'name':'p'},'spec':{'containers':[{'resources':"
+                                   "{'requests':{'r0.example.com/dev-0':'1'}}}]}}");
+        assert_false(ebb_res_has(&p->requests, EBB_RES_UNREGISTERED));
+        assert_true(ebb_res_get(&p->requests, ebb_resource_find("r0.example.com/dev-0")) == 1);
+        ebb_pod_free(p);
+    }
+    /* the configuration still has its ids */
+    assert_true(ebb_resource_id("config.example.com/weight") >= EBB_RES_OBJECTS_MAX);
+    assert_string_equal(ebb_resource_name(EBB_RES_UNREGISTERED), "<unregistered>");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -931,6 +1129,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_other_kinds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kinds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_scheduler_inputs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_from_server_every_field, setup, teardown),
+        /* last: fills the registry */
+        cmocka_unit_test_setup_teardown(test_resource_bounds, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -398,6 +398,25 @@ static void test_bad_values(void **state)
     load_bad(path, NULL, EBB_ESCHEMA, 7, "users[0].user.token", "expected a string, got an integer", &err);
     free(path);
 
+    /* a token a header cannot carry (it would forge the headers after it),
+     * and a NUL a C string would cut the server at */
+    path = put("config",
+               "current-context: x\n"
+               "clusters: [{name: c, cluster: {server: 'https://h'}}]\n"
+               "contexts: [{name: x, context: {cluster: c, user: u}}]\n"
+               "users:\n"
+               "- name: u\n"
+               "  user:\n"
+               "    token: \"abc\\r\\nX-Forged: 1\"\n");               /* 7 */
+    load_bad(path, NULL, EBB_ESCHEMA, 7, "users[0].user.token", "not a bearer token", &err);
+    free(path);
+    path = put("config",
+               "current-context: x\n"
+               "clusters: [{name: c, cluster: {server: \"https://h\\0.evil\"}}]\n"   /* 2 */
+               "contexts: [{name: x, context: {cluster: c}}]\n");
+    load_bad(path, NULL, EBB_ESCHEMA, 2, "clusters[0].cluster.server", "NUL", &err);
+    free(path);
+
     /* a certificate without its key */
     path = put("config",
                "current-context: x\n"

@@ -979,8 +979,15 @@ static void test_token_rotation(void **state)
     start(&e, 3, "GET", "/d", NULL, false);
     RUN_UNTIL(&e, e.d[3].calls == 1);
     assert_string_equal(e.srv.reqs[3].auth, "Bearer tok-2");
+    /* so does a file whose token would forge a header */
+    write_file(path, "tok-3\r\nX-Forged: yes\n");
+    start(&e, 4, "GET", "/e", NULL, false);
+    RUN_UNTIL(&e, e.d[4].calls == 1);
+    assert_string_equal(e.srv.reqs[4].auth, "Bearer tok-2");
+    assert_int_equal(ebb_kube_set_token(e.k, "tok\n4"), EBB_EINVAL);
     ebb_log_level = EBB_LOG_INFO;
     env_finish(&e);
+    unlink(path);
     assert_int_equal(rmdir(dir), 0);
 }
 
@@ -1393,6 +1400,140 @@ static void test_tls(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* ---- the bounds of an answer ---------------------------------------------------- */
+
+/* A server that keeps sending: `hose` writes 256 KiB of body to its
+ * connection every millisecond until the client goes. */
+static struct {
+    uv_timer_t t;
+    struct conn *c;
+    bool chunked;
+    uint64_t sent;
+    bool on;
+} hose;
+
+static void hose_cb(uv_timer_t *t)
+{
+    static char blk[256 << 10];
+    char head[32];
+    int n;
+
+    if (hose.c == NULL || hose.c->closing) {
+        uv_timer_stop(t);
+        hose.c = NULL;
+        return;
+    }
+    memset(blk, 'x', sizeof(blk));
+    if (hose.chunked) {
+        n = snprintf(head, sizeof(head), "%zx\r\n", sizeof(blk));
+        conn_write(hose.c, head, (size_t)n);
+    }
+    conn_write(hose.c, blk, sizeof(blk));
+    if (hose.chunked)
+        conn_write(hose.c, "\r\n", 2);
+    hose.sent += sizeof(blk);
+}
+
+/* script 0: "Content-Length: 10 GB" then a trickle; 1: chunked, endless;
+ * 2: 403 with a 1 MiB body; 3: 200 with a 1 MiB body, whole. */
+static void h_huge(struct srv *s, struct conn *c, int n)
+{
+    struct env *e = s->ud;
+    static char mib[1 << 20];
+
+    switch (e->script) {
+    case 0: {
+        static const char h[] = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                                "Content-Length: 10737418240\r\n\r\n{\"items\":[";
+        conn_write(c, h, sizeof(h) - 1);
+        break;
+    }
+    case 1:
+        stream_begin(c);
+        hose.c = c;
+        hose.chunked = true;
+        uv_timer_start(&hose.t, hose_cb, 1, 1);
+        break;
+    default: {
+        char h[160];
+        int k = snprintf(h, sizeof(h), "HTTP/1.1 %d X\r\nContent-Type: application/json\r\n"
+                         "Content-Length: %zu\r\n\r\n", e->script == 2 ? 403 : 200, sizeof(mib));
+        memset(mib, 'y', sizeof(mib));
+        conn_write(c, h, (size_t)k);
+        conn_write(c, mib, sizeof(mib));
+        break;
+    }
+    }
+}
+
+static size_t sink_bytes;
+
+static void on_data_count(struct ebb_kube_req *req, const char *data, size_t len, void *ud)
+{
+    (void)req;
+    (void)data;
+    (void)ud;
+    sink_bytes += len;
+}
+
+/* No answer makes the client hold more than its bound: a Content-Length
+ * over it is refused before a byte of the body is read, a body without one
+ * ends the request once past it (EBB_ELIMIT, not retried), a sink hands a
+ * body on as it comes and ends it past its bound too, and the error body
+ * of a sink keeps only its first EBB_KUBE_ERROR_MAX bytes. */
+static void test_answer_bounds(void **state)
+{
+    struct env e;
+    (void)state;
+
+    for (int script = 0; script <= 4; script++) {
+        struct ebb_kube_req_opts o = { .method = "GET", .path = "/api/v1/pods", .on_done = on_done_env };
+        env_init(&e, h_huge);
+        assert_int_equal(uv_timer_init(&e.loop, &hose.t), 0);
+        hose.c = NULL;
+        hose.sent = 0;
+        sink_bytes = 0;
+        env_client(&e, &(struct ebb_kube_opts){ .timeout_ms = 60000 });
+        e.script = script == 4 ? 1 : script;
+        o.ud = &e;
+        if (script == 1)
+            o.max_bytes = 4u << 20;
+        if (script >= 2) {
+            o.on_data = on_data_count;   /* a sink */
+            o.max_bytes = script == 4 ? 8u << 20 : 0;
+        }
+        assert_int_equal(ebb_kube_request(e.k, &o, &e.reqs[0]), 0);
+        RUN_UNTIL(&e, e.d[0].calls == 1);
+        switch (script) {
+        case 0:
+        case 1:
+            assert_int_equal(e.d[0].status, EBB_ELIMIT);
+            assert_non_null(strstr(e.d[0].body, "larger than"));
+            assert_int_equal(e.srv.nreq, 1);   /* not retried */
+            if (script == 1)
+                assert_true(hose.sent < (64u << 20));
+            break;
+        case 2:
+            assert_int_equal(e.d[0].status, 403);
+            assert_int_equal(e.d[0].len, EBB_KUBE_ERROR_MAX);
+            assert_int_equal(sink_bytes, 0);
+            break;
+        case 3:
+            assert_int_equal(e.d[0].status, 200);
+            assert_int_equal(e.d[0].len, 0);
+            assert_int_equal(sink_bytes, 1u << 20);
+            break;
+        case 4:
+            assert_int_equal(e.d[0].status, EBB_ELIMIT);
+            assert_true(sink_bytes <= (8u << 20));
+            break;
+        }
+        uv_timer_stop(&hose.t);
+        uv_close((uv_handle_t *)&hose.t, NULL);
+        env_finish(&e);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1421,6 +1562,7 @@ int main(void)
         cmocka_unit_test(test_close_idle),
         cmocka_unit_test(test_bad_args),
         cmocka_unit_test(test_tls),
+        cmocka_unit_test(test_answer_bounds),
     };
 
     signal(SIGPIPE, SIG_IGN);

@@ -20,6 +20,39 @@ static void test_fixed_resources(void **state)
     assert_int_equal(ebb_resource_id(NULL), -1);
 }
 
+/* An object registers at most its budget of new names, objects together
+ * at most up to EBB_RES_OBJECTS_MAX; known names always resolve. */
+static void test_admit(void **state)
+{
+    int start = ebb_resource_count(), budget = 3, id;
+    char name[48];
+    (void)state;
+
+    assert_int_equal(ebb_resource_admit("cpu", &budget), EBB_RES_CPU);
+    assert_int_equal(budget, 3);
+    assert_int_equal(ebb_resource_admit("a.example.com/x", &budget), start);
+    assert_int_equal(ebb_resource_admit("a.example.com/x", &budget), start);
+    assert_int_equal(budget, 2);
+    assert_int_equal(ebb_resource_admit("a.example.com/y", &budget), start + 1);
+    assert_int_equal(ebb_resource_admit("a.example.com/z", &budget), start + 2);
+    assert_int_equal(budget, 0);
+    assert_int_equal(ebb_resource_admit("a.example.com/w", &budget), -1);
+    assert_int_equal(ebb_resource_find("a.example.com/w"), -1);
+    assert_int_equal(ebb_resource_admit("a.example.com/y", &budget), start + 1);
+    assert_int_equal(ebb_resource_admit(NULL, &budget), -1);
+    assert_int_equal(ebb_resource_admit("a.example.com/y", NULL), start + 1);
+    /* objects stop at EBB_RES_OBJECTS_MAX whatever their budgets */
+    for (int i = 0;; i++) {
+        budget = 1;
+        snprintf(name, sizeof(name), "b.example.com/%d", i);
+        if ((id = ebb_resource_admit(name, &budget)) < 0)
+            break;
+        assert_true(id < EBB_RES_OBJECTS_MAX);
+    }
+    assert_int_equal(ebb_resource_count(), EBB_RES_OBJECTS_MAX);
+    assert_int_equal(budget, 1);
+}
+
 /* Runs once per process: the registry never forgets a name. */
 static void test_extended_resources(void **state)
 {
@@ -28,6 +61,7 @@ static void test_extended_resources(void **state)
 
     (void)state;
     assert_true(start >= EBB_RES_FIXED);
+    assert_string_equal(ebb_resource_name(EBB_RES_UNREGISTERED), "<unregistered>");
     assert_int_equal(ebb_resource_find("nvidia.com/gpu"), -1);
     gpu = ebb_resource_id("nvidia.com/gpu");
     assert_int_equal(gpu, start);
@@ -190,6 +224,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixed_resources),
+        cmocka_unit_test(test_admit),
         cmocka_unit_test(test_extended_resources),
         cmocka_unit_test(test_res_list),
         cmocka_unit_test(test_labels),

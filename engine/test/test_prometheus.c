@@ -339,6 +339,21 @@ static void token_from_secret(void **state)
     run_until(&w, three_answers);
     assert_string_equal(w.auth[1], "Bearer token-B");
 
+    /* a token a header cannot carry (it would forge the next one): none,
+     * and the reason says so; a good one again after it */
+    send_event(w.watch, "{\"type\":\"MODIFIED\",\"object\":{\"kind\":\"Secret\",\"metadata\":"
+                        "{\"name\":\"prom-token\",\"resourceVersion\":\"11\"},\"data\":"
+                        "{\"prometheusAuthToken\":\"dG9rDQpYLUZvcmdlZDogMQ==\"}}}\n");
+    for (int i = 0; i < 2000 && ebb_prom_ready(w.prom); i++)
+        uv_run(&w.loop, UV_RUN_NOWAIT);
+    assert_false(ebb_prom_ready(w.prom));
+    send_event(w.watch, "{\"type\":\"MODIFIED\",\"object\":{\"kind\":\"Secret\",\"metadata\":"
+                        "{\"name\":\"prom-token\",\"resourceVersion\":\"11\"},\"data\":"
+                        "{\"prometheusAuthToken\":\"" TOKEN_B "\"}}}\n");
+    for (int i = 0; i < 2000 && !ebb_prom_ready(w.prom); i++)
+        uv_run(&w.loop, UV_RUN_NOWAIT);
+    assert_true(ebb_prom_ready(w.prom));
+
     /* deleted: no client any more */
     send_event(w.watch, "{\"type\":\"DELETED\",\"object\":{\"kind\":\"Secret\",\"metadata\":"
                         "{\"name\":\"prom-token\",\"resourceVersion\":\"12\"}}}\n");

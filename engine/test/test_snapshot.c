@@ -638,79 +638,175 @@ static const char page2[] =
     "\"uid\":\"u3\"},\"spec\":{\"nodeName\":\"n2\",\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}],"
     "\"metadata\":{\"resourceVersion\":\"42\"}}";
 
-static int nseen;
+/* What the reader handed on. */
+struct got {
+    int n, big;
+    char items[8][512];
+    size_t big_len;
+    int stop_at;               /* return EBB_ELIMIT at this item (-1: never) */
+};
 
-static void seen(void *ud, int kind, ebb_str ns, ebb_str name)
+static int got_item(void *ud, char *text, size_t len, size_t index)
 {
-    (void)ud;
-    (void)ns;
-    (void)name;
-    assert_int_equal(kind, EBB_KIND_POD);
-    nseen++;
+    struct got *g = ud;
+
+    assert_int_equal((int)index, g->n + g->big);
+    if (g->stop_at >= 0 && (int)index == g->stop_at)
+        return EBB_ELIMIT;
+    if (text == NULL) {
+        g->big++;
+        g->big_len = len;
+        return 0;
+    }
+    assert_int_equal(strlen(text), len);
+    if (g->n < 8)
+        snprintf(g->items[g->n], sizeof(g->items[0]), "%s", text);
+    g->n++;
+    return 0;
 }
 
-/* Pages decode where they lie; the spill keeps them for pod.object, one
- * after the other; the metadata is read before or after the items. */
-static void test_list_pages(void **state)
+/* Feed `text` in pieces of `step` bytes (0: whole); the end's result. */
+static int read_list(const char *text, size_t len, size_t step, struct got *g,
+                     struct ebb_list_meta *meta)
 {
-    struct ebb_cache *c = NULL;
-    struct ebb_list_meta meta;
-    struct ebb_error err = { 0 };
-    FILE *spill = tmpfile();
-    uint16_t src;
-    (void)state;
+    struct ebb_list_reader *r = NULL;
+    struct ebb_error err;
+    int rc = 0;
 
-    assert_non_null(spill);
-    assert_int_equal(ebb_cache_create(&c), 0);
-    assert_int_equal(ebb_cache_add_source(c, spill, &src), 0);
-    nseen = 0;
-    /* items that name no kind are not taken for anything unless the kind is known */
-    assert_int_equal(ebb_snapshot_load_page(c, spill, src, page1, strlen(page1), "LIST", EBB_KIND_UNKNOWN,
-                                            &meta, seen, NULL, &err), EBB_ESCHEMA);
-    assert_string_equal(err.field, "items[0].kind");
-    assert_int_equal(ebb_cache_count(c, EBB_KIND_POD), 0);
-    assert_int_equal(ebb_snapshot_load_page(c, spill, src, page1, strlen(page1), "LIST", EBB_KIND_POD,
-                                            &meta, seen, NULL, &err), 0);
-    assert_string_equal(meta.resource_version, "41");
-    assert_string_equal(meta.cont, "tok-1");
-    assert_int_equal(ebb_snapshot_load_page(c, spill, src, page2, strlen(page2), "LIST", EBB_KIND_POD,
-                                            &meta, seen, NULL, &err), 0);
-    assert_string_equal(meta.resource_version, "42");
-    assert_string_equal(meta.cont, "");
-    assert_int_equal(nseen, 3);
-    assert_int_equal(ebb_cache_count(c, EBB_KIND_POD), 3);
-    check_source(c, &pod(c, "a", "p1")->src, "p1");
-    check_source(c, &pod(c, "a", "p2")->src, "p2");
-    check_source(c, &pod(c, "b", "p3")->src, "p3");
-    assert_true(pod(c, "b", "p3")->src.off > strlen(page1));   /* the second page follows */
-    /* a bad page: an error that names the page, what came before it stays */
-    assert_int_not_equal(ebb_snapshot_load_page(c, spill, src, "{\"items\":[{]}", 13, "LIST x",
-                                                EBB_KIND_POD, &meta, NULL, NULL, &err), 0);
-    assert_non_null(strstr(err.file, "LIST x"));
-    assert_int_equal(ebb_cache_count(c, EBB_KIND_POD), 3);
-    ebb_cache_destroy(c);
+    memset(g, 0, sizeof(*g));
+    g->stop_at = -1;
+    assert_int_equal(ebb_list_reader_create(got_item, g, &r), 0);
+    for (size_t off = 0; rc == 0 && off < len;) {
+        size_t n = step == 0 || step > len - off ? len - off : step;
+        rc = ebb_list_reader_feed(r, text + off, n, &err);
+        off += n;
+    }
+    if (rc == 0)
+        rc = ebb_list_reader_end(r, meta, &err);
+    ebb_list_reader_destroy(r);
+    return rc;
 }
 
-static void test_list_peek(void **state)
+/* A LIST answer is read as it arrives, in pieces of any size: each item
+ * whole, the metadata before or after the items. */
+static void test_list_reader(void **state)
 {
     struct ebb_list_meta meta;
+    struct got g;
     (void)state;
 
-    assert_int_equal(ebb_snapshot_list_peek(page1, strlen(page1), &meta), 0);
-    assert_string_equal(meta.resource_version, "41");
-    assert_string_equal(meta.cont, "tok-1");
-    /* after the items: only the whole page tells */
-    assert_int_equal(ebb_snapshot_list_peek(page2, strlen(page2), &meta), EBB_ENOENT);
-    assert_int_equal(ebb_snapshot_list_peek("[]", 2, &meta), EBB_ENOENT);
-    assert_int_equal(ebb_snapshot_list_peek("{\"metadata\":{\"continue\":\"x\"", 27, &meta),
-                     EBB_ENOENT);   /* cut short */
-    assert_int_equal(ebb_snapshot_list_peek(NULL, 0, &meta), EBB_EINVAL);
+    for (size_t step = 0; step <= strlen(page1); step++) {
+        assert_int_equal(read_list(page1, strlen(page1), step, &g, &meta), 0);
+        assert_int_equal(g.n, 2);
+        assert_non_null(strstr(g.items[0], "\"name\":\"p1\""));
+        assert_int_equal(g.items[0][0], '{');
+        assert_int_equal(g.items[1][strlen(g.items[1]) - 1], '}');
+        assert_string_equal(meta.resource_version, "41");
+        assert_string_equal(meta.cont, "tok-1");
+    }
+    for (size_t step = 0; step <= 40; step++) {
+        assert_int_equal(read_list(page2, strlen(page2), step, &g, &meta), 0);
+        assert_int_equal(g.n, 1);
+        assert_string_equal(meta.resource_version, "42");
+        assert_string_equal(meta.cont, "");
+    }
+    /* brackets, quotes and escapes inside strings are text */
+    static const char tricky[] =
+        " {\"items\" : [ {\"a\":\"]}\\\"[{\"} , {\"b\":[1,{\"c\":\"\\\\\"}]} ,\"s]\", 12 ,null],"
+        "\"kind\":\"x\\\"y\",\"other\":{\"items\":[1,2]},\"metadata\":{\"resourceVersion\":\"7\"}} \n";
+    for (size_t step = 0; step <= 20; step++) {
+        assert_int_equal(read_list(tricky, strlen(tricky), step, &g, &meta), 0);
+        assert_int_equal(g.n, 5);
+        assert_string_equal(g.items[0], "{\"a\":\"]}\\\"[{\"}");
+        assert_string_equal(g.items[1], "{\"b\":[1,{\"c\":\"\\\\\"}]}");
+        assert_string_equal(g.items[2], "\"s]\"");   /* not an object: the decoder says so */
+        assert_string_equal(g.items[3], "12");
+        assert_string_equal(g.items[4], "null");
+        assert_string_equal(meta.resource_version, "7");
+    }
+    assert_int_equal(read_list("{\"items\":null}", 14, 0, &g, &meta), 0);
+    assert_int_equal(g.n, 0);
+    assert_int_equal(read_list("{\"items\":[]}", 12, 1, &g, &meta), 0);
 }
 
+/* What is not a List fails the answer (never the process, never more
+ * than one item of memory): every prefix of a good answer ends inside it,
+ * and each of these is refused. */
+static void test_list_reader_refuses(void **state)
+{
+    static const char *const bad[] = {
+        "", "[]", "null", "\"x\"", "{", "{}", "{\"items\":{}}", "{\"items\":3}",
+        "{\"items\":[]}x", "{\"items\":[],}", "{\"items\":[],\"items\":[]}", "{\"items\":[1,]}",
+        "{\"items\":[,1]}", "{\"items\" [1]}", "{items:[]}", "{\"items\":[1] \"a\":1}",
+        "{\"metadata\":[],\"items\":[]}", "{\"metadata\":{\"continue\":3},\"items\":[]}",
+        "{\"metadata\":{\"resourceVersion\":{}},\"items\":[]}",
+        "{\"metadata\":{},\"metadata\":{},\"items\":[]}", "{\"items\":[{\"a\":1}",
+    };
+    struct ebb_list_meta meta;
+    struct got g;
+    (void)state;
+
+    for (size_t i = 0; i < EBB_ARRAY_LEN(bad); i++)
+        if (read_list(bad[i], strlen(bad[i]), 0, &g, &meta) == 0)
+            fail_msg("taken as a List: %s", bad[i]);
+    for (size_t n = 0; n < strlen(page1); n++)
+        assert_int_not_equal(read_list(page1, n, 3, &g, &meta), 0);
+    /* a continue token too long for ebb to send back whole: an error, never cut */
+    {
+        size_t n = 5000;
+        char *t = malloc(n + 64);
+        int k = snprintf(t, n + 64, "{\"metadata\":{\"continue\":\"");
+        memset(t + k, 'c', n);
+        strcpy(t + k + n, "\"},\"items\":[]}");
+        assert_int_equal(read_list(t, strlen(t), 1000, &g, &meta), EBB_EPARSE);
+        free(t);
+    }
+    /* the item function stops the reader with its code */
+    {
+        struct ebb_list_reader *r = NULL;
+        struct ebb_error err;
+        memset(&g, 0, sizeof(g));
+        g.stop_at = 1;
+        assert_int_equal(ebb_list_reader_create(got_item, &g, &r), 0);
+        assert_int_equal(ebb_list_reader_feed(r, page1, strlen(page1), &err), EBB_ELIMIT);
+        assert_int_equal(ebb_list_reader_feed(r, "", 0, &err), EBB_EPARSE);
+        assert_int_equal(ebb_list_reader_end(r, &meta, &err), EBB_EPARSE);
+        ebb_list_reader_destroy(r);
+        ebb_list_reader_destroy(NULL);
+    }
+}
+
+/* An item past EBB_OBJECT_MAX is not kept: it is handed on as NULL with
+ * its size, and the items after it come whole. */
+static void test_list_reader_big_item(void **state)
+{
+    size_t n = EBB_OBJECT_MAX + 10, k;
+    char *t = malloc(n + 256);
+    struct ebb_list_meta meta;
+    struct got g;
+    (void)state;
+
+    assert_non_null(t);
+    k = (size_t)sprintf(t, "{\"items\":[{\"a\":\"");
+    memset(t + k, 'x', n);
+    k += n;
+    k += (size_t)sprintf(t + k, "\"},{\"b\":1}],\"metadata\":{\"resourceVersion\":\"9\"}}");
+    assert_int_equal(read_list(t, k, 65536, &g, &meta), 0);
+    assert_int_equal(g.big, 1);
+    assert_int_equal(g.big_len, n + 8);
+    assert_int_equal(g.n, 1);
+    assert_string_equal(g.items[0], "{\"b\":1}");
+    assert_string_equal(meta.resource_version, "9");
+    free(t);
+}
+
+/* The gate to cJSON: NUL escapes scrubbed, raw NUL bytes and trees past
+ * EBB_JSON_TREE_MAX refused with their reason. */
 static void test_json_arena(void **state)
 {
     struct ebb_json_arena *a = NULL;
     cJSON *j;
+    int why;
     (void)state;
 
     assert_int_equal(ebb_json_arena_create(&a), 0);
@@ -718,14 +814,137 @@ static void test_json_arena(void **state)
         for (int i = 0; i < 100; i++) {
             char text[64];
             int n = snprintf(text, sizeof(text), "{\"type\":\"ADDED\",\"n\":%d}", i);
-            assert_non_null(j = ebb_json_arena_parse(a, text, (size_t)n));
+            assert_int_equal(ebb_json_arena_parse(a, text, (size_t)n, &j, &why), 0);
             assert_int_equal(cJSON_GetObjectItemCaseSensitive(j, "n")->valueint, i);
         }
         ebb_json_arena_reset(a);
     }
-    assert_null(ebb_json_arena_parse(a, "{\"bad\"", 6));
+    {
+        char bad[] = "{\"bad\"";
+        assert_int_equal(ebb_json_arena_parse(a, bad, 6, &j, &why), EBB_ESCHEMA);
+        assert_int_equal(why, EBB_SKIP_NOT_JSON);
+        assert_null(j);
+    }
+    {
+        char text[] = "{\"a\":\"x\\u0000y\",\"b\\u0000\":1}";
+        assert_int_equal(ebb_json_arena_parse(a, text, strlen(text), &j, &why), 0);
+        assert_string_equal(cJSON_GetObjectItemCaseSensitive(j, "a")->valuestring, "x\xef\xbf\xbdy");
+        assert_non_null(cJSON_GetObjectItemCaseSensitive(j, "b\xef\xbf\xbd"));
+        ebb_json_arena_reset(a);
+    }
+    {
+        char text[] = "{\"a\":\"x\0y\"}";
+        assert_int_equal(ebb_json_arena_parse(a, text, sizeof(text) - 1, &j, &why), EBB_ESCHEMA);
+        assert_int_equal(why, EBB_SKIP_NOT_JSON);
+    }
+    {
+        /* 2 bytes of text, a node of 64: past the tree bound long before the text's */
+        size_t n = EBB_JSON_TREE_MAX / 64 + 16, k = 0;
+        char *t = malloc(2 * n + 2);
+        assert_non_null(t);
+        t[k++] = '[';
+        for (size_t i = 0; i < n; i++) {
+            t[k++] = '0';
+            t[k++] = i + 1 < n ? ',' : ']';
+        }
+        assert_int_equal(ebb_json_arena_parse(a, t, k, &j, &why), EBB_ESCHEMA);
+        assert_int_equal(why, EBB_SKIP_TOO_LARGE);
+        free(t);
+    }
     ebb_json_arena_destroy(a);
     ebb_json_arena_destroy(NULL);
+}
+
+/* One object of a server's answer: kept, or skipped with its reason and key. */
+static void test_object_from_text(void **state)
+{
+    static const struct {
+        const char *text;
+        int rc, reason;
+        const char *name, *field;
+    } cases[] = {
+        { "{\"metadata\":{\"name\":\"p\",\"namespace\":\"a\",\"annotations\":{\"n\":\"x\\u0000\"}}}",
+          0, 0, NULL, NULL },
+        { "{\"metadata\":{\"name\":\"p\",\"namespace\":\"a\"},\"spec\":{\"nodeName\":7}}",
+          EBB_ESCHEMA, EBB_SKIP_INVALID, "p", "spec.nodeName" },
+        { "{\"kind\":\"Node\",\"metadata\":{\"name\":\"n\"}}", EBB_ESCHEMA, EBB_SKIP_WRONG_KIND, "n", "kind" },
+        { "{\"metadata\":{}}", EBB_ESCHEMA, EBB_SKIP_INVALID, "", "metadata.name" },
+        { "[1]", EBB_ESCHEMA, EBB_SKIP_INVALID, "", "" },
+        { "{\"metadata\":{\"name\":\"p\"", EBB_ESCHEMA, EBB_SKIP_NOT_JSON, "", "" },
+        { NULL, EBB_ESCHEMA, EBB_SKIP_TOO_LARGE, "", "" },
+    };
+    struct ebb_json_arena *a = NULL;
+    (void)state;
+
+    assert_int_equal(ebb_json_arena_create(&a), 0);
+    for (size_t i = 0; i < EBB_ARRAY_LEN(cases); i++) {
+        char *t = cases[i].text ? strdup(cases[i].text) : NULL;
+        struct ebb_object o;
+        struct ebb_skip why;
+        int rc = ebb_object_from_text(a, t, t ? strlen(t) : 0, EBB_KIND_POD, &o, &why);
+        assert_int_equal(rc, cases[i].rc);
+        if (rc == 0) {
+            assert_int_equal(o.kind, EBB_KIND_POD);
+            assert_string_equal(ebb_labels_getc(&o.u.pod->annotations, "n"), "x\xef\xbf\xbd");
+            ebb_object_free(&o);
+        } else {
+            assert_int_equal(why.reason, cases[i].reason);
+            assert_string_equal(why.name, cases[i].name);
+            assert_string_equal(why.err.field, cases[i].field);
+            assert_int_equal(why.kind, EBB_KIND_POD);
+            if (why.name[0])
+                assert_string_equal(why.ns, cases[i].reason == EBB_SKIP_WRONG_KIND ? "default" : "a");
+        }
+        free(t);
+    }
+    ebb_json_arena_destroy(a);
+}
+
+/* A NUL a real server holds (annotation values, free text) loads from a
+ * snapshot as U+FFFD, in JSON and in YAML; a raw NUL byte is no JSON. */
+static void test_nul(void **state)
+{
+    static const char json[] =
+        "{\"kind\":\"List\",\"items\":[{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
+        "\"p\",\"namespace\":\"a\",\"annotations\":{\"note\":\"be\\u0000fore\",\"k\":\"\\\\u0000\"}}}]}";
+    static const char yaml[] =
+        "kind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: p\n"
+        "    namespace: a\n    annotations:\n      note: \"be\\0fore\"\n";
+    struct ebb_cache *c = NULL;
+    struct ebb_error err;
+    struct ebb_pod *p;
+    (void)state;
+
+    for (int k = 0; k < 2; k++) {
+        const char *text = k ? yaml : json;
+        assert_int_equal(ebb_cache_create(&c), 0);
+        if (ebb_snapshot_load_buf(c, text, strlen(text), "nul", NULL, &err) != 0)
+            fail_msg("%s: %s", err.field, err.msg);
+        assert_non_null(p = pod(c, "a", "p"));
+        assert_string_equal(ebb_labels_getc(&p->annotations, "note"), "be\xef\xbf\xbd" "fore");
+        if (k == 0) {
+            /* an escaped backslash, then text: no NUL */
+            assert_string_equal(ebb_labels_getc(&p->annotations, "k"), "\\u0000");
+        }
+        {
+            /* pod.object reads what was decoded */
+            cJSON *o = ebb_cache_read_object(c, &p->src), *note;
+            assert_non_null(o);
+            note = cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "metadata"),
+                                                 "annotations"), "note");
+            assert_string_equal(note->valuestring, "be\xef\xbf\xbd" "fore");
+            cJSON_Delete(o);
+        }
+        ebb_cache_destroy(c);
+    }
+    {
+        char raw[] = "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\0\"}}";
+        assert_int_equal(ebb_cache_create(&c), 0);
+        assert_int_equal(ebb_snapshot_load_buf(c, raw, sizeof(raw) - 1, "raw", NULL, &err), EBB_EPARSE);
+        assert_non_null(strstr(err.msg, "NUL byte"));
+        ebb_cache_destroy(c);
+    }
 }
 
 int main(void)
@@ -736,9 +955,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_shapes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_streaming, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_list_pages, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_list_peek, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_list_reader, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_list_reader_refuses, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_list_reader_big_item, setup, teardown),
         cmocka_unit_test_setup_teardown(test_json_arena, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_object_from_text, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_nul, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

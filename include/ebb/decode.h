@@ -85,6 +85,57 @@ int ebb_decode_label_selector(const struct cJSON *j, struct ebb_selector **out,
 int ebb_decode_node_affinity(const struct cJSON *j, struct ebb_affinity **out,
                              struct ebb_error *err);
 
+/* ---- objects from a server (LIST items, watch events, metrics polls) ---- */
+
+/* Why an object was skipped; ebb_skip_reason() names it as the `reason`
+ * label of ebb_objects_skipped_total. */
+enum {
+    EBB_SKIP_INVALID = 1,   /* "invalid": a field ebb cannot read (the message names it) */
+    EBB_SKIP_WRONG_KIND,    /* "wrong-kind": another kind than the resource listed */
+    EBB_SKIP_TOO_LARGE,     /* "too-large": past EBB_OBJECT_MAX, EBB_JSON_TREE_MAX
+                             * (ebb/snapshot.h) or EBB_OBJECT_KEPT_MAX */
+    EBB_SKIP_NOT_JSON,      /* "not-json": not JSON, or a raw NUL byte in it */
+    EBB_SKIP_TOO_MANY,      /* "too-many": more of its resource than ebb keeps
+                             * (EBB_LIST_OBJECTS_MAX, ebb/watch.h) */
+    EBB_SKIP_MAX,
+};
+const char *ebb_skip_reason(int reason);
+
+/* What ebb keeps of one object: at most this much text (interned strings;
+ * a real object's are within etcd's 1.5 MiB). More: EBB_ELIMIT. */
+#define EBB_OBJECT_KEPT_MAX ((size_t)2 << 20)
+
+struct ebb_skip {
+    int kind;                 /* what it was read as */
+    int reason;               /* EBB_SKIP_* */
+    char ns[254];             /* "" for cluster-scoped kinds or when unreadable */
+    char name[254];           /* "" when the object names itself in no way ebb reads */
+    char uid[64];
+    struct ebb_error err;     /* field and message */
+};
+
+/* Decide what becomes of `obj`, an object a server sent for the resource
+ * of `kind` (EBB_KIND_UNKNOWN: any kind ebb keeps): 0 and *out (the
+ * caller's, ebb_object_free) when it is kept; EBB_ESCHEMA and *why when it
+ * is skipped alone (never failing its page or stream); EBB_ENOMEM. */
+int ebb_decode_from_server(const struct cJSON *obj, int kind, struct ebb_object *out,
+                           struct ebb_skip *why);
+/* Fill why->kind, ns, name and uid from what `obj` says (as far as it can
+ * be read: "" otherwise). */
+void ebb_skip_key(const struct cJSON *obj, int kind, struct ebb_skip *why);
+
+/* Make a JSON text's NUL characters harmless before cJSON reads it: every
+ * "\u0000" escape becomes "\ufffd" (U+FFFD, the same length, in place),
+ * as C strings cannot hold a NUL and the API server accepts one in
+ * annotation values and free text. false when the text holds a raw NUL
+ * byte, which JSON forbids (the text is then not JSON). */
+bool ebb_json_nul_scrub(char *text, size_t len);
+
+/* Text a server or a file sent, as a message shows it: into buf, at most
+ * len - 1 bytes (cut after a whole character, "..." then), control
+ * characters and bytes that are not UTF-8 as '?'. Returns buf. */
+const char *ebb_decode_shown(const char *s, char *buf, size_t len);
+
 /* A quantity that may be a JSON string or number. */
 int ebb_decode_quantity(const struct cJSON *j, const char *resource, int64_t *out);
 

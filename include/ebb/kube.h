@@ -48,6 +48,13 @@ void ebb_kube_config_free(struct ebb_kube_config *c);
 struct ebb_kube;
 struct ebb_kube_req;
 
+/* What ebb takes in of an answer (README "Bounds"): a request's body at
+ * most EBB_KUBE_ANSWER_MAX unless it says otherwise (max_bytes); of the
+ * error body of a stream or a sink, the first EBB_KUBE_ERROR_MAX bytes
+ * (only its message is read). */
+#define EBB_KUBE_ANSWER_MAX ((size_t)16 << 20)
+#define EBB_KUBE_ERROR_MAX ((size_t)64 << 10)
+
 struct ebb_kube_opts {
     double qps;            /* writes per second; 0: 50 */
     int burst;             /* 0: 100 */
@@ -56,7 +63,8 @@ struct ebb_kube_opts {
     const char *user_agent;   /* NULL: "ebb/VERSION" */
 };
 
-/* Called once per received chunk of a streaming request (watch). */
+/* Called once per received chunk of a streaming request (watch) or of the
+ * 2xx body of a sink (on_data without stream). */
 typedef void (*ebb_kube_data_cb)(struct ebb_kube_req *req, const char *data, size_t len, void *ud);
 /* Called once a stream's answer has begun with a 2xx status (its headers
  * are in), before any data: the server accepted the watch. */
@@ -77,6 +85,14 @@ struct ebb_kube_req_opts {
     bool stream;               /* deliver chunks to on_data, no timeout but low-speed */
     bool write;                /* rate-limited, never retried */
     long timeout_ms;           /* 0: the client's default */
+    /* Not a stream: the body at most this (0: EBB_KUBE_ANSWER_MAX). Past
+     * it, or a Content-Length past it (refused before reading), the
+     * request ends with EBB_ELIMIT, never retried. With on_data (a sink:
+     * a LIST read as it comes) a 2xx body goes to on_data as it arrives,
+     * nothing of it buffered, max_bytes in all; the request keeps its
+     * timeout and is retried only until a first chunk was handed on;
+     * on_done then has no body. */
+    size_t max_bytes;
     ebb_kube_data_cb on_data;
     ebb_kube_done_cb on_done;
     ebb_kube_open_cb on_open;  /* streams only; may be NULL */
@@ -96,9 +112,17 @@ void ebb_kube_cancel(struct ebb_kube_req *req);
  * handles; `cb` runs when memory is freed. Safe from any callback. */
 void ebb_kube_close(struct ebb_kube *k, void (*cb)(void *ud), void *ud);
 
+/* A bearer token ebb sends: 1 to EBB_KUBE_TOKEN_MAX bytes of visible ASCII
+ * (0x21-0x7e): anything else (a newline, a NUL, a space) would break the
+ * request's headers or forge others. Every token that enters the client
+ * is checked so (ebb_kube_create, the token file, ebb_kube_set_token). */
+#define EBB_KUBE_TOKEN_MAX 16384
+bool ebb_kube_token_ok(const char *s, size_t len);
+
 /* Send `token` (copied; NULL: none) as the bearer token of the requests
  * that start from now on, instead of the configured one or file (a token
- * read from a Secret). EBB_ENOMEM leaves the old one. */
+ * read from a Secret). EBB_EINVAL (not a token: ebb_kube_token_ok) and
+ * EBB_ENOMEM leave the old one. */
 int ebb_kube_set_token(struct ebb_kube *k, const char *token);
 
 /* What an answer says, for messages: the Status's message and its causes'

@@ -54,7 +54,9 @@ char *ebb_kube_eviction_body(const struct ebb_eviction *ev);
  * ellipsis, to what the API server accepts (note: 1 KiB; reason, action,
  * reportingInstance: 128 bytes), whatever it holds. */
 struct ebb_kube_event {
-    const char *ns, *name, *uid;      /* the Pod it is about */
+    const char *ns, *name, *uid;      /* the object it is about (a Pod unless kind says) */
+    const char *kind, *api_version;   /* NULL: "Pod", "v1"; a cluster-scoped object has
+                                       * ns NULL (the Event goes to "default") */
     const char *type;                 /* "Normal" | "Warning" */
     const char *reason, *action, *note;
     const char *instance;             /* reportingInstance */
@@ -85,6 +87,9 @@ int ebb_kube_evict_set_identity(struct ebb_kube_evict *ke, const char *identity)
 /* The engine's evictor (ebb_engine_set_evictor with `ke` as ud): send `ev`;
  * 0, or EBB_WHY_API_ERROR when it could not be sent. */
 int ebb_kube_evict_start(void *ke, struct ebb_eviction *ev);
+
+/* Post `e` (an Event about any object: ebb_kube_event_body). */
+void ebb_kube_evict_event(struct ebb_kube_evict *ke, const struct ebb_kube_event *e);
 
 /* An Event about ebb itself, on its own Pod when the downward API names it
  * (POD_NAME and POD_NAMESPACE, as deploy/ sets them); otherwise nothing

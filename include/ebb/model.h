@@ -17,19 +17,39 @@
 
 /* ---- resources --------------------------------------------------------- */
 
-/* Resource ids: the four the scheduler always tracks, then any other name
- * (nvidia.com/gpu, hugepages-2Mi, ...) gets the next id on first sight. */
+/* Resource ids: the four the scheduler always tracks, EBB_RES_UNREGISTERED,
+ * then any other name (nvidia.com/gpu, hugepages-2Mi, ...) gets the next id
+ * on first sight. Ids are bits of 64-bit masks (requested_mask, racc in
+ * decode.c, usage and load-aware sets): every id is below EBB_RES_MAX.
+ *
+ * The table is process-wide and never shrinks, so what may fill it is
+ * bounded: an object (a pod, a node, metrics) adds at most
+ * EBB_RES_OBJECT_NEW names of its own, and objects together at most up to
+ * id EBB_RES_OBJECTS_MAX; the ids above are kept for the configuration
+ * (the scheduler config's resources). Lua bindings only look names up
+ * (ebb_resource_find). A resource a pod asks for that finds no slot is
+ * counted as EBB_RES_UNREGISTERED: no node offers it, so the pod fits no
+ * node, which is what the scheduler would say of a resource no node lists
+ * (nodes drop the names they cannot register). */
 enum {
     EBB_RES_CPU = 0,        /* milli-cores */
     EBB_RES_MEMORY = 1,     /* bytes */
     EBB_RES_PODS = 2,       /* count */
     EBB_RES_EPHEMERAL = 3,  /* bytes ("ephemeral-storage") */
-    EBB_RES_FIXED = 4,
-    EBB_RES_MAX = 64,       /* ids beyond this are refused at decode */
+    EBB_RES_UNREGISTERED = 4, /* "<unregistered>": names past the bounds below */
+    EBB_RES_FIXED = 5,
+    EBB_RES_OBJECT_NEW = 16,  /* new names one object may register */
+    EBB_RES_OBJECTS_MAX = 48, /* ids objects may fill, in all */
+    EBB_RES_MAX = 64,       /* ids beyond this are refused */
 };
 
-/* id for a resource name, registering it if new; -1 if the table is full. */
+/* id for a resource name, registering it if new; -1 if the table is full.
+ * For the configuration (trusted, read once per policy). */
 int ebb_resource_id(const char *name);
+/* id for a name from an object: known names resolve; a new one is
+ * registered only while *budget > 0 (then decremented) and below
+ * EBB_RES_OBJECTS_MAX; -1 otherwise. */
+int ebb_resource_admit(const char *name, int *budget);
 /* id for a name without registering: -1 if never seen. */
 int ebb_resource_find(const char *name);
 const char *ebb_resource_name(int id);

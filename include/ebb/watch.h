@@ -14,8 +14,16 @@
  * While held (a cycle runs), answers and events are queued and applied when
  * released, so a cycle sees one consistent view. An answer that is not what
  * the API promises (bad JSON, an unknown event type, a truncated stream) is
- * reported and followed by a resume or a relist; the view is never changed
- * by half an event. Loop thread only; no Lua runs here.
+ * reported and followed by a resume or a relist, with a backoff that grows
+ * while it goes on (a watch reopened does not reset it; only an event or a
+ * bookmark does), and the staleness counts from the first break; the view
+ * is never changed by half an event.
+ *
+ * One object never fails the others: an object ebb cannot keep (see
+ * ebb_decode_from_server) is skipped alone, in a LIST page or in a watch,
+ * what was cached of it is dropped, and the skip function (or a warning)
+ * reports it. Every byte a server sends is bounded (see the constants
+ * below and ebb/snapshot.h). Loop thread only; no Lua runs here.
  */
 #ifndef EBB_WATCH_H
 #define EBB_WATCH_H
@@ -26,6 +34,16 @@
 #include "kube.h"
 
 struct ebb_informers;
+
+/* The bounds of what the informers take in (README "Bounds"): a LIST page
+ * at most EBB_LIST_PAGE_MAX bytes (a larger one is asked again with half
+ * the limit) and the items asked for; of one resource, at most
+ * EBB_LIST_OBJECTS_MAX objects in the cache and in a LIST round (and as
+ * many pages); what waits while a cycle runs at most EBB_HOLD_QUEUE_MAX in
+ * all (past it, that resource is listed again once the cycle ends). */
+#define EBB_LIST_PAGE_MAX ((size_t)256 << 20)
+#define EBB_LIST_OBJECTS_MAX ((size_t)500000)
+#define EBB_HOLD_QUEUE_MAX ((size_t)64 << 20)
 
 struct ebb_informers_opts {
     int page_size;               /* LIST limit; 0: 500 */
@@ -41,9 +59,14 @@ struct ebb_informers_opts {
 typedef void (*ebb_informer_change_fn)(void *ud, int kind, const char *type, ebb_str ns,
                                        ebb_str name);
 
+/* Called for every object skipped (ebb_decode_from_server): the resource
+ * ("pods") and why; `why` is borrowed for the call. */
+typedef void (*ebb_informer_skip_fn)(void *ud, const char *resource, const struct ebb_skip *why);
+
 int ebb_informers_create(uv_loop_t *loop, struct ebb_kube *kube, struct ebb_cache *cache,
                          const struct ebb_informers_opts *opts, struct ebb_informers **out);
 void ebb_informers_on_change(struct ebb_informers *inf, ebb_informer_change_fn fn, void *ud);
+void ebb_informers_on_skip(struct ebb_informers *inf, ebb_informer_skip_fn fn, void *ud);
 void ebb_informers_start(struct ebb_informers *inf);
 /* Add the optional sources a reloaded policy needs (never removes any). */
 void ebb_informers_enable(struct ebb_informers *inf, bool metrics, bool koord_metrics);
@@ -53,6 +76,12 @@ bool ebb_informers_synced(const struct ebb_informers *inf);
 /* How long (ms) the longest-broken watch has been broken; 0 if all are up.
  * `which` (may be NULL) gets the resource's name. */
 uint64_t ebb_informers_broken_ms(const struct ebb_informers *inf, char *which, size_t len);
+
+/* The resources that are not current: not synced yet, or broken for
+ * longer than max_stale_ms; how many, and into buf each one's name and
+ * why ("pods (broken for 40210 ms: relisting: ...)", "; " between). */
+size_t ebb_informers_not_current(const struct ebb_informers *inf, uint64_t max_stale_ms, char *buf,
+                                 size_t len);
 
 /* Queue everything while `hold` (a cycle runs); apply the queue on release. */
 void ebb_informers_hold(struct ebb_informers *inf, bool hold);
@@ -65,6 +94,7 @@ struct ebb_informer_stats {
     uint64_t lists;              /* LIST rounds completed (1 + relists) */
     uint64_t resumes;            /* watches restarted from a resourceVersion */
     uint64_t errors;             /* bad answers and failed requests */
+    uint64_t skipped;            /* objects skipped alone */
     size_t queued;               /* waiting for the cycle to end */
     const char *last_error;      /* what broke it last, NULL once healthy again;
                                   * valid until the next loop callback */
