@@ -396,11 +396,12 @@ int ebb__lr_resource(lua_State *L, int idx, const char *fmt, ...)
     va_start(ap, fmt);
     s = ebb__lr_vstr(L, idx, EBB_LR_NAME_MAX, EBB_LR_TEXT | EBB_LR_NONEMPTY, NULL, fmt, ap);
     va_end(ap);
-    if ((id = ebb_resource_find(s)) >= 0)
-        return id;
-    if ((id = ebb_resource_id(s)) < 0) {
+    /* a name no object has: the scripts' share of the table (ebb/model.h),
+     * never the objects' */
+    if ((id = ebb_resource_script(s)) < 0) {
         va_start(ap, fmt);
-        ebb__lr_verror(L, idx, "expected a resource name (the table of names is full)", fmt, ap);
+        ebb__lr_verror(L, idx, "expected a resource some object has (scripts may name at most "
+                               "8 that none has)", fmt, ap);
         va_end(ap);
     }
     return id;

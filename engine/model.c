@@ -40,11 +40,16 @@ int ebb_resource_find(const char *name)
     return -1;
 }
 
-static int resource_add(const char *name, int limit)
+/* Names registered by objects and by everything else (the policy, the
+ * scheduler configuration, scripts) count apart, each against its own
+ * share, so neither can take the other's ids. */
+static int nobjects, nothers, nscripts;
+
+static int resource_add(const char *name)
 {
     char *copy;
 
-    if (nresources >= limit || (copy = strdup(name)) == NULL)
+    if (nresources >= EBB_RES_MAX || (copy = strdup(name)) == NULL)
         return -1;
     extra_names[nresources] = copy;
     return nresources++;
@@ -54,9 +59,22 @@ int ebb_resource_id(const char *name)
 {
     int id = ebb_resource_find(name);
 
-    if (id >= 0 || name == NULL)
+    if (id >= 0 || name == NULL || nothers >= EBB_RES_MAX - EBB_RES_OBJECTS_MAX)
         return id;
-    return resource_add(name, EBB_RES_MAX);
+    if ((id = resource_add(name)) >= 0)
+        nothers++;
+    return id;
+}
+
+int ebb_resource_script(const char *name)
+{
+    int id = ebb_resource_find(name);
+
+    if (id >= 0 || name == NULL || nscripts >= EBB_RES_SCRIPTS_MAX)
+        return id;
+    if ((id = ebb_resource_id(name)) >= 0)
+        nscripts++;
+    return id;
 }
 
 /* The bounds that keep one object (anyone who may create a pod) from
@@ -65,10 +83,13 @@ int ebb_resource_admit(const char *name, int *budget)
 {
     int id = ebb_resource_find(name);
 
-    if (id >= 0 || name == NULL || budget == NULL || *budget <= 0)
+    if (id >= 0 || name == NULL || budget == NULL || *budget <= 0 ||
+        nobjects >= EBB_RES_OBJECTS_MAX - EBB_RES_FIXED)
         return id;
-    if ((id = resource_add(name, EBB_RES_OBJECTS_MAX)) >= 0)
+    if ((id = resource_add(name)) >= 0) {
+        nobjects++;
         (*budget)--;
+    }
     return id;
 }
 

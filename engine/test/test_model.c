@@ -49,18 +49,20 @@ static void test_admit(void **state)
             break;
         assert_true(id < EBB_RES_OBJECTS_MAX);
     }
-    assert_int_equal(ebb_resource_count(), EBB_RES_OBJECTS_MAX);
+    assert_int_equal(ebb_resource_count(), EBB_RES_OBJECTS_MAX);   /* nothing else registered yet */
     assert_int_equal(budget, 1);
 }
 
-/* Runs once per process: the registry never forgets a name. */
+/* Runs once per process, after test_admit filled the objects' share: the
+ * configuration and scripts have their own, and neither takes the other's
+ * last ids; the registry never forgets a name. */
 static void test_extended_resources(void **state)
 {
-    int start = ebb_resource_count(), gpu, huge;
+    int start = ebb_resource_count(), gpu, huge, scripts = 0, config = 2, budget = 16;
     char name[48];
 
     (void)state;
-    assert_true(start >= EBB_RES_FIXED);
+    assert_int_equal(start, EBB_RES_OBJECTS_MAX);   /* objects took their whole share */
     assert_string_equal(ebb_resource_name(EBB_RES_UNREGISTERED), "<unregistered>");
     assert_int_equal(ebb_resource_find("nvidia.com/gpu"), -1);
     gpu = ebb_resource_id("nvidia.com/gpu");
@@ -70,15 +72,27 @@ static void test_extended_resources(void **state)
     huge = ebb_resource_id("hugepages-2Mi");
     assert_int_equal(huge, start + 1);
     assert_string_equal(ebb_resource_name(huge), "hugepages-2Mi");
-    assert_int_equal(ebb_resource_count(), start + 2);
-    /* fill the table: the first name past EBB_RES_MAX is refused */
-    for (int i = ebb_resource_count(); i < EBB_RES_MAX; i++) {
-        snprintf(name, sizeof(name), "example.com/device-%d", i);
-        assert_int_equal(ebb_resource_id(name), i);
+    /* scripts: at most EBB_RES_SCRIPTS_MAX names no object has */
+    for (int i = 0; i < 100; i++) {
+        snprintf(name, sizeof(name), "script.example.com/r-%d", i);
+        if (ebb_resource_script(name) < 0)
+            break;
+        scripts++;
     }
+    assert_int_equal(scripts, EBB_RES_SCRIPTS_MAX);
+    assert_int_equal(ebb_resource_script("nvidia.com/gpu"), gpu);   /* known names resolve */
+    /* the configuration keeps the rest of its share */
+    for (int i = 0; i < 100; i++) {
+        snprintf(name, sizeof(name), "example.com/device-%d", i);
+        if (ebb_resource_id(name) < 0)
+            break;
+        config++;
+    }
+    assert_int_equal(config + scripts, EBB_RES_MAX - EBB_RES_OBJECTS_MAX);
     assert_int_equal(ebb_resource_count(), EBB_RES_MAX);
     assert_int_equal(ebb_resource_id("example.com/one-too-many"), -1);
     assert_int_equal(ebb_resource_find("example.com/one-too-many"), -1);
+    assert_int_equal(ebb_resource_admit("objects.example.com/late", &budget), -1);
     assert_int_equal(ebb_resource_id("nvidia.com/gpu"), gpu);   /* known names still resolve */
 }
 

@@ -23,14 +23,20 @@
  * decode.c, usage and load-aware sets): every id is below EBB_RES_MAX.
  *
  * The table is process-wide and never shrinks, so what may fill it is
- * bounded: an object (a pod, a node, metrics) adds at most
- * EBB_RES_OBJECT_NEW names of its own, and objects together at most up to
- * id EBB_RES_OBJECTS_MAX; the ids above are kept for the configuration
- * (the scheduler config's resources). Lua bindings only look names up
- * (ebb_resource_find). A resource a pod asks for that finds no slot is
- * counted as EBB_RES_UNREGISTERED: no node offers it, so the pod fits no
- * node, which is what the scheduler would say of a resource no node lists
- * (nodes drop the names they cannot register). */
+ * bounded, in shares that cannot take each other's ids:
+ * - objects (pods, nodes, metrics: anyone who may create a pod) register at
+ *   most EBB_RES_OBJECTS_MAX - EBB_RES_FIXED names in all, one object at
+ *   most EBB_RES_OBJECT_NEW of its own (ebb_resource_admit);
+ * - the rest, EBB_RES_MAX - EBB_RES_OBJECTS_MAX names, is the
+ *   configuration's (the policy's thresholds, the scheduler config), of
+ *   which scripts may register at most EBB_RES_SCRIPTS_MAX names no object
+ *   has (ebb_resource_script): a strategy's thresholds on a resource the
+ *   cluster lacks still work, and no script can take the configuration's
+ *   last ids or any object's.
+ * A resource a pod asks for that finds no slot is counted as
+ * EBB_RES_UNREGISTERED: no node offers it, so the pod fits no node, which
+ * is what the scheduler would say of a resource no node lists (nodes drop
+ * the names they cannot register). */
 enum {
     EBB_RES_CPU = 0,        /* milli-cores */
     EBB_RES_MEMORY = 1,     /* bytes */
@@ -39,16 +45,20 @@ enum {
     EBB_RES_UNREGISTERED = 4, /* "<unregistered>": names past the bounds below */
     EBB_RES_FIXED = 5,
     EBB_RES_OBJECT_NEW = 16,  /* new names one object may register */
-    EBB_RES_OBJECTS_MAX = 48, /* ids objects may fill, in all */
+    EBB_RES_OBJECTS_MAX = 48, /* FIXED + the objects' share */
+    EBB_RES_SCRIPTS_MAX = 8,  /* of the configuration's share, what scripts may take */
     EBB_RES_MAX = 64,       /* ids beyond this are refused */
 };
 
-/* id for a resource name, registering it if new; -1 if the table is full.
- * For the configuration (trusted, read once per policy). */
+/* id for a resource name, registering it if new in the configuration's
+ * share; -1 when that share is full. For the configuration (trusted, read
+ * once per policy). */
 int ebb_resource_id(const char *name);
+/* The same for a name a script gives, within EBB_RES_SCRIPTS_MAX. */
+int ebb_resource_script(const char *name);
 /* id for a name from an object: known names resolve; a new one is
- * registered only while *budget > 0 (then decremented) and below
- * EBB_RES_OBJECTS_MAX; -1 otherwise. */
+ * registered only while *budget > 0 (then decremented) and the objects'
+ * share has room; -1 otherwise. */
 int ebb_resource_admit(const char *name, int *budget);
 /* id for a name without registering: -1 if never seen. */
 int ebb_resource_find(const char *name);
