@@ -28,7 +28,10 @@ ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -Iinclude -Iengine $(PKG_CFLAGS) $(C
 ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 B       := build
-LIB_SRC := $(filter-out engine/main.c engine/module.c,$(wildcard engine/*.c))
+# engine/ is in folders, one layer each (engine/README.md); objects keep
+# the folder: build/obj/core/framework.o
+LAYERS  := base model strategy core lua kube sched serve cmd
+LIB_SRC := $(filter-out engine/cmd/main.c engine/cmd/module.c,$(foreach l,$(LAYERS),$(wildcard engine/$(l)/*.c)))
 LIB_OBJ := $(LIB_SRC:engine/%.c=$(B)/obj/%.o)
 PIC_OBJ := $(LIB_SRC:engine/%.c=$(B)/pic/%.o)
 ASAN_OBJ := $(LIB_SRC:engine/%.c=$(B)/asan/obj/%.o)
@@ -68,42 +71,46 @@ deps:
 	  fi; \
 	fi
 
-HDRS := $(wildcard include/*.h include/ebb/*.h engine/*.h)
+HDRS := $(wildcard include/*.h include/ebb/*.h $(foreach l,$(LAYERS),engine/$(l)/*.h))
 # V=1 shows the full commands
 Q := $(if $(V),,@)
 
-$(B)/obj/%.o: engine/%.c $(HDRS) | $(B)/obj
+$(B)/obj/%.o: engine/%.c $(HDRS)
+	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-$(B)/pic/%.o: engine/%.c $(HDRS) | $(B)/pic
+$(B)/pic/%.o: engine/%.c $(HDRS)
+	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC -fPIC $<")
 	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -c $< -o $@
 
-$(B)/asan/obj/%.o: engine/%.c $(HDRS) | $(B)/asan/obj
+$(B)/asan/obj/%.o: engine/%.c $(HDRS)
+	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC asan $<")
 	$(Q)$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -c $< -o $@
 
 $(B)/libebb.a: $(LIB_OBJ)
 	$(Q)ar rcs $@ $^
 
-$(B)/ebb: $(B)/obj/main.o $(B)/libebb.a
+$(B)/ebb: $(B)/obj/cmd/main.o $(B)/libebb.a
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -o $@ $^ $(PKG_LIBS)
 
-# build/ebb with the test hooks (engine/lua_testhook.c with -DEBB_TEST_HOOKS),
+# build/ebb with the test hooks (engine/lua/lua_testhook.c with -DEBB_TEST_HOOKS),
 # for the integration specs that need one; never installed.
-$(B)/obj/lua_testhook-on.o: engine/lua_testhook.c $(HDRS) | $(B)/obj
+$(B)/obj/lua/lua_testhook-on.o: engine/lua/lua_testhook.c $(HDRS)
+	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $< (test hooks)")
 	$(Q)$(CC) $(ALL_CFLAGS) -DEBB_TEST_HOOKS -c $< -o $@
 
-$(B)/ebb-test: $(B)/obj/main.o $(B)/obj/lua_testhook-on.o $(B)/libebb.a
+$(B)/ebb-test: $(B)/obj/cmd/main.o $(B)/obj/lua/lua_testhook-on.o $(B)/libebb.a
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -o $@ $^ $(PKG_LIBS)
 
-# nodelete: the script watchdog thread (engine/vm.c) lives in the module;
+# nodelete: the script watchdog thread (engine/lua/vm.c) lives in the module;
 # lua_close at exit must not unmap it under the running thread.
-$(B)/ebb_core.so: $(B)/pic/module.o $(PIC_OBJ)
+$(B)/ebb_core.so: $(B)/pic/cmd/module.o $(PIC_OBJ)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -shared -Wl,-z,nodelete -o $@ $^ $(filter-out -llua5.4,$(PKG_LIBS))
 
@@ -111,15 +118,16 @@ $(B)/asan/test_%: engine/test/test_%.c $(wildcard engine/test/*.h) $(ASAN_OBJ) |
 	@$(if $(Q),echo "  LD asan $@")
 	$(Q)$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -o $@ $< $(ASAN_OBJ) $(PKG_LIBS) -lcmocka
 
-$(B)/fuzz/obj/%.o: engine/%.c $(HDRS) | $(B)/fuzz/obj
+$(B)/fuzz/obj/%.o: engine/%.c $(HDRS)
+	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC fuzz $<")
 	$(Q)$(FUZZ_CC) $(ALL_CFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
-$(B)/fuzz/%: fuzz/%.c fuzz/fuzz.h $(FUZZ_OBJ) | $(B)/fuzz/obj
+$(B)/fuzz/%: fuzz/%.c fuzz/fuzz.h $(FUZZ_OBJ)
 	@$(if $(Q),echo "  LD fuzz $@")
 	$(Q)$(FUZZ_CC) $(ALL_CFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) $(PKG_LIBS)
 
-$(B)/obj $(B)/pic $(B)/asan $(B)/asan/obj $(B)/fuzz/obj:
+$(B)/asan:
 	mkdir -p $@
 
 # Every suite prints TAP; spec/run_suites counts them and ends with
@@ -129,25 +137,25 @@ test: deps all $(B)/ebb-test $(TEST_BIN) $(if $(FUZZ_OK),$(FUZZ_BIN)) check-laye
 	@sh spec/run_suites $(B)
 
 # One way down: the core calls plugins only through struct ebb_plugin_ops
-# (engine/engine.h), so framework.c and evict.c include no Lua header,
+# (engine/core/engine.h), so framework.c and evict.c include no Lua header,
 # directly or through another (lua.h, lauxlib.h, lualib.h, engine/lua_*.h).
-LAYER_CORE := engine/framework.c engine/evict.c
+LAYER_CORE := engine/core/framework.c engine/core/evict.c
 check-layers:
 	@for f in $(LAYER_CORE); do \
 	  bad=$$($(CC) $(ALL_CFLAGS) -M $$f | tr ' \\' '\n\n' | grep -E '(^|/)(lua[^/]*|lauxlib|lualib)\.h$$' | tr '\n' ' '); \
 	  if [ -n "$$bad" ]; then echo "check-layers: $$f includes Lua headers: $$bad"; exit 1; fi; \
 	done; echo "check-layers: $(LAYER_CORE) include no Lua header"
 	@bad=$$(grep -nE '\b($(LUA_READ_BANNED))[[:space:]]*\(' $(LUA_READ_FILES) | grep -v 'lr-ok:'); \
-	if [ -n "$$bad" ]; then echo "check-layers: bindings read a script's values outside engine/lua_read.c:"; \
-	  echo "$$bad"; exit 1; fi; echo "check-layers: bindings read script values through engine/lua_read.c only"
+	if [ -n "$$bad" ]; then echo "check-layers: bindings read a script's values outside engine/lua/lua_read.c:"; \
+	  echo "$$bad"; exit 1; fi; echo "check-layers: bindings read script values through engine/lua/lua_read.c only"
 
-# One way for C to read a script's values (engine/lua_read.c): a binding
+# One way for C to read a script's values (engine/lua/lua_read.c): a binding
 # calls no Lua API that can run a metamethod, convert a value in place or
 # walk a table without a bound. lua_string.c and lua_table.c are Lua's own
 # library functions (metamethods as Lua specifies them); a line marked
 # "lr-ok:" says why it is safe.
 LUA_READ_BANNED := lua_getfield|lua_gettable|lua_geti|lua_getglobal|lua_len|luaL_len|lua_tolstring|lua_tostring|luaL_tolstring|luaL_checklstring|luaL_checkstring|luaL_optlstring|luaL_optstring|luaL_checkinteger|luaL_optinteger|luaL_checknumber|luaL_optnumber|luaL_checkoption|lua_compare|lua_concat|lua_arith|lua_rawlen|lua_next
-LUA_READ_FILES := $(filter-out engine/lua_read.c engine/lua_string.c engine/lua_table.c,$(wildcard engine/lua_*.c))
+LUA_READ_FILES := $(filter-out engine/lua/lua_read.c engine/lua/lua_string.c engine/lua/lua_table.c,$(wildcard engine/lua/lua_*.c))
 
 test-c: deps $(TEST_BIN)
 	@sh spec/run_suites $(B) c

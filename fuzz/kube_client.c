@@ -1,12 +1,12 @@
 /* A hostile API server to `ebb run`'s client: each input is what the
  * server answers, byte for byte (status line, headers, body: anything),
  * to the requests of the watch cache of `ebb run` running in this process
- * on its own loop: engine/kube_http.c (libcurl on libuv: HTTP parsing,
+ * on its own loop: engine/kube/kube_http.c (libcurl on libuv: HTTP parsing,
  * chunked bodies, Content-Length, the bounds of an answer, retries),
- * engine/kube_watch.c (paged LISTs read as they arrive, watch streams,
+ * engine/kube/kube_watch.c (paged LISTs read as they arrive, watch streams,
  * bookmarks, ERROR events, relists, the queue held while a cycle runs),
- * engine/snapshot.c (the LIST reader, the gate to cJSON) and
- * engine/decode.c (each object kept or skipped alone) into the cache.
+ * engine/model/snapshot.c (the LIST reader, the gate to cJSON) and
+ * engine/model/decode.c (each object kept or skipped alone) into the cache.
  *
  * Input: one byte of flags, then answers, each
  *   1 byte   which resource's requests it answers ((b & 0x3f) % NRES);

@@ -1,7 +1,7 @@
 /* ebb serve's request handling: each input is the bytes of one HTTP
  * request (request line, headers, body) sent over a TCP connection to an
  * ebb serve of spec/fixtures/demo-cluster.json running in this process.
- * That covers http_parser and the request's parts in engine/httpd.c (URL
+ * That covers http_parser and the request's parts in engine/base/httpd.c (URL
  * split, percent-decoding of path and query, headers, bodies, chunked
  * bodies), and ebb serve's routing, query parameters (label and field
  * selectors, limit and continue, resourceVersion, watch, dryRun, Table

@@ -15,7 +15,7 @@
 -- otherwise every node keeps upper_avg = ceil(pods of the owner key /
 -- feasible nodes) and the duplicates beyond are evicted.
 --
--- The grouping and the arithmetic are ebb.duplicates (engine/groups.c).
+-- The grouping and the arithmetic are ebb.duplicates (engine/strategy/groups.c).
 -- Order: upstream walks Go maps, so its order is random; here owner keys
 -- go by namespace, kind, name, images and nodes by name, duplicates in
 -- listing order (namespace/name). A node that reached its eviction limit

@@ -17,7 +17,7 @@
 #include <lauxlib.h>
 #include <lualib.h>
 
-#include "lua_int.h"
+#include "lua/lua_int.h"
 
 #define CASES "engine/test/stdlib_cases.lua"
 

@@ -1,4 +1,4 @@
-/* engine/affinity.c: node selectors, node affinity, pod affinity terms. */
+/* engine/model/affinity.c: node selectors, node affinity, pod affinity terms. */
 #include "fixtures.h"
 
 #include "ebb/affinity.h"

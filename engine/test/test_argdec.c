@@ -3,7 +3,7 @@
  * getters and where their errors point. */
 #include "fixtures.h"
 
-#include "argdec.h"
+#include "core/argdec.h"
 #include "ebb/val.h"
 
 static struct ebb_val *parse(const char *text)

@@ -1,4 +1,4 @@
-/* engine/common.c: the one escaping every writer uses (ebb_escape and what
+/* engine/base/common.c: the one escaping every writer uses (ebb_escape and what
  * is built on it: the logger, error messages, JSON texts). Table-driven,
  * then the whole class: every one- and two-byte input and every three- and
  * four-byte sequence that starts like UTF-8, in every mode, must come out

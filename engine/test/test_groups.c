@@ -1,4 +1,4 @@
-/* engine/groups.c: RemoveDuplicates' owner groups and decisions, the
+/* engine/strategy/groups.c: RemoveDuplicates' owner groups and decisions, the
  * anti-affinity index, the best preferred weight. Each test loads a tiny
  * cluster (kubectl List JSON) into a cache and calls the unit directly. */
 #include "fixtures.h"

@@ -1,4 +1,4 @@
-/* engine/loadaware.c: Koordinator LowNodeLoad's math on small clusters
+/* engine/strategy/loadaware.c: Koordinator LowNodeLoad's math on small clusters
  * loaded from JSON: usage from NodeMetric and metrics.k8s.io, raw
  * allocatable, skips, thresholds (fill quirks, deviation), classification,
  * scores, capacity, fit with reservation, the pod order and the

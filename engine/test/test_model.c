@@ -1,4 +1,4 @@
-/* engine/model.c: resource ids, resource lists, label maps, destructors. */
+/* engine/model/model.c: resource ids, resource lists, label maps, destructors. */
 #include "fixtures.h"
 
 #include "ebb/model.h"

@@ -1,4 +1,4 @@
-/* engine/quantity.c: resource.Quantity text -> Value() / MilliValue(). */
+/* engine/base/quantity.c: resource.Quantity text -> Value() / MilliValue(). */
 #include "fixtures.h"
 
 #include <math.h>

@@ -1,4 +1,4 @@
-/* engine/selector.c: labels.Parse string form, matching, printing. */
+/* engine/model/selector.c: labels.Parse string form, matching, printing. */
 #include "fixtures.h"
 
 #include "ebb/selector.h"

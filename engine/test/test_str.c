@@ -1,4 +1,4 @@
-/* engine/str.c: the string interner. */
+/* engine/base/str.c: the string interner. */
 #include "fixtures.h"
 
 #include "ebb/str.h"

@@ -1,4 +1,4 @@
-/* engine/taints.c: Toleration.ToleratesTaint and the descheduler's helpers. */
+/* engine/model/taints.c: Toleration.ToleratesTaint and the descheduler's helpers. */
 #include "fixtures.h"
 
 #include "ebb/taints.h"

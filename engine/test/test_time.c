@@ -1,4 +1,4 @@
-/* engine/common.c: RFC 3339 times as the API writes them. */
+/* engine/base/common.c: RFC 3339 times as the API writes them. */
 #include "fixtures.h"
 
 #include "ebb/common.h"

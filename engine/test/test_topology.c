@@ -1,4 +1,4 @@
-/* engine/topology.c: RemovePodsViolatingTopologySpreadConstraint's domain
+/* engine/strategy/topology.c: RemovePodsViolatingTopologySpreadConstraint's domain
  * math, step by step: distinct constraints, domains and counts, the
  * balanced check, balanceDomains (movePods, in-domain order, the fit
  * re-sort, topologyBalanceNodeFit) and the whole-set plan. Objects are

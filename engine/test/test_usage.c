@@ -1,4 +1,4 @@
-/* engine/usage.c: usage sets, percentages with upstream's float rounding,
+/* engine/strategy/usage.c: usage sets, percentages with upstream's float rounding,
  * static and deviation thresholds, both classification rules, the budget of
  * a move, source order, the continue-eviction test, pod usage from
  * requests and from PodMetrics, destination taints, the plan sentence. On a

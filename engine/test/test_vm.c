@@ -15,7 +15,7 @@
 #include <cmocka.h>
 #include <lauxlib.h>
 
-#include "lua_int.h"
+#include "lua/lua_int.h"
 
 static struct ebb_vm *sandbox(uint64_t budget_ms, char *const *dirs)
 {

@@ -11,7 +11,7 @@
  * request-evict-only and eviction-in-progress are tracked the same way, as
  * the pod watch shows them.
  *
- * The engine owns one when the gate is on (engine/evict.c checks it, the
+ * The engine owns one when the gate is on (engine/core/evict.c checks it, the
  * cycle's start seeds it from the cache); the pod watch feeds it through
  * ebb_engine_pod_changed, the eviction's answer through
  * ebb_engine_eviction_in_background (ebb.h). Loop thread only. */

@@ -7,7 +7,7 @@
  * sources first, how much load the targets can take, would this pod fit a
  * target under its high threshold (reserving the room when it does), in
  * which order the pods of a source go, and what is left once a pod is gone.
- * policies/low_node_load.lua drives it through engine/lua_loadaware.c.
+ * policies/low_node_load.lua drives it through engine/lua/lua_loadaware.c.
  *
  * Usage of a node, in the cache's units (cpu in millicores, bytes, counts):
  *  - Koordinator (slo.koordinator.sh NodeMetric), when the node has one:

@@ -8,7 +8,7 @@
  * upstream's error text and no samples.
  *
  * The client runs queries on a libuv loop through the same libcurl multi
- * machinery as the Kubernetes client (engine/kube_http.c), with the bearer
+ * machinery as the Kubernetes client (engine/kube/kube_http.c), with the bearer
  * token of the policy: the `prometheusAuthToken` key of the Secret named by
  * authToken.secretReference, read (GET) and watched (WATCH on that one
  * name) through the Kubernetes client and re-read whenever it changes; a

@@ -2,7 +2,7 @@
  * (kubernetes-sigs/descheduler v0.36 topologyspreadconstraint.go), in C so a
  * cycle over many pods never calls into Lua per pod.
  *
- * Who calls it: engine/lua_topology.c (ebb.topology_balance and
+ * Who calls it: engine/lua/lua_topology.c (ebb.topology_balance and
  * ebb.topology_domains) on the engine thread, during a plugin call; the C
  * unit tests drive the steps one by one.
  *

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "lua_int.h"
+#include "lua/lua_int.h"
 
 static uint64_t now_ns(void)
 {

@@ -1,8 +1,8 @@
--- How C reads what a script hands it (engine/lua_read.c): raw (no
+-- How C reads what a script hands it (engine/lua/lua_read.c): raw (no
 -- metamethod of the script's runs), each value once, lengths bounded before
 -- anything is sized from them, no NUL where a string becomes C text; and
 -- what a binding makes for a script counts toward its memory cap
--- (engine/lua_charge.c). Every case runs in a child process bounded in time
+-- (engine/lua/lua_charge.c). Every case runs in a child process bounded in time
 -- and memory (h.bounded): before these rules some of them wrote past a heap
 -- block, took gigabytes under a 32 MiB cap, or evicted what a check never
 -- saw.

@@ -1,5 +1,5 @@
 -- Files a user names are opened without waiting and read only when they
--- are regular files (ebb_file_open / ebb_file_read in engine/common.c): a
+-- are regular files (ebb_file_open / ebb_file_read in engine/base/common.c): a
 -- FIFO in their place is refused with its name, never waited on. The
 -- modules require reads are spec/lua/sandbox_loops_spec.lua's.
 describe("files a user names", function()

@@ -1,5 +1,5 @@
--- Evict plugins (a profile's plugins.evict, engine/evict.c and
--- engine/lua_evictor.c) through the real engine: what the core still
+-- Evict plugins (a profile's plugins.evict, engine/core/evict.c and
+-- engine/lua/lua_evictor.c) through the real engine: what the core still
 -- enforces around any evictor, and what a plugin's ctx.api refuses. The
 -- cluster is spec/fixtures/evictor.json (one small workload per case in
 -- namespace apps, labelled app=<case>, all about two days old); PodLifeTime

@@ -1,5 +1,5 @@
--- The DefaultEvictor (engine/default_evictor.c) and the simulated eviction
--- API (engine/evict.c, engine/pdb.c) through the real engine on
+-- The DefaultEvictor (engine/core/default_evictor.c) and the simulated eviction
+-- API (engine/core/evict.c, engine/core/pdb.c) through the real engine on
 -- spec/fixtures/evictor.json (built by spec/fixtures/build.py): one small
 -- workload per protection in namespace apps, labelled app=<case>. PodLifeTime
 -- (maxPodLifeTimeSeconds 3600, every case is about 2 days old) asks for the

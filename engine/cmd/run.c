@@ -1,0 +1,1780 @@
+/* `ebb run`: the descheduler against a live cluster.
+ *
+ * Two threads. The loop thread runs one libuv loop for all I/O: the kube
+ * client, the watches, leader election, the HTTP server (/metrics,
+ * /healthz, /readyz), Prometheus queries, timers and signals. Scripts never
+ * run on it. The script thread (the worker) runs the engine's jobs one at a
+ * time: a cycle's start, its resumption after an answer, and building a new
+ * policy generation. Whatever a script does, the loop keeps serving.
+ *
+ * Hand-off, not sharing. The engine, the cache and the interned strings
+ * belong to the worker while a job runs (`busy`) and to the loop otherwise:
+ *   - the job is posted and its end reported under `mu` (the worker
+ *     signals the end through `job_async`); nothing else is locked;
+ *   - while a job runs the watches hold their events as raw bytes (a cycle
+ *     holds them from its start to its end, a build for its job), so the
+ *     loop decodes nothing into the cache nor interns a string;
+ *   - what a job asks of the loop (an eviction to send, a Prometheus
+ *     query) is queued by the worker in `out`/`prom_out` and taken by the
+ *     loop when the job has ended: a strategy that waits for the answer has
+ *     suspended (the job ends), a native plugin's evictions go out when its
+ *     run ends;
+ *   - what the loop learns for the engine while a job runs (an eviction's
+ *     answer, a Prometheus answer, losing the lease, SIGTERM) waits in
+ *     `deferred` and is applied when the job ends; sending is gated on the
+ *     loop too, so nothing is sent once the lease is lost or SIGTERM came.
+ *
+ * A stuck script. The sandbox stops a script at its time budget; a native
+ * call can still hang. The loop looks at the running call every
+ * OVERDUE_TICK_MS (ebb_budget_overdue, kept by the budget's watchdog): past
+ * its budget by more than the budget again (at least 1 s) it is stuck. The
+ * process says so (log, ebb_plugin_stuck, /healthz fails naming the plugin
+ * so that the kubelet restarts it), gives up its Lease at once so that a
+ * standby leads, and starts no more cycles. SIGTERM while a job runs: the
+ * job gets DRAIN_MS minus a second to end, then the process exits (with
+ * the lease released) without waiting for the worker.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ebb.h"
+#include "ebb/changes.h"
+#include "ebb/httpd.h"
+#include "ebb/kube.h"
+#include "ebb/kube_evict.h"
+#include "ebb/leader.h"
+#include "ebb/metrics.h"
+#include "ebb/prometheus.h"
+#include "ebb/flags.h"
+#include "ebb/reload.h"
+#include "ebb/run.h"
+#include "ebb/watch.h"
+
+#define EXIT_INPUT 2
+
+struct run_opts {
+    const char *policy;
+    const char *dirs[64];
+    int ndirs;
+    const char *kubeconfig;
+    const char *context;
+    double interval_s;
+    bool once;
+    bool dry_run;
+    bool leader_elect;
+    struct ebb_leader_opts lo;
+    double qps;
+    int burst;
+    const char *bind;
+    int port;
+    double max_stale_s;
+    double sync_timeout_s;        /* the first sync (and a --once cycle) must start by then */
+    int page_size;
+    int64_t now;                  /* --now: a fixed clock (tests, replays) */
+    bool reload;                  /* watch --policy and --policy-dir for changes */
+    uint64_t script_timeout_ms;   /* engine defaults for every Lua sandbox */
+    size_t script_memory;
+    double reload_debounce_s;
+    double reload_poll_s;
+    double trigger_delay_s;       /* from the first change to the triggered run */
+    unsigned features;            /* --feature-gates: EBB_FEATURE_* */
+};
+
+struct runner {
+    struct run_opts o;
+    uv_loop_t *loop;
+    struct ebb_kube_config *kc;
+    struct ebb_kube *kube;
+    struct ebb_kube_evict *evict; /* live evictions and Events */
+    struct ebb_engine *engine;
+    struct ebb_cache *cache;      /* owned by the engine */
+    struct ebb_informers *inf;
+    struct ebb_leader *leader;
+    struct ebb_httpd *httpd;
+    struct ebb_metrics *metrics;
+    struct ebb_prom_live *prom;   /* the Prometheus provider's client */
+    /* policy generations */
+    struct ebb_engine_opts eo;
+    struct ebb_sources src;
+    int generation;
+    char hash[17];                /* the active generation's content */
+    char failed_hash[17];         /* the last content that did not load */
+    struct ebb_engine *pending;   /* built and valid, waiting for the cycle to end */
+    char pending_hash[17];
+    double pending_ms;
+    struct ebb_reloader *reloader;
+    uv_signal_t sighup;
+    /* event-triggered runs */
+    struct ebb_changes *changes;
+    unsigned triggers;            /* what the plugins of the generation react to */
+    uv_timer_t trigger_timer;
+    bool run_triggered;           /* the run in progress is a triggered one */
+    bool trigger_due;             /* changes came in during a run: go after it */
+    bool cycle_due;               /* the periodic cycle came due during a triggered run */
+    uv_timer_t cycle_timer;       /* next cycle */
+    uv_timer_t resume_timer;      /* resume a waiting cycle outside I/O callbacks */
+    uv_timer_t stats_timer;
+    uv_signal_t sigterm, sigint;
+    bool in_cycle;
+    uint64_t cycle_t0;
+    int cycles_done;
+    bool stopping;
+    int exit_code;
+    int pending_close;
+    bool announced_wait;
+    uint64_t drain_until;         /* uv_now() by which the last writes must be done */
+    uint64_t started_ms;          /* uv_now() when the informers started */
+    bool synced_once;             /* the caches have synced (--sync-timeout is over) */
+    /* the script thread (see the top of the file) */
+    pthread_t worker;
+    bool worker_started;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int job;                      /* under mu: the job posted, JOB_NONE once taken */
+    bool job_done, quit;          /* under mu */
+    int job_rc;                   /* under mu: the ended job's result */
+    uv_async_t job_async;         /* the worker: a job ended */
+    /* the job's inputs and outputs: written by one side before the hand-off
+     * under mu, read by the other after it */
+    int job_kind;
+    uint64_t job_ms;              /* uv_now() when it was posted */
+    unsigned job_mask;
+    const char *const *job_nodes;
+    size_t job_nnodes;
+    struct ebb_engine *job_gen;   /* JOB_BUILD: the new generation */
+    struct ebb_error job_err;
+    char job_hash[17];
+    uint64_t build_t0;
+    struct ebb_eviction **out;    /* evictions the job asked for */
+    size_t nout, capout;
+    struct prom_req { char *query; int64_t time; } *prom_out;   /* its queries */
+    size_t nprom_out, capprom_out;
+    /* the loop thread only */
+    bool busy;                    /* a job is posted or runs: the engine is the worker's */
+    bool reload_due, reload_forced;   /* a reload waits for the cycle or job to end */
+    struct deferred *deferred;    /* for the engine, once the job ends */
+    size_t ndeferred, capdeferred;
+    uv_timer_t overdue_timer;     /* looks at the running call while busy */
+    uv_timer_t kill_timer;        /* SIGTERM while busy: the exit */
+    bool stuck;                   /* a call ran long past its budget: no more cycles */
+    char stuck_msg[400];
+    /* objects skipped: what is reported of them (SKIP_BURST, then one a
+     * SKIP_EVERY_MS), the rest counted */
+    double skip_tokens;
+    uint64_t skip_refilled;
+    uint64_t skip_unreported;
+};
+
+enum { JOB_NONE, JOB_BEGIN, JOB_TRIGGER, JOB_RESUME, JOB_BUILD };
+
+/* What the loop learnt for the engine while a job ran. */
+struct deferred {
+    struct ebb_eviction *ev;      /* an eviction's outcome ... */
+    int why;
+    char *msg;
+    struct ebb_prom_result *prom; /* ... or a Prometheus answer (ev NULL) */
+};
+
+#define SKIP_BURST 10             /* skipped objects reported (log line, Event) at once */
+#define SKIP_EVERY_MS 6000        /* then one every this long; all are in the metric */
+#define OVERDUE_TICK_MS 250
+#define DRAIN_MS 5000            /* SIGTERM to exit at most, and the last writes */
+
+/* ---- flags ------------------------------------------------------------------ */
+
+static void usage(FILE *f)
+{
+    fputs("usage: ebb run --policy FILE [--policy-dir DIR]... [--kubeconfig FILE] [--context NAME]\n"
+          "               [--interval 5m | --once] [--dry-run] [--leader-elect ...]\n"
+          "               [--qps 50] [--burst 100] [--bind-address 0.0.0.0] [--port 10258]\n"
+          "               [--max-stale 30s]\n"
+          "\n"
+          "  --interval D          time between cycles (Go duration); 0 runs one cycle (default 5m)\n"
+          "  --once                one cycle, then exit 0 (a Job or CronJob)\n"
+          "  --dry-run             decide and report, never evict\n"
+          "  --leader-elect        only the holder of a coordination.k8s.io Lease evicts;\n"
+          "    --leader-elect-lease-duration D (137s) --leader-elect-renew-deadline D (107s)\n"
+          "    --leader-elect-retry-period D (26s) --leader-elect-resource-name N (descheduler)\n"
+          "    --leader-elect-resource-namespace NS (kube-system)\n"
+          "  --port N              /metrics, /healthz, /readyz (0 disables)\n"
+          "  --max-stale D         skip cycles while a watch has been broken longer (30s)\n"
+          "  --sync-timeout D      exit 1, naming what is missing, when the caches have not\n"
+          "                        synced this long after start (or, with --once, the cycle\n"
+          "                        could not start on a fresh view) (2m)\n"
+          "  --reload-debounce D   reload the policy and scripts this long after they last\n"
+          "                        changed (1s); SIGHUP reloads at once\n"
+          "  --no-reload           never reload on changes (SIGHUP still does)\n"
+          "  --trigger-delay D     run the plugins that react to a change (their `triggers`)\n"
+          "                        this long after the first change (1s)\n"
+          "  --script-timeout D    time budget per call into a Lua plugin (10s)\n"
+          "  --script-memory Q     memory cap of each Lua plugin instance (64Mi)\n"
+          "                        (per plugin: pluginConfig[].limits in the policy)\n"
+          "  --now TIME            a fixed clock for pod ages (tests, replays)\n"
+          "  --feature-gates K=V   EvictionsInBackground=true: a 429 \"Eviction triggered\n"
+          "                        evacuation\" to a pod annotated request-evict-only is an\n"
+          "                        eviction going on (see docs/evictions-in-background.md)\n"
+          "Upstream names are accepted too: --policy-config-file, --descheduling-interval,\n"
+          "--client-connection-kubeconfig, --client-connection-qps, --client-connection-burst.\n",
+          f);
+}
+
+static int duration_s(const char *flag, const char *v, double *out)
+{
+    return ebb_flag_duration(flag, v, out) ? 0 : EXIT_INPUT;
+}
+
+static int parse(int argc, char **argv, struct run_opts *o)
+{
+    enum {
+        F_POLICY = 1000, F_DIR, F_KUBECONFIG, F_CONTEXT, F_INTERVAL, F_ONCE, F_DRY, F_LE, F_LE_DUR,
+        F_LE_RENEW, F_LE_RETRY, F_LE_NAME, F_LE_NS, F_LE_LOCK, F_QPS, F_BURST, F_BIND, F_PORT,
+        F_STALE, F_PAGE, F_NOW, F_RELOAD_DEBOUNCE, F_NO_RELOAD, F_RELOAD_POLL,
+        F_SCRIPT_TIMEOUT, F_SCRIPT_MEMORY, F_TRIGGER_DELAY, F_FEATURES, F_SYNC_TIMEOUT,
+    };
+    static const struct option longopts[] = {
+        { "policy", required_argument, NULL, F_POLICY },
+        { "policy-config-file", required_argument, NULL, F_POLICY },
+        { "policy-dir", required_argument, NULL, F_DIR },
+        { "kubeconfig", required_argument, NULL, F_KUBECONFIG },
+        { "client-connection-kubeconfig", required_argument, NULL, F_KUBECONFIG },
+        { "context", required_argument, NULL, F_CONTEXT },
+        { "interval", required_argument, NULL, F_INTERVAL },
+        { "descheduling-interval", required_argument, NULL, F_INTERVAL },
+        { "once", no_argument, NULL, F_ONCE },
+        { "dry-run", no_argument, NULL, F_DRY },
+        { "leader-elect", optional_argument, NULL, F_LE },
+        { "leader-elect-lease-duration", required_argument, NULL, F_LE_DUR },
+        { "leader-elect-renew-deadline", required_argument, NULL, F_LE_RENEW },
+        { "leader-elect-retry-period", required_argument, NULL, F_LE_RETRY },
+        { "leader-elect-resource-name", required_argument, NULL, F_LE_NAME },
+        { "leader-elect-resource-namespace", required_argument, NULL, F_LE_NS },
+        { "leader-elect-resource-lock", required_argument, NULL, F_LE_LOCK },
+        { "qps", required_argument, NULL, F_QPS },
+        { "client-connection-qps", required_argument, NULL, F_QPS },
+        { "burst", required_argument, NULL, F_BURST },
+        { "client-connection-burst", required_argument, NULL, F_BURST },
+        { "bind-address", required_argument, NULL, F_BIND },
+        { "port", required_argument, NULL, F_PORT },
+        { "secure-port", required_argument, NULL, F_PORT },
+        { "max-stale", required_argument, NULL, F_STALE },
+        { "sync-timeout", required_argument, NULL, F_SYNC_TIMEOUT },
+        { "page-size", required_argument, NULL, F_PAGE },
+        { "now", required_argument, NULL, F_NOW },
+        { "reload-debounce", required_argument, NULL, F_RELOAD_DEBOUNCE },
+        { "reload-poll", required_argument, NULL, F_RELOAD_POLL },
+        { "no-reload", no_argument, NULL, F_NO_RELOAD },
+        { "script-timeout", required_argument, NULL, F_SCRIPT_TIMEOUT },
+        { "trigger-delay", required_argument, NULL, F_TRIGGER_DELAY },
+        { "script-memory", required_argument, NULL, F_SCRIPT_MEMORY },
+        { "feature-gates", required_argument, NULL, F_FEATURES },
+        { "verbose", no_argument, NULL, 'v' },
+        { "quiet", no_argument, NULL, 'q' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    int c, rc;
+    char *end;
+
+    memset(o, 0, sizeof(*o));
+    o->now = EBB_TIME_NONE;
+    o->interval_s = 300;
+    o->qps = 50;
+    o->burst = 100;
+    o->bind = "0.0.0.0";
+    o->port = 10258;
+    o->max_stale_s = 30;
+    o->sync_timeout_s = 120;
+    o->reload = true;
+    o->reload_debounce_s = 1;
+    o->reload_poll_s = 60;
+    o->trigger_delay_s = 1;
+    opterr = 0;
+    optind = 2;
+    while ((c = getopt_long(argc, argv, ":vqh", longopts, NULL)) != -1) {
+        switch (c) {
+        case F_POLICY: o->policy = optarg; break;
+        case F_DIR:
+            if (o->ndirs == (int)EBB_ARRAY_LEN(o->dirs)) {
+                fprintf(stderr, "ebb: error: --policy-dir: too many directories\n");
+                return EXIT_INPUT;
+            }
+            o->dirs[o->ndirs++] = optarg;
+            break;
+        case F_KUBECONFIG: o->kubeconfig = optarg; break;
+        case F_CONTEXT: o->context = optarg; break;
+        case F_INTERVAL:
+            if ((rc = duration_s("--interval", optarg, &o->interval_s)) != 0)
+                return rc;
+            break;
+        case F_ONCE: o->once = true; break;
+        case F_DRY: o->dry_run = true; break;
+        case F_LE: o->leader_elect = optarg == NULL || strcmp(optarg, "true") == 0; break;
+        case F_LE_DUR:
+            if ((rc = duration_s("--leader-elect-lease-duration", optarg, &o->lo.lease_s)) != 0)
+                return rc;
+            break;
+        case F_LE_RENEW:
+            if ((rc = duration_s("--leader-elect-renew-deadline", optarg, &o->lo.renew_deadline_s)) != 0)
+                return rc;
+            break;
+        case F_LE_RETRY:
+            if ((rc = duration_s("--leader-elect-retry-period", optarg, &o->lo.retry_s)) != 0)
+                return rc;
+            break;
+        case F_LE_NAME: o->lo.name = optarg; break;
+        case F_LE_NS: o->lo.ns = optarg; break;
+        case F_LE_LOCK:
+            if (strcmp(optarg, "leases") != 0) {
+                fprintf(stderr, "ebb: error: --leader-elect-resource-lock: only \"leases\" is supported\n");
+                return EXIT_INPUT;
+            }
+            break;
+        case F_QPS:
+            o->qps = strtod(optarg, &end);
+            if (*optarg == '\0' || *end != '\0' || !(o->qps > 0) || !isfinite(o->qps)) {
+                fprintf(stderr, "ebb: error: --qps: \"%s\" is not a positive number\n", optarg);
+                return EXIT_INPUT;
+            }
+            break;
+        case F_BURST:
+            o->burst = (int)strtol(optarg, &end, 10);
+            if (*optarg == '\0' || *end != '\0' || o->burst < 1) {
+                fprintf(stderr, "ebb: error: --burst: \"%s\" is not a positive integer\n", optarg);
+                return EXIT_INPUT;
+            }
+            break;
+        case F_BIND: o->bind = optarg; break;
+        case F_PORT:
+            o->port = (int)strtol(optarg, &end, 10);
+            if (*optarg == '\0' || *end != '\0' || o->port < 0 || o->port > 65535) {
+                fprintf(stderr, "ebb: error: --port: \"%s\" is not a port (0-65535)\n", optarg);
+                return EXIT_INPUT;
+            }
+            break;
+        case F_STALE:
+            if ((rc = duration_s("--max-stale", optarg, &o->max_stale_s)) != 0)
+                return rc;
+            break;
+        case F_SYNC_TIMEOUT:
+            if ((rc = duration_s("--sync-timeout", optarg, &o->sync_timeout_s)) != 0)
+                return rc;
+            if (o->sync_timeout_s <= 0) {
+                fprintf(stderr, "ebb: error: --sync-timeout: \"%s\" must be longer than 0\n", optarg);
+                return EXIT_INPUT;
+            }
+            break;
+        case F_PAGE:
+            o->page_size = (int)strtol(optarg, &end, 10);
+            break;
+        case F_RELOAD_DEBOUNCE:
+            if ((rc = duration_s("--reload-debounce", optarg, &o->reload_debounce_s)) != 0)
+                return rc;
+            break;
+        case F_RELOAD_POLL:
+            if ((rc = duration_s("--reload-poll", optarg, &o->reload_poll_s)) != 0)
+                return rc;
+            break;
+        case F_NO_RELOAD: o->reload = false; break;
+        case F_TRIGGER_DELAY:
+            if ((rc = duration_s("--trigger-delay", optarg, &o->trigger_delay_s)) != 0)
+                return rc;
+            break;
+        case F_SCRIPT_TIMEOUT:
+            if (!ebb_flag_script_timeout("--script-timeout", optarg, false, &o->script_timeout_ms))
+                return EXIT_INPUT;
+            break;
+        case F_SCRIPT_MEMORY:
+            if (!ebb_flag_script_memory("--script-memory", optarg, &o->script_memory))
+                return EXIT_INPUT;
+            break;
+        case F_FEATURES:
+            if (!ebb_flag_feature_gates("--feature-gates", optarg, &o->features))
+                return EXIT_INPUT;
+            break;
+        case F_NOW:
+            if (ebb_time_parse(optarg, &o->now) != 0) {
+                fprintf(stderr, "ebb: error: --now: \"%s\" is not an RFC 3339 time\n", optarg);
+                return EXIT_INPUT;
+            }
+            break;
+        case 'v': ebb_log_level = EBB_LOG_DEBUG; break;
+        case 'q': ebb_log_level = EBB_LOG_ERROR; break;
+        case 'h': usage(stdout); exit(0);
+        case ':':
+        default:
+            ebb_flag_getopt_error(c, argv, usage);
+            return EXIT_INPUT;
+        }
+    }
+    if (!ebb_flag_no_arguments(argc, argv))
+        return EXIT_INPUT;
+    if (o->policy == NULL) {
+        fprintf(stderr, "ebb: error: run needs --policy\n");
+        return EXIT_INPUT;
+    }
+    if (o->interval_s == 0)
+        o->once = true;
+    if (o->leader_elect && o->once && !o->dry_run) {
+        fprintf(stderr, "ebb: error: --leader-elect needs an interval: a one-shot run "
+                        "(--once or --interval 0) has nothing to hand over\n");
+        return EXIT_INPUT;
+    }
+    if (o->leader_elect && o->dry_run) {
+        ebb_log(EBB_LOG_WARN, "--dry-run never evicts: leader election is skipped");
+        o->leader_elect = false;
+    }
+    return 0;
+}
+
+/* ---- evictions through the API (engine/kube/kube_evict.c) ------------------------------- */
+
+static void schedule_resume(struct runner *r);
+
+/* An eviction's outcome (kube_evict.c), for the engine: at once when it is
+ * the loop's, else when the job ends. */
+static void defer(struct runner *r, struct ebb_eviction *ev, int why, const char *msg,
+                  struct ebb_prom_result *prom);
+
+static void eviction_finish(struct runner *r, struct ebb_eviction *ev, int why, const char *msg)
+{
+    ebb_engine_eviction_done(r->engine, ev, why, msg);
+    schedule_resume(r);
+}
+
+static void on_eviction_done(void *ud, struct ebb_eviction *ev, int why, const char *msg)
+{
+    struct runner *r = ud;
+
+    if (r->busy)
+        defer(r, ev, why, msg, NULL);
+    else
+        eviction_finish(r, ev, why, msg);
+}
+
+/* The worker, during a job: the engine decided on an eviction; the loop
+ * sends it when the job ends. */
+static int queue_eviction(void *ud, struct ebb_eviction *ev)
+{
+    struct runner *r = ud;
+
+    if (r->nout == r->capout) {
+        size_t cap = r->capout ? r->capout * 2 : 16;
+        struct ebb_eviction **v = realloc(r->out, cap * sizeof(*v));
+        if (v == NULL)
+            return EBB_WHY_API_ERROR;
+        r->out = v;
+        r->capout = cap;
+    }
+    r->out[r->nout++] = ev;
+    return 0;
+}
+
+/* ---- metrics -------------------------------------------------------------------- */
+
+static const char *result_of(const char *why)
+{
+    if (strcmp(why, "node-limit") == 0)
+        return "maximum number of evicted pods per node reached";
+    if (strcmp(why, "namespace-limit") == 0)
+        return "maximum number of evicted pods per namespace reached";
+    if (strcmp(why, "total-limit") == 0)
+        return "maximum number of evicted pods per a descheduling cycle reached";
+    if (strcmp(why, "evictor") == 0)
+        return "refused by the evict plugin";
+    if (strcmp(why, "background") == 0)
+        return "background";
+    return "error";
+}
+
+/* An eviction in background ended with its pod gone: upstream counts it a
+ * success then. */
+static void on_background_done(void *ud, const struct ebb_background_item *it)
+{
+    struct runner *r = ud;
+    const char *v[] = { "success", it->plugin, it->profile, it->ns, it->node };
+
+    ebb_log(EBB_LOG_INFO, "eviction in background of pod %s/%s done: the pod is gone", it->ns, it->name);
+    ebb_metric_add(ebb_metrics_find(r->metrics, "descheduler_pods_evicted_total"), v, 1);
+    ebb_metric_add(ebb_metrics_find(r->metrics, "descheduler_pods_evicted"), v, 1);
+}
+
+/* What the cycle did goes to the metrics and the log; the plan is then
+ * cleared (a long-running process keeps no history). */
+static void account_cycle(struct runner *r, double seconds, bool triggered)
+{
+    struct ebb_plan *p = ebb_engine_plan(r->engine);
+    struct ebb_metric *ev_total = ebb_metrics_find(r->metrics, "descheduler_pods_evicted_total");
+    struct ebb_metric *ev_old = ebb_metrics_find(r->metrics, "descheduler_pods_evicted");
+    struct ebb_metric *errs = ebb_metrics_find(r->metrics, "ebb_script_errors_total");
+    struct ebb_plugin_time t[64];
+    size_t n = ebb_engine_plugin_times(r->engine, t, 64);
+
+    for (size_t i = 0; i < p->nevictions; i++) {
+        const struct ebb_plan_eviction *e = &p->evictions[i];
+        char ns[256];
+        const char *slash = strchr(e->pod, '/');
+        snprintf(ns, sizeof(ns), "%.*s", slash ? (int)(slash - e->pod) : 0, e->pod);
+        const char *v[] = { "success", e->plugin, e->profile, ns, e->node };
+        ebb_metric_add(ev_total, v, 1);
+        ebb_metric_add(ev_old, v, 1);
+        if (r->o.dry_run)
+            ebb_log(EBB_LOG_INFO, "evicted pod %s from %s (%s, dry run)", e->pod, e->node ? e->node : "-", e->plugin);
+    }
+    for (size_t i = 0; i < p->nrefusals; i++) {
+        const struct ebb_plan_refusal *f = &p->refusals[i];
+        char ns[256];
+        const char *slash = strchr(f->pod, '/');
+        if (strcmp(f->why, "filtered") == 0 || strcmp(f->why, "not-found") == 0)
+            continue;
+        snprintf(ns, sizeof(ns), "%.*s", slash ? (int)(slash - f->pod) : 0, f->pod);
+        const char *v[] = { result_of(f->why), f->plugin, f->profile, ns, f->node };
+        ebb_metric_add(ev_total, v, 1);
+        ebb_metric_add(ev_old, v, 1);
+    }
+    for (size_t i = 0; i < p->nerrors; i++) {
+        const char *v[] = { p->errors[i].plugin, p->errors[i].profile };
+        ebb_metric_add(errs, v, 1);
+    }
+    for (size_t i = 0; i < p->nnotes; i++) {
+        char note[600];
+        if (strncmp(p->notes[i].message, "quarantined:", 12) != 0)
+            continue;
+        snprintf(note, sizeof(note), "plugin %s of profile %s %s", p->notes[i].plugin,
+                 p->notes[i].profile, p->notes[i].message);
+        ebb_kube_evict_self_event(r->evict, "Warning", "PluginQuarantined", note);
+    }
+    ebb_metric_reset(ebb_metrics_find(r->metrics, "ebb_plugin_quarantined"));
+    ebb_metric_reset(ebb_metrics_find(r->metrics, "ebb_plugin_memory_bytes"));
+    for (size_t i = 0; i < n && i < 64; i++) {
+        const char *v[] = { t[i].plugin, t[i].profile };
+        ebb_metric_set(ebb_metrics_find(r->metrics, "ebb_plugin_quarantined"), v, t[i].quarantined);
+        ebb_metric_set(ebb_metrics_find(r->metrics, "ebb_plugin_memory_bytes"), v, (double)t[i].memory);
+        if (triggered)
+            continue;   /* durations are those of the periodic cycle */
+        ebb_metric_observe(ebb_metrics_find(r->metrics, "descheduler_strategy_duration_seconds"), v,
+                           (double)t[i].last_ns / 1e9);
+        ebb_metric_observe(ebb_metrics_find(r->metrics, "descheduler_descheduler_strategy_duration_seconds"),
+                           v, (double)t[i].last_ns / 1e9);
+    }
+    if (!triggered) {
+        ebb_metric_observe(ebb_metrics_find(r->metrics, "descheduler_loop_duration_seconds"), NULL, seconds);
+        ebb_metric_observe(ebb_metrics_find(r->metrics, "descheduler_descheduler_loop_duration_seconds"), NULL,
+                           seconds);
+    }
+    {
+        const char *v[] = { triggered ? "triggered" : "done" };
+        ebb_metric_add(ebb_metrics_find(r->metrics, "ebb_cycles_total"), v, 1);
+    }
+    ebb_log(EBB_LOG_INFO, "%s %d: %zu evicted, %zu refused, %zu plugin errors in %.3f s%s",
+            triggered ? "triggered run, cycle" : "cycle", p->cycles, p->nevictions, p->nrefusals, p->nerrors,
+            seconds, r->o.dry_run ? " (dry run)" : "");
+    for (size_t i = 0; i < p->nerrors; i++)
+        ebb_log(EBB_LOG_ERROR, "plugin %s/%s: %s", p->errors[i].profile, p->errors[i].plugin, p->errors[i].message);
+    for (size_t i = 0; i < p->nnotes; i++)
+        ebb_log(EBB_LOG_INFO, "%s/%s%s%s: %s", p->notes[i].profile, p->notes[i].plugin,
+                p->notes[i].node ? " " : "", p->notes[i].node ? p->notes[i].node : "", p->notes[i].message);
+    {
+        int cycles = p->cycles;
+        ebb_plan_clear(p);
+        p->cycles = cycles;
+    }
+}
+
+static void refresh_gauges(struct runner *r)
+{
+    struct ebb_informer_stats st[16];
+    size_t n = r->inf ? ebb_informers_stats(r->inf, st, 16) : 0;
+    static const int kinds[] = { EBB_KIND_POD, EBB_KIND_NODE, EBB_KIND_NAMESPACE, EBB_KIND_PDB,
+                                 EBB_KIND_PVC, EBB_KIND_PRIORITY_CLASS, EBB_KIND_NODE_METRICS,
+                                 EBB_KIND_POD_METRICS, EBB_KIND_KOORD_NODE_METRIC };
+
+    for (size_t i = 0; i < n && i < 16; i++) {
+        const char *v[] = { st[i].resource };
+        ebb_metric_set(ebb_metrics_find(r->metrics, "ebb_watch_synced"), v, st[i].synced);
+        ebb_metric_set(ebb_metrics_find(r->metrics, "ebb_watch_up"), v, st[i].watching);
+        ebb_metric_set(ebb_metrics_find(r->metrics, "ebb_watch_events_total"), v, (double)st[i].events);
+        ebb_metric_set(ebb_metrics_find(r->metrics, "ebb_watch_lists_total"), v, (double)st[i].lists);
+        ebb_metric_set(ebb_metrics_find(r->metrics, "ebb_watch_resumes_total"), v, (double)st[i].resumes);
+        ebb_metric_set(ebb_metrics_find(r->metrics, "ebb_watch_errors_total"), v, (double)st[i].errors);
+    }
+    ebb_metric_set(ebb_metrics_find(r->metrics, "ebb_leader"), NULL,
+                   r->stuck ? 0 : r->leader ? ebb_leader_leading(r->leader) : 1);
+    if (r->busy)
+        return;   /* the cache and the engine are the worker's: their gauges keep their values */
+    for (size_t i = 0; r->cache && i < EBB_ARRAY_LEN(kinds); i++) {
+        const char *v[] = { ebb_kind_name(kinds[i]) };
+        ebb_metric_set(ebb_metrics_find(r->metrics, "ebb_cache_objects"), v,
+                       (double)ebb_cache_count(r->cache, kinds[i]));
+    }
+    if (r->inf) {
+        uint64_t live, moves, size = ebb_informers_spill_bytes(r->inf, &live, &moves);
+        ebb_metric_set(ebb_metrics_find(r->metrics, "ebb_cache_spill_bytes"), NULL, (double)size);
+        ebb_metric_set(ebb_metrics_find(r->metrics, "ebb_cache_spill_live_bytes"), NULL, (double)live);
+        ebb_metric_set(ebb_metrics_find(r->metrics, "ebb_cache_spill_reclaims_total"), NULL,
+                       (double)moves);
+    }
+    ebb_metric_set(ebb_metrics_find(r->metrics, "ebb_evictions_inflight"), NULL,
+                   r->engine ? (double)ebb_engine_evictions_inflight(r->engine) : 0);
+}
+
+/* ---- objects skipped ------------------------------------------------------------- */
+
+/* A name fit for an Event's path and body: what the API server's names
+ * are made of (a hostile server's are not sent on). */
+static bool plain_name(const char *s)
+{
+    if (s == NULL || s[0] == '\0')
+        return false;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+              *s == '-' || *s == '.' || *s == '_'))
+            return false;
+    return true;
+}
+
+static const char *kind_api_version(int kind)
+{
+    switch (kind) {
+    case EBB_KIND_PDB: return "policy/v1";
+    case EBB_KIND_PRIORITY_CLASS: return "scheduling.k8s.io/v1";
+    case EBB_KIND_KOORD_NODE_METRIC: return "slo.koordinator.sh/v1alpha1";
+    case EBB_KIND_NODE_METRICS:
+    case EBB_KIND_POD_METRICS: return NULL;   /* not stored objects: no Event */
+    default: return "v1";
+    }
+}
+
+/* An object the informers skipped: always counted
+ * (ebb_objects_skipped_total{resource,reason}); a warning naming it and a
+ * Warning Event on it (not in a dry run, and by the leader only), at most
+ * SKIP_BURST at once and then one every SKIP_EVERY_MS, so a flood of bad
+ * objects floods neither the log nor the API server. */
+static void on_skip(void *ud, const char *resource, const struct ebb_skip *why)
+{
+    struct runner *r = ud;
+    const char *v[] = { resource, ebb_skip_reason(why->reason) };
+    char kind[64], note[1200];
+    uint64_t now = uv_now(r->loop);
+    const char *av = kind_api_version(why->kind);
+    size_t k;
+
+    ebb_metric_add(ebb_metrics_find(r->metrics, "ebb_objects_skipped_total"), v, 1);
+    r->skip_tokens += (double)(now - r->skip_refilled) / SKIP_EVERY_MS;
+    if (r->skip_tokens > SKIP_BURST)
+        r->skip_tokens = SKIP_BURST;
+    r->skip_refilled = now;
+    if (r->skip_tokens < 1) {
+        r->skip_unreported++;
+        return;
+    }
+    r->skip_tokens -= 1;
+    snprintf(kind, sizeof(kind), "%s", ebb_kind_name(why->kind));
+    for (k = 0; kind[k]; k++)
+        kind[k] = (char)(kind[k] >= 'A' && kind[k] <= 'Z' ? kind[k] - 'A' + 'a' : kind[k]);
+    ebb_log(EBB_LOG_WARN, "skipped %s %s%s%s: %s%s%s (%s; it is left out of every decision)%s", kind,
+            why->ns, why->ns[0] ? "/" : "", why->name[0] ? why->name : "(no name)", why->err.field,
+            why->err.field[0] ? ": " : "", why->err.msg, ebb_skip_reason(why->reason),
+            r->skip_unreported ? "; more were skipped and not logged (ebb_objects_skipped_total)" : "");
+    r->skip_unreported = 0;
+    if (r->o.dry_run || av == NULL || why->reason == EBB_SKIP_TOO_MANY ||
+        (r->leader && !ebb_leader_leading(r->leader)) ||
+        !plain_name(why->name) || (why->ns[0] && !plain_name(why->ns)))
+        return;
+    snprintf(note, sizeof(note), "ebb cannot keep this %s and leaves it out of every decision: %s%s%s",
+             ebb_kind_name(why->kind), why->err.field, why->err.field[0] ? ": " : "", why->err.msg);
+    {
+        struct ebb_kube_event e = {
+            .ns = why->ns[0] ? why->ns : NULL, .name = why->name,
+            .uid = plain_name(why->uid) ? why->uid : NULL, .kind = ebb_kind_name(why->kind),
+            .api_version = av, .type = "Warning", .reason = "ObjectSkipped", .action = "Skipped",
+            .note = note, .instance = r->leader ? ebb_leader_identity(r->leader) : NULL,
+        };
+        ebb_kube_evict_event(r->evict, &e);
+    }
+}
+
+/* ---- HTTP ------------------------------------------------------------------------- */
+
+static void on_http(struct ebb_http_req *req, void *ud)
+{
+    struct runner *r = ud;
+    const char *path = ebb_http_req_path(req);
+
+    if (strcmp(path, "/metrics") == 0) {
+        size_t len;
+        char *text;
+        refresh_gauges(r);
+        text = ebb_metrics_render(r->metrics, &len);
+        if (text == NULL) {
+            ebb_http_respond(req, 500, "text/plain", "out of memory\n", 14);
+            return;
+        }
+        ebb_http_respond(req, 200, "text/plain; version=0.0.4; charset=utf-8", text, len);
+        free(text);
+    } else if (strcmp(path, "/healthz") == 0 || strcmp(path, "/healthz/Descheduler") == 0) {
+        if (r->stuck) {
+            char body[512];
+            int n = snprintf(body, sizeof(body), "%s\n", r->stuck_msg);
+            ebb_http_respond(req, 500, "text/plain", body, (size_t)n < sizeof(body) ? (size_t)n : sizeof(body) - 1);
+            return;
+        }
+        ebb_http_respond(req, 200, "text/plain", "ok", 2);
+    } else if (strcmp(path, "/readyz") == 0) {
+        /* not ready while any resource is not current (not synced, or
+         * broken past --max-stale), each named with why */
+        char body[2048];
+        size_t n = r->inf ? ebb_informers_not_current(r->inf, (uint64_t)(r->o.max_stale_s * 1000),
+                                                      body + 13, sizeof(body) - 14)
+                          : 1;
+        if (r->inf == NULL) {
+            ebb_http_respond(req, 503, "text/plain", "caches not synced\n", 18);
+        } else if (n > 0) {
+            size_t len;
+            memcpy(body, "not current: ", 13);
+            len = strlen(body);
+            body[len++] = '\n';
+            ebb_http_respond(req, 503, "text/plain", body, len);
+        } else {
+            ebb_http_respond(req, 200, "text/plain", "ok", 2);
+        }
+    } else {
+        ebb_http_respond(req, 404, "text/plain", "not found\n", 10);
+    }
+}
+
+/* ---- the script thread ----------------------------------------------------------- */
+
+static void cycle_finished(struct runner *r);
+static void schedule_resume(struct runner *r);
+static void build_done(struct runner *r, int rc);
+
+/* The worker, during a job: a plugin asked Prometheus; the loop asks when
+ * the job ends and the answer resumes the cycle. */
+static int queue_query(void *ud, struct ebb_engine *e, const char *query, int64_t time,
+                       struct ebb_prom_result **now)
+{
+    struct runner *r = ud;
+    char *q;
+    (void)e;
+
+    *now = NULL;
+    if (r->nprom_out == r->capprom_out) {
+        size_t cap = r->capprom_out ? r->capprom_out * 2 : 4;
+        struct prom_req *v = realloc(r->prom_out, cap * sizeof(*v));
+        if (v == NULL)
+            return EBB_ENOMEM;
+        r->prom_out = v;
+        r->capprom_out = cap;
+    }
+    if ((q = strdup(query)) == NULL)
+        return EBB_ENOMEM;
+    r->prom_out[r->nprom_out++] = (struct prom_req){ q, time };
+    return EBB_CYCLE_WAITING;
+}
+
+static void *worker_main(void *arg)
+{
+    struct runner *r = arg;
+
+    pthread_mutex_lock(&r->mu);
+    for (;;) {
+        int job, rc = 0;
+        while (r->job == JOB_NONE && !r->quit)
+            pthread_cond_wait(&r->cv, &r->mu);
+        if (r->job == JOB_NONE)
+            break;
+        job = r->job;
+        pthread_mutex_unlock(&r->mu);
+        switch (job) {
+        case JOB_BEGIN:
+            rc = ebb_engine_cycle_begin(r->engine);
+            break;
+        case JOB_TRIGGER:
+            rc = ebb_engine_trigger_begin(r->engine, r->job_mask, r->job_nodes, r->job_nnodes);
+            break;
+        case JOB_RESUME:
+            rc = ebb_engine_cycle_resume(r->engine);
+            break;
+        case JOB_BUILD:
+            r->job_gen = NULL;
+            r->job_err = (struct ebb_error){ 0 };
+            rc = ebb_generation_build(&r->eo, &r->src, &r->job_gen, &r->job_err);
+            break;
+        }
+        pthread_mutex_lock(&r->mu);
+        r->job = JOB_NONE;
+        r->job_rc = rc;
+        r->job_done = true;
+        uv_async_send(&r->job_async);
+    }
+    pthread_mutex_unlock(&r->mu);
+    return NULL;
+}
+
+static void on_overdue_tick(uv_timer_t *t);
+static void on_kill(uv_timer_t *t);
+
+/* The engine goes to the worker until the job ends (on_job_done). */
+static void post_job(struct runner *r, int kind)
+{
+    /* after SIGTERM (a cycle finishing what is in flight) a job too has
+     * DRAIN_MS at most */
+    if (r->stopping && !uv_is_active((uv_handle_t *)&r->kill_timer))
+        uv_timer_start(&r->kill_timer, on_kill, DRAIN_MS - 1000, 0);
+    r->busy = true;
+    r->job_kind = kind;
+    r->job_ms = uv_now(r->loop);
+    if (kind == JOB_BUILD)
+        ebb_informers_hold(r->inf, true);   /* a cycle holds them already */
+    pthread_mutex_lock(&r->mu);
+    r->job = kind;
+    r->job_done = false;
+    pthread_cond_signal(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+    uv_timer_start(&r->overdue_timer, on_overdue_tick, OVERDUE_TICK_MS, OVERDUE_TICK_MS);
+}
+
+/* Evictions are sent while this process may evict: it leads (or needs no
+ * lease), no SIGTERM came and no script is stuck. */
+static bool may_evict(const struct runner *r)
+{
+    return !r->stopping && !r->stuck &&
+           (!r->o.leader_elect || (r->leader != NULL && ebb_leader_leading(r->leader)));
+}
+
+/* The engine learns it when it is the loop's. */
+static void apply_allowed(struct runner *r)
+{
+    if (!r->busy)
+        ebb_engine_set_eviction_allowed(r->engine, may_evict(r));
+}
+
+static void defer(struct runner *r, struct ebb_eviction *ev, int why, const char *msg,
+                  struct ebb_prom_result *prom)
+{
+    struct deferred *d;
+
+    if (r->ndeferred == r->capdeferred) {
+        size_t cap = r->capdeferred ? r->capdeferred * 2 : 16;
+        struct deferred *v = realloc(r->deferred, cap * sizeof(*v));
+        if (v == NULL) {
+            /* nothing to keep it in: the answer is lost, the eviction an
+             * API error (its pod is seen again in the next cycle) */
+            ebb_log(EBB_LOG_ERROR, "out of memory keeping an answer for the engine");
+            return;
+        }
+        r->deferred = v;
+        r->capdeferred = cap;
+    }
+    d = &r->deferred[r->ndeferred++];
+    *d = (struct deferred){ ev, why, msg ? strdup(msg) : NULL, prom };
+}
+
+static void prom_answered(struct runner *r, struct ebb_prom_result *res)
+{
+    ebb_engine_prom_answer(r->engine, res);
+    schedule_resume(r);
+}
+
+/* A Prometheus query a plugin waits for was answered (on the loop). */
+static void on_prom_answer(void *ud, struct ebb_prom_result *res)
+{
+    struct runner *r = ud;
+
+    if (r->busy)
+        defer(r, NULL, 0, NULL, res);
+    else
+        prom_answered(r, res);
+}
+
+/* The job ended: send what it asked for, give the engine what came for it
+ * meanwhile. */
+static void flush_requests(struct runner *r)
+{
+    for (size_t i = 0; i < r->nout; i++) {
+        struct ebb_eviction *ev = r->out[i];
+        const char *why = !may_evict(r) ? "evictions are stopped (shutting down, not the leader, or a "
+                                          "script is stuck)"
+                          : ebb_kube_evict_start(r->evict, ev) != 0 ? "the request could not be sent"
+                                                      : NULL;
+        if (why != NULL) {
+            ebb_engine_eviction_done(r->engine, ev, EBB_WHY_API_ERROR, why);
+            schedule_resume(r);
+        }
+    }
+    r->nout = 0;
+    for (size_t i = 0; i < r->nprom_out; i++) {
+        struct prom_req *q = &r->prom_out[i];
+        struct ebb_prom_result *now = NULL;
+        int rc = ebb_prom_live_query(r->prom, q->query, q->time, &now);
+        if (rc != EBB_CYCLE_WAITING) {
+            if (now == NULL)
+                now = ebb_prom_result_failed(q->query, q->time, true, "%s", ebb_strerror(rc));
+            prom_answered(r, now);
+        }
+        free(q->query);
+    }
+    r->nprom_out = 0;
+    for (size_t i = 0; i < r->ndeferred; i++) {
+        struct deferred *d = &r->deferred[i];
+        if (d->ev != NULL)
+            eviction_finish(r, d->ev, d->why, d->msg ? d->msg : "out of memory");
+        else
+            prom_answered(r, d->prom);
+        free(d->msg);
+    }
+    r->ndeferred = 0;
+}
+
+static void on_job_done(uv_async_t *a)
+{
+    struct runner *r = a->data;
+    int rc, kind = r->job_kind;
+
+    pthread_mutex_lock(&r->mu);
+    if (!r->job_done) {
+        pthread_mutex_unlock(&r->mu);
+        return;
+    }
+    r->job_done = false;
+    rc = r->job_rc;
+    pthread_mutex_unlock(&r->mu);
+    r->busy = false;
+    uv_timer_stop(&r->overdue_timer);
+    if (kind == JOB_BUILD)
+        ebb_informers_hold(r->inf, false);
+    apply_allowed(r);
+    flush_requests(r);
+    if (kind == JOB_BUILD) {
+        build_done(r, rc);
+        return;
+    }
+    if (rc == EBB_CYCLE_WAITING) {
+        schedule_resume(r);
+        return;
+    }
+    if (rc != 0)
+        ebb_log(EBB_LOG_ERROR, "%s: %s", kind == JOB_TRIGGER ? "triggered run" : "cycle", ebb_strerror(rc));
+    cycle_finished(r);
+}
+
+static void on_lease_given_up(void *ud)
+{
+    (void)ud;
+    ebb_log(EBB_LOG_INFO, "lease released: a standby can lead");
+}
+
+/* Every OVERDUE_TICK_MS while a job runs: is a call stuck? */
+static void on_overdue_tick(uv_timer_t *t)
+{
+    struct runner *r = t->data;
+    char plugin[160] = "", profile[160] = "";
+    uint64_t budget = 0, over;
+
+    if (!r->busy || r->stuck)
+        return;
+    over = ebb_budget_overdue(plugin, sizeof(plugin), profile, sizeof(profile), &budget);
+    if (over == 0 || over <= (budget > 1000000000u ? budget : 1000000000u))
+        return;
+    r->stuck = true;
+    snprintf(r->stuck_msg, sizeof(r->stuck_msg),
+             "plugin %s (profile %s) has run %.1f s past its time budget of %.0f ms and does not stop",
+             plugin, profile, (double)over / 1e9, (double)budget / 1e6);
+    ebb_log(EBB_LOG_ERROR, "%s: no more cycles, no evictions%s; /healthz fails until the process is "
+            "restarted", r->stuck_msg, r->leader ? ", giving up the lease" : "");
+    {
+        const char *v[] = { plugin, profile };
+        ebb_metric_set(ebb_metrics_find(r->metrics, "ebb_plugin_stuck"), v, 1);
+    }
+    ebb_kube_evict_self_event(r->evict, "Warning", "PluginStuck", r->stuck_msg);
+    if (r->leader) {
+        ebb_leader_close(r->leader, on_lease_given_up, r);
+        r->leader = NULL;
+    }
+}
+
+static void exit_now(void *ud)
+{
+    (void)ud;
+    fflush(stdout);
+    fflush(stderr);
+    _exit(1);
+}
+
+static void on_kill_now(uv_timer_t *t)
+{
+    exit_now(t->data);
+}
+
+static void on_kill_late(uv_timer_t *t)
+{
+    struct runner *r = t->data;
+
+    if (!r->busy)
+        return;
+    ebb_log(EBB_LOG_ERROR, "exiting after %d ms without the script thread: a job still runs", DRAIN_MS - 800);
+    exit_now(r);
+}
+
+/* SIGTERM came while a job runs and it has not ended: leave without it. */
+static void on_kill(uv_timer_t *t)
+{
+    struct runner *r = t->data;
+
+    if (!r->busy)
+        return;
+    if (uv_now(r->loop) - r->job_ms < 200 && !r->stuck) {
+        /* a job that has just started (a cycle going on after SIGTERM) ends
+         * in a moment: a little longer, within the drain timeout */
+        uv_timer_start(&r->kill_timer, on_kill_late, 200, 0);
+        return;
+    }
+    ebb_log(EBB_LOG_ERROR, "exiting after %d ms without the script thread: %s", DRAIN_MS - 1000,
+            r->stuck ? r->stuck_msg : "a job still runs");
+    if (r->leader) {
+        /* at most a second more for the lease */
+        ebb_leader_close(r->leader, exit_now, r);
+        r->leader = NULL;
+        uv_timer_start(&r->kill_timer, on_kill_now, 1000, 0);
+        return;
+    }
+    exit_now(r);
+}
+
+/* ---- the cycle ------------------------------------------------------------------ */
+
+static void shutdown_all(struct runner *r);
+static void try_swap(struct runner *r);
+static void reload(struct runner *r, bool forced);
+
+static void schedule_next(struct runner *r, uint64_t ms);
+
+static void on_trigger(uv_timer_t *t);
+
+static void cycle_finished(struct runner *r)
+{
+    double seconds = (double)(uv_hrtime() - r->cycle_t0) / 1e9;
+    bool triggered = r->run_triggered;
+
+    r->in_cycle = false;
+    r->run_triggered = false;
+    ebb_informers_hold(r->inf, false);   /* may report changes: trigger_due */
+    account_cycle(r, seconds, triggered);
+    if (!triggered)
+        r->cycles_done++;
+    try_swap(r);   /* a generation that waited for this cycle to end */
+    if (r->reload_due && !r->o.once && !r->stopping) {
+        r->reload_due = false;
+        reload(r, r->reload_forced);   /* changes seen during the cycle */
+    }
+    if (r->o.once || r->stopping) {
+        shutdown_all(r);
+        return;
+    }
+    if (!triggered) {
+        schedule_next(r, (uint64_t)(r->o.interval_s * 1000));
+    } else if (r->cycle_due) {
+        r->cycle_due = false;
+        schedule_next(r, 0);
+    }
+    if (r->trigger_due) {
+        r->trigger_due = false;
+        uv_timer_start(&r->trigger_timer, on_trigger, 0, 0);
+    }
+}
+
+static void on_resume(uv_timer_t *t)
+{
+    struct runner *r = t->data;
+
+    if (!r->in_cycle || r->busy || !ebb_engine_cycle_ready(r->engine))
+        return;
+    post_job(r, JOB_RESUME);
+}
+
+static void schedule_resume(struct runner *r)
+{
+    if (r->busy)
+        return;   /* the job's end looks again */
+    if (r->in_cycle && ebb_engine_cycle_ready(r->engine))
+        uv_timer_start(&r->resume_timer, on_resume, 0, 0);
+    if (r->stopping && !r->in_cycle && ebb_engine_evictions_inflight(r->engine) == 0)
+        shutdown_all(r);
+}
+
+static void skip(struct runner *r, const char *reason, const char *detail)
+{
+    const char *v[] = { reason };
+    ebb_metric_add(ebb_metrics_find(r->metrics, "ebb_cycles_skipped_total"), v, 1);
+    ebb_log(EBB_LOG_WARN, "cycle skipped: %s%s%s", reason, detail ? ": " : "", detail ? detail : "");
+}
+
+/* The first sync, and the cycle of a --once run, have --sync-timeout
+ * from the start: past it, the run ends with status 1 and says what is
+ * missing (a CronJob's run must not hang until it is killed). */
+static bool past_sync_timeout(struct runner *r, const char *what)
+{
+    struct ebb_informer_stats st[16];
+    char detail[2048];
+    size_t n, len = 0;
+
+    if (r->synced_once && !r->o.once)
+        return false;
+    if (uv_now(r->loop) - r->started_ms < (uint64_t)(r->o.sync_timeout_s * 1000))
+        return false;
+    n = ebb_informers_stats(r->inf, st, 16);
+    detail[0] = '\0';
+    for (size_t i = 0; i < n && i < 16 && len < sizeof(detail); i++) {
+        if (st[i].synced && (st[i].watching || st[i].last_error == NULL))
+            continue;
+        len += (size_t)snprintf(detail + len, sizeof(detail) - len, "%s%s (%s)", len ? ", " : "",
+                                st[i].resource,
+                                st[i].last_error ? st[i].last_error
+                                : st[i].synced   ? "watch not up"
+                                                 : "no answer yet");
+    }
+    ebb_log(EBB_LOG_ERROR, "%s within %.0f s (--sync-timeout): %s", what, r->o.sync_timeout_s,
+            detail[0] ? detail : "every watch is up now");
+    r->exit_code = 1;
+    shutdown_all(r);
+    return true;
+}
+
+static void on_cycle_timer(uv_timer_t *t)
+{
+    struct runner *r = t->data;
+    char which[64] = "", detail[160];
+    uint64_t broken;
+
+    if (r->stopping || r->stuck)
+        return;
+    if (r->in_cycle) {
+        r->cycle_due = true;   /* a triggered run is on: right after it */
+        return;
+    }
+    if (r->busy) {
+        schedule_next(r, 100);   /* a new generation is being built */
+        return;
+    }
+    if (!ebb_informers_synced(r->inf) || !ebb_prom_live_synced(r->prom)) {
+        if (!r->announced_wait) {
+            ebb_log(EBB_LOG_INFO, "waiting for the caches to sync");
+            r->announced_wait = true;
+        }
+        if (past_sync_timeout(r, "the caches did not sync"))
+            return;
+        schedule_next(r, 200);
+        return;
+    }
+    r->synced_once = true;
+    if (r->leader && !ebb_leader_leading(r->leader)) {
+        /* standby: look again soon, the lease may come our way */
+        schedule_next(r, 1000);
+        return;
+    }
+    broken = ebb_informers_broken_ms(r->inf, which, sizeof(which));
+    if (broken > (uint64_t)(r->o.max_stale_s * 1000)) {
+        snprintf(detail, sizeof(detail), "the %s watch has been broken for %.1f s (--max-stale %.0f s)",
+                 which, (double)broken / 1000.0, r->o.max_stale_s);
+        skip(r, "stale", detail);
+        if (r->o.once) {
+            if (!past_sync_timeout(r, "the one cycle could not start on a fresh view"))
+                schedule_next(r, 1000);
+            return;
+        }
+        schedule_next(r, (uint64_t)(r->o.interval_s * 1000));
+        return;
+    }
+    r->in_cycle = true;
+    r->cycle_t0 = uv_hrtime();
+    ebb_informers_hold(r->inf, true);
+    post_job(r, JOB_BEGIN);
+}
+
+static void schedule_next(struct runner *r, uint64_t ms)
+{
+    if (!r->stopping)
+        uv_timer_start(&r->cycle_timer, on_cycle_timer, ms, 0);
+}
+
+/* ---- event-triggered runs --------------------------------------------------------- */
+
+/* Changes have settled: run the plugins that react to them, on the nodes
+ * concerned, under the same rules as a cycle (synced caches, a fresh view,
+ * the lease). A run in progress goes first; changes seen before the caches
+ * synced, on a standby or on a stale view are dropped (the periodic cycle
+ * covers them). */
+static void on_trigger(uv_timer_t *t)
+{
+    struct runner *r = t->data;
+    const char *const *nodes;
+    char which[64] = "", names[256] = "", kinds[160] = "";
+    size_t n, k = 0, kk = 0;
+    unsigned mask;
+
+    if (r->stopping || r->stuck)
+        return;
+    if (r->in_cycle || r->busy) {
+        r->trigger_due = true;
+        return;
+    }
+    mask = ebb_changes_take(r->changes, &nodes, &n) & r->triggers;
+    if (mask == 0 || n == 0)
+        return;
+    if (!ebb_informers_synced(r->inf) || (r->leader && !ebb_leader_leading(r->leader)) ||
+        ebb_informers_broken_ms(r->inf, which, sizeof(which)) > (uint64_t)(r->o.max_stale_s * 1000))
+        return;
+    for (unsigned b = 0; b < EBB_TRIGGER_MAX_BIT; b++)
+        if (mask & (1u << b))
+            kk += (size_t)snprintf(kinds + kk, kk < sizeof(kinds) ? sizeof(kinds) - kk : 0, "%s%s",
+                                   kk ? ", " : "", ebb_trigger_name(1u << b));
+    for (size_t i = 0; i < n && k < sizeof(names); i++)
+        k += (size_t)snprintf(names + k, sizeof(names) - k, "%s%s", i ? ", " : "", nodes[i]);
+    ebb_log(EBB_LOG_INFO, "changes (%s) on %zu node%s (%s): running the plugins that react to them", kinds,
+            n, n == 1 ? "" : "s", names);
+    r->in_cycle = true;
+    r->run_triggered = true;
+    r->cycle_t0 = uv_hrtime();
+    ebb_informers_hold(r->inf, true);
+    /* the names stay the changes' until the next take: no take while held */
+    r->job_mask = mask;
+    r->job_nodes = nodes;
+    r->job_nnodes = n;
+    post_job(r, JOB_TRIGGER);
+}
+
+static void on_change(void *ud, int kind, const char *type, ebb_str ns, ebb_str name)
+{
+    struct runner *r = ud;
+    unsigned wanted;
+
+    if (kind == EBB_KIND_POD && name != NULL)
+        ebb_engine_pod_changed(r->engine, ns, name);
+    if (r->changes == NULL)
+        return;
+    /* until every cache has synced, only the fingerprints are kept: the
+     * listing itself is not a change */
+    wanted = r->triggers && ebb_informers_synced(r->inf) ? r->triggers : 0;
+    if (ebb_changes_observe(r->changes, r->cache, kind, type, ns, name, wanted) == 0)
+        return;
+    if (r->in_cycle)
+        r->trigger_due = true;
+    else if (!uv_is_active((uv_handle_t *)&r->trigger_timer))
+        uv_timer_start(&r->trigger_timer, on_trigger, (uint64_t)(r->o.trigger_delay_s * 1000), 0);
+}
+
+/* ---- leadership, signals, shutdown ------------------------------------------------ */
+
+static void on_leading(void *ud, bool leading)
+{
+    struct runner *r = ud;
+    /* the moment the lease is lost, nothing more is evicted (the loop sends
+     * nothing more; the engine learns it when no job runs) */
+    (void)leading;
+    apply_allowed(r);
+}
+
+static void closed_one(void *ud)
+{
+    struct runner *r = ud;
+    if (--r->pending_close == 0)
+        uv_stop(r->loop);
+}
+
+static void closed_handle(uv_handle_t *h)
+{
+    closed_one(h->data);
+}
+
+static void shutdown_all(struct runner *r)
+{
+    static bool done;
+
+    if (done)
+        return;
+    if (r->in_cycle || r->busy || ebb_engine_evictions_inflight(r->engine) > 0) {
+        r->stopping = true;   /* finish what is in flight first */
+        return;
+    }
+    done = true;
+    r->stopping = true;
+    r->pending_close = 6;
+    uv_timer_stop(&r->cycle_timer);
+    uv_timer_stop(&r->resume_timer);
+    uv_timer_stop(&r->stats_timer);
+    r->cycle_timer.data = r->resume_timer.data = r->stats_timer.data = r;
+    uv_close((uv_handle_t *)&r->cycle_timer, closed_handle);
+    uv_close((uv_handle_t *)&r->resume_timer, closed_handle);
+    uv_close((uv_handle_t *)&r->stats_timer, closed_handle);
+    r->sigterm.data = r->sigint.data = r->sighup.data = r;
+    uv_close((uv_handle_t *)&r->sigterm, closed_handle);
+    uv_close((uv_handle_t *)&r->sigint, closed_handle);
+    r->pending_close += 2;
+    uv_close((uv_handle_t *)&r->sighup, closed_handle);
+    uv_timer_stop(&r->trigger_timer);
+    r->trigger_timer.data = r;
+    uv_close((uv_handle_t *)&r->trigger_timer, closed_handle);
+    r->pending_close += 3;
+    r->job_async.data = r->overdue_timer.data = r->kill_timer.data = r;
+    uv_close((uv_handle_t *)&r->job_async, closed_handle);
+    uv_close((uv_handle_t *)&r->overdue_timer, closed_handle);
+    uv_close((uv_handle_t *)&r->kill_timer, closed_handle);
+    if (r->reloader) {
+        r->pending_close++;
+        ebb_reloader_close(r->reloader, closed_one, r);
+        r->reloader = NULL;
+    }
+    if (r->leader) {
+        r->pending_close++;
+        ebb_leader_close(r->leader, closed_one, r);
+        r->leader = NULL;
+    }
+    if (r->prom) {
+        r->pending_close++;
+        ebb_prom_live_close(r->prom, closed_one, r);
+        r->prom = NULL;
+    }
+    if (r->httpd) {
+        r->pending_close++;
+        ebb_httpd_close(r->httpd, closed_one, r);
+        r->httpd = NULL;
+    }
+    /* the informers go last but one: the kube client goes last */
+    ebb_informers_close(r->inf, closed_one, r);
+    r->inf = NULL;
+}
+
+static void on_signal(uv_signal_t *s, int signum)
+{
+    struct runner *r = s->data;
+    ebb_log(EBB_LOG_INFO, "%s: no new evictions; finishing what is in flight",
+            signum == SIGTERM ? "SIGTERM" : "SIGINT");
+    r->stopping = true;
+    apply_allowed(r);
+    if (r->busy && !uv_is_active((uv_handle_t *)&r->kill_timer))
+        uv_timer_start(&r->kill_timer, on_kill, DRAIN_MS - 1000, 0);
+    shutdown_all(r);
+}
+
+static void on_stats(uv_timer_t *t)
+{
+    refresh_gauges(t->data);
+}
+
+/* Which optional sources the policy needs. */
+static void needs(const struct ebb_policy *p, bool *metrics, bool *koord)
+{
+    *metrics = p->metrics_collector_enabled;
+    *koord = false;
+    for (size_t i = 0; i < p->nproviders; i++)
+        if (p->providers[i].source == EBB_METRICS_KUBERNETES)
+            *metrics = true;
+    for (size_t i = 0; i < p->nprofiles; i++) {
+        for (size_t c = 0; c < p->profiles[i].nconfigs; c++) {
+            const struct ebb_plugin_config *pc = &p->profiles[i].configs[c];
+            const struct ebb_val *mu = ebb_val_get(pc->args, "metricsUtilization");
+            const struct ebb_val *src = ebb_val_get(mu, "source"), *ms = ebb_val_get(mu, "metricsServer");
+            if (strcmp(pc->name, "LowNodeLoad") == 0) {
+                *koord = true;
+                *metrics = true;
+            }
+            if ((src && src->type == EBB_VAL_STRING && strcmp(src->u.str.s, "KubernetesMetrics") == 0) ||
+                (ms && ms->type == EBB_VAL_BOOL && ms->u.b))
+                *metrics = true;
+        }
+    }
+}
+
+static void report(const struct ebb_error *err)
+{
+    char buf[2048];
+    ebb_error_format(err, buf, sizeof(buf));
+    fprintf(stderr, "ebb: error: %s\n", buf);
+}
+
+/* ---- policy generations ------------------------------------------------------------ */
+
+static double ms_since(uint64_t t0)
+{
+    return (double)(uv_hrtime() - t0) / 1e6;
+}
+
+static void set_generation_metrics(struct runner *r)
+{
+    struct ebb_metric *info = ebb_metrics_find(r->metrics, "ebb_policy_generation_info");
+    const char *v[] = { r->hash };
+
+    ebb_metric_reset(info);
+    ebb_metric_set(info, v, 1);
+    ebb_metric_set(ebb_metrics_find(r->metrics, "ebb_policy_generation"), NULL, r->generation);
+}
+
+/* Swap the pending generation in, unless a cycle runs (then the end of the
+ * cycle does it): a cycle always sees one generation from start to end. */
+static void try_swap(struct runner *r)
+{
+    struct ebb_engine *old;
+    size_t kept = 0;
+    bool metrics, koord;
+
+    if (r->pending == NULL || r->in_cycle || r->busy || ebb_engine_cycle_active(r->engine))
+        return;
+    old = r->pending;
+    r->pending = NULL;
+    if (ebb_engine_adopt(r->engine, old, &kept) != 0) {
+        ebb_log(EBB_LOG_ERROR, "policy reload: the new generation could not be swapped in");
+        ebb_engine_destroy(old);
+        return;
+    }
+    ebb_engine_destroy(old);   /* now the previous generation */
+    r->generation++;
+    memcpy(r->hash, r->pending_hash, sizeof(r->hash));
+    needs(ebb_engine_policy(r->engine), &metrics, &koord);
+    ebb_informers_enable(r->inf, metrics, koord);
+    ebb_prom_live_policy(r->prom, ebb_engine_policy(r->engine));
+    r->triggers = ebb_engine_triggers(r->engine);
+    set_generation_metrics(r);
+    {
+        const char *v[] = { "success" };
+        ebb_metric_add(ebb_metrics_find(r->metrics, "ebb_policy_reloads_total"), v, 1);
+    }
+    ebb_log(EBB_LOG_INFO, "policy generation %d active: hash %s, %zu plugin instances (%zu unchanged "
+            "kept with their state), built in %.1f ms", r->generation, r->hash,
+            ebb_engine_plugin_count(r->engine), kept, r->pending_ms);
+}
+
+/* Something changed (or SIGHUP): build a new generation off to the side if
+ * the content differs from what runs; keep the running one if any part of
+ * the new one is not valid. */
+static void reload_failed(struct runner *r, const struct ebb_error *err, const char *hash)
+{
+    const char *v[] = { "failure" };
+    char buf[2048];
+
+    ebb_error_format(err, buf, sizeof(buf));
+    ebb_log(EBB_LOG_ERROR, "policy reload failed, generation %d (hash %s) keeps running: %s",
+            r->generation, r->hash, buf);
+    ebb_metric_add(ebb_metrics_find(r->metrics, "ebb_policy_reloads_total"), v, 1);
+    ebb_kube_evict_self_event(r->evict, "Warning", "PolicyReloadFailed", buf);
+    if (err->code != EBB_EIO)   /* a file caught mid-update is tried again */
+        memcpy(r->failed_hash, hash, sizeof(r->failed_hash));
+}
+
+/* Something changed (or SIGHUP): build a new generation off to the side if
+ * the content differs from what runs; keep the running one if any part of
+ * the new one is not valid. The worker builds it (plugin files and their
+ * validate() are scripts), between cycles. */
+static void reload(struct runner *r, bool forced)
+{
+    struct ebb_error err = { 0 };
+    char hash[17] = "";
+
+    if (r->stopping || r->stuck)
+        return;
+    if (r->in_cycle || r->busy) {
+        r->reload_due = true;   /* when the cycle or the job ends */
+        r->reload_forced = r->reload_forced || forced;
+        return;
+    }
+    r->reload_forced = false;
+    if (ebb_sources_hash(&r->src, hash, &err) != 0) {
+        reload_failed(r, &err, hash);
+        return;
+    }
+    if (!forced) {
+        if (strcmp(hash, r->pending ? r->pending_hash : r->hash) == 0 || strcmp(hash, r->failed_hash) == 0)
+            return;   /* nothing new, or what already failed */
+        if (strcmp(hash, r->hash) == 0) {
+            /* changed back to what runs before the swap */
+            ebb_engine_destroy(r->pending);
+            r->pending = NULL;
+            return;
+        }
+    }
+    ebb_log(EBB_LOG_INFO, "policy sources changed (hash %s): loading a new generation", hash);
+    memcpy(r->job_hash, hash, sizeof(r->job_hash));
+    r->build_t0 = uv_hrtime();
+    post_job(r, JOB_BUILD);
+}
+
+static void build_done(struct runner *r, int rc)
+{
+    if (rc != 0) {
+        reload_failed(r, &r->job_err, r->job_hash);
+    } else {
+        ebb_engine_destroy(r->pending);   /* a newer one replaces it */
+        r->pending = r->job_gen;
+        r->job_gen = NULL;
+        r->pending_ms = ms_since(r->build_t0);
+        memcpy(r->pending_hash, r->job_hash, sizeof(r->pending_hash));
+        r->failed_hash[0] = '\0';
+        try_swap(r);
+    }
+    if (r->stopping) {
+        shutdown_all(r);
+        return;
+    }
+    if (r->reload_due) {
+        r->reload_due = false;
+        reload(r, r->reload_forced);
+    }
+    if (r->trigger_due && !r->busy) {
+        r->trigger_due = false;
+        uv_timer_start(&r->trigger_timer, on_trigger, 0, 0);
+    }
+}
+
+static void on_sources_changed(void *ud)
+{
+    reload(ud, false);
+}
+
+static void on_sighup(uv_signal_t *s, int signum)
+{
+    (void)signum;
+    ebb_log(EBB_LOG_INFO, "SIGHUP: reloading the policy and scripts");
+    reload(s->data, true);
+}
+
+static void on_drain_tick(uv_timer_t *t)
+{
+    struct runner *r = t->data;
+
+    if (ebb_kube_inflight(r->kube) == 0 || uv_now(r->loop) >= r->drain_until)
+        uv_timer_stop(t);
+}
+
+/* Everything but the client is closed: the writes still in flight (the
+ * Events of the last evictions) get up to DRAIN_MS to finish, so a --once
+ * run does not drop them on its way out. */
+static void drain_writes(struct runner *r)
+{
+    uv_timer_t t;
+
+    if (ebb_kube_inflight(r->kube) == 0)
+        return;
+    uv_update_time(r->loop);
+    r->drain_until = uv_now(r->loop) + DRAIN_MS;
+    uv_timer_init(r->loop, &t);
+    t.data = r;
+    uv_timer_start(&t, on_drain_tick, 10, 10);
+    uv_run(r->loop, UV_RUN_DEFAULT);   /* returns once the timer stops */
+    uv_close((uv_handle_t *)&t, NULL);
+    uv_run(r->loop, UV_RUN_DEFAULT);
+    if (ebb_kube_inflight(r->kube) > 0)
+        ebb_log(EBB_LOG_WARN, "exiting with %zu requests unanswered after %d ms",
+                ebb_kube_inflight(r->kube), DRAIN_MS);
+}
+
+static int register_run_metrics(struct ebb_metrics *m)
+{
+    static const char *const result[] = { "result", NULL };
+    static const char *const hash[] = { "hash", NULL };
+    static const char *const plugin[] = { "plugin", "profile", NULL };
+    static const char *const skipped[] = { "resource", "reason", NULL };
+
+    if (!ebb_metrics_family(m, EBB_METRIC_COUNTER, "ebb_policy_reloads_total",
+                            "Policy reloads, by result (success: the new generation runs; failure: "
+                            "the last good one keeps running)", result, NULL, 0) ||
+        !ebb_metrics_family(m, EBB_METRIC_GAUGE, "ebb_policy_generation_info",
+                            "The content hash of the policy generation that runs (value 1)", hash, NULL, 0) ||
+        !ebb_metrics_family(m, EBB_METRIC_GAUGE, "ebb_policy_generation",
+                            "Number of the policy generation that runs (1 at start)", NULL, NULL, 0) ||
+        !ebb_metrics_family(m, EBB_METRIC_GAUGE, "ebb_plugin_quarantined",
+                            "1 while the plugin is set aside after failing runs in a row", plugin, NULL, 0) ||
+        !ebb_metrics_family(m, EBB_METRIC_GAUGE, "ebb_plugin_stuck",
+                            "1 once a call of the plugin has run past its time budget by more than "
+                            "the budget again (at least 1 s) and does not stop: the process no longer "
+                            "runs cycles and /healthz fails", plugin, NULL, 0) ||
+        !ebb_metrics_family(m, EBB_METRIC_GAUGE, "ebb_plugin_memory_bytes",
+                            "Bytes the plugin's state holds after the last cycle (a Lua plugin: its "
+                            "lua_State, under its memory cap)", plugin, NULL, 0) ||
+        !ebb_metrics_family(m, EBB_METRIC_COUNTER, "ebb_objects_skipped_total",
+                            "Objects of a server's answer ebb cannot keep, skipped alone (left out "
+                            "of every decision), by resource and reason (invalid, wrong-kind, "
+                            "too-large, not-json, too-many)", skipped, NULL, 0))
+        return EBB_ENOMEM;
+    return 0;
+}
+
+int ebb_run_main(int argc, char **argv)
+{
+    struct runner *r = calloc(1, sizeof(*r));
+    struct ebb_error err = { 0 };
+    uint64_t t0 = uv_hrtime();
+    struct ebb_kube_opts ko = { 0 };
+    struct ebb_informers_opts io = { 0 };
+    bool metrics = false, koord = false;
+    int rc;
+
+    if (r == NULL)
+        return 1;
+    if ((rc = parse(argc, argv, &r->o)) != 0) {
+        free(r);
+        return rc;
+    }
+    /* what the user wrote is checked before anything talks to the cluster */
+    r->eo.mode = r->o.dry_run ? EBB_MODE_DRY_RUN : EBB_MODE_LIVE;
+    r->eo.now = r->o.now;
+    r->eo.time_budget_ms = r->o.script_timeout_ms;
+    r->eo.mem_limit = r->o.script_memory;
+    r->eo.features = r->o.features;
+    r->src.policy = r->o.policy;
+    r->src.dirs = r->o.dirs;
+    r->src.ndirs = (size_t)r->o.ndirs;
+    if ((rc = ebb_sources_hash(&r->src, r->hash, &err)) != 0 ||
+        (rc = ebb_generation_build(&r->eo, &r->src, &r->engine, &err)) != 0)
+        goto input;
+    r->generation = 1;
+    needs(ebb_engine_policy(r->engine), &metrics, &koord);
+    ebb_log(EBB_LOG_INFO, "policy generation 1: hash %s, %zu plugin instances, built in %.1f ms", r->hash,
+            ebb_engine_plugin_count(r->engine), ms_since(t0));
+    if ((rc = ebb_kube_config_load(r->o.kubeconfig, r->o.context, &r->kc, &err)) != 0)
+        goto input;
+
+    r->loop = uv_default_loop();
+    ko.qps = r->o.qps;
+    ko.burst = r->o.burst;
+    if ((rc = ebb_kube_create(r->loop, r->kc, &ko, &r->kube, &err)) != 0)
+        goto input;
+    if ((rc = ebb_cache_create(&r->cache)) != 0)
+        goto fail;
+    ebb_engine_set_cache(r->engine, r->cache);
+    if ((rc = ebb_kube_evict_create(r->kube, r->engine, on_eviction_done, r, &r->evict)) != 0)
+        goto fail;
+    ebb_engine_set_evictor(r->engine, queue_eviction, r);
+    if ((rc = ebb_prom_live_create(r->loop, r->kube, r->kc, ebb_engine_policy(r->engine), on_prom_answer,
+                                   r, &r->prom)) != 0)
+        goto fail;
+    ebb_engine_set_prom(r->engine, queue_query, r);
+    io.page_size = r->o.page_size;
+    io.metrics = metrics;
+    io.koord_metrics = koord;
+    if ((rc = ebb_informers_create(r->loop, r->kube, r->cache, &io, &r->inf)) != 0)
+        goto fail;
+    if (!r->o.once) {
+        /* node fingerprints cost little; they are kept even when no plugin
+         * reacts to changes yet, as a reload may bring one */
+        if ((rc = ebb_changes_create(&r->changes)) != 0)
+            goto fail;
+        r->triggers = ebb_engine_triggers(r->engine);
+        ebb_informers_on_change(r->inf, on_change, r);
+    }
+    ebb_informers_on_skip(r->inf, on_skip, r);
+    if ((rc = ebb_metrics_create(&r->metrics)) != 0 || (rc = ebb_metrics_register_standard(r->metrics)) != 0 ||
+        (rc = register_run_metrics(r->metrics)) != 0)
+        goto fail;
+    set_generation_metrics(r);
+    ebb_engine_on_background_done(r->engine, on_background_done, r);
+    if (r->o.port > 0) {
+        /* /metrics, /healthz, /readyz: GETs, a few clients (scrapers, probes) */
+        struct ebb_httpd_opts ho = { .host = r->o.bind, .port = r->o.port, .handler = on_http, .ud = r,
+                                     .max_body = 64u << 10, .max_connections = 64,
+                                     .max_total_queued = 32u << 20 };
+        if ((rc = ebb_httpd_create(r->loop, &ho, &r->httpd, &err)) != 0)
+            goto input;
+        ebb_log(EBB_LOG_INFO, "serving /metrics, /healthz, /readyz on %s:%d", r->o.bind, ebb_httpd_port(r->httpd));
+    }
+    uv_timer_init(r->loop, &r->cycle_timer);
+    uv_timer_init(r->loop, &r->resume_timer);
+    uv_timer_init(r->loop, &r->stats_timer);
+    uv_timer_init(r->loop, &r->trigger_timer);
+    r->cycle_timer.data = r->resume_timer.data = r->stats_timer.data = r->trigger_timer.data = r;
+    uv_timer_init(r->loop, &r->overdue_timer);
+    uv_timer_init(r->loop, &r->kill_timer);
+    r->overdue_timer.data = r->kill_timer.data = r;
+    uv_async_init(r->loop, &r->job_async, on_job_done);
+    r->job_async.data = r;
+    pthread_mutex_init(&r->mu, NULL);
+    pthread_cond_init(&r->cv, NULL);
+    if (pthread_create(&r->worker, NULL, worker_main, r) != 0) {
+        rc = EBB_ENOMEM;
+        goto fail;
+    }
+    r->worker_started = true;
+    uv_signal_init(r->loop, &r->sigterm);
+    uv_signal_init(r->loop, &r->sigint);
+    r->sigterm.data = r->sigint.data = r;
+    uv_signal_start(&r->sigterm, on_signal, SIGTERM);
+    uv_signal_start(&r->sigint, on_signal, SIGINT);
+    uv_signal_init(r->loop, &r->sighup);
+    r->sighup.data = r;
+    uv_signal_start(&r->sighup, on_sighup, SIGHUP);
+    signal(SIGPIPE, SIG_IGN);
+    if (r->o.reload && !r->o.once)
+        ebb_reloader_create(r->loop, &r->src, (uint64_t)(r->o.reload_debounce_s * 1000),
+                            (uint64_t)(r->o.reload_poll_s * 1000), on_sources_changed, r, &r->reloader);
+
+    if (r->o.leader_elect) {
+        ebb_engine_set_eviction_allowed(r->engine, false);
+        if ((rc = ebb_leader_create(r->loop, r->kube, &r->o.lo, on_leading, r, &r->leader)) != 0 ||
+            (rc = ebb_kube_evict_set_identity(r->evict, ebb_leader_identity(r->leader))) != 0)
+            goto fail;
+        ebb_leader_start(r->leader);
+    }
+    ebb_log(EBB_LOG_INFO, "ebb %s: %s, policy %s, %s%s", EBB_VERSION, r->kc->source, r->o.policy,
+            r->o.once ? "one cycle" : "every interval", r->o.dry_run ? ", dry run" : "");
+    ebb_informers_start(r->inf);
+    uv_update_time(r->loop);
+    r->started_ms = uv_now(r->loop);
+    uv_timer_start(&r->stats_timer, on_stats, 5000, 5000);
+    schedule_next(r, 0);
+
+    uv_run(r->loop, UV_RUN_DEFAULT);
+    drain_writes(r);
+
+    /* the kube client goes last: everything else is closed now */
+    r->pending_close = 1;
+    ebb_kube_close(r->kube, closed_one, r);
+    uv_run(r->loop, UV_RUN_DEFAULT);
+    uv_loop_close(r->loop);
+    /* the worker is idle (shutdown waits for the job): let it go */
+    pthread_mutex_lock(&r->mu);
+    r->quit = true;
+    pthread_cond_signal(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+    pthread_join(r->worker, NULL);
+    pthread_mutex_destroy(&r->mu);
+    pthread_cond_destroy(&r->cv);
+    free(r->out);
+    free(r->prom_out);
+    free(r->deferred);
+    rc = r->exit_code;
+    ebb_kube_evict_destroy(r->evict);   /* every answer is in: the client is closed */
+    ebb_metrics_destroy(r->metrics);
+    ebb_engine_destroy(r->pending);
+    ebb_engine_destroy(r->engine);
+    ebb_changes_destroy(r->changes);
+    ebb_kube_config_free(r->kc);
+    free(r);
+    return rc;
+input:
+    report(&err);
+    rc = EXIT_INPUT;
+fail:
+    if (r->worker_started) {
+        pthread_mutex_lock(&r->mu);
+        r->quit = true;
+        pthread_cond_signal(&r->cv);
+        pthread_mutex_unlock(&r->mu);
+        pthread_join(r->worker, NULL);
+    }
+    ebb_changes_destroy(r->changes);
+    ebb_prom_live_close(r->prom, NULL, NULL);
+    if (r->kube) {
+        /* nothing started yet: the client has no request in flight */
+        ebb_kube_close(r->kube, NULL, NULL);
+        uv_run(r->loop, UV_RUN_DEFAULT);
+    }
+    ebb_kube_evict_destroy(r->evict);
+    ebb_engine_destroy(r->engine);
+    ebb_kube_config_free(r->kc);
+    free(r);
+    return rc < 0 ? 1 : rc;
+}

@@ -1,0 +1,470 @@
+/* The evictor: the core's last word on every eviction a plugin asks for.
+ * It re-checks the profile's filters, the per-cycle limits (total, then
+ * node, then namespace, as upstream) and, when simulating, the pod's
+ * PodDisruptionBudget as the API server would; then it records the eviction
+ * in the plan and hides the pod for the rest of the cycle.
+ *
+ * A profile may name an evict plugin (plugins.evict, Koordinator's custom
+ * Evictor): the same checks run first, then the plugin chooses what to do
+ * with the pod (its engine's evict operation) and that request takes the Eviction API's
+ * place. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/engine.h"
+
+static int refuse(struct ebb_ctx *ctx, const struct ebb_pod *pod, int why, const char *detail);
+
+const char *ebb_why_name(int why)
+{
+    static const char *const names[] = {
+        "ok", "filtered", "node-limit", "namespace-limit", "total-limit", "pdb", "api-error",
+        "not-found", "evictor", "background",
+    };
+    return why >= 0 && why < EBB_WHY_MAX ? names[why] : "unknown";
+}
+
+void ebb__evictor_init(struct ebb_evictor *ev)
+{
+    memset(ev, 0, sizeof(*ev));
+    ev->max_per_node = ev->max_per_namespace = ev->max_total = EBB_UNLIMITED;
+}
+
+void ebb__evictor_reset(struct ebb_evictor *ev)
+{
+    ev->total = 0;
+    ebb__counts_free(&ev->per_node);
+    ebb__counts_free(&ev->per_ns);
+}
+
+void ebb__evictor_forget_pdbs(struct ebb_evictor *ev)
+{
+    ebb__pdb_state_free(&ev->pdb_state);
+}
+
+void ebb__evictor_free(struct ebb_evictor *ev)
+{
+    ebb__evictor_reset(ev);
+    ebb__evictor_forget_pdbs(ev);
+}
+
+uint32_t ebb__evictor_node_count(const struct ebb_evictor *ev, ebb_str node)
+{
+    return ebb__count_get(&ev->per_node, node);
+}
+
+/* The limits count this cycle's evictions and, as upstream, the evictions
+ * in background still going (EvictionsInBackground). */
+bool ebb__evictor_total_full(const struct ebb_engine *e)
+{
+    const struct ebb_evictor *ev = &e->evictor;
+
+    return ev->max_total != EBB_UNLIMITED &&
+           ev->total + ebb_background_count(e->background) >= (uint64_t)ev->max_total;
+}
+
+bool ebb__evictor_node_full(const struct ebb_engine *e, ebb_str node)
+{
+    const struct ebb_evictor *ev = &e->evictor;
+
+    uint64_t n = ebb__count_get(&ev->per_node, node);
+
+    n += ebb_background_on_node(e->background, node);
+    return node != NULL && ev->max_per_node != EBB_UNLIMITED && n >= (uint64_t)ev->max_per_node;
+}
+
+static bool namespace_full(const struct ebb_engine *e, ebb_str ns)
+{
+    const struct ebb_evictor *ev = &e->evictor;
+
+    uint64_t n = ebb__count_get(&ev->per_ns, ns);
+
+    n += ebb_background_in_namespace(e->background, ns);
+    return ev->max_per_namespace != EBB_UNLIMITED && n >= (uint64_t)ev->max_per_namespace;
+}
+
+/* ---- evictions in background ---------------------------------------------------- */
+
+static void seed_one(void *obj, void *ud)
+{
+    struct ebb_pod *pod = obj;
+    ebb_background_observe(ud, pod->ns, pod->name, pod, NULL, NULL);
+}
+
+void ebb__background_cycle(struct ebb_engine *e)
+{
+    if (e->background == NULL)
+        return;
+    /* what the cache held before the first cycle, as upstream's informer
+     * handlers see every pod listed; the watch brings the rest */
+    if (!e->background_seeded && e->cache != NULL) {
+        ebb_cache_each(e->cache, EBB_KIND_POD, seed_one, e->background);
+        e->background_seeded = true;
+    }
+    ebb_background_expire(e->background, ebb__engine_now(e));
+}
+
+void ebb_engine_pod_changed(struct ebb_engine *e, ebb_str ns, ebb_str name)
+{
+    if (e == NULL || e->background == NULL || e->cache == NULL)
+        return;
+    ebb_background_observe(e->background, ns, name, ebb_cache_pod(e->cache, ns, name),
+                           e->background_done, e->background_done_ud);
+}
+
+void ebb_engine_on_background_done(struct ebb_engine *e, ebb_background_done_fn fn, void *ud)
+{
+    e->background_done = fn;
+    e->background_done_ud = ud;
+}
+
+bool ebb_engine_eviction_in_background(const struct ebb_engine *e, const struct ebb_eviction *ev,
+                                       int status, const char *message)
+{
+    return e != NULL && e->background != NULL && ev->evict_only && ev->method == NULL &&
+           status == 429 && message != NULL && strstr(message, EBB_EVICTION_IN_BACKGROUND_TEXT);
+}
+
+/* The profile's evict plugin, or NULL: the Eviction API. */
+static struct ebb_plugin_inst *evict_plugin(const struct ebb_profile_inst *pr)
+{
+    return pr->nset[EBB_EXT_EVICT] > 0 ? pr->set[EBB_EXT_EVICT][0] : NULL;
+}
+
+bool ebb_ctx_filter(struct ebb_ctx *ctx, const struct ebb_pod *pod)
+{
+    struct ebb_profile_inst *pr = ctx->profile;
+    struct ebb_plugin_inst *evp;
+
+    for (size_t i = 0; i < pr->nset[EBB_EXT_FILTER]; i++)
+        if (!ebb__plugin_pod_check(pr->set[EBB_EXT_FILTER][i], EBB_EXT_FILTER, ctx, pod))
+            return false;
+    /* The evict plugin's own filter is the Evictor's Filter: it applies
+     * on top of the filter plugins, listed among them or not. */
+    if ((evp = evict_plugin(pr)) == NULL || !(evp->def->exts & (1u << EBB_EXT_FILTER)))
+        return true;
+    for (size_t i = 0; i < pr->nset[EBB_EXT_FILTER]; i++)
+        if (pr->set[EBB_EXT_FILTER][i] == evp)
+            return true;
+    return ebb__plugin_pod_check(evp, EBB_EXT_FILTER, ctx, pod);
+}
+
+bool ebb_ctx_pre_eviction_filter(struct ebb_ctx *ctx, const struct ebb_pod *pod)
+{
+    struct ebb_profile_inst *pr = ctx->profile;
+
+    for (size_t i = 0; i < pr->nset[EBB_EXT_PREEVICTIONFILTER]; i++)
+        if (!ebb__plugin_pod_check(pr->set[EBB_EXT_PREEVICTIONFILTER][i],
+                                   EBB_EXT_PREEVICTIONFILTER, ctx, pod))
+            return false;
+    return true;
+}
+
+struct ebb_cache *ebb_ctx_cache(struct ebb_ctx *ctx)
+{
+    return ctx->engine->cache;
+}
+
+int64_t ebb_ctx_now(const struct ebb_ctx *ctx)
+{
+    return ebb__engine_now(ctx->engine);
+}
+
+const char *ebb_ctx_profile(const struct ebb_ctx *ctx)
+{
+    return ctx->profile ? ctx->profile->name : NULL;
+}
+
+int ebb_ctx_evict(struct ebb_ctx *ctx, struct ebb_pod *pod, const char *reason)
+{
+    ebb_str r = ebb_str_cstr(reason);
+    int why = ebb__evict(ctx, pod, r, NULL, 0, NULL);
+
+    ebb_str_release(r);
+    return why == EBB_WHY_PENDING ? EBB_WHY_OK : why;
+}
+
+void ebb_engine_set_evictor(struct ebb_engine *e, ebb_evict_start_fn start, void *ud)
+{
+    e->evict_start = start;
+    e->evict_ud = ud;
+}
+
+void ebb_engine_set_eviction_allowed(struct ebb_engine *e, bool allowed)
+{
+    e->evictions_allowed = allowed;
+}
+
+size_t ebb_engine_evictions_inflight(const struct ebb_engine *e)
+{
+    return e->inflight;
+}
+
+static void eviction_free(struct ebb_eviction *ev)
+{
+    ebb_str_release(ev->ns);
+    ebb_str_release(ev->name);
+    ebb_str_release(ev->uid);
+    ebb_str_release(ev->node);
+    ebb_str_release(ev->plugin);
+    ebb_str_release(ev->profile);
+    ebb_str_release(ev->reason);
+    ebb_str_release(ev->evictor);
+    free(ev->path);
+    free(ev->body);
+    free(ev->action);
+    free(ev);
+}
+
+void ebb__evict_action_free(struct ebb_evict_action *a)
+{
+    free(a->path);
+    free(a->body);
+    free(a->text);
+    a->path = a->body = a->text = NULL;
+}
+
+/* Live: the limits were reserved when the request went out (so concurrent
+ * requests cannot overshoot them); a failure gives the reservation back. */
+void ebb_engine_eviction_done(struct ebb_engine *e, struct ebb_eviction *ev, int why,
+                              const char *detail)
+{
+    struct ebb_evictor *evr = &e->evictor;
+    char key[512];
+    struct ebb_pod *p;
+
+    if (e->inflight > 0)
+        e->inflight--;
+    snprintf(key, sizeof(key), "%s/%s", ev->ns, ev->name);
+    p = e->cache ? ebb_cache_pod_at(e->cache, ev->pod_slot) : NULL;
+    if (p != NULL && p->serial != ev->pod_serial)
+        p = NULL;
+    if (why == EBB_WHY_OK) {
+        ebb_plan_add_eviction_str(&e->plan, key, ev->node, ev->plugin, ev->profile, ev->reason);
+        if (ev->action != NULL)
+            ebb_plan_set_action(&e->plan, ev->action, ev->body);
+        if (p != NULL)
+            ebb_cache_hide_pod(e->cache, p);
+    } else {
+        /* in background, the pod counts among those evictions instead */
+        if (evr->total > 0)
+            evr->total--;
+        ebb__count_add(&evr->per_node, ev->node, -1);
+        ebb__count_add(&evr->per_ns, ev->ns, -1);
+        if (why != EBB_WHY_BACKGROUND)
+            ebb_plan_add_refusal(&e->plan, key, ev->node, ev->plugin, ev->profile,
+                                 ebb_why_name(why), detail);
+        else if (p != NULL && (p->phase == EBB_PHASE_SUCCEEDED || p->phase == EBB_PHASE_FAILED))
+            /* a pod that ended meanwhile is not waited for */
+            ebb_log(EBB_LOG_DEBUG, "pod %s: eviction in background of a finished pod ignored", key);
+        else if (ebb_background_assume(e->background, ev->ns, ev->name, ev->uid, ev->node, p,
+                                       ev->profile, ev->plugin, ebb__engine_now(e)) == 0)
+            ebb_plan_add_refusal(&e->plan, key, ev->node, ev->plugin, ev->profile,
+                                 ebb_why_name(why), detail);
+        else
+            why = EBB_WHY_API_ERROR;
+    }
+    if (ev->lua_waiting) {
+        e->answer_ready = true;
+        e->answer_why = why == EBB_WHY_BACKGROUND ? EBB_WHY_OK : why;
+        snprintf(e->answer_detail, sizeof(e->answer_detail), "%s", detail ? detail : "");
+    }
+    eviction_free(ev);
+}
+
+/* `act` (may be NULL): an evict plugin's request; its strings move to the
+ * eviction. */
+static int send_live(struct ebb_ctx *ctx, struct ebb_pod *pod, ebb_str reason,
+                     struct ebb_evict_action *act, struct ebb_eviction **pending)
+{
+    struct ebb_engine *e = ctx->engine;
+    struct ebb_eviction *ev;
+    int rc;
+
+    if (!e->evictions_allowed)
+        return refuse(ctx, pod, EBB_WHY_API_ERROR, "evictions are stopped (shutting down or "
+                                                   "not the leader)");
+    if (e->evict_start == NULL)
+        return refuse(ctx, pod, EBB_WHY_API_ERROR, "no API client");
+    if ((ev = calloc(1, sizeof(*ev))) == NULL)
+        return refuse(ctx, pod, EBB_WHY_API_ERROR, "out of memory");
+    ev->ns = ebb_str_ref(pod->ns);
+    ev->name = ebb_str_ref(pod->name);
+    ev->uid = ebb_str_ref(pod->uid);
+    ev->node = ebb_str_ref(pod->node);
+    ev->plugin = ebb_str_cstr(ctx->plugin ? ctx->plugin->def->name : NULL);
+    ev->profile = ebb_str_cstr(ctx->profile->name);
+    ev->reason = ebb_str_ref(reason);
+    ev->grace_period = e->policy && e->policy->has_grace_period ? e->policy->grace_period_seconds : -1;
+    ev->pod_slot = pod->slot;
+    ev->pod_serial = pod->serial;
+    ev->evict_only = act == NULL && e->background != NULL &&
+                     ebb_background_annotated(pod, EBB_ANNOTATION_REQUEST_EVICT_ONLY);
+    if (act != NULL) {
+        ev->evictor = ebb_str_cstr(evict_plugin(ctx->profile)->def->name);
+        ev->method = act->method;
+        ev->content_type = act->content_type;
+        ev->path = act->path;
+        ev->body = act->body;
+        ev->action = act->text;
+        if (act->method == NULL)
+            ev->grace_period = act->grace_period;
+        act->path = act->body = act->text = NULL;
+    }
+    e->evictor.total++;
+    ebb__count_add(&e->evictor.per_node, pod->node, 1);
+    ebb__count_add(&e->evictor.per_ns, pod->ns, 1);
+    e->inflight++;
+    if ((rc = e->evict_start(e->evict_ud, ev)) != 0) {
+        e->inflight--;
+        e->evictor.total--;
+        ebb__count_add(&e->evictor.per_node, pod->node, -1);
+        ebb__count_add(&e->evictor.per_ns, pod->ns, -1);
+        eviction_free(ev);
+        return refuse(ctx, pod, rc, "the request could not be sent");
+    }
+    if (pending)
+        *pending = ev;
+    return EBB_WHY_PENDING;
+}
+
+static int refuse(struct ebb_ctx *ctx, const struct ebb_pod *pod, int why, const char *detail)
+{
+    char key[512];
+    ebb_plan_add_refusal(&ctx->engine->plan, ebb_pod_key(pod, key, sizeof(key)), pod->node,
+                         ctx->plugin ? ctx->plugin->def->name : NULL, ctx->profile->name,
+                         ebb_why_name(why), detail);
+    return why;
+}
+
+/* The API server's PDB answer, from the cache and what this cycle took.
+ * Returns EBB_WHY_OK (then *d and *pdb say what to commit) or a refusal. */
+static int pdb_check(struct ebb_ctx *ctx, struct ebb_pod *pod, char *detail, size_t detail_len,
+                     const struct ebb_pdb **pdb, int *d)
+{
+    struct ebb_engine *e = ctx->engine;
+    char msg[512], who[1100];
+
+    *d = ebb__pdb_decide(e->cache, pod, &e->evictor.pdb_state, pdb, msg, sizeof(msg));
+    if (*d != EBB_PDB_REFUSE && *d != EBB_PDB_ERROR)
+        return EBB_WHY_OK;
+    snprintf(who, sizeof(who), "%s/%s: %s", pod->ns, *pdb ? (*pdb)->name : "-", msg);
+    if (detail_len)
+        snprintf(detail, detail_len, "%s", *pdb ? (*pdb)->name : msg);
+    return refuse(ctx, pod, *d == EBB_PDB_REFUSE ? EBB_WHY_PDB : EBB_WHY_API_ERROR, who);
+}
+
+/* Simulation and dry run: the eviction happened. */
+static void record(struct ebb_ctx *ctx, struct ebb_pod *pod, ebb_str reason,
+                   const struct ebb_evict_action *act)
+{
+    struct ebb_engine *e = ctx->engine;
+    struct ebb_evictor *ev = &e->evictor;
+    char key[512];
+
+    ev->total++;
+    ebb__count_add(&ev->per_node, pod->node, 1);
+    ebb__count_add(&ev->per_ns, pod->ns, 1);
+    ebb_plan_add_eviction_str(&e->plan, ebb_pod_key(pod, key, sizeof(key)), pod->node,
+                          ctx->plugin ? ctx->plugin->def->name : NULL, ctx->profile->name,
+                          reason);
+    if (act != NULL)
+        ebb_plan_set_action(&e->plan, act->text, act->body);
+    ebb_cache_hide_pod(e->cache, pod);
+}
+
+/* The profile's evict plugin, through its engine's evict operation. */
+static int evict_plugin_call(struct ebb_ctx *ctx, struct ebb_pod *pod, ebb_str reason,
+                             struct ebb_evict_action *act, char *why, size_t why_len)
+{
+    struct ebb_plugin_inst *inst = evict_plugin(ctx->profile);
+
+    if (inst->def->ops->evict == NULL) {
+        snprintf(why, why_len, "%s cannot evict", inst->def->name);
+        return EBB_WHY_EVICTOR;
+    }
+    return inst->def->ops->evict(ctx, inst, pod, reason, act, why, why_len);
+}
+
+/* Through the profile's evict plugin. The API checks budgets for the
+ * Eviction API only, not for a DELETE, a patch or a created object, so the
+ * core checks them from its view first, in every mode (live: against this
+ * cycle's evictions). The plugin acts only once everything else allowed
+ * the eviction; what it takes from a budget is committed only if it acts. */
+static int evict_by_plugin(struct ebb_ctx *ctx, struct ebb_pod *pod, ebb_str reason,
+                           char *detail, size_t detail_len, struct ebb_eviction **pending)
+{
+    struct ebb_engine *e = ctx->engine;
+    struct ebb_evictor *ev = &e->evictor;
+    struct ebb_evict_action act = { .grace_period = -1 };
+    const struct ebb_pdb *pdb = NULL;
+    char why[600];
+    int d, rc;
+
+    if (e->mode == EBB_MODE_LIVE && ev->pdb_cycle != e->cycle) {
+        /* the watch has brought the budgets' own counts since */
+        ebb__evictor_forget_pdbs(ev);
+        ev->pdb_cycle = e->cycle;
+    }
+    if ((rc = pdb_check(ctx, pod, detail, detail_len, &pdb, &d)) != EBB_WHY_OK)
+        return rc;
+    if (evict_plugin_call(ctx, pod, reason, &act, why, sizeof(why)) != 0) {
+        if (detail_len)
+            snprintf(detail, detail_len, "%s", why);
+        return refuse(ctx, pod, EBB_WHY_EVICTOR, why);
+    }
+    if (d == EBB_PDB_ALLOW_DECREMENT)
+        ebb__pdb_commit(&ev->pdb_state, pdb, pod);
+    if (e->mode == EBB_MODE_LIVE) {
+        rc = send_live(ctx, pod, reason, &act, pending);
+        ebb__evict_action_free(&act);
+        return rc;
+    }
+    record(ctx, pod, reason, &act);
+    ebb__evict_action_free(&act);
+    return EBB_WHY_OK;
+}
+
+int ebb__evict(struct ebb_ctx *ctx, struct ebb_pod *pod, ebb_str reason, char *detail,
+               size_t detail_len, struct ebb_eviction **pending)
+{
+    struct ebb_engine *e = ctx->engine;
+    struct ebb_evictor *ev = &e->evictor;
+    const struct ebb_pdb *pdb = NULL;
+    int d, rc;
+
+    if (detail_len)
+        detail[0] = '\0';
+    if (pod->flags & EBB_POD_GONE)
+        return refuse(ctx, pod, EBB_WHY_NOT_FOUND, "already evicted in this cycle");
+    if (!ebb_ctx_filter(ctx, pod) || !ebb_ctx_pre_eviction_filter(ctx, pod))
+        return refuse(ctx, pod, EBB_WHY_FILTERED, NULL);
+    if (e->background != NULL && ebb_background_has(e->background, pod) &&
+        ebb_background_annotated(pod, EBB_ANNOTATION_REQUEST_EVICT_ONLY)) {
+        /* asked before and still going: nothing to ask, as upstream */
+        char key[512], msg[600];
+        snprintf(msg, sizeof(msg), "pod %s: eviction in background already requested",
+                 ebb_pod_key(pod, key, sizeof(key)));
+        ebb_plan_add_note(&e->plan, ctx->plugin ? ctx->plugin->def->name : NULL,
+                          ctx->profile->name, pod->node, msg);
+        return EBB_WHY_OK;
+    }
+    if (ebb__evictor_total_full(e))
+        return refuse(ctx, pod, EBB_WHY_TOTAL_LIMIT, NULL);
+    if (ebb__evictor_node_full(e, pod->node))
+        return refuse(ctx, pod, EBB_WHY_NODE_LIMIT, NULL);
+    if (namespace_full(e, pod->ns))
+        return refuse(ctx, pod, EBB_WHY_NAMESPACE_LIMIT, NULL);
+
+    if (evict_plugin(ctx->profile) != NULL)
+        return evict_by_plugin(ctx, pod, reason, detail, detail_len, pending);
+    if (e->mode == EBB_MODE_LIVE)
+        return send_live(ctx, pod, reason, NULL, pending);
+    if ((rc = pdb_check(ctx, pod, detail, detail_len, &pdb, &d)) != EBB_WHY_OK)
+        return rc;
+    if (d == EBB_PDB_ALLOW_DECREMENT)
+        ebb__pdb_commit(&ev->pdb_state, pdb, pod);
+    record(ctx, pod, reason, NULL);
+    return EBB_WHY_OK;
+}
