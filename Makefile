@@ -15,7 +15,7 @@ CC      ?= gcc
 PKGS    := lua5.4 libcjson yaml-0.1 libuv libcurl
 DEBS    := liblua5.4-dev lua5.4 lua-busted libcurl4-openssl-dev libcjson-dev \
            libyaml-dev libuv1-dev libcmocka-dev libhttp-parser-dev pkg-config \
-           curl python3 python3-yaml clang libclang-rt-14-dev prometheus chromium
+           curl python3 python3-yaml clang libclang-rt-14-dev prometheus chromium etcd-server
 LUA     := lua5.4
 BUSTED  := $(LUA) /usr/bin/busted
 
@@ -136,26 +136,11 @@ $(B)/asan:
 test: deps all $(B)/ebb-test $(TEST_BIN) $(if $(FUZZ_OK),$(FUZZ_BIN)) check-layers
 	@sh spec/run_suites $(B)
 
-# One way down: the core calls plugins only through struct ebb_plugin_ops
-# (engine/core/engine.h), so framework.c and evict.c include no Lua header,
-# directly or through another (lua.h, lauxlib.h, lualib.h, engine/lua_*.h).
-LAYER_CORE := engine/core/framework.c engine/core/evict.c
-check-layers:
-	@for f in $(LAYER_CORE); do \
-	  bad=$$($(CC) $(ALL_CFLAGS) -M $$f | tr ' \\' '\n\n' | grep -E '(^|/)(lua[^/]*|lauxlib|lualib)\.h$$' | tr '\n' ' '); \
-	  if [ -n "$$bad" ]; then echo "check-layers: $$f includes Lua headers: $$bad"; exit 1; fi; \
-	done; echo "check-layers: $(LAYER_CORE) include no Lua header"
-	@bad=$$(grep -nE '\b($(LUA_READ_BANNED))[[:space:]]*\(' $(LUA_READ_FILES) | grep -v 'lr-ok:'); \
-	if [ -n "$$bad" ]; then echo "check-layers: bindings read a script's values outside engine/lua/lua_read.c:"; \
-	  echo "$$bad"; exit 1; fi; echo "check-layers: bindings read script values through engine/lua/lua_read.c only"
-
-# One way for C to read a script's values (engine/lua/lua_read.c): a binding
-# calls no Lua API that can run a metamethod, convert a value in place or
-# walk a table without a bound. lua_string.c and lua_table.c are Lua's own
-# library functions (metamethods as Lua specifies them); a line marked
-# "lr-ok:" says why it is safe.
-LUA_READ_BANNED := lua_getfield|lua_gettable|lua_geti|lua_getglobal|lua_len|luaL_len|lua_tolstring|lua_tostring|luaL_tolstring|luaL_checklstring|luaL_checkstring|luaL_optlstring|luaL_optstring|luaL_checkinteger|luaL_optinteger|luaL_checknumber|luaL_optnumber|luaL_checkoption|lua_compare|lua_concat|lua_arith|lua_rawlen|lua_next
-LUA_READ_FILES := $(filter-out engine/lua/lua_read.c engine/lua/lua_string.c engine/lua/lua_table.c,$(wildcard engine/lua/lua_*.c))
+# One way down: every file of engine/ keeps to the table of engine/README.md
+# (what it calls and includes, Lua's headers, circles, file sizes, the
+# bindings' one reader of a script's values): spec/check_layers.py.
+check-layers: $(LIB_OBJ) $(B)/obj/cmd/main.o $(B)/obj/cmd/module.o
+	@python3 spec/check_layers.py $(B)/obj
 
 test-c: deps $(TEST_BIN)
 	@sh spec/run_suites $(B) c

@@ -67,6 +67,7 @@
 #include "fuzz.h"
 #include "ebb.h"
 #include "ebb/snapshot.h"
+#include "ebb/lua.h"
 
 #define SNAPSHOT "spec/fixtures/demo-cluster.json"
 #define PLUGIN_DIR "fuzz/lua_bindings"
@@ -1268,6 +1269,7 @@ static void setup(void)
         .mem_limit = MEM_CAP,
         .time_budget_ms = SETUP_BUDGET_MS,
         .quarantine_after = -1,
+        .scripts = ebb_lua_plugins(),
     };
     const char *snap = getenv("EBB_FUZZ_SNAPSHOT") ? getenv("EBB_FUZZ_SNAPSHOT") : SNAPSHOT;
     const char *ign = getenv("EBB_FUZZ_IGNORE");

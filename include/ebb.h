@@ -19,14 +19,18 @@
 #define EBB_H
 
 #include "ebb/common.h"
+#include "ebb/flags.h"
 #include "ebb/model.h"
 #include "ebb/cache.h"
 #include "ebb/config.h"
 #include "ebb/plan.h"
 #include "ebb/background.h"
+#include "ebb/changes.h"
 
 struct ebb_engine;
 struct ebb_ctx;   /* what a native plugin is handed during a call */
+
+struct ebb_plugin_ops;   /* the engine of a kind of plugin (engine/core/engine.h) */
 
 struct ebb_engine_opts {
     const char *home;           /* directory with lua/ and policies/; NULL: $EBB_HOME,
@@ -39,27 +43,17 @@ struct ebb_engine_opts {
     int quarantine_after;       /* failed runs in a row that set a plugin aside;
                                    0: EBB_QUARANTINE_AFTER, negative: never */
     unsigned features;          /* EBB_FEATURE_* (--feature-gates) */
+    /* The engine of plugin files (*.lua): ebb_lua_plugins() (ebb/lua.h).
+     * The core calls plugins only through such a table; NULL: none, and a
+     * plugin file is an error. */
+    const struct ebb_plugin_ops *scripts;
 };
-
-/* Feature gates, as upstream's --feature-gates names them (all off by
- * default). EvictionsInBackground: see ebb/background.h. */
-#define EBB_FEATURE_EVICTIONS_IN_BACKGROUND (1u << 0)
 
 /* A plugin whose deschedule/balance failed this many runs in a row is
  * skipped for 1, 2, 4 ... cycles (at most EBB_QUARANTINE_MAX_CYCLES), then
  * tried again; a clean run ends the quarantine. Per plugin in the policy:
  * pluginConfig[].limits.quarantineAfter. */
 #define EBB_QUARANTINE_AFTER 3
-#define EBB_BUDGET_OFF UINT64_MAX
-/* Calls into Lua so far, each of which arms a time budget unless budgets
- * are off (benchmarks). */
-uint64_t ebb_budget_arms(void);
-/* How long the script call now running longest past its time budget has
- * run past it (ns; 0: none), with its plugin, profile (may be "") and
- * budget. Any thread may ask (ebb run's loop asks about its script
- * thread). */
-uint64_t ebb_budget_overdue(char *plugin, size_t plugin_len, char *profile, size_t profile_len,
-                            uint64_t *budget_ns);
 #define EBB_QUARANTINE_MAX_CYCLES 32
 
 enum {
@@ -159,20 +153,7 @@ int ebb_engine_adopt(struct ebb_engine *e, struct ebb_engine *from, size_t *kept
 
 /* ---- event-triggered runs ------------------------------------------------ */
 
-/* The changes a plugin may react to, besides the periodic cycle: its table
- * lists them by name, `triggers = { "node-taints", "node-labels" }`. */
-enum ebb_trigger {
-    EBB_TRIGGER_NODE_ADDED = 1u << 0,          /* "node-added" */
-    EBB_TRIGGER_NODE_LABELS = 1u << 1,         /* "node-labels" */
-    EBB_TRIGGER_NODE_TAINTS = 1u << 2,         /* "node-taints" */
-    EBB_TRIGGER_NODE_UNSCHEDULABLE = 1u << 3,  /* "node-unschedulable" */
-    EBB_TRIGGER_NODE_READY = 1u << 4,          /* "node-ready": readiness changed */
-    EBB_TRIGGER_POD_ADDED = 1u << 5,           /* "pod-added": a new pod on a node */
-    EBB_TRIGGER_POD_UPDATED = 1u << 6,         /* "pod-updated": a pod on a node changed */
-    EBB_TRIGGER_MAX_BIT = 7,
-};
-const char *ebb_trigger_name(unsigned bit);          /* one bit -> "node-taints" */
-unsigned ebb_trigger_parse(const char *name);         /* 0 if unknown */
+/* The changes a plugin may react to: enum ebb_trigger (ebb/changes.h). */
 
 /* The union of the triggers of the bound policy's deschedule/balance
  * plugins (0: nothing to watch for). */
@@ -286,5 +267,22 @@ bool ebb_ctx_pre_eviction_filter(struct ebb_ctx *ctx, const struct ebb_pod *pod)
  * plugin cannot wait: the request is sent and EBB_WHY_OK returned; the real
  * outcome is recorded in the plan and metrics when the API answers. */
 int ebb_ctx_evict(struct ebb_ctx *ctx, struct ebb_pod *pod, const char *reason);
+
+/* ---- the Prometheus metrics provider and the engine --------------------- */
+
+struct ebb_prom_result;   /* ebb/prom_result.h */
+
+/* How a plugin's ebb.prometheus_query(q) is answered: at once (*now set,
+ * return 0: simulate) or later through ebb_engine_prom_answer (return
+ * EBB_CYCLE_WAITING: live). Called from the cycle; `ud` is the caller's. */
+typedef int (*ebb_prom_start_fn)(void *ud, struct ebb_engine *e, const char *query, int64_t time,
+                                 struct ebb_prom_result **now);
+void ebb_engine_set_prom(struct ebb_engine *e, ebb_prom_start_fn fn, void *ud);
+/* The answer to the query a plugin waits for (takes `r`); the caller then
+ * resumes the cycle (ebb_engine_cycle_resume). */
+void ebb_engine_prom_answer(struct ebb_engine *e, struct ebb_prom_result *r);
+/* The distinct queries the policy's plugins declare (a plugin table's
+ * `prometheus_queries(args)`), valid until the policy changes. */
+size_t ebb_engine_prom_queries(const struct ebb_engine *e, const char *const **out);
 
 #endif

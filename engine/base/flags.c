@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ebb.h"
 #include "ebb/flags.h"
 #include "ebb/quantity.h"
 

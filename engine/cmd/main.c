@@ -28,6 +28,7 @@
 #include "ebb/simulate.h"
 #include "ebb/str.h"
 #include "ebb/testrun.h"
+#include "ebb/lua.h"
 
 #define EXIT_INPUT 2
 

@@ -20,6 +20,28 @@
 #include "ebb/prometheus.h"
 #include "ebb/record.h"
 #include "ebb/watch.h"
+#include "ebb/lua.h"
+#include "ebb/reload.h"
+#include "ebb.h"
+
+/* `ebb record --policy`: the policy's queries (ebb_engine_prom_queries of
+ * an engine built from it) asked at this instant of its provider (or of
+ * `url`), the token read from its Secret through `kc`, each result as a
+ * snapshot item (ebb_prom_result_json) in items[0..n). A policy that does
+ * not load is EBB_ESCHEMA/EBB_EIO with its file and line; a query that
+ * fails is recorded as failed. */
+struct ebb_prom_record {
+    const char *policy;
+    const char *dirs[16];
+    size_t ndirs;
+    const char *url;             /* NULL: the provider's */
+    int64_t time;                /* the instant asked; 0: now */
+    const struct ebb_kube_config *kc;
+    char **items;                /* out */
+    size_t n;
+};
+static int prom_record(struct ebb_prom_record *pr, struct ebb_error *err);
+static void prom_record_free(struct ebb_prom_record *pr);
 
 #define EXIT_INPUT 2
 
@@ -273,7 +295,7 @@ int ebb_record_main(int argc, char **argv)
     if (r.rc == 0 && pr.policy != NULL) {
         /* the policy's Prometheus queries, answered now, as items */
         pr.kc = kc;
-        if (ebb_prom_record(&pr, &err) != 0) {
+        if (prom_record(&pr, &err) != 0) {
             ebb_error_format(&err, r.error, sizeof(r.error));
             r.rc = 1;
         }
@@ -281,7 +303,7 @@ int ebb_record_main(int argc, char **argv)
             fprintf(r.out, "%s\n        %s", r.items ? "," : "", pr.items[i]);
             r.items++;
         }
-        ebb_prom_record_free(&pr);
+        prom_record_free(&pr);
     }
     ebb_kube_config_free(kc);
     fputs("\n    ],\n    \"metadata\": {\n        \"resourceVersion\": \"\"\n    }\n}\n", r.out);
@@ -305,4 +327,92 @@ int ebb_record_main(int argc, char **argv)
             fprintf(stderr, "%s%zu %s", i ? ", " : "", r.counts[i], resources[i].kind);
     fprintf(stderr, ")\n");
     return 0;
+}
+
+/* ---- ebb record --policy: the policy's Prometheus queries ----------------------- */
+
+/* The policy's queries (ebb_engine_prom_queries of an engine built from
+ * it) asked of its provider at one instant, each result an item of the
+ * snapshot (ebb/prom_result.h). */
+
+static void prom_record_free(struct ebb_prom_record *pr)
+{
+    for (size_t i = 0; i < pr->n; i++)
+        free(pr->items[i]);
+    free(pr->items);
+    pr->items = NULL;
+    pr->n = 0;
+}
+
+static void prom_kube_closed(void *ud)
+{
+    *(bool *)ud = true;
+}
+
+static int prom_record(struct ebb_prom_record *pr, struct ebb_error *err)
+{
+    struct ebb_engine_opts eo = { .now = EBB_TIME_NONE, .mode = EBB_MODE_SIMULATE,
+                                  .scripts = ebb_lua_plugins() };
+    struct ebb_sources src = { pr->policy, pr->dirs, pr->ndirs };
+    const struct ebb_metrics_provider *mp;
+    struct ebb_prom_opts o = { 0 };
+    struct ebb_prom_result **res = NULL;
+    struct ebb_engine *e = NULL;
+    struct ebb_kube *kube = NULL;
+    const char *const *queries;
+    uv_loop_t loop;
+    bool closed = false;
+    int64_t now = pr->time != 0 ? pr->time : (int64_t)time(NULL);
+    size_t n;
+    int rc;
+
+    if ((rc = ebb_generation_build(&eo, &src, &e, err)) != 0)
+        return rc;
+    n = ebb_engine_prom_queries(e, &queries);
+    if (n == 0) {
+        ebb_log(EBB_LOG_INFO, "record: the policy asks Prometheus nothing");
+        ebb_engine_destroy(e);
+        return 0;
+    }
+    if ((mp = ebb_prom_provider(ebb_engine_policy(e))) == NULL) {
+        ebb_engine_destroy(e);
+        return ebb_error_set(err, EBB_ESCHEMA, pr->policy, 0, "metricsProviders",
+                             "the policy asks Prometheus queries but names no Prometheus provider");
+    }
+    if ((res = calloc(n, sizeof(*res))) == NULL || (pr->items = calloc(n, sizeof(*pr->items))) == NULL ||
+        uv_loop_init(&loop) != 0) {
+        free(res);
+        ebb_engine_destroy(e);
+        return ebb_error_set(err, EBB_ENOMEM, NULL, 0, NULL, "out of memory");
+    }
+    o.url = pr->url ? pr->url : mp->prometheus_url;
+    if (mp->secret_name != NULL) {
+        o.secret_namespace = mp->secret_namespace;
+        o.secret_name = mp->secret_name;
+        if ((rc = ebb_kube_create(&loop, pr->kc, NULL, &kube, err)) != 0)
+            goto done;
+        o.kube = kube;
+    }
+    rc = ebb_prom_query_all(&loop, &o, queries, n, now, res);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        if (res[i]->error != NULL)
+            ebb_log(EBB_LOG_WARN, "record: query \"%s\": %s", queries[i], res[i]->error);
+        if ((pr->items[pr->n] = ebb_prom_result_json(res[i])) == NULL)
+            rc = ebb_error_set(err, EBB_ENOMEM, NULL, 0, NULL, "out of memory");
+        else
+            pr->n++;
+    }
+done:
+    if (kube != NULL) {
+        ebb_kube_close(kube, prom_kube_closed, &closed);
+        while (!closed && uv_run(&loop, UV_RUN_ONCE) != 0)
+            ;
+    }
+    uv_run(&loop, UV_RUN_DEFAULT);
+    uv_loop_close(&loop);
+    for (size_t i = 0; i < n; i++)
+        ebb_prom_result_free(res[i]);
+    free(res);
+    ebb_engine_destroy(e);
+    return rc;
 }

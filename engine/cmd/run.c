@@ -55,6 +55,7 @@
 #include "ebb/reload.h"
 #include "ebb/run.h"
 #include "ebb/watch.h"
+#include "ebb/lua.h"
 
 #define EXIT_INPUT 2
 
@@ -1625,6 +1626,7 @@ int ebb_run_main(int argc, char **argv)
     r->eo.time_budget_ms = r->o.script_timeout_ms;
     r->eo.mem_limit = r->o.script_memory;
     r->eo.features = r->o.features;
+    r->eo.scripts = ebb_lua_plugins();
     r->src.policy = r->o.policy;
     r->src.dirs = r->o.dirs;
     r->src.ndirs = (size_t)r->o.ndirs;

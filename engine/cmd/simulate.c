@@ -12,6 +12,7 @@
 #include "ebb/prometheus.h"
 #include "ebb/simulate.h"
 #include "base/vec.h"
+#include "ebb/lua.h"
 
 uint64_t ebb_rss_bytes(void)
 {
@@ -508,6 +509,7 @@ int ebb_simulate(struct ebb_sim_opts *o, struct ebb_engine **out, struct ebb_err
         .mem_limit = o->mem_limit,
         .time_budget_ms = o->time_budget_ms,
         .features = o->features,
+        .scripts = ebb_lua_plugins(),
     };
     struct ebb_engine *e = NULL;
     struct ebb_policy *policy = NULL;

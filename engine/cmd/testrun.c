@@ -19,6 +19,7 @@
 #include "ebb/simulate.h"
 #include "ebb/testrun.h"
 #include "core/engine.h"
+#include "ebb/lua.h"
 
 #define EXIT_FAILED 1
 #define EXIT_INPUT 2
@@ -1588,7 +1589,8 @@ static bool same_dir(const char *a, const char *b)
 int ebb_test_run(const struct ebb_test_opts *o, struct ebb_test_totals *t)
 {
     struct runner R = { .o = o, .out = o->out ? o->out : stdout, .dir = o->dir ? o->dir : "." };
-    struct ebb_engine_opts eo = { .home = o->home, .mode = EBB_MODE_SIMULATE };
+    struct ebb_engine_opts eo = { .home = o->home, .mode = EBB_MODE_SIMULATE,
+                                  .scripts = ebb_lua_plugins() };
     struct ebb_error err = { 0 };
     struct entry *ents = NULL;
     size_t nents = 0, ntests = 0;

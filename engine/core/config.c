@@ -985,3 +985,11 @@ const struct ebb_plugin_config *ebb_profile_config(const struct ebb_profile *pro
             return &profile->configs[i];
     return NULL;
 }
+
+const struct ebb_metrics_provider *ebb_prom_provider(const struct ebb_policy *p)
+{
+    for (size_t i = 0; p != NULL && i < p->nproviders; i++)
+        if (p->providers[i].source == EBB_METRICS_PROMETHEUS)
+            return &p->providers[i];
+    return NULL;
+}

@@ -11,7 +11,7 @@
 #define EBB_ENGINE_H
 
 #include "ebb.h"
-#include "ebb/prometheus.h"
+#include "ebb/prom_result.h"
 #include "base/map.h"
 
 /* ---- the registry and instances ---------------------------------------- */
@@ -115,10 +115,13 @@ struct ebb_plugin_ops {
     void (*adopt)(struct ebb_plugin_inst *kept, const struct ebb_plugin_inst *fresh,
                   struct ebb_engine *e);
     void (*destroy)(struct ebb_plugin_inst *inst);
+    /* The Prometheus queries the instance needs (may be NULL): each handed
+     * to ebb__engine_prom_query_add. */
+    void (*prom_queries)(struct ebb_engine *e, struct ebb_plugin_inst *inst);
 };
 
-/* lua_plugin.c: the engine of Lua plugins */
-extern const struct ebb_plugin_ops ebb__lua_plugin_ops;
+/* framework.c: a query for ebb_engine_prom_queries (once each). */
+int ebb__engine_prom_query_add(struct ebb_engine *e, const char *q);
 
 /* framework.c: the function a Lua plugin table names for each EBB_EXT_* */
 const char *ebb__ext_func(int ext);
@@ -221,8 +224,9 @@ struct ebb_engine {
     bool background_seeded;
     ebb_background_done_fn background_done;
     void *background_done_ud;
-    /* Prometheus (lua_prometheus.c): how queries are answered, the answer a
+    /* Prometheus (framework.c): how queries are answered, the answer a
      * waiting plugin gets, the queries the policy's plugins declare */
+    const struct ebb_plugin_ops *scripts;   /* plugin files' engine (ebb_engine_opts) */
     ebb_prom_start_fn prom_start;
     void *prom_ud;
     struct ebb_prom_result *prom_answer;

@@ -79,6 +79,7 @@ int ebb_engine_create(const struct ebb_engine_opts *opts, struct ebb_engine **ou
     if ((e = calloc(1, sizeof(*e))) == NULL)
         return EBB_ENOMEM;
     e->mode = opts ? opts->mode : EBB_MODE_SIMULATE;
+    e->scripts = opts ? opts->scripts : NULL;
     e->evictions_allowed = true;
     e->fixed_now = opts ? opts->now : EBB_TIME_NONE;
     e->mem_limit = opts && opts->mem_limit ? opts->mem_limit : (size_t)64 << 20;
@@ -342,27 +343,6 @@ const char *ebb__ext_func(int ext)
     return ext >= 0 && ext < EBB_EXT_MAX ? ext_funcs[ext] : "?";
 }
 
-static const char *const trigger_names[EBB_TRIGGER_MAX_BIT] = {
-    "node-added", "node-labels", "node-taints", "node-unschedulable", "node-ready",
-    "pod-added", "pod-updated",
-};
-
-const char *ebb_trigger_name(unsigned bit)
-{
-    for (int i = 0; i < EBB_TRIGGER_MAX_BIT; i++)
-        if (bit == 1u << i)
-            return trigger_names[i];
-    return "?";
-}
-
-unsigned ebb_trigger_parse(const char *name)
-{
-    for (int i = 0; i < EBB_TRIGGER_MAX_BIT; i++)
-        if (strcmp(name, trigger_names[i]) == 0)
-            return 1u << i;
-    return 0;
-}
-
 int ebb_engine_register_lua_file(struct ebb_engine *e, const char *path, struct ebb_error *err)
 {
     struct ebb_plugin_def *d = NULL;
@@ -370,8 +350,13 @@ int ebb_engine_register_lua_file(struct ebb_engine *e, const char *path, struct 
 
     if ((d = calloc(1, sizeof(*d))) == NULL)
         return EBB_ENOMEM;
+    if (e->scripts == NULL) {
+        free(d);
+        return ebb_error_set(err, EBB_EINVAL, path, 0, NULL,
+                             "this engine runs no plugin files (no script engine was given)");
+    }
     d->type = EBB_PLUGIN_LUA;
-    d->ops = &ebb__lua_plugin_ops;
+    d->ops = e->scripts;
     if ((d->path = strdup(path)) == NULL) {
         rc = EBB_ENOMEM;
         goto fail;
@@ -1083,4 +1068,53 @@ int ebb_engine_run_cycle(struct ebb_engine *e)
         return EBB_ESTATE;
     }
     return rc;
+}
+
+/* ---- the Prometheus provider's side of the engine --------------------------- */
+
+/* How a plugin's query is answered in a cycle (ebb_engine_set_prom), the
+ * answer a waiting plugin gets, and the queries the policy's plugins
+ * declare, each asked through its engine's prom_queries operation. */
+void ebb_engine_set_prom(struct ebb_engine *e, ebb_prom_start_fn fn, void *ud)
+{
+    e->prom_start = fn;
+    e->prom_ud = ud;
+}
+
+void ebb_engine_prom_answer(struct ebb_engine *e, struct ebb_prom_result *r)
+{
+    ebb_prom_result_free(e->prom_answer);
+    e->prom_answer = r;
+    e->answer_ready = true;
+}
+
+int ebb__engine_prom_query_add(struct ebb_engine *e, const char *q)
+{
+    char **v;
+
+    for (size_t i = 0; i < e->nprom_queries; i++)
+        if (strcmp(e->prom_queries[i], q) == 0)
+            return 0;
+    if ((v = realloc(e->prom_queries, (e->nprom_queries + 1) * sizeof(*v))) == NULL)
+        return EBB_ENOMEM;
+    e->prom_queries = v;
+    if ((v[e->nprom_queries] = strdup(q)) == NULL)
+        return EBB_ENOMEM;
+    e->nprom_queries++;
+    return 0;
+}
+
+size_t ebb_engine_prom_queries(const struct ebb_engine *ce, const char *const **out)
+{
+    struct ebb_engine *e = (struct ebb_engine *)ce;   /* the list is filled once, lazily */
+
+    if (!e->prom_queries_known) {
+        for (size_t p = 0; p < e->nprofiles; p++)
+            for (size_t i = 0; i < e->profiles[p]->ninsts; i++)
+                if (e->profiles[p]->insts[i]->def->ops->prom_queries != NULL)
+                    e->profiles[p]->insts[i]->def->ops->prom_queries(e, e->profiles[p]->insts[i]);
+        e->prom_queries_known = true;
+    }
+    *out = (const char *const *)e->prom_queries;
+    return e->nprom_queries;
 }

@@ -27,20 +27,6 @@ struct ebb_kube_evict {
 
 /* ---- paths ------------------------------------------------------------------ */
 
-int ebb_kube_pod_path(char *buf, size_t len, const char *ns, const char *name)
-{
-    int n = snprintf(buf, len, "/api/v1/namespaces/%s/pods/%s", ns, name);
-    return n < 0 || (size_t)n >= len ? EBB_EINVAL : 0;
-}
-
-int ebb_kube_collection_path(char *buf, size_t len, const char *api_version, const char *ns,
-                             const char *resource)
-{
-    int n = snprintf(buf, len, "%s%s%s%s/%s", strcmp(api_version, "v1") == 0 ? "/api/" : "/apis/",
-                     api_version, ns ? "/namespaces/" : "", ns ? ns : "", resource);
-    return n < 0 || (size_t)n >= len ? EBB_EINVAL : 0;
-}
-
 /* ---- bodies ------------------------------------------------------------------ */
 
 static void micro_time(char *buf, size_t len)
@@ -357,7 +343,7 @@ int ebb_kube_evict_start(void *ud, struct ebb_eviction *ev)
         ro.content_type = ev->content_type;
     } else {
         if ((body = ebb_kube_eviction_body(ev)) == NULL ||
-            ebb_kube_pod_path(path, sizeof(path) - 9, ev->ns, ev->name) != 0) {
+            ebb_api_pod_path(path, sizeof(path) - 9, ev->ns, ev->name) != 0) {
             free(body);
             free(f);
             return EBB_WHY_API_ERROR;

@@ -1210,11 +1210,10 @@ static const luaL_Reg funcs[] = {
     { NULL, NULL },
 };
 
-int luaopen_ebb_native(lua_State *L)
+/* The metatables and functions of this file into the module table on top
+ * of the stack (lua_module.c). */
+void ebb__lua_open_ebb(lua_State *L)
 {
-    ebb__lua_register_pod(L);
-    ebb__lua_register_node(L);
-
     luaL_newmetatable(L, SELECTOR_MT);
     lua_pushcfunction(L, l_selector_gc);
     lua_setfield(L, -2, "__gc");
@@ -1240,15 +1239,5 @@ int luaopen_ebb_native(lua_State *L)
     lua_setfield(L, -2, "__name");
     lua_pop(L, 1);
 
-    luaL_newlib(L, funcs);
-    ebb__lua_open_usage(L);
-    ebb__lua_open_topology(L);
-    ebb__lua_open_groups(L);
-    ebb__lua_open_loadaware(L);
-    ebb__lua_open_evictor(L);
-    ebb__lua_open_prometheus(L);
-    ebb__lua_open_testhooks(L);
-    lua_pushlightuserdata(L, NULL);
-    lua_setfield(L, -2, "null");
-    return 1;
+    luaL_setfuncs(L, funcs, 0);
 }

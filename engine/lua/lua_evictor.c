@@ -26,7 +26,7 @@
 
 #include <lauxlib.h>
 #include <cjson/cJSON.h>
-#include "ebb/kube_evict.h"
+#include "ebb/api_path.h"
 
 #include "lua/lua_int.h"
 
@@ -581,7 +581,7 @@ static void set_body(lua_State *L, struct ebb_evict_call *c, cJSON *body)
 static void set_pod_path(lua_State *L, struct ebb_evict_call *c)
 {
     char path[600];
-    if (ebb_kube_pod_path(path, sizeof(path), c->pod->ns, c->pod->name) != 0)
+    if (ebb_api_pod_path(path, sizeof(path), c->pod->ns, c->pod->name) != 0)
         luaL_error(L, "the pod's name is too long for a request path");
     c->act.path = dup_str(L, path);
 }
@@ -878,7 +878,7 @@ static int l_api_create(lua_State *L)
 #undef REFUSE
     sort_members(L, obj);
     sort_members(L, meta);
-    if (ebb_kube_collection_path(path, sizeof(path), av, namespaced ? c->pod->ns : NULL, res) != 0)
+    if (ebb_api_collection_path(path, sizeof(path), av, namespaced ? c->pod->ns : NULL, res) != 0)
         return luaL_error(L, "ctx.api:create: the request path is too long");
     snprintf(text, sizeof(text), "create %s %s%s%s%s", kind, namespaced ? c->pod->ns : "",
              namespaced ? "/" : "", name ? name : gen, name ? "" : "*");

@@ -10,6 +10,7 @@
 #include <lua.h>
 
 #include "core/engine.h"
+#include "ebb/lua.h"
 
 /* ---- vm.c: one sandboxed lua_State ------------------------------------- */
 
@@ -68,6 +69,20 @@ static inline struct ebb_vm *ebb__vm_of(lua_State *L)
 {
     return *(struct ebb_vm **)lua_getextraspace(L);
 }
+
+/* ---- budget.c: the time budget of calls, and who runs -------------------- */
+
+int ebb__budget_start(void);                          /* the watchdog thread, once */
+int ebb__budget_arm(struct ebb_vm *vm, lua_State *L); /* a call begins; EBB_ELIMIT: too deep */
+void ebb__budget_disarm(void);                        /* it ended */
+void ebb__budget_count_call(void);                    /* for ebb_budget_arms */
+/* Make co the coroutine the watchdog hooks when the budget expires (the
+ * previous one returned); ebb__budget_running only records it. */
+lua_State *ebb__budget_enter(struct ebb_vm *vm, lua_State *co);
+lua_State *ebb__budget_running(struct ebb_vm *vm, lua_State *co);
+void ebb__budget_kept_cycle(struct ebb_vm *vm);       /* `kept` counts one cycle */
+int ebb__budget_ms(const struct ebb_vm *vm);
+void ebb__lua_open_coroutine(lua_State *L);           /* resume, wrap, close */
 
 /* Load a text chunk and run it; leaves its first result on the stack.
  * On failure fills err (file, line from the Lua message) and returns
@@ -244,7 +259,8 @@ int ebb__evictor_check_table(lua_State *L, const char *path, unsigned exts,
 
 /* ---- Lua bindings (lua_*.c) ----------------------------------------------- */
 
-int luaopen_ebb_native(lua_State *L);     /* require("ebb.native") */
+int luaopen_ebb_native(lua_State *L);     /* require("ebb.native"): lua_module.c */
+void ebb__lua_open_ebb(lua_State *L);     /* lua_ebb.c's part of it */
 void ebb__lua_push_pod(lua_State *L, const struct ebb_pod *p);
 void ebb__lua_push_node(lua_State *L, const struct ebb_node *n);
 /* The pod / node of a view at `idx`; raises on a wrong type or a view of
@@ -292,6 +308,8 @@ void ebb__lua_open_evictor(lua_State *L);   /* ebb.json, ebb.rfc3339, ctx.api */
 void ebb__lua_open_string(lua_State *L);
 void ebb__lua_open_table(lua_State *L);
 void ebb__lua_open_prometheus(lua_State *L);   /* ebb.prometheus_query */
+/* The prom_queries operation of Lua plugins (lua_prometheus.c). */
+void ebb__lua_prom_queries(struct ebb_engine *e, struct ebb_plugin_inst *inst);
 void ebb__lua_open_testhooks(lua_State *L);    /* lua_testhook.c: test builds only */
 /* The nodes of a NodeList at idx, or NULL with *n = 0 when it is not one. */
 struct ebb_node *const *ebb__lua_nodelist(lua_State *L, int idx, size_t *n);

@@ -17,6 +17,7 @@
 
 #include <lauxlib.h>
 
+#include "ebb/lua.h"
 #include "lua/lua_int.h"
 
 static bool valid_plugin_name(const char *s)
@@ -50,6 +51,11 @@ static struct ebb_vm *new_vm(struct ebb_engine *e, const char *name,
 
     if (ebb__vm_create(&o, &vm) != 0)
         return NULL;
+    /* the bindings: require("ebb.native") */
+    luaL_getsubtable(vm->L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+    lua_pushcfunction(vm->L, luaopen_ebb_native);
+    lua_setfield(vm->L, -2, "ebb.native");
+    lua_pop(vm->L, 1);
     lua_gc(vm->L, LUA_GCSTOP);
     return vm;
 }
@@ -441,7 +447,7 @@ static void plugin_destroy(struct ebb_plugin_inst *inst)
     inst->vm = NULL;
 }
 
-const struct ebb_plugin_ops ebb__lua_plugin_ops = {
+static const struct ebb_plugin_ops lua_plugin_ops = {
     .name = "lua",
     .define = plugin_define,
     .create = plugin_create,
@@ -453,4 +459,10 @@ const struct ebb_plugin_ops ebb__lua_plugin_ops = {
     .unchanged = plugin_unchanged,
     .adopt = plugin_adopt,
     .destroy = plugin_destroy,
+    .prom_queries = ebb__lua_prom_queries,
 };
+
+const struct ebb_plugin_ops *ebb_lua_plugins(void)
+{
+    return &lua_plugin_ops;
+}

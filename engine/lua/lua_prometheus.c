@@ -1,6 +1,7 @@
-/* Prometheus in Lua: ebb.prometheus_query(query), and the engine's side of
- * the provider (how a query is answered in a cycle, the queries the
- * policy's plugins declare).
+/* Prometheus in Lua: ebb.prometheus_query(query), and the queries a Lua
+ * plugin declares (its table's prometheus_queries(args): the prom_queries
+ * operation of the Lua plugin engine, which the core asks through
+ * struct ebb_plugin_ops).
  *
  * A query is answered by whatever the subcommand set with
  * ebb_engine_set_prom: `ebb run` sends it to the server on the loop and the
@@ -14,37 +15,8 @@
 #include <lauxlib.h>
 
 #include "ebb/config.h"
-#include "ebb/prometheus.h"
+#include "ebb/prom_result.h"
 #include "lua/lua_int.h"
-
-void ebb_engine_set_prom(struct ebb_engine *e, ebb_prom_start_fn fn, void *ud)
-{
-    e->prom_start = fn;
-    e->prom_ud = ud;
-}
-
-void ebb_engine_prom_answer(struct ebb_engine *e, struct ebb_prom_result *r)
-{
-    ebb_prom_result_free(e->prom_answer);
-    e->prom_answer = r;
-    e->answer_ready = true;
-}
-
-static int add_query(struct ebb_engine *e, const char *q)
-{
-    char **v;
-
-    for (size_t i = 0; i < e->nprom_queries; i++)
-        if (strcmp(e->prom_queries[i], q) == 0)
-            return 0;
-    if ((v = realloc(e->prom_queries, (e->nprom_queries + 1) * sizeof(*v))) == NULL)
-        return EBB_ENOMEM;
-    e->prom_queries = v;
-    if ((v[e->nprom_queries] = strdup(q)) == NULL)
-        return EBB_ENOMEM;
-    e->nprom_queries++;
-    return 0;
-}
 
 #define QUERY_MAX ((size_t)64 << 10)   /* bytes of one PromQL query */
 #define QUERIES_MAX 256                 /* queries of one plugin */
@@ -60,7 +32,7 @@ static int read_queries(lua_State *L)
     n = ebb__lr_len(L, 1, QUERIES_MAX, "prometheus_queries() result");
     for (size_t i = 1; i <= n; i++) {
         ebb__lr_index(L, 1, (lua_Integer)i);
-        if (add_query(e, ebb__lr_str(L, -1, QUERY_MAX, EBB_LR_TEXT, NULL,
+        if (ebb__engine_prom_query_add(e, ebb__lr_str(L, -1, QUERY_MAX, EBB_LR_TEXT, NULL,
                                      "prometheus_queries() result[%zu]", i)) != 0)
             return luaL_error(L, "not enough memory");
         lua_pop(L, 1);
@@ -68,8 +40,9 @@ static int read_queries(lua_State *L)
     return 0;
 }
 
-/* plugin.prometheus_queries(args) -> { "promql", ... } of one instance. */
-static void inst_queries(struct ebb_engine *e, struct ebb_plugin_inst *inst)
+/* plugin.prometheus_queries(args) -> { "promql", ... } of one instance
+ * (the prom_queries operation of the Lua plugin engine). */
+void ebb__lua_prom_queries(struct ebb_engine *e, struct ebb_plugin_inst *inst)
 {
     struct ebb_error err = { 0 };
     lua_State *L;
@@ -100,20 +73,6 @@ static void inst_queries(struct ebb_engine *e, struct ebb_plugin_inst *inst)
                 ebb__lr_message(L, -1));
         lua_pop(L, 1);
     }
-}
-
-size_t ebb_engine_prom_queries(const struct ebb_engine *ce, const char *const **out)
-{
-    struct ebb_engine *e = (struct ebb_engine *)ce;   /* the list is filled once, lazily */
-
-    if (!e->prom_queries_known) {
-        for (size_t p = 0; p < e->nprofiles; p++)
-            for (size_t i = 0; i < e->profiles[p]->ninsts; i++)
-                inst_queries(e, e->profiles[p]->insts[i]);
-        e->prom_queries_known = true;
-    }
-    *out = (const char *const *)e->prom_queries;
-    return e->nprom_queries;
 }
 
 /* The answer as Lua sees it: {[instance] = value, ...}, or nil, message,

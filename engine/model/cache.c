@@ -7,7 +7,7 @@
 #include <cjson/cJSON.h>
 
 #include "ebb/cache.h"
-#include "ebb/prometheus.h"
+#include "ebb/prom_result.h"
 #include "ebb/selector.h"
 #include "base/map.h"
 

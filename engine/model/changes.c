@@ -2,7 +2,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ebb.h"
 #include "ebb/changes.h"
 #include "base/map.h"
 
@@ -221,4 +220,27 @@ unsigned ebb_changes_take(struct ebb_changes *c, const char *const **nodes, size
     *nodes = c->taken;
     *n = c->ntaken;
     return bits;
+}
+
+/* ---- names of the changes a plugin may react to --------------------------- */
+
+static const char *const trigger_names[EBB_TRIGGER_MAX_BIT] = {
+    "node-added", "node-labels", "node-taints", "node-unschedulable", "node-ready",
+    "pod-added", "pod-updated",
+};
+
+const char *ebb_trigger_name(unsigned bit)
+{
+    for (int i = 0; i < EBB_TRIGGER_MAX_BIT; i++)
+        if (bit == 1u << i)
+            return trigger_names[i];
+    return "?";
+}
+
+unsigned ebb_trigger_parse(const char *name)
+{
+    for (int i = 0; i < EBB_TRIGGER_MAX_BIT; i++)
+        if (strcmp(name, trigger_names[i]) == 0)
+            return 1u << i;
+    return 0;
 }

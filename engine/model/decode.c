@@ -15,7 +15,7 @@
 #include <cjson/cJSON.h>
 
 #include "ebb/decode.h"
-#include "ebb/prometheus.h"
+#include "ebb/prom_result.h"
 #include "ebb/quantity.h"
 #include "ebb/selector.h"
 #include "ebb/taints.h"

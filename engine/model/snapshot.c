@@ -24,7 +24,7 @@
 #include <cjson/cJSON.h>
 
 #include "ebb/cache.h"
-#include "ebb/prometheus.h"
+#include "ebb/prom_result.h"
 #include "ebb/snapshot.h"
 #include "ebb/val.h"
 #include "base/map.h"

@@ -259,8 +259,8 @@ static bool query_int(struct ebb_http_req *r, const char *key, long long *out)
     return true;
 }
 
-/* The resourceVersion of a list or watch; false: answered (500, the API
- * server's own answer to a resourceVersion that is not a number). */
+/* The resourceVersion of a list or watch; false: answered (400 BadRequest,
+ * the API server's own answer to a resourceVersion that is not a number). */
 static bool query_rv(struct ebb_http_req *r, const char *rvq, uint64_t *out)
 {
     char msg[300];
@@ -268,10 +268,10 @@ static bool query_rv(struct ebb_http_req *r, const char *rvq, uint64_t *out)
     if (parse_rv(rvq, out) == 0)
         return true;
     snprintf(msg, sizeof(msg),
-             "resourceVersion: Invalid value: \"%.100s\": strconv.ParseUint: parsing \"%.100s\": "
-             "invalid syntax",
+             "invalid resource version: resourceVersion: Invalid value: \"%.100s\": "
+             "strconv.ParseUint: parsing \"%.100s\": invalid syntax",
              rvq, rvq);
-    ebb__reply_status(r, 500, NULL, msg, NULL);
+    ebb__reply_status(r, 400, "BadRequest", msg, NULL);
     return false;
 }
 

@@ -96,6 +96,7 @@ static const struct col pc_cols[] = {
     { "Value", "integer", "", 0, "The priority pods of this class get." },
     { "Global-Default", "boolean", "", 0, "Whether pods without a class get this one." },
     AGE_COL,
+    { "PreemptionPolicy", "string", "", 0, "Whether pods of this class preempt lower ones." },
 };
 
 static const struct col lease_cols[] = {
@@ -623,6 +624,7 @@ static void pc_row(const cJSON *obj, cJSON *cells, cJSON *row, int64_t now)
     cJSON_AddItemToArray(cells, cJSON_CreateNumber(num_or(obj, "value", 0)));
     cJSON_AddItemToArray(cells, cJSON_CreateBool(cJSON_IsTrue(at(obj, "globalDefault"))));
     add_age(cells, meta, now);
+    add_str(cells, str_or(obj, "preemptionPolicy", ""));
 }
 
 static void lease_row(const cJSON *obj, cJSON *cells, cJSON *row, int64_t now)

@@ -11,6 +11,7 @@
 #include "ebb/background.h"
 #include "ebb/flags.h"
 #include "ebb/snapshot.h"
+#include "ebb/lua.h"
 
 #define NOW "2026-11-22T12:00:00Z"
 #define EVACUATION "admission webhook \"virt-launcher-eviction-interceptor.kubevirt.io\" denied " \
@@ -237,7 +238,7 @@ static char dir[64];
 
 static struct ebb_engine *engine(int mode, unsigned features, const char *limits)
 {
-    struct ebb_engine_opts eo = { .mode = mode, .home = ".", .features = features };
+    struct ebb_engine_opts eo = { .mode = mode, .home = ".", .features = features, .scripts = ebb_lua_plugins() };
     struct ebb_engine *e = NULL;
     struct ebb_cache *c = NULL;
     struct ebb_policy *pol = NULL;

@@ -8,6 +8,7 @@
 
 #include "ebb.h"
 #include "ebb/snapshot.h"
+#include "ebb/lua.h"
 
 #define NOW "2026-11-22T12:00:00Z"
 
@@ -66,7 +67,7 @@ static char dir[64];
 
 static struct ebb_engine *live_engine(void)
 {
-    struct ebb_engine_opts eo = { .mode = EBB_MODE_LIVE, .home = "." };
+    struct ebb_engine_opts eo = { .mode = EBB_MODE_LIVE, .home = ".", .scripts = ebb_lua_plugins() };
     struct ebb_engine *e = NULL;
     struct ebb_cache *c = NULL;
     struct ebb_policy *pol = NULL;

@@ -10,6 +10,7 @@
 #include "ebb/cache.h"
 #include "ebb/config.h"
 #include "ebb/snapshot.h"
+#include "ebb/lua.h"
 
 #define NOW "2026-11-22T12:00:00Z"
 
@@ -83,7 +84,7 @@ static const struct ebb_native_plugin ask_plugin = {
 static void run(const char *evictor_args)
 {
     char policy[2048];
-    struct ebb_engine_opts eo = { .mode = EBB_MODE_SIMULATE, .home = "." };
+    struct ebb_engine_opts eo = { .mode = EBB_MODE_SIMULATE, .home = ".", .scripts = ebb_lua_plugins() };
     struct ebb_engine *e = NULL;
     struct ebb_cache *c = NULL;
     struct ebb_policy *pol = NULL;

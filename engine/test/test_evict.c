@@ -7,6 +7,7 @@
 #include "ebb.h"
 #include "ebb/simulate.h"
 #include "ebb/snapshot.h"
+#include "ebb/lua.h"
 
 #define NOW "2026-11-22T12:00:00Z"
 
@@ -92,7 +93,7 @@ static const struct ebb_native_plugin evictor_test_plugin = {
 static struct ebb_engine *run(const char *policy_top, int cycles)
 {
     char policy[2048];
-    struct ebb_engine_opts eo = { .mode = EBB_MODE_SIMULATE, .home = "." };
+    struct ebb_engine_opts eo = { .mode = EBB_MODE_SIMULATE, .home = ".", .scripts = ebb_lua_plugins() };
     struct ebb_engine *e = NULL;
     struct ebb_cache *c = NULL;
     struct ebb_policy *pol = NULL;

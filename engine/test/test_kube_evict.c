@@ -42,18 +42,18 @@ static void test_paths(void **state)
     char buf[128];
     (void)state;
 
-    assert_int_equal(ebb_kube_pod_path(buf, sizeof(buf), "shop", "web-1"), 0);
+    assert_int_equal(ebb_api_pod_path(buf, sizeof(buf), "shop", "web-1"), 0);
     assert_string_equal(buf, "/api/v1/namespaces/shop/pods/web-1");
-    assert_int_equal(ebb_kube_collection_path(buf, sizeof(buf), "v1", "shop", "configmaps"), 0);
+    assert_int_equal(ebb_api_collection_path(buf, sizeof(buf), "v1", "shop", "configmaps"), 0);
     assert_string_equal(buf, "/api/v1/namespaces/shop/configmaps");
-    assert_int_equal(ebb_kube_collection_path(buf, sizeof(buf), "scheduling.koordinator.sh/v1alpha1",
+    assert_int_equal(ebb_api_collection_path(buf, sizeof(buf), "scheduling.koordinator.sh/v1alpha1",
                                               NULL, "podmigrationjobs"), 0);
     assert_string_equal(buf, "/apis/scheduling.koordinator.sh/v1alpha1/podmigrationjobs");
-    assert_int_equal(ebb_kube_collection_path(buf, sizeof(buf), "batch/v1", "shop", "jobs"), 0);
+    assert_int_equal(ebb_api_collection_path(buf, sizeof(buf), "batch/v1", "shop", "jobs"), 0);
     assert_string_equal(buf, "/apis/batch/v1/namespaces/shop/jobs");
     /* what does not fit is refused, never cut */
-    assert_int_equal(ebb_kube_pod_path(buf, 20, "shop", "web-1"), EBB_EINVAL);
-    assert_int_equal(ebb_kube_collection_path(buf, 10, "v1", NULL, "nodes"), EBB_EINVAL);
+    assert_int_equal(ebb_api_pod_path(buf, 20, "shop", "web-1"), EBB_EINVAL);
+    assert_int_equal(ebb_api_collection_path(buf, 10, "v1", NULL, "nodes"), EBB_EINVAL);
 }
 
 static void test_eviction_body(void **state)

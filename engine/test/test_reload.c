@@ -10,6 +10,7 @@
 #include "ebb.h"
 #include "ebb/reload.h"
 #include "ebb/snapshot.h"
+#include "ebb/lua.h"
 
 static const char *cluster =
     "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":["
@@ -86,7 +87,7 @@ static struct ebb_sources sources(void)
 
 static struct ebb_engine *build(void)
 {
-    struct ebb_engine_opts eo = { .mode = EBB_MODE_SIMULATE, .home = "." };
+    struct ebb_engine_opts eo = { .mode = EBB_MODE_SIMULATE, .home = ".", .scripts = ebb_lua_plugins() };
     struct ebb_sources s = sources();
     struct ebb_error err = { 0 };
     struct ebb_engine *e = NULL;
@@ -216,7 +217,7 @@ static void no_swap_while_a_cycle_runs(void **state)
         " \"uid\":\"u1\",\"ownerReferences\":[{\"kind\":\"ReplicaSet\",\"name\":\"web-6c9\",\"uid\":\"rs1\","
         " \"controller\":true}]},\"spec\":{\"nodeName\":\"node-a\",\"containers\":[{\"name\":\"c\","
         " \"image\":\"nginx:1.27\"}]},\"status\":{\"phase\":\"Running\"}}]}";
-    struct ebb_engine_opts eo = { .mode = EBB_MODE_LIVE, .home = "." };
+    struct ebb_engine_opts eo = { .mode = EBB_MODE_LIVE, .home = ".", .scripts = ebb_lua_plugins() };
     struct ebb_sources s;
     struct ebb_error err = { 0 };
     struct ebb_engine *e = NULL, *gen;
@@ -291,7 +292,7 @@ static void the_hash_follows_content_not_links(void **state)
 
 static void a_bad_generation_names_file_and_line(void **state)
 {
-    struct ebb_engine_opts eo = { .mode = EBB_MODE_SIMULATE, .home = "." };
+    struct ebb_engine_opts eo = { .mode = EBB_MODE_SIMULATE, .home = ".", .scripts = ebb_lua_plugins() };
     struct ebb_sources s;
     struct ebb_error err = { 0 };
     struct ebb_engine *e = NULL;

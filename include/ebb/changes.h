@@ -12,6 +12,21 @@
 
 #include "cache.h"
 
+/* The changes a plugin may react to, besides the periodic cycle: its table
+ * lists them by name, `triggers = { "node-taints", "node-labels" }`. */
+enum ebb_trigger {
+    EBB_TRIGGER_NODE_ADDED = 1u << 0,          /* "node-added" */
+    EBB_TRIGGER_NODE_LABELS = 1u << 1,         /* "node-labels" */
+    EBB_TRIGGER_NODE_TAINTS = 1u << 2,         /* "node-taints" */
+    EBB_TRIGGER_NODE_UNSCHEDULABLE = 1u << 3,  /* "node-unschedulable" */
+    EBB_TRIGGER_NODE_READY = 1u << 4,          /* "node-ready": readiness changed */
+    EBB_TRIGGER_POD_ADDED = 1u << 5,           /* "pod-added": a new pod on a node */
+    EBB_TRIGGER_POD_UPDATED = 1u << 6,         /* "pod-updated": a pod on a node changed */
+    EBB_TRIGGER_MAX_BIT = 7,
+};
+const char *ebb_trigger_name(unsigned bit);          /* one bit -> "node-taints" */
+unsigned ebb_trigger_parse(const char *name);         /* 0 if unknown */
+
 struct ebb_changes;
 
 int ebb_changes_create(struct ebb_changes **out);

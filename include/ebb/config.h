@@ -116,6 +116,9 @@ int ebb_policy_parse(const char *buf, size_t len, const char *file, struct ebb_p
                      struct ebb_error *err);
 void ebb_policy_free(struct ebb_policy *p);
 
+/* The Prometheus metrics provider of a policy, or NULL. */
+const struct ebb_metrics_provider *ebb_prom_provider(const struct ebb_policy *p);
+
 /* The pluginConfig entry for `name` in `profile`, or NULL. */
 const struct ebb_plugin_config *ebb_profile_config(const struct ebb_profile *profile,
                                                    const char *name);

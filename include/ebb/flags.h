@@ -8,6 +8,12 @@
 
 #include "common.h"
 
+/* Feature gates, as upstream's --feature-gates names them (all off by
+ * default). EvictionsInBackground: see ebb/background.h. */
+#define EBB_FEATURE_EVICTIONS_IN_BACKGROUND (1u << 0)
+/* A time budget of none (--script-timeout 0 where allowed). */
+#define EBB_BUDGET_OFF UINT64_MAX
+
 /* A Go duration ("90s", "1h30m") of at least 0, in seconds. */
 bool ebb_flag_duration(const char *flag, const char *v, double *seconds);
 /* --script-timeout: a duration of 1ms or more, in ms; with allow_off, "0"

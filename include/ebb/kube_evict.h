@@ -22,17 +22,8 @@
 #include <stddef.h>
 
 #include "ebb.h"
+#include "api_path.h"
 #include "kube.h"
-
-/* ---- request paths ---------------------------------------------------------- */
-
-/* "/api/v1/namespaces/NS/pods/NAME" into buf. EBB_EINVAL when it does not fit. */
-int ebb_kube_pod_path(char *buf, size_t len, const char *ns, const char *name);
-/* The collection of `resource` (a plural) in `api_version` ("v1" is the
- * core group under /api, anything else under /apis), in namespace `ns`, or
- * cluster-scoped when ns is NULL. EBB_EINVAL when it does not fit. */
-int ebb_kube_collection_path(char *buf, size_t len, const char *api_version, const char *ns,
-                             const char *resource);
 
 /* ---- what an answer means ------------------------------------------------------ */
 

@@ -27,6 +27,7 @@
 #include <uv.h>
 
 #include "common.h"
+#include "prom_result.h"
 #include "str.h"
 
 struct cJSON;
@@ -36,49 +37,8 @@ struct ebb_policy;
 struct ebb_metrics_provider;
 struct ebb_kube_config;
 
-#define EBB_PROM_API_VERSION "ebb/v1alpha1"
-#define EBB_PROM_KIND "PrometheusQueryResult"
 /* upstream's prometheusAuthTokenSecretKey */
 #define EBB_PROM_TOKEN_KEY "prometheusAuthToken"
-
-struct ebb_prom_sample {
-    char *instance;
-    double value;
-};
-
-struct ebb_prom_result {
-    char *query;
-    ebb_str key;                 /* the query, interned: the cache's key (decoded results) */
-    int64_t time;                /* evaluation time, seconds since the epoch */
-    char *error;                 /* NULL when the result is usable */
-    bool no_client;              /* error: there is no client to ask ("client not initialized") */
-    char *result_type;           /* "vector", "matrix", ...; NULL when none came back */
-    size_t n;
-    struct ebb_prom_sample *samples;   /* instance -> value, in the answer's order */
-    char *data;                  /* the answer's "data" object as JSON (for ebb record) */
-};
-
-void ebb_prom_result_free(struct ebb_prom_result *r);   /* NULL-safe */
-/* A deep copy (NULL on ENOMEM). */
-struct ebb_prom_result *ebb_prom_result_copy(const struct ebb_prom_result *r);
-/* A result that failed for `why` (printf-style); NULL on ENOMEM. */
-struct ebb_prom_result *ebb_prom_result_failed(const char *query, int64_t time, bool no_client,
-                                               const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-/* The answer of /api/v1/query: HTTP `status` and body (status < 0: a
- * transport failure, body its message). Never fails but on ENOMEM (NULL):
- * what is wrong goes into result->error, in upstream's words. */
-struct ebb_prom_result *ebb_prom_result_parse(const char *query, int64_t time, int status,
-                                              const char *body, size_t len);
-/* A snapshot item of kind PrometheusQueryResult:
- *   {"apiVersion": "ebb/v1alpha1", "kind": "PrometheusQueryResult",
- *    "metadata": {"name": "q-<hash>"}, "query": "...", "time": "RFC 3339",
- *    "data": {...the answer's data...}} or, instead of data, "error": "..."
- * EBB_ESCHEMA with err->field on a bad item. */
-int ebb_prom_result_decode(const struct cJSON *item, struct ebb_prom_result **out,
-                           struct ebb_error *err);
-/* The item for `r` (malloc'd JSON text), or NULL on ENOMEM. */
-char *ebb_prom_result_json(const struct ebb_prom_result *r);
 
 /* ---- the client --------------------------------------------------------- */
 
@@ -145,41 +105,5 @@ bool ebb_prom_live_synced(const struct ebb_prom_live *l);
 /* `cb` (may be NULL) runs once memory is freed. */
 void ebb_prom_live_close(struct ebb_prom_live *l, void (*cb)(void *ud), void *ud);
 
-/* `ebb record --policy`: the policy's queries (ebb_engine_prom_queries of
- * an engine built from it) asked at this instant of its provider (or of
- * `url`), the token read from its Secret through `kc`, each result as a
- * snapshot item (ebb_prom_result_json) in items[0..n). A policy that does
- * not load is EBB_ESCHEMA/EBB_EIO with its file and line; a query that
- * fails is recorded as failed. */
-struct ebb_prom_record {
-    const char *policy;
-    const char *dirs[16];
-    size_t ndirs;
-    const char *url;             /* NULL: the provider's */
-    int64_t time;                /* the instant asked; 0: now */
-    const struct ebb_kube_config *kc;
-    char **items;                /* out */
-    size_t n;
-};
-int ebb_prom_record(struct ebb_prom_record *pr, struct ebb_error *err);
-void ebb_prom_record_free(struct ebb_prom_record *pr);
-
-/* The Prometheus provider of a policy, or NULL. */
-const struct ebb_metrics_provider *ebb_prom_provider(const struct ebb_policy *p);
-
-/* ---- plugins and the engine -------------------------------------------- */
-
-/* How a plugin's ebb.prometheus_query(q) is answered: at once (*now set,
- * return 0: simulate) or later through ebb_engine_prom_answer (return
- * EBB_CYCLE_WAITING: live). Called from the cycle; `ud` is the caller's. */
-typedef int (*ebb_prom_start_fn)(void *ud, struct ebb_engine *e, const char *query, int64_t time,
-                                 struct ebb_prom_result **now);
-void ebb_engine_set_prom(struct ebb_engine *e, ebb_prom_start_fn fn, void *ud);
-/* The answer to the query a plugin waits for (takes `r`); the caller then
- * resumes the cycle (ebb_engine_cycle_resume). */
-void ebb_engine_prom_answer(struct ebb_engine *e, struct ebb_prom_result *r);
-/* The distinct queries the policy's plugins declare (a plugin table's
- * `prometheus_queries(args)`), valid until the policy changes. */
-size_t ebb_engine_prom_queries(const struct ebb_engine *e, const char *const **out);
 
 #endif
