@@ -63,11 +63,6 @@ static void usage(FILE *f)
           f);
 }
 
-static int duration_s(const char *flag, const char *v, double *out)
-{
-    return ebb_flag_duration(flag, v, out) ? 0 : EXIT_INPUT;
-}
-
 static int parse(int argc, char **argv, struct run_opts *o)
 {
     enum {
@@ -117,7 +112,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    int c, rc;
+    int c;
     char *end;
 
     memset(o, 0, sizeof(*o));
@@ -136,6 +131,9 @@ static int parse(int argc, char **argv, struct run_opts *o)
     opterr = 0;
     optind = 2;
     while ((c = getopt_long(argc, argv, ":vqh", longopts, NULL)) != -1) {
+        const char *dur = NULL;   /* a flag that takes a Go duration, read into *d */
+        double *d = NULL;
+
         switch (c) {
         case F_POLICY: o->policy = optarg; break;
         case F_DIR:
@@ -147,25 +145,13 @@ static int parse(int argc, char **argv, struct run_opts *o)
             break;
         case F_KUBECONFIG: o->kubeconfig = optarg; break;
         case F_CONTEXT: o->context = optarg; break;
-        case F_INTERVAL:
-            if ((rc = duration_s("--interval", optarg, &o->interval_s)) != 0)
-                return rc;
-            break;
+        case F_INTERVAL: dur = "--interval"; d = &o->interval_s; break;
         case F_ONCE: o->once = true; break;
         case F_DRY: o->dry_run = true; break;
         case F_LE: o->leader_elect = optarg == NULL || strcmp(optarg, "true") == 0; break;
-        case F_LE_DUR:
-            if ((rc = duration_s("--leader-elect-lease-duration", optarg, &o->lo.lease_s)) != 0)
-                return rc;
-            break;
-        case F_LE_RENEW:
-            if ((rc = duration_s("--leader-elect-renew-deadline", optarg, &o->lo.renew_deadline_s)) != 0)
-                return rc;
-            break;
-        case F_LE_RETRY:
-            if ((rc = duration_s("--leader-elect-retry-period", optarg, &o->lo.retry_s)) != 0)
-                return rc;
-            break;
+        case F_LE_DUR: dur = "--leader-elect-lease-duration"; d = &o->lo.lease_s; break;
+        case F_LE_RENEW: dur = "--leader-elect-renew-deadline"; d = &o->lo.renew_deadline_s; break;
+        case F_LE_RETRY: dur = "--leader-elect-retry-period"; d = &o->lo.retry_s; break;
         case F_LE_NAME: o->lo.name = optarg; break;
         case F_LE_NS: o->lo.ns = optarg; break;
         case F_LE_LOCK:
@@ -196,34 +182,15 @@ static int parse(int argc, char **argv, struct run_opts *o)
                 return EXIT_INPUT;
             }
             break;
-        case F_STALE:
-            if ((rc = duration_s("--max-stale", optarg, &o->max_stale_s)) != 0)
-                return rc;
-            break;
-        case F_SYNC_TIMEOUT:
-            if ((rc = duration_s("--sync-timeout", optarg, &o->sync_timeout_s)) != 0)
-                return rc;
-            if (o->sync_timeout_s <= 0) {
-                fprintf(stderr, "ebb: error: --sync-timeout: \"%s\" must be longer than 0\n", optarg);
-                return EXIT_INPUT;
-            }
-            break;
+        case F_STALE: dur = "--max-stale"; d = &o->max_stale_s; break;
+        case F_SYNC_TIMEOUT: dur = "--sync-timeout"; d = &o->sync_timeout_s; break;
         case F_PAGE:
             o->page_size = (int)strtol(optarg, &end, 10);
             break;
-        case F_RELOAD_DEBOUNCE:
-            if ((rc = duration_s("--reload-debounce", optarg, &o->reload_debounce_s)) != 0)
-                return rc;
-            break;
-        case F_RELOAD_POLL:
-            if ((rc = duration_s("--reload-poll", optarg, &o->reload_poll_s)) != 0)
-                return rc;
-            break;
+        case F_RELOAD_DEBOUNCE: dur = "--reload-debounce"; d = &o->reload_debounce_s; break;
+        case F_RELOAD_POLL: dur = "--reload-poll"; d = &o->reload_poll_s; break;
         case F_NO_RELOAD: o->reload = false; break;
-        case F_TRIGGER_DELAY:
-            if ((rc = duration_s("--trigger-delay", optarg, &o->trigger_delay_s)) != 0)
-                return rc;
-            break;
+        case F_TRIGGER_DELAY: dur = "--trigger-delay"; d = &o->trigger_delay_s; break;
         case F_SCRIPT_TIMEOUT:
             if (!ebb_flag_script_timeout("--script-timeout", optarg, false, &o->script_timeout_ms))
                 return EXIT_INPUT;
@@ -248,6 +215,12 @@ static int parse(int argc, char **argv, struct run_opts *o)
         case ':':
         default:
             ebb_flag_getopt_error(c, argv, usage);
+            return EXIT_INPUT;
+        }
+        if (dur != NULL && !ebb_flag_duration(dur, optarg, d))
+            return EXIT_INPUT;
+        if (c == F_SYNC_TIMEOUT && o->sync_timeout_s <= 0) {
+            fprintf(stderr, "ebb: error: --sync-timeout: \"%s\" must be longer than 0\n", optarg);
             return EXIT_INPUT;
         }
     }
