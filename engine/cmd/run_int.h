@@ -15,9 +15,10 @@
  * thread's own function (run_handoff.c: worker_main) and what a job calls
  * (the engine, the evictor and Prometheus hooks queue_eviction and
  * queue_query). The fields of `struct runner` say which side may touch
- * them and when. Calls go run.c -> run_handoff.c, run_reload.c; the end of
- * a job comes back to run.c (ebb__run_cycle_finished) and run_reload.c
- * (ebb__run_build_done). */
+ * them and when. run.c posts a cycle's jobs and run_reload.c a build's to
+ * run_handoff.c; the end of a job comes back to run.c
+ * (ebb__run_cycle_finished) or run_reload.c (ebb__run_build_done), which
+ * go on through run.c (the next cycle, a triggered run, the shutdown). */
 #ifndef EBB_RUN_INT_H
 #define EBB_RUN_INT_H
 
