@@ -1,191 +1,30 @@
 /* `ebb run`: the descheduler against a live cluster.
  *
- * Two threads. The loop thread runs one libuv loop for all I/O: the kube
- * client, the watches, leader election, the HTTP server (/metrics,
- * /healthz, /readyz), Prometheus queries, timers and signals. Scripts never
- * run on it. The script thread (the worker) runs the engine's jobs one at a
- * time: a cycle's start, its resumption after an answer, and building a new
- * policy generation. Whatever a script does, the loop keeps serving.
- *
- * Hand-off, not sharing. The engine, the cache and the interned strings
- * belong to the worker while a job runs (`busy`) and to the loop otherwise:
- *   - the job is posted and its end reported under `mu` (the worker
- *     signals the end through `job_async`); nothing else is locked;
- *   - while a job runs the watches hold their events as raw bytes (a cycle
- *     holds them from its start to its end, a build for its job), so the
- *     loop decodes nothing into the cache nor interns a string;
- *   - what a job asks of the loop (an eviction to send, a Prometheus
- *     query) is queued by the worker in `out`/`prom_out` and taken by the
- *     loop when the job has ended: a strategy that waits for the answer has
- *     suspended (the job ends), a native plugin's evictions go out when its
- *     run ends;
- *   - what the loop learns for the engine while a job runs (an eviction's
- *     answer, a Prometheus answer, losing the lease, SIGTERM) waits in
- *     `deferred` and is applied when the job ends; sending is gated on the
- *     loop too, so nothing is sent once the lease is lost or SIGTERM came.
- *
- * A stuck script. The sandbox stops a script at its time budget; a native
- * call can still hang. The loop looks at the running call every
- * OVERDUE_TICK_MS (ebb_budget_overdue, kept by the budget's watchdog): past
- * its budget by more than the budget again (at least 1 s) it is stuck. The
- * process says so (log, ebb_plugin_stuck, /healthz fails naming the plugin
- * so that the kubelet restarts it), gives up its Lease at once so that a
- * standby leads, and starts no more cycles. SIGTERM while a job runs: the
- * job gets DRAIN_MS minus a second to end, then the process exits (with
- * the lease released) without waiting for the worker.
+ * This file is the command and its wiring, on the loop thread: the flags,
+ * the clients (kube, informers, evictions and Events, the Lease,
+ * Prometheus, the HTTP server), the periodic cycle and the event-triggered
+ * runs (when they may start: synced caches, a fresh view, the lease), what
+ * a cycle did to the metrics and the log, objects skipped, signals and the
+ * shutdown. The engine's jobs run on a script thread handed the engine in
+ * turn (run_handoff.c, where the thread rules are); policy generations and
+ * hot reload are run_reload.c's. See run_int.h for who calls whom.
  */
 #include <getopt.h>
 #include <math.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "ebb.h"
-#include "ebb/changes.h"
-#include "ebb/httpd.h"
-#include "ebb/kube.h"
-#include "ebb/kube_evict.h"
-#include "ebb/leader.h"
-#include "ebb/metrics.h"
-#include "ebb/prometheus.h"
+#include "cmd/run_int.h"
 #include "ebb/flags.h"
-#include "ebb/reload.h"
 #include "ebb/run.h"
-#include "ebb/watch.h"
 #include "ebb/lua.h"
 
 #define EXIT_INPUT 2
 
-struct run_opts {
-    const char *policy;
-    const char *dirs[64];
-    int ndirs;
-    const char *kubeconfig;
-    const char *context;
-    double interval_s;
-    bool once;
-    bool dry_run;
-    bool leader_elect;
-    struct ebb_leader_opts lo;
-    double qps;
-    int burst;
-    const char *bind;
-    int port;
-    double max_stale_s;
-    double sync_timeout_s;        /* the first sync (and a --once cycle) must start by then */
-    int page_size;
-    int64_t now;                  /* --now: a fixed clock (tests, replays) */
-    bool reload;                  /* watch --policy and --policy-dir for changes */
-    uint64_t script_timeout_ms;   /* engine defaults for every Lua sandbox */
-    size_t script_memory;
-    double reload_debounce_s;
-    double reload_poll_s;
-    double trigger_delay_s;       /* from the first change to the triggered run */
-    unsigned features;            /* --feature-gates: EBB_FEATURE_* */
-};
-
-struct runner {
-    struct run_opts o;
-    uv_loop_t *loop;
-    struct ebb_kube_config *kc;
-    struct ebb_kube *kube;
-    struct ebb_kube_evict *evict; /* live evictions and Events */
-    struct ebb_engine *engine;
-    struct ebb_cache *cache;      /* owned by the engine */
-    struct ebb_informers *inf;
-    struct ebb_leader *leader;
-    struct ebb_httpd *httpd;
-    struct ebb_metrics *metrics;
-    struct ebb_prom_live *prom;   /* the Prometheus provider's client */
-    /* policy generations */
-    struct ebb_engine_opts eo;
-    struct ebb_sources src;
-    int generation;
-    char hash[17];                /* the active generation's content */
-    char failed_hash[17];         /* the last content that did not load */
-    struct ebb_engine *pending;   /* built and valid, waiting for the cycle to end */
-    char pending_hash[17];
-    double pending_ms;
-    struct ebb_reloader *reloader;
-    uv_signal_t sighup;
-    /* event-triggered runs */
-    struct ebb_changes *changes;
-    unsigned triggers;            /* what the plugins of the generation react to */
-    uv_timer_t trigger_timer;
-    bool run_triggered;           /* the run in progress is a triggered one */
-    bool trigger_due;             /* changes came in during a run: go after it */
-    bool cycle_due;               /* the periodic cycle came due during a triggered run */
-    uv_timer_t cycle_timer;       /* next cycle */
-    uv_timer_t resume_timer;      /* resume a waiting cycle outside I/O callbacks */
-    uv_timer_t stats_timer;
-    uv_signal_t sigterm, sigint;
-    bool in_cycle;
-    uint64_t cycle_t0;
-    int cycles_done;
-    bool stopping;
-    int exit_code;
-    int pending_close;
-    bool announced_wait;
-    uint64_t drain_until;         /* uv_now() by which the last writes must be done */
-    uint64_t started_ms;          /* uv_now() when the informers started */
-    bool synced_once;             /* the caches have synced (--sync-timeout is over) */
-    /* the script thread (see the top of the file) */
-    pthread_t worker;
-    bool worker_started;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int job;                      /* under mu: the job posted, JOB_NONE once taken */
-    bool job_done, quit;          /* under mu */
-    int job_rc;                   /* under mu: the ended job's result */
-    uv_async_t job_async;         /* the worker: a job ended */
-    /* the job's inputs and outputs: written by one side before the hand-off
-     * under mu, read by the other after it */
-    int job_kind;
-    uint64_t job_ms;              /* uv_now() when it was posted */
-    unsigned job_mask;
-    const char *const *job_nodes;
-    size_t job_nnodes;
-    struct ebb_engine *job_gen;   /* JOB_BUILD: the new generation */
-    struct ebb_error job_err;
-    char job_hash[17];
-    uint64_t build_t0;
-    struct ebb_eviction **out;    /* evictions the job asked for */
-    size_t nout, capout;
-    struct prom_req { char *query; int64_t time; } *prom_out;   /* its queries */
-    size_t nprom_out, capprom_out;
-    /* the loop thread only */
-    bool busy;                    /* a job is posted or runs: the engine is the worker's */
-    bool reload_due, reload_forced;   /* a reload waits for the cycle or job to end */
-    struct deferred *deferred;    /* for the engine, once the job ends */
-    size_t ndeferred, capdeferred;
-    uv_timer_t overdue_timer;     /* looks at the running call while busy */
-    uv_timer_t kill_timer;        /* SIGTERM while busy: the exit */
-    bool stuck;                   /* a call ran long past its budget: no more cycles */
-    char stuck_msg[400];
-    /* objects skipped: what is reported of them (SKIP_BURST, then one a
-     * SKIP_EVERY_MS), the rest counted */
-    double skip_tokens;
-    uint64_t skip_refilled;
-    uint64_t skip_unreported;
-};
-
-enum { JOB_NONE, JOB_BEGIN, JOB_TRIGGER, JOB_RESUME, JOB_BUILD };
-
-/* What the loop learnt for the engine while a job ran. */
-struct deferred {
-    struct ebb_eviction *ev;      /* an eviction's outcome ... */
-    int why;
-    char *msg;
-    struct ebb_prom_result *prom; /* ... or a Prometheus answer (ev NULL) */
-};
-
 #define SKIP_BURST 10             /* skipped objects reported (log line, Event) at once */
 #define SKIP_EVERY_MS 6000        /* then one every this long; all are in the metric */
-#define OVERDUE_TICK_MS 250
-#define DRAIN_MS 5000            /* SIGTERM to exit at most, and the last writes */
 
 /* ---- flags ------------------------------------------------------------------ */
 
@@ -223,11 +62,6 @@ static void usage(FILE *f)
           "Upstream names are accepted too: --policy-config-file, --descheduling-interval,\n"
           "--client-connection-kubeconfig, --client-connection-qps, --client-connection-burst.\n",
           f);
-}
-
-static int duration_s(const char *flag, const char *v, double *out)
-{
-    return ebb_flag_duration(flag, v, out) ? 0 : EXIT_INPUT;
 }
 
 static int parse(int argc, char **argv, struct run_opts *o)
@@ -279,7 +113,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    int c, rc;
+    int c;
     char *end;
 
     memset(o, 0, sizeof(*o));
@@ -298,6 +132,9 @@ static int parse(int argc, char **argv, struct run_opts *o)
     opterr = 0;
     optind = 2;
     while ((c = getopt_long(argc, argv, ":vqh", longopts, NULL)) != -1) {
+        const char *dur = NULL;   /* a flag that takes a Go duration, read into *d */
+        double *d = NULL;
+
         switch (c) {
         case F_POLICY: o->policy = optarg; break;
         case F_DIR:
@@ -309,25 +146,13 @@ static int parse(int argc, char **argv, struct run_opts *o)
             break;
         case F_KUBECONFIG: o->kubeconfig = optarg; break;
         case F_CONTEXT: o->context = optarg; break;
-        case F_INTERVAL:
-            if ((rc = duration_s("--interval", optarg, &o->interval_s)) != 0)
-                return rc;
-            break;
+        case F_INTERVAL: dur = "--interval"; d = &o->interval_s; break;
         case F_ONCE: o->once = true; break;
         case F_DRY: o->dry_run = true; break;
         case F_LE: o->leader_elect = optarg == NULL || strcmp(optarg, "true") == 0; break;
-        case F_LE_DUR:
-            if ((rc = duration_s("--leader-elect-lease-duration", optarg, &o->lo.lease_s)) != 0)
-                return rc;
-            break;
-        case F_LE_RENEW:
-            if ((rc = duration_s("--leader-elect-renew-deadline", optarg, &o->lo.renew_deadline_s)) != 0)
-                return rc;
-            break;
-        case F_LE_RETRY:
-            if ((rc = duration_s("--leader-elect-retry-period", optarg, &o->lo.retry_s)) != 0)
-                return rc;
-            break;
+        case F_LE_DUR: dur = "--leader-elect-lease-duration"; d = &o->lo.lease_s; break;
+        case F_LE_RENEW: dur = "--leader-elect-renew-deadline"; d = &o->lo.renew_deadline_s; break;
+        case F_LE_RETRY: dur = "--leader-elect-retry-period"; d = &o->lo.retry_s; break;
         case F_LE_NAME: o->lo.name = optarg; break;
         case F_LE_NS: o->lo.ns = optarg; break;
         case F_LE_LOCK:
@@ -358,34 +183,15 @@ static int parse(int argc, char **argv, struct run_opts *o)
                 return EXIT_INPUT;
             }
             break;
-        case F_STALE:
-            if ((rc = duration_s("--max-stale", optarg, &o->max_stale_s)) != 0)
-                return rc;
-            break;
-        case F_SYNC_TIMEOUT:
-            if ((rc = duration_s("--sync-timeout", optarg, &o->sync_timeout_s)) != 0)
-                return rc;
-            if (o->sync_timeout_s <= 0) {
-                fprintf(stderr, "ebb: error: --sync-timeout: \"%s\" must be longer than 0\n", optarg);
-                return EXIT_INPUT;
-            }
-            break;
+        case F_STALE: dur = "--max-stale"; d = &o->max_stale_s; break;
+        case F_SYNC_TIMEOUT: dur = "--sync-timeout"; d = &o->sync_timeout_s; break;
         case F_PAGE:
             o->page_size = (int)strtol(optarg, &end, 10);
             break;
-        case F_RELOAD_DEBOUNCE:
-            if ((rc = duration_s("--reload-debounce", optarg, &o->reload_debounce_s)) != 0)
-                return rc;
-            break;
-        case F_RELOAD_POLL:
-            if ((rc = duration_s("--reload-poll", optarg, &o->reload_poll_s)) != 0)
-                return rc;
-            break;
+        case F_RELOAD_DEBOUNCE: dur = "--reload-debounce"; d = &o->reload_debounce_s; break;
+        case F_RELOAD_POLL: dur = "--reload-poll"; d = &o->reload_poll_s; break;
         case F_NO_RELOAD: o->reload = false; break;
-        case F_TRIGGER_DELAY:
-            if ((rc = duration_s("--trigger-delay", optarg, &o->trigger_delay_s)) != 0)
-                return rc;
-            break;
+        case F_TRIGGER_DELAY: dur = "--trigger-delay"; d = &o->trigger_delay_s; break;
         case F_SCRIPT_TIMEOUT:
             if (!ebb_flag_script_timeout("--script-timeout", optarg, false, &o->script_timeout_ms))
                 return EXIT_INPUT;
@@ -412,6 +218,12 @@ static int parse(int argc, char **argv, struct run_opts *o)
             ebb_flag_getopt_error(c, argv, usage);
             return EXIT_INPUT;
         }
+        if (dur != NULL && !ebb_flag_duration(dur, optarg, d))
+            return EXIT_INPUT;
+        if (c == F_SYNC_TIMEOUT && o->sync_timeout_s <= 0) {
+            fprintf(stderr, "ebb: error: --sync-timeout: \"%s\" must be longer than 0\n", optarg);
+            return EXIT_INPUT;
+        }
     }
     if (!ebb_flag_no_arguments(argc, argv))
         return EXIT_INPUT;
@@ -430,49 +242,6 @@ static int parse(int argc, char **argv, struct run_opts *o)
         ebb_log(EBB_LOG_WARN, "--dry-run never evicts: leader election is skipped");
         o->leader_elect = false;
     }
-    return 0;
-}
-
-/* ---- evictions through the API (engine/kube/kube_evict.c) ------------------------------- */
-
-static void schedule_resume(struct runner *r);
-
-/* An eviction's outcome (kube_evict.c), for the engine: at once when it is
- * the loop's, else when the job ends. */
-static void defer(struct runner *r, struct ebb_eviction *ev, int why, const char *msg,
-                  struct ebb_prom_result *prom);
-
-static void eviction_finish(struct runner *r, struct ebb_eviction *ev, int why, const char *msg)
-{
-    ebb_engine_eviction_done(r->engine, ev, why, msg);
-    schedule_resume(r);
-}
-
-static void on_eviction_done(void *ud, struct ebb_eviction *ev, int why, const char *msg)
-{
-    struct runner *r = ud;
-
-    if (r->busy)
-        defer(r, ev, why, msg, NULL);
-    else
-        eviction_finish(r, ev, why, msg);
-}
-
-/* The worker, during a job: the engine decided on an eviction; the loop
- * sends it when the job ends. */
-static int queue_eviction(void *ud, struct ebb_eviction *ev)
-{
-    struct runner *r = ud;
-
-    if (r->nout == r->capout) {
-        size_t cap = r->capout ? r->capout * 2 : 16;
-        struct ebb_eviction **v = realloc(r->out, cap * sizeof(*v));
-        if (v == NULL)
-            return EBB_WHY_API_ERROR;
-        r->out = v;
-        r->capout = cap;
-    }
-    r->out[r->nout++] = ev;
     return 0;
 }
 
@@ -749,316 +518,18 @@ static void on_http(struct ebb_http_req *req, void *ud)
     }
 }
 
-/* ---- the script thread ----------------------------------------------------------- */
-
-static void cycle_finished(struct runner *r);
-static void schedule_resume(struct runner *r);
-static void build_done(struct runner *r, int rc);
-
-/* The worker, during a job: a plugin asked Prometheus; the loop asks when
- * the job ends and the answer resumes the cycle. */
-static int queue_query(void *ud, struct ebb_engine *e, const char *query, int64_t time,
-                       struct ebb_prom_result **now)
-{
-    struct runner *r = ud;
-    char *q;
-    (void)e;
-
-    *now = NULL;
-    if (r->nprom_out == r->capprom_out) {
-        size_t cap = r->capprom_out ? r->capprom_out * 2 : 4;
-        struct prom_req *v = realloc(r->prom_out, cap * sizeof(*v));
-        if (v == NULL)
-            return EBB_ENOMEM;
-        r->prom_out = v;
-        r->capprom_out = cap;
-    }
-    if ((q = strdup(query)) == NULL)
-        return EBB_ENOMEM;
-    r->prom_out[r->nprom_out++] = (struct prom_req){ q, time };
-    return EBB_CYCLE_WAITING;
-}
-
-static void *worker_main(void *arg)
-{
-    struct runner *r = arg;
-
-    pthread_mutex_lock(&r->mu);
-    for (;;) {
-        int job, rc = 0;
-        while (r->job == JOB_NONE && !r->quit)
-            pthread_cond_wait(&r->cv, &r->mu);
-        if (r->job == JOB_NONE)
-            break;
-        job = r->job;
-        pthread_mutex_unlock(&r->mu);
-        switch (job) {
-        case JOB_BEGIN:
-            rc = ebb_engine_cycle_begin(r->engine);
-            break;
-        case JOB_TRIGGER:
-            rc = ebb_engine_trigger_begin(r->engine, r->job_mask, r->job_nodes, r->job_nnodes);
-            break;
-        case JOB_RESUME:
-            rc = ebb_engine_cycle_resume(r->engine);
-            break;
-        case JOB_BUILD:
-            r->job_gen = NULL;
-            r->job_err = (struct ebb_error){ 0 };
-            rc = ebb_generation_build(&r->eo, &r->src, &r->job_gen, &r->job_err);
-            break;
-        }
-        pthread_mutex_lock(&r->mu);
-        r->job = JOB_NONE;
-        r->job_rc = rc;
-        r->job_done = true;
-        uv_async_send(&r->job_async);
-    }
-    pthread_mutex_unlock(&r->mu);
-    return NULL;
-}
-
-static void on_overdue_tick(uv_timer_t *t);
-static void on_kill(uv_timer_t *t);
-
-/* The engine goes to the worker until the job ends (on_job_done). */
-static void post_job(struct runner *r, int kind)
-{
-    /* after SIGTERM (a cycle finishing what is in flight) a job too has
-     * DRAIN_MS at most */
-    if (r->stopping && !uv_is_active((uv_handle_t *)&r->kill_timer))
-        uv_timer_start(&r->kill_timer, on_kill, DRAIN_MS - 1000, 0);
-    r->busy = true;
-    r->job_kind = kind;
-    r->job_ms = uv_now(r->loop);
-    if (kind == JOB_BUILD)
-        ebb_informers_hold(r->inf, true);   /* a cycle holds them already */
-    pthread_mutex_lock(&r->mu);
-    r->job = kind;
-    r->job_done = false;
-    pthread_cond_signal(&r->cv);
-    pthread_mutex_unlock(&r->mu);
-    uv_timer_start(&r->overdue_timer, on_overdue_tick, OVERDUE_TICK_MS, OVERDUE_TICK_MS);
-}
-
-/* Evictions are sent while this process may evict: it leads (or needs no
- * lease), no SIGTERM came and no script is stuck. */
-static bool may_evict(const struct runner *r)
-{
-    return !r->stopping && !r->stuck &&
-           (!r->o.leader_elect || (r->leader != NULL && ebb_leader_leading(r->leader)));
-}
-
-/* The engine learns it when it is the loop's. */
-static void apply_allowed(struct runner *r)
-{
-    if (!r->busy)
-        ebb_engine_set_eviction_allowed(r->engine, may_evict(r));
-}
-
-static void defer(struct runner *r, struct ebb_eviction *ev, int why, const char *msg,
-                  struct ebb_prom_result *prom)
-{
-    struct deferred *d;
-
-    if (r->ndeferred == r->capdeferred) {
-        size_t cap = r->capdeferred ? r->capdeferred * 2 : 16;
-        struct deferred *v = realloc(r->deferred, cap * sizeof(*v));
-        if (v == NULL) {
-            /* nothing to keep it in: the answer is lost, the eviction an
-             * API error (its pod is seen again in the next cycle) */
-            ebb_log(EBB_LOG_ERROR, "out of memory keeping an answer for the engine");
-            return;
-        }
-        r->deferred = v;
-        r->capdeferred = cap;
-    }
-    d = &r->deferred[r->ndeferred++];
-    *d = (struct deferred){ ev, why, msg ? strdup(msg) : NULL, prom };
-}
-
-static void prom_answered(struct runner *r, struct ebb_prom_result *res)
-{
-    ebb_engine_prom_answer(r->engine, res);
-    schedule_resume(r);
-}
-
-/* A Prometheus query a plugin waits for was answered (on the loop). */
-static void on_prom_answer(void *ud, struct ebb_prom_result *res)
-{
-    struct runner *r = ud;
-
-    if (r->busy)
-        defer(r, NULL, 0, NULL, res);
-    else
-        prom_answered(r, res);
-}
-
-/* The job ended: send what it asked for, give the engine what came for it
- * meanwhile. */
-static void flush_requests(struct runner *r)
-{
-    for (size_t i = 0; i < r->nout; i++) {
-        struct ebb_eviction *ev = r->out[i];
-        const char *why = !may_evict(r) ? "evictions are stopped (shutting down, not the leader, or a "
-                                          "script is stuck)"
-                          : ebb_kube_evict_start(r->evict, ev) != 0 ? "the request could not be sent"
-                                                      : NULL;
-        if (why != NULL) {
-            ebb_engine_eviction_done(r->engine, ev, EBB_WHY_API_ERROR, why);
-            schedule_resume(r);
-        }
-    }
-    r->nout = 0;
-    for (size_t i = 0; i < r->nprom_out; i++) {
-        struct prom_req *q = &r->prom_out[i];
-        struct ebb_prom_result *now = NULL;
-        int rc = ebb_prom_live_query(r->prom, q->query, q->time, &now);
-        if (rc != EBB_CYCLE_WAITING) {
-            if (now == NULL)
-                now = ebb_prom_result_failed(q->query, q->time, true, "%s", ebb_strerror(rc));
-            prom_answered(r, now);
-        }
-        free(q->query);
-    }
-    r->nprom_out = 0;
-    for (size_t i = 0; i < r->ndeferred; i++) {
-        struct deferred *d = &r->deferred[i];
-        if (d->ev != NULL)
-            eviction_finish(r, d->ev, d->why, d->msg ? d->msg : "out of memory");
-        else
-            prom_answered(r, d->prom);
-        free(d->msg);
-    }
-    r->ndeferred = 0;
-}
-
-static void on_job_done(uv_async_t *a)
-{
-    struct runner *r = a->data;
-    int rc, kind = r->job_kind;
-
-    pthread_mutex_lock(&r->mu);
-    if (!r->job_done) {
-        pthread_mutex_unlock(&r->mu);
-        return;
-    }
-    r->job_done = false;
-    rc = r->job_rc;
-    pthread_mutex_unlock(&r->mu);
-    r->busy = false;
-    uv_timer_stop(&r->overdue_timer);
-    if (kind == JOB_BUILD)
-        ebb_informers_hold(r->inf, false);
-    apply_allowed(r);
-    flush_requests(r);
-    if (kind == JOB_BUILD) {
-        build_done(r, rc);
-        return;
-    }
-    if (rc == EBB_CYCLE_WAITING) {
-        schedule_resume(r);
-        return;
-    }
-    if (rc != 0)
-        ebb_log(EBB_LOG_ERROR, "%s: %s", kind == JOB_TRIGGER ? "triggered run" : "cycle", ebb_strerror(rc));
-    cycle_finished(r);
-}
-
-static void on_lease_given_up(void *ud)
-{
-    (void)ud;
-    ebb_log(EBB_LOG_INFO, "lease released: a standby can lead");
-}
-
-/* Every OVERDUE_TICK_MS while a job runs: is a call stuck? */
-static void on_overdue_tick(uv_timer_t *t)
-{
-    struct runner *r = t->data;
-    char plugin[160] = "", profile[160] = "";
-    uint64_t budget = 0, over;
-
-    if (!r->busy || r->stuck)
-        return;
-    over = ebb_budget_overdue(plugin, sizeof(plugin), profile, sizeof(profile), &budget);
-    if (over == 0 || over <= (budget > 1000000000u ? budget : 1000000000u))
-        return;
-    r->stuck = true;
-    snprintf(r->stuck_msg, sizeof(r->stuck_msg),
-             "plugin %s (profile %s) has run %.1f s past its time budget of %.0f ms and does not stop",
-             plugin, profile, (double)over / 1e9, (double)budget / 1e6);
-    ebb_log(EBB_LOG_ERROR, "%s: no more cycles, no evictions%s; /healthz fails until the process is "
-            "restarted", r->stuck_msg, r->leader ? ", giving up the lease" : "");
-    {
-        const char *v[] = { plugin, profile };
-        ebb_metric_set(ebb_metrics_find(r->metrics, "ebb_plugin_stuck"), v, 1);
-    }
-    ebb_kube_evict_self_event(r->evict, "Warning", "PluginStuck", r->stuck_msg);
-    if (r->leader) {
-        ebb_leader_close(r->leader, on_lease_given_up, r);
-        r->leader = NULL;
-    }
-}
-
-static void exit_now(void *ud)
-{
-    (void)ud;
-    fflush(stdout);
-    fflush(stderr);
-    _exit(1);
-}
-
-static void on_kill_now(uv_timer_t *t)
-{
-    exit_now(t->data);
-}
-
-static void on_kill_late(uv_timer_t *t)
-{
-    struct runner *r = t->data;
-
-    if (!r->busy)
-        return;
-    ebb_log(EBB_LOG_ERROR, "exiting after %d ms without the script thread: a job still runs", DRAIN_MS - 800);
-    exit_now(r);
-}
-
-/* SIGTERM came while a job runs and it has not ended: leave without it. */
-static void on_kill(uv_timer_t *t)
-{
-    struct runner *r = t->data;
-
-    if (!r->busy)
-        return;
-    if (uv_now(r->loop) - r->job_ms < 200 && !r->stuck) {
-        /* a job that has just started (a cycle going on after SIGTERM) ends
-         * in a moment: a little longer, within the drain timeout */
-        uv_timer_start(&r->kill_timer, on_kill_late, 200, 0);
-        return;
-    }
-    ebb_log(EBB_LOG_ERROR, "exiting after %d ms without the script thread: %s", DRAIN_MS - 1000,
-            r->stuck ? r->stuck_msg : "a job still runs");
-    if (r->leader) {
-        /* at most a second more for the lease */
-        ebb_leader_close(r->leader, exit_now, r);
-        r->leader = NULL;
-        uv_timer_start(&r->kill_timer, on_kill_now, 1000, 0);
-        return;
-    }
-    exit_now(r);
-}
-
 /* ---- the cycle ------------------------------------------------------------------ */
-
-static void shutdown_all(struct runner *r);
-static void try_swap(struct runner *r);
-static void reload(struct runner *r, bool forced);
 
 static void schedule_next(struct runner *r, uint64_t ms);
 
 static void on_trigger(uv_timer_t *t);
 
-static void cycle_finished(struct runner *r)
+void ebb__run_trigger_soon(struct runner *r)
+{
+    uv_timer_start(&r->trigger_timer, on_trigger, 0, 0);
+}
+
+void ebb__run_cycle_finished(struct runner *r)
 {
     double seconds = (double)(uv_hrtime() - r->cycle_t0) / 1e9;
     bool triggered = r->run_triggered;
@@ -1069,13 +540,13 @@ static void cycle_finished(struct runner *r)
     account_cycle(r, seconds, triggered);
     if (!triggered)
         r->cycles_done++;
-    try_swap(r);   /* a generation that waited for this cycle to end */
+    ebb__run_try_swap(r);   /* a generation that waited for this cycle to end */
     if (r->reload_due && !r->o.once && !r->stopping) {
         r->reload_due = false;
-        reload(r, r->reload_forced);   /* changes seen during the cycle */
+        ebb__run_reload(r, r->reload_forced);   /* changes seen during the cycle */
     }
     if (r->o.once || r->stopping) {
-        shutdown_all(r);
+        ebb__run_shutdown(r);
         return;
     }
     if (!triggered) {
@@ -1086,7 +557,7 @@ static void cycle_finished(struct runner *r)
     }
     if (r->trigger_due) {
         r->trigger_due = false;
-        uv_timer_start(&r->trigger_timer, on_trigger, 0, 0);
+        ebb__run_trigger_soon(r);
     }
 }
 
@@ -1096,17 +567,17 @@ static void on_resume(uv_timer_t *t)
 
     if (!r->in_cycle || r->busy || !ebb_engine_cycle_ready(r->engine))
         return;
-    post_job(r, JOB_RESUME);
+    ebb__run_post_job(r, JOB_RESUME);
 }
 
-static void schedule_resume(struct runner *r)
+void ebb__run_schedule_resume(struct runner *r)
 {
     if (r->busy)
         return;   /* the job's end looks again */
     if (r->in_cycle && ebb_engine_cycle_ready(r->engine))
         uv_timer_start(&r->resume_timer, on_resume, 0, 0);
     if (r->stopping && !r->in_cycle && ebb_engine_evictions_inflight(r->engine) == 0)
-        shutdown_all(r);
+        ebb__run_shutdown(r);
 }
 
 static void skip(struct runner *r, const char *reason, const char *detail)
@@ -1143,7 +614,7 @@ static bool past_sync_timeout(struct runner *r, const char *what)
     ebb_log(EBB_LOG_ERROR, "%s within %.0f s (--sync-timeout): %s", what, r->o.sync_timeout_s,
             detail[0] ? detail : "every watch is up now");
     r->exit_code = 1;
-    shutdown_all(r);
+    ebb__run_shutdown(r);
     return true;
 }
 
@@ -1195,7 +666,7 @@ static void on_cycle_timer(uv_timer_t *t)
     r->in_cycle = true;
     r->cycle_t0 = uv_hrtime();
     ebb_informers_hold(r->inf, true);
-    post_job(r, JOB_BEGIN);
+    ebb__run_post_job(r, JOB_BEGIN);
 }
 
 static void schedule_next(struct runner *r, uint64_t ms)
@@ -1247,7 +718,7 @@ static void on_trigger(uv_timer_t *t)
     r->job_mask = mask;
     r->job_nodes = nodes;
     r->job_nnodes = n;
-    post_job(r, JOB_TRIGGER);
+    ebb__run_post_job(r, JOB_TRIGGER);
 }
 
 static void on_change(void *ud, int kind, const char *type, ebb_str ns, ebb_str name)
@@ -1278,22 +749,22 @@ static void on_leading(void *ud, bool leading)
     /* the moment the lease is lost, nothing more is evicted (the loop sends
      * nothing more; the engine learns it when no job runs) */
     (void)leading;
-    apply_allowed(r);
+    ebb__run_apply_allowed(r);
 }
 
-static void closed_one(void *ud)
+void ebb__run_closed_one(void *ud)
 {
     struct runner *r = ud;
     if (--r->pending_close == 0)
         uv_stop(r->loop);
 }
 
-static void closed_handle(uv_handle_t *h)
+void ebb__run_closed_handle(uv_handle_t *h)
 {
-    closed_one(h->data);
+    ebb__run_closed_one(h->data);
 }
 
-static void shutdown_all(struct runner *r)
+void ebb__run_shutdown(struct runner *r)
 {
     static bool done;
 
@@ -1305,49 +776,40 @@ static void shutdown_all(struct runner *r)
     }
     done = true;
     r->stopping = true;
-    r->pending_close = 6;
+    /* each close is counted before it starts, the informers' (the last)
+     * from the start: the loop stops when the last of them is done */
+    r->pending_close = 1 + 6;
     uv_timer_stop(&r->cycle_timer);
     uv_timer_stop(&r->resume_timer);
     uv_timer_stop(&r->stats_timer);
-    r->cycle_timer.data = r->resume_timer.data = r->stats_timer.data = r;
-    uv_close((uv_handle_t *)&r->cycle_timer, closed_handle);
-    uv_close((uv_handle_t *)&r->resume_timer, closed_handle);
-    uv_close((uv_handle_t *)&r->stats_timer, closed_handle);
-    r->sigterm.data = r->sigint.data = r->sighup.data = r;
-    uv_close((uv_handle_t *)&r->sigterm, closed_handle);
-    uv_close((uv_handle_t *)&r->sigint, closed_handle);
-    r->pending_close += 2;
-    uv_close((uv_handle_t *)&r->sighup, closed_handle);
     uv_timer_stop(&r->trigger_timer);
-    r->trigger_timer.data = r;
-    uv_close((uv_handle_t *)&r->trigger_timer, closed_handle);
-    r->pending_close += 3;
-    r->job_async.data = r->overdue_timer.data = r->kill_timer.data = r;
-    uv_close((uv_handle_t *)&r->job_async, closed_handle);
-    uv_close((uv_handle_t *)&r->overdue_timer, closed_handle);
-    uv_close((uv_handle_t *)&r->kill_timer, closed_handle);
-    if (r->reloader) {
-        r->pending_close++;
-        ebb_reloader_close(r->reloader, closed_one, r);
-        r->reloader = NULL;
-    }
+    r->cycle_timer.data = r->resume_timer.data = r->stats_timer.data = r->trigger_timer.data = r;
+    uv_close((uv_handle_t *)&r->cycle_timer, ebb__run_closed_handle);
+    uv_close((uv_handle_t *)&r->resume_timer, ebb__run_closed_handle);
+    uv_close((uv_handle_t *)&r->stats_timer, ebb__run_closed_handle);
+    uv_close((uv_handle_t *)&r->trigger_timer, ebb__run_closed_handle);
+    r->sigterm.data = r->sigint.data = r;
+    uv_close((uv_handle_t *)&r->sigterm, ebb__run_closed_handle);
+    uv_close((uv_handle_t *)&r->sigint, ebb__run_closed_handle);
+    ebb__run_reload_close(r);
+    ebb__run_handoff_close(r);
     if (r->leader) {
         r->pending_close++;
-        ebb_leader_close(r->leader, closed_one, r);
+        ebb_leader_close(r->leader, ebb__run_closed_one, r);
         r->leader = NULL;
     }
     if (r->prom) {
         r->pending_close++;
-        ebb_prom_live_close(r->prom, closed_one, r);
+        ebb_prom_live_close(r->prom, ebb__run_closed_one, r);
         r->prom = NULL;
     }
     if (r->httpd) {
         r->pending_close++;
-        ebb_httpd_close(r->httpd, closed_one, r);
+        ebb_httpd_close(r->httpd, ebb__run_closed_one, r);
         r->httpd = NULL;
     }
     /* the informers go last but one: the kube client goes last */
-    ebb_informers_close(r->inf, closed_one, r);
+    ebb_informers_close(r->inf, ebb__run_closed_one, r);
     r->inf = NULL;
 }
 
@@ -1357,10 +819,10 @@ static void on_signal(uv_signal_t *s, int signum)
     ebb_log(EBB_LOG_INFO, "%s: no new evictions; finishing what is in flight",
             signum == SIGTERM ? "SIGTERM" : "SIGINT");
     r->stopping = true;
-    apply_allowed(r);
-    if (r->busy && !uv_is_active((uv_handle_t *)&r->kill_timer))
-        uv_timer_start(&r->kill_timer, on_kill, DRAIN_MS - 1000, 0);
-    shutdown_all(r);
+    ebb__run_apply_allowed(r);
+    if (r->busy)
+        ebb__run_bound_job(r);
+    ebb__run_shutdown(r);
 }
 
 static void on_stats(uv_timer_t *t)
@@ -1368,179 +830,11 @@ static void on_stats(uv_timer_t *t)
     refresh_gauges(t->data);
 }
 
-/* Which optional sources the policy needs. */
-static void needs(const struct ebb_policy *p, bool *metrics, bool *koord)
-{
-    *metrics = p->metrics_collector_enabled;
-    *koord = false;
-    for (size_t i = 0; i < p->nproviders; i++)
-        if (p->providers[i].source == EBB_METRICS_KUBERNETES)
-            *metrics = true;
-    for (size_t i = 0; i < p->nprofiles; i++) {
-        for (size_t c = 0; c < p->profiles[i].nconfigs; c++) {
-            const struct ebb_plugin_config *pc = &p->profiles[i].configs[c];
-            const struct ebb_val *mu = ebb_val_get(pc->args, "metricsUtilization");
-            const struct ebb_val *src = ebb_val_get(mu, "source"), *ms = ebb_val_get(mu, "metricsServer");
-            if (strcmp(pc->name, "LowNodeLoad") == 0) {
-                *koord = true;
-                *metrics = true;
-            }
-            if ((src && src->type == EBB_VAL_STRING && strcmp(src->u.str.s, "KubernetesMetrics") == 0) ||
-                (ms && ms->type == EBB_VAL_BOOL && ms->u.b))
-                *metrics = true;
-        }
-    }
-}
-
 static void report(const struct ebb_error *err)
 {
     char buf[2048];
     ebb_error_format(err, buf, sizeof(buf));
     fprintf(stderr, "ebb: error: %s\n", buf);
-}
-
-/* ---- policy generations ------------------------------------------------------------ */
-
-static double ms_since(uint64_t t0)
-{
-    return (double)(uv_hrtime() - t0) / 1e6;
-}
-
-static void set_generation_metrics(struct runner *r)
-{
-    struct ebb_metric *info = ebb_metrics_find(r->metrics, "ebb_policy_generation_info");
-    const char *v[] = { r->hash };
-
-    ebb_metric_reset(info);
-    ebb_metric_set(info, v, 1);
-    ebb_metric_set(ebb_metrics_find(r->metrics, "ebb_policy_generation"), NULL, r->generation);
-}
-
-/* Swap the pending generation in, unless a cycle runs (then the end of the
- * cycle does it): a cycle always sees one generation from start to end. */
-static void try_swap(struct runner *r)
-{
-    struct ebb_engine *old;
-    size_t kept = 0;
-    bool metrics, koord;
-
-    if (r->pending == NULL || r->in_cycle || r->busy || ebb_engine_cycle_active(r->engine))
-        return;
-    old = r->pending;
-    r->pending = NULL;
-    if (ebb_engine_adopt(r->engine, old, &kept) != 0) {
-        ebb_log(EBB_LOG_ERROR, "policy reload: the new generation could not be swapped in");
-        ebb_engine_destroy(old);
-        return;
-    }
-    ebb_engine_destroy(old);   /* now the previous generation */
-    r->generation++;
-    memcpy(r->hash, r->pending_hash, sizeof(r->hash));
-    needs(ebb_engine_policy(r->engine), &metrics, &koord);
-    ebb_informers_enable(r->inf, metrics, koord);
-    ebb_prom_live_policy(r->prom, ebb_engine_policy(r->engine));
-    r->triggers = ebb_engine_triggers(r->engine);
-    set_generation_metrics(r);
-    {
-        const char *v[] = { "success" };
-        ebb_metric_add(ebb_metrics_find(r->metrics, "ebb_policy_reloads_total"), v, 1);
-    }
-    ebb_log(EBB_LOG_INFO, "policy generation %d active: hash %s, %zu plugin instances (%zu unchanged "
-            "kept with their state), built in %.1f ms", r->generation, r->hash,
-            ebb_engine_plugin_count(r->engine), kept, r->pending_ms);
-}
-
-/* Something changed (or SIGHUP): build a new generation off to the side if
- * the content differs from what runs; keep the running one if any part of
- * the new one is not valid. */
-static void reload_failed(struct runner *r, const struct ebb_error *err, const char *hash)
-{
-    const char *v[] = { "failure" };
-    char buf[2048];
-
-    ebb_error_format(err, buf, sizeof(buf));
-    ebb_log(EBB_LOG_ERROR, "policy reload failed, generation %d (hash %s) keeps running: %s",
-            r->generation, r->hash, buf);
-    ebb_metric_add(ebb_metrics_find(r->metrics, "ebb_policy_reloads_total"), v, 1);
-    ebb_kube_evict_self_event(r->evict, "Warning", "PolicyReloadFailed", buf);
-    if (err->code != EBB_EIO)   /* a file caught mid-update is tried again */
-        memcpy(r->failed_hash, hash, sizeof(r->failed_hash));
-}
-
-/* Something changed (or SIGHUP): build a new generation off to the side if
- * the content differs from what runs; keep the running one if any part of
- * the new one is not valid. The worker builds it (plugin files and their
- * validate() are scripts), between cycles. */
-static void reload(struct runner *r, bool forced)
-{
-    struct ebb_error err = { 0 };
-    char hash[17] = "";
-
-    if (r->stopping || r->stuck)
-        return;
-    if (r->in_cycle || r->busy) {
-        r->reload_due = true;   /* when the cycle or the job ends */
-        r->reload_forced = r->reload_forced || forced;
-        return;
-    }
-    r->reload_forced = false;
-    if (ebb_sources_hash(&r->src, hash, &err) != 0) {
-        reload_failed(r, &err, hash);
-        return;
-    }
-    if (!forced) {
-        if (strcmp(hash, r->pending ? r->pending_hash : r->hash) == 0 || strcmp(hash, r->failed_hash) == 0)
-            return;   /* nothing new, or what already failed */
-        if (strcmp(hash, r->hash) == 0) {
-            /* changed back to what runs before the swap */
-            ebb_engine_destroy(r->pending);
-            r->pending = NULL;
-            return;
-        }
-    }
-    ebb_log(EBB_LOG_INFO, "policy sources changed (hash %s): loading a new generation", hash);
-    memcpy(r->job_hash, hash, sizeof(r->job_hash));
-    r->build_t0 = uv_hrtime();
-    post_job(r, JOB_BUILD);
-}
-
-static void build_done(struct runner *r, int rc)
-{
-    if (rc != 0) {
-        reload_failed(r, &r->job_err, r->job_hash);
-    } else {
-        ebb_engine_destroy(r->pending);   /* a newer one replaces it */
-        r->pending = r->job_gen;
-        r->job_gen = NULL;
-        r->pending_ms = ms_since(r->build_t0);
-        memcpy(r->pending_hash, r->job_hash, sizeof(r->pending_hash));
-        r->failed_hash[0] = '\0';
-        try_swap(r);
-    }
-    if (r->stopping) {
-        shutdown_all(r);
-        return;
-    }
-    if (r->reload_due) {
-        r->reload_due = false;
-        reload(r, r->reload_forced);
-    }
-    if (r->trigger_due && !r->busy) {
-        r->trigger_due = false;
-        uv_timer_start(&r->trigger_timer, on_trigger, 0, 0);
-    }
-}
-
-static void on_sources_changed(void *ud)
-{
-    reload(ud, false);
-}
-
-static void on_sighup(uv_signal_t *s, int signum)
-{
-    (void)signum;
-    ebb_log(EBB_LOG_INFO, "SIGHUP: reloading the policy and scripts");
-    reload(s->data, true);
 }
 
 static void on_drain_tick(uv_timer_t *t)
@@ -1608,7 +902,6 @@ int ebb_run_main(int argc, char **argv)
 {
     struct runner *r = calloc(1, sizeof(*r));
     struct ebb_error err = { 0 };
-    uint64_t t0 = uv_hrtime();
     struct ebb_kube_opts ko = { 0 };
     struct ebb_informers_opts io = { 0 };
     bool metrics = false, koord = false;
@@ -1621,22 +914,9 @@ int ebb_run_main(int argc, char **argv)
         return rc;
     }
     /* what the user wrote is checked before anything talks to the cluster */
-    r->eo.mode = r->o.dry_run ? EBB_MODE_DRY_RUN : EBB_MODE_LIVE;
-    r->eo.now = r->o.now;
-    r->eo.time_budget_ms = r->o.script_timeout_ms;
-    r->eo.mem_limit = r->o.script_memory;
-    r->eo.features = r->o.features;
-    r->eo.scripts = ebb_lua_plugins();
-    r->src.policy = r->o.policy;
-    r->src.dirs = r->o.dirs;
-    r->src.ndirs = (size_t)r->o.ndirs;
-    if ((rc = ebb_sources_hash(&r->src, r->hash, &err)) != 0 ||
-        (rc = ebb_generation_build(&r->eo, &r->src, &r->engine, &err)) != 0)
+    if ((rc = ebb__run_first_generation(r, &err)) != 0)
         goto input;
-    r->generation = 1;
-    needs(ebb_engine_policy(r->engine), &metrics, &koord);
-    ebb_log(EBB_LOG_INFO, "policy generation 1: hash %s, %zu plugin instances, built in %.1f ms", r->hash,
-            ebb_engine_plugin_count(r->engine), ms_since(t0));
+    ebb__run_needs(ebb_engine_policy(r->engine), &metrics, &koord);
     if ((rc = ebb_kube_config_load(r->o.kubeconfig, r->o.context, &r->kc, &err)) != 0)
         goto input;
 
@@ -1648,13 +928,13 @@ int ebb_run_main(int argc, char **argv)
     if ((rc = ebb_cache_create(&r->cache)) != 0)
         goto fail;
     ebb_engine_set_cache(r->engine, r->cache);
-    if ((rc = ebb_kube_evict_create(r->kube, r->engine, on_eviction_done, r, &r->evict)) != 0)
+    if ((rc = ebb_kube_evict_create(r->kube, r->engine, ebb__run_on_eviction_done, r, &r->evict)) != 0)
         goto fail;
-    ebb_engine_set_evictor(r->engine, queue_eviction, r);
-    if ((rc = ebb_prom_live_create(r->loop, r->kube, r->kc, ebb_engine_policy(r->engine), on_prom_answer,
-                                   r, &r->prom)) != 0)
+    ebb_engine_set_evictor(r->engine, ebb__run_queue_eviction, r);
+    if ((rc = ebb_prom_live_create(r->loop, r->kube, r->kc, ebb_engine_policy(r->engine),
+                                   ebb__run_on_prom_answer, r, &r->prom)) != 0)
         goto fail;
-    ebb_engine_set_prom(r->engine, queue_query, r);
+    ebb_engine_set_prom(r->engine, ebb__run_queue_query, r);
     io.page_size = r->o.page_size;
     io.metrics = metrics;
     io.koord_metrics = koord;
@@ -1672,7 +952,7 @@ int ebb_run_main(int argc, char **argv)
     if ((rc = ebb_metrics_create(&r->metrics)) != 0 || (rc = ebb_metrics_register_standard(r->metrics)) != 0 ||
         (rc = register_run_metrics(r->metrics)) != 0)
         goto fail;
-    set_generation_metrics(r);
+    ebb__run_generation_metrics(r);
     ebb_engine_on_background_done(r->engine, on_background_done, r);
     if (r->o.port > 0) {
         /* /metrics, /healthz, /readyz: GETs, a few clients (scrapers, probes) */
@@ -1688,30 +968,15 @@ int ebb_run_main(int argc, char **argv)
     uv_timer_init(r->loop, &r->stats_timer);
     uv_timer_init(r->loop, &r->trigger_timer);
     r->cycle_timer.data = r->resume_timer.data = r->stats_timer.data = r->trigger_timer.data = r;
-    uv_timer_init(r->loop, &r->overdue_timer);
-    uv_timer_init(r->loop, &r->kill_timer);
-    r->overdue_timer.data = r->kill_timer.data = r;
-    uv_async_init(r->loop, &r->job_async, on_job_done);
-    r->job_async.data = r;
-    pthread_mutex_init(&r->mu, NULL);
-    pthread_cond_init(&r->cv, NULL);
-    if (pthread_create(&r->worker, NULL, worker_main, r) != 0) {
-        rc = EBB_ENOMEM;
+    if ((rc = ebb__run_handoff_init(r)) != 0)
         goto fail;
-    }
-    r->worker_started = true;
     uv_signal_init(r->loop, &r->sigterm);
     uv_signal_init(r->loop, &r->sigint);
     r->sigterm.data = r->sigint.data = r;
     uv_signal_start(&r->sigterm, on_signal, SIGTERM);
     uv_signal_start(&r->sigint, on_signal, SIGINT);
-    uv_signal_init(r->loop, &r->sighup);
-    r->sighup.data = r;
-    uv_signal_start(&r->sighup, on_sighup, SIGHUP);
     signal(SIGPIPE, SIG_IGN);
-    if (r->o.reload && !r->o.once)
-        ebb_reloader_create(r->loop, &r->src, (uint64_t)(r->o.reload_debounce_s * 1000),
-                            (uint64_t)(r->o.reload_poll_s * 1000), on_sources_changed, r, &r->reloader);
+    ebb__run_reload_init(r);
 
     if (r->o.leader_elect) {
         ebb_engine_set_eviction_allowed(r->engine, false);
@@ -1733,20 +998,10 @@ int ebb_run_main(int argc, char **argv)
 
     /* the kube client goes last: everything else is closed now */
     r->pending_close = 1;
-    ebb_kube_close(r->kube, closed_one, r);
+    ebb_kube_close(r->kube, ebb__run_closed_one, r);
     uv_run(r->loop, UV_RUN_DEFAULT);
     uv_loop_close(r->loop);
-    /* the worker is idle (shutdown waits for the job): let it go */
-    pthread_mutex_lock(&r->mu);
-    r->quit = true;
-    pthread_cond_signal(&r->cv);
-    pthread_mutex_unlock(&r->mu);
-    pthread_join(r->worker, NULL);
-    pthread_mutex_destroy(&r->mu);
-    pthread_cond_destroy(&r->cv);
-    free(r->out);
-    free(r->prom_out);
-    free(r->deferred);
+    ebb__run_handoff_free(r);
     rc = r->exit_code;
     ebb_kube_evict_destroy(r->evict);   /* every answer is in: the client is closed */
     ebb_metrics_destroy(r->metrics);
@@ -1760,13 +1015,7 @@ input:
     report(&err);
     rc = EXIT_INPUT;
 fail:
-    if (r->worker_started) {
-        pthread_mutex_lock(&r->mu);
-        r->quit = true;
-        pthread_cond_signal(&r->cv);
-        pthread_mutex_unlock(&r->mu);
-        pthread_join(r->worker, NULL);
-    }
+    ebb__run_handoff_free(r);
     ebb_changes_destroy(r->changes);
     ebb_prom_live_close(r->prom, NULL, NULL);
     if (r->kube) {

@@ -1,6 +1,6 @@
 /* engine/core/argdec.h: the one reader of value trees (ebb_val, from YAML or
  * JSON) for everything a user writes: the policy (config.c), plugin args
- * of native plugins (default_evictor.c), `ebb test` files (testrun.c) and
+ * of native plugins (default_evictor.c), `ebb test` files (testrun_file.c) and
  * kubeconfigs (kube_config.c). Field paths are joined one way ("a.b",
  * "a[0]"), absent and null are the same, integers are read one way, and a
  * wrong type reads "expected a string, got a list".

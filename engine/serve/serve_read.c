@@ -263,7 +263,7 @@ static bool query_int(struct ebb_http_req *r, const char *key, long long *out)
  * the API server's own answer to a resourceVersion that is not a number). */
 static bool query_rv(struct ebb_http_req *r, const char *rvq, uint64_t *out)
 {
-    char msg[300];
+    char msg[400];
 
     if (parse_rv(rvq, out) == 0)
         return true;
