@@ -810,12 +810,19 @@ static void duplicates_and_empty(void **state)
     ebb_la_destroy(s);
     ebb_la_destroy(NULL);
     assert_int_equal(ebb_la_create(NULL, v, 1, &o, &s), EBB_EINVAL);
-    /* more resources than a set tracks */
-    for (int i = 0; i < 20; i++) {
+    /* more resources than a set tracks: the fixed ones, then new names
+     * while the configuration's share of the registry has room */
+    for (int i = 0; i < EBB_RES_MAX && __builtin_popcountll(t.has_low) <= EBB_LA_MAXRES; i++) {
         char name[32];
+        int rid;
         snprintf(name, sizeof(name), "example.com/r%d", i);
-        set_pct(&t.has_low, t.low, name, 10);
+        rid = i < EBB_RES_UNREGISTERED ? i : ebb_resource_id(name);
+        if (rid < 0)
+            break;
+        t.has_low |= 1ull << rid;
+        t.low[rid] = 10;
     }
+    assert_true(__builtin_popcountll(t.has_low) > EBB_LA_MAXRES);
     o.thresholds = &t;
     assert_int_equal(ebb_la_create(c, v, 1, &o, &s), EBB_EINVAL);
     ebb_cache_destroy(c);
