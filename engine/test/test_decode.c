@@ -823,6 +823,56 @@ static void test_other_kinds(void **state)
     ebb_object_free(&o);
 }
 
+/* A NodeMetrics window is a Go duration (time.ParseDuration), read in
+ * milliseconds rounded to the nearest: what Go takes is taken, what it
+ * refuses (an exponent, hex, no unit, past 2562047h) is an error naming
+ * the field. */
+static void test_metrics_window(void **state)
+{
+    static const struct {
+        const char *window;
+        bool ok;
+        int64_t ms;
+    } cases[] = {
+        { "1m20.5s", true, 80500 }, { "15.03s", true, 15030 }, { "18s", true, 18000 },
+        { "0", true, 0 },           { "1.5ms", true, 2 },     { "1500\xc2\xb5s", true, 2 },
+        { "1500\xce\xbcs", true, 2 }, { "-2s", true, -2000 }, { ".5s", true, 500 },
+        { "1h0m0.001s", true, 3600001 },
+        { "1e3s", false, 0 },       { "0x10s", false, 0 },    { "10", false, 0 },
+        { "", false, 0 },           { "s", false, 0 },        { "3000000h", false, 0 },
+    };
+    char json[256];
+    (void)state;
+
+    for (size_t i = 0; i < EBB_ARRAY_LEN(cases); i++) {
+        struct ebb_object o;
+        struct ebb_error err;
+        cJSON *j;
+        int rc;
+
+        snprintf(json, sizeof(json), "{'apiVersion':'metrics.k8s.io/v1beta1','kind':'NodeMetrics',"
+                 "'metadata':{'name':'node-a'},'window':'%s','usage':{'cpu':'1'}}", cases[i].window);
+        j = J(json);
+        ebb_error_clear(&err);
+        rc = ebb_decode_object(j, &o, &err);
+        if (!cases[i].ok) {
+            if (rc == 0)
+                fail_msg("window \"%s\": taken as %lld ms", cases[i].window,
+                         (long long)o.u.node_metrics->window_ms);
+            assert_string_equal(err.field, "window");
+            assert_non_null(strstr(err.msg, "is not a duration"));
+        } else {
+            if (rc != 0)
+                fail_msg("window \"%s\": %s", cases[i].window, err.msg);
+            if (o.u.node_metrics->window_ms != cases[i].ms)
+                fail_msg("window \"%s\": %lld ms, expected %lld", cases[i].window,
+                         (long long)o.u.node_metrics->window_ms, (long long)cases[i].ms);
+            ebb_object_free(&o);
+        }
+        cJSON_Delete(j);
+    }
+}
+
 /* What kube-scheduler reads: non-zero requests, host ports, init
  * container images, scheduling gates; node images; Services and
  * controllers with their selectors. */
@@ -943,22 +993,22 @@ static void slots_of(cJSON *j, struct slot **v, size_t *n, size_t *cap)
     }
 }
 
-/* Every field of every kind of object a server sends, in turn given every
- * hostile value (a wrong type, a huge or fractional number, a NUL, more
- * entries than ebb keeps, text past what ebb keeps of an object): each
- * object is kept or skipped alone with a reason, the field named, its key
- * read as far as it can be, and nothing leaks or crashes. */
+/* Every field of every kind of object a server sends (the first of each
+ * kind in kubectl-list.json, and in every-array.json, where each array
+ * field holds two entries), in turn given every hostile value (a wrong
+ * type, a huge or fractional number, a NUL, more entries than ebb keeps,
+ * text past what ebb keeps of an object): each object is kept or skipped
+ * alone with a reason, the field named, its key read as far as it can be,
+ * and nothing leaks or crashes, also where an array's entry fails half
+ * built. */
 static void test_from_server_every_field(void **state)
 {
-    char *text = fixture_read("spec/fixtures/kubectl-list.json", NULL);
+    static const char *const files[] = { "spec/fixtures/kubectl-list.json",
+                                         "spec/fixtures/every-array.json" };
     cJSON *list, *item, *hostile[12];
     size_t nh = 0, decoded = 0, skipped = 0;
-    bool done[EBB_KIND_MAX] = { false };
     (void)state;
 
-    assert_non_null(text);
-    assert_non_null(list = cJSON_Parse(text));
-    free(text);
     hostile[nh++] = cJSON_CreateNumber(1.5);
     hostile[nh++] = cJSON_CreateNumber(-1e300);
     hostile[nh++] = cJSON_CreateString("x");
@@ -982,72 +1032,272 @@ static void test_from_server_every_field(void **state)
         hostile[nh++] = cJSON_CreateString(big);
         free(big);
     }
-    cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(list, "items")) {
-        int kind = ebb_decode_kind(item);
-        struct slot *v = NULL;
-        size_t n = 0, cap = 0;
-        const char *name = cJSON_GetObjectItemCaseSensitive(
-            cJSON_GetObjectItemCaseSensitive(item, "metadata"), "name")->valuestring;
+    for (size_t f = 0; f < EBB_ARRAY_LEN(files); f++) {
+        char *text = fixture_read(files[f], NULL);
+        bool done[EBB_KIND_MAX] = { false };
 
-        if (kind == EBB_KIND_UNKNOWN || done[kind])
-            continue;   /* one object of each kind */
-        done[kind] = true;
-        slots_of(item, &v, &n, &cap);
-        for (size_t k = 0; k < n; k++) {
-            for (size_t h = 0; h < nh; h++) {
-                cJSON *orig = cJSON_GetArrayItem(v[k].parent, v[k].index);
-                /* the two big values only where they could fit */
-                if ((h == nh - 2 && !cJSON_IsArray(orig)) || (h == nh - 1 && !cJSON_IsString(orig)))
-                    continue;
-                cJSON *copy = cJSON_Duplicate(item, true), *parent = copy;
-                struct ebb_object o;
-                struct ebb_skip why;
-                int rc;
-                /* the same slot in the copy: the path of parents down to it */
-                struct slot path[64];
-                int depth = 0;
-                for (cJSON *p = v[k].parent; p != item; ) {
-                    size_t up;
-                    for (up = 0; up < k && !(v[up].parent != NULL && cJSON_GetArrayItem(v[up].parent, v[up].index) == p); up++)
-                        ;
-                    assert_true(up < k);
-                    path[depth++] = v[up];
-                    p = v[up].parent;
+        assert_non_null(text);
+        assert_non_null(list = cJSON_Parse(text));
+        free(text);
+        cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(list, "items")) {
+            int kind = ebb_decode_kind(item);
+            struct slot *v = NULL;
+            size_t n = 0, cap = 0;
+            const char *name = cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetObjectItemCaseSensitive(item, "metadata"), "name")->valuestring;
+
+            if (kind == EBB_KIND_UNKNOWN || done[kind])
+                continue;   /* one object of each kind */
+            done[kind] = true;
+            slots_of(item, &v, &n, &cap);
+            for (size_t k = 0; k < n; k++) {
+                for (size_t h = 0; h < nh; h++) {
+                    cJSON *orig = cJSON_GetArrayItem(v[k].parent, v[k].index);
+                    /* the two big values only where they could fit */
+                    if ((h == nh - 2 && !cJSON_IsArray(orig)) || (h == nh - 1 && !cJSON_IsString(orig)))
+                        continue;
+                    cJSON *copy = cJSON_Duplicate(item, true), *parent = copy;
+                    struct ebb_object o;
+                    struct ebb_skip why;
+                    int rc;
+                    /* the same slot in the copy: the path of parents down to it */
+                    struct slot path[64];
+                    int depth = 0;
+                    for (cJSON *p = v[k].parent; p != item; ) {
+                        size_t up;
+                        for (up = 0; up < k && !(v[up].parent != NULL && cJSON_GetArrayItem(v[up].parent, v[up].index) == p); up++)
+                            ;
+                        assert_true(up < k);
+                        path[depth++] = v[up];
+                        p = v[up].parent;
+                    }
+                    while (depth > 0) {
+                        depth--;
+                        parent = cJSON_GetArrayItem(parent, path[depth].index);
+                    }
+                    {
+                        cJSON *old = cJSON_GetArrayItem(parent, v[k].index), *dup = cJSON_Duplicate(hostile[h], true);
+                        if (old->string != NULL)
+                            assert_non_null(dup->string = strdup(old->string));   /* the same key */
+                        assert_true(cJSON_ReplaceItemViaPointer(parent, old, dup));
+                    }
+                    rc = ebb_decode_from_server(copy, kind, &o, &why);
+                    if (rc == 0) {
+                        decoded++;
+                        ebb_object_free(&o);
+                    } else {
+                        skipped++;
+                        assert_int_equal(rc, EBB_ESCHEMA);
+                        assert_true(why.reason == EBB_SKIP_INVALID || why.reason == EBB_SKIP_TOO_LARGE ||
+                                    why.reason == EBB_SKIP_WRONG_KIND);
+                        assert_true(why.err.msg[0] != '\0');
+                        assert_true(why.err.field[0] != '\0');
+                        /* the key is there unless the field was the key */
+                        if (strcmp(why.name, name) != 0 && why.name[0] != '\0')
+                            fail_msg("%s: a key %s", name, why.name);
+                    }
+                    cJSON_Delete(copy);
                 }
-                while (depth > 0) {
-                    depth--;
-                    parent = cJSON_GetArrayItem(parent, path[depth].index);
-                }
-                {
-                    cJSON *old = cJSON_GetArrayItem(parent, v[k].index), *dup = cJSON_Duplicate(hostile[h], true);
-                    if (old->string != NULL)
-                        assert_non_null(dup->string = strdup(old->string));   /* the same key */
-                    assert_true(cJSON_ReplaceItemViaPointer(parent, old, dup));
-                }
-                rc = ebb_decode_from_server(copy, kind, &o, &why);
-                if (rc == 0) {
-                    decoded++;
-                    ebb_object_free(&o);
-                } else {
-                    skipped++;
-                    assert_int_equal(rc, EBB_ESCHEMA);
-                    assert_true(why.reason == EBB_SKIP_INVALID || why.reason == EBB_SKIP_TOO_LARGE ||
-                                why.reason == EBB_SKIP_WRONG_KIND);
-                    assert_true(why.err.msg[0] != '\0');
-                    assert_true(why.err.field[0] != '\0');
-                    /* the key is there unless the field was the key */
-                    if (strcmp(why.name, name) != 0 && why.name[0] != '\0')
-                        fail_msg("%s: a key %s", name, why.name);
-                }
-                cJSON_Delete(copy);
             }
+            free(v);
         }
-        free(v);
+        cJSON_Delete(list);
     }
     for (size_t h = 0; h < nh; h++)
         cJSON_Delete(hostile[h]);
-    cJSON_Delete(list);
     assert_true(decoded > 0 && skipped > 0);
+}
+
+/* ---- array fields ------------------------------------------------------------ */
+
+/* Every array field decode reads, in a fixture where each holds two
+ * entries (matchFields values: the one the API allows): the field by its
+ * path in item `item` of spec/fixtures/every-array.json, what its entries
+ * are, and the entry the element rows spoil. */
+enum { ELEM_OBJECT, ELEM_STRING, ELEM_UNREAD };
+
+#define NA "spec.affinity.nodeAffinity."
+#define PA "spec.affinity.podAffinity."
+#define AA "spec.affinity.podAntiAffinity."
+#define REQ "requiredDuringSchedulingIgnoredDuringExecution"
+#define PREF "preferredDuringSchedulingIgnoredDuringExecution"
+
+static const struct {
+    int item;
+    const char *path;
+    int elem;
+    int idx;
+} array_fields[] = {
+    { 0, "metadata.ownerReferences", ELEM_OBJECT, 1 },
+    { 0, "spec.tolerations", ELEM_OBJECT, 1 },
+    { 0, NA REQ ".nodeSelectorTerms", ELEM_OBJECT, 1 },
+    { 0, NA REQ ".nodeSelectorTerms[0].matchExpressions", ELEM_OBJECT, 1 },
+    { 0, NA REQ ".nodeSelectorTerms[0].matchExpressions[0].values", ELEM_STRING, 1 },
+    { 0, NA REQ ".nodeSelectorTerms[0].matchFields", ELEM_OBJECT, 1 },
+    { 0, NA REQ ".nodeSelectorTerms[0].matchFields[1].values", ELEM_STRING, 0 },
+    { 0, NA PREF, ELEM_OBJECT, 1 },
+    { 0, NA PREF "[1].preference.matchExpressions", ELEM_OBJECT, 1 },
+    { 0, NA PREF "[1].preference.matchExpressions[0].values", ELEM_STRING, 1 },
+    { 0, PA REQ, ELEM_OBJECT, 1 },
+    { 0, PA REQ "[0].labelSelector.matchExpressions", ELEM_OBJECT, 1 },
+    { 0, PA REQ "[0].labelSelector.matchExpressions[1].values", ELEM_STRING, 1 },
+    { 0, PA REQ "[0].namespaces", ELEM_STRING, 1 },
+    { 0, PA REQ "[0].namespaceSelector.matchExpressions", ELEM_OBJECT, 1 },
+    { 0, PA REQ "[0].matchLabelKeys", ELEM_STRING, 1 },
+    { 0, PA REQ "[1].mismatchLabelKeys", ELEM_STRING, 1 },
+    { 0, PA PREF, ELEM_OBJECT, 1 },
+    { 0, PA PREF "[1].podAffinityTerm.namespaces", ELEM_STRING, 1 },
+    { 0, PA PREF "[1].podAffinityTerm.labelSelector.matchExpressions", ELEM_OBJECT, 1 },
+    { 0, AA REQ, ELEM_OBJECT, 1 },
+    { 0, AA REQ "[1].matchLabelKeys", ELEM_STRING, 1 },
+    { 0, AA PREF, ELEM_OBJECT, 1 },
+    { 0, AA PREF "[0].podAffinityTerm.mismatchLabelKeys", ELEM_STRING, 1 },
+    { 0, "spec.topologySpreadConstraints", ELEM_OBJECT, 1 },
+    { 0, "spec.topologySpreadConstraints[0].labelSelector.matchExpressions", ELEM_OBJECT, 1 },
+    { 0, "spec.topologySpreadConstraints[1].matchLabelKeys", ELEM_STRING, 1 },
+    { 0, "spec.initContainers", ELEM_OBJECT, 1 },
+    { 0, "spec.containers", ELEM_OBJECT, 1 },
+    { 0, "spec.containers[0].ports", ELEM_OBJECT, 1 },
+    { 0, "spec.containers[1].ports", ELEM_OBJECT, 1 },
+    { 0, "spec.volumes", ELEM_OBJECT, 1 },
+    { 0, "spec.resourceClaims", ELEM_UNREAD, 0 },
+    { 0, "status.conditions", ELEM_OBJECT, 1 },
+    { 0, "status.initContainerStatuses", ELEM_OBJECT, 1 },
+    { 0, "status.containerStatuses", ELEM_OBJECT, 1 },
+    { 0, "status.ephemeralContainerStatuses", ELEM_OBJECT, 1 },
+    { 1, "spec.schedulingGates", ELEM_UNREAD, 0 },
+    { 1, "status.conditions", ELEM_OBJECT, 0 },
+    { 2, "spec.taints", ELEM_OBJECT, 1 },
+    { 2, "status.conditions", ELEM_OBJECT, 1 },
+    { 2, "status.images", ELEM_OBJECT, 1 },
+    { 2, "status.images[1].names", ELEM_STRING, 1 },
+    { 3, "spec.selector.matchExpressions", ELEM_OBJECT, 1 },
+    { 3, "spec.selector.matchExpressions[0].values", ELEM_STRING, 1 },
+    { 4, "containers", ELEM_OBJECT, 1 },
+    { 5, "status.podsMetric", ELEM_OBJECT, 1 },
+    { 6, "spec.selector.matchExpressions", ELEM_OBJECT, 1 },
+    { 6, "spec.selector.matchExpressions[0].values", ELEM_STRING, 1 },
+};
+
+/* The value at "a.b[1].c" below j (NULL when there is none). */
+static cJSON *at_path(cJSON *j, const char *path)
+{
+    char key[256];
+
+    while (j != NULL && *path != '\0') {
+        if (*path == '.') {
+            path++;
+        } else if (*path == '[') {
+            char *end;
+            j = cJSON_GetArrayItem(j, (int)strtol(path + 1, &end, 10));
+            path = end + 1;
+        } else {
+            size_t n = strcspn(path, ".[");
+            assert_true(n < sizeof(key));
+            memcpy(key, path, n);
+            key[n] = '\0';
+            j = cJSON_GetObjectItemCaseSensitive(j, key);
+            path += n;
+        }
+    }
+    return j;
+}
+
+/* A copy of `item` with `value` (owned) in place of what `path` holds. */
+static cJSON *spoiled(const cJSON *item, const char *path, cJSON *value)
+{
+    cJSON *copy = cJSON_Duplicate(item, true), *old = at_path(copy, path), *parent;
+    char up[512];
+    size_t n = strlen(path);
+
+    assert_non_null(old);
+    assert_true(n < sizeof(up));
+    while (n > 0 && path[n] != '.' && path[n] != '[')
+        n--;
+    memcpy(up, path, n);
+    up[n] = '\0';
+    assert_non_null(parent = at_path(copy, up));
+    if (old->string != NULL)
+        assert_non_null(value->string = strdup(old->string));
+    assert_true(cJSON_ReplaceItemViaPointer(parent, old, value));
+    return copy;
+}
+
+static void expect_array_error(const cJSON *obj, const char *field, const char *msg)
+{
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+    const char *name = cJSON_GetObjectItemCaseSensitive(meta, "name")->valuestring;
+    struct ebb_object o = { 0 };
+    struct ebb_error err;
+    struct ebb_skip why;
+
+    ebb_error_clear(&err);
+    if (ebb_decode_object(obj, &o, &err) == 0)
+        fail_msg("%s: decoded, expected %s: %s", name, field, msg);
+    assert_string_equal(err.field, field);
+    assert_string_equal(err.msg, msg);
+    /* from a server: skipped alone, with the same words and its key */
+    assert_int_equal(ebb_decode_from_server(obj, ebb_decode_kind(obj), &o, &why), EBB_ESCHEMA);
+    assert_int_equal(why.reason, EBB_SKIP_INVALID);
+    assert_string_equal(why.err.field, field);
+    assert_string_equal(why.err.msg, msg);
+    assert_string_equal(why.name, name);
+}
+
+/* The class of array fields: for every one, a value that is not an array,
+ * more entries than ebb keeps, and an entry of the wrong type (for a
+ * string array also a string that is not UTF-8) are refused naming the
+ * field, and the entry by its index; from a server the object is skipped
+ * alone with the same words. What was built before is freed (ASan; the
+ * teardown counts the interned strings). */
+static void test_array_fields(void **state)
+{
+    char *text = fixture_read("spec/fixtures/every-array.json", NULL);
+    cJSON *list, *items, *item, *big = cJSON_CreateArray(), *bad;
+    char field[512];
+    (void)state;
+
+    assert_non_null(text);
+    assert_non_null(list = cJSON_Parse(text));
+    free(text);
+    items = cJSON_GetObjectItemCaseSensitive(list, "items");
+    for (int i = 0; i < 70000; i++)
+        cJSON_AddItemToArray(big, cJSON_CreateObject());
+    cJSON_ArrayForEach(item, items) {
+        struct ebb_object o;
+        struct ebb_error err;
+        if (ebb_decode_object(item, &o, &err) != 0)
+            fail_msg("%s: %s", err.field, err.msg);
+        ebb_object_free(&o);
+    }
+    for (size_t r = 0; r < EBB_ARRAY_LEN(array_fields); r++) {
+        const char *path = array_fields[r].path;
+        int elem = array_fields[r].elem;
+
+        item = cJSON_GetArrayItem(items, array_fields[r].item);
+        if (cJSON_GetArraySize(at_path(item, path)) <= array_fields[r].idx)
+            fail_msg("%s: no entry %d in the fixture", path, array_fields[r].idx);
+        bad = spoiled(item, path, cJSON_CreateString("x"));
+        expect_array_error(bad, path, "expected an array, got a string");
+        cJSON_Delete(bad);
+        bad = spoiled(item, path, cJSON_Duplicate(big, true));
+        expect_array_error(bad, path, "too many entries (70000, at most 65535)");
+        cJSON_Delete(bad);
+        if (elem == ELEM_UNREAD)
+            continue;
+        snprintf(field, sizeof(field), "%s[%d]", path, array_fields[r].idx);
+        bad = spoiled(item, field, cJSON_CreateNumber(7));
+        expect_array_error(bad, field, elem == ELEM_OBJECT ? "expected an object, got a number"
+                                                           : "expected a string, got a number");
+        cJSON_Delete(bad);
+        if (elem == ELEM_STRING) {
+            bad = spoiled(item, field, cJSON_CreateString("\xff\xfe"));
+            expect_array_error(bad, field, "not valid UTF-8");
+            cJSON_Delete(bad);
+        }
+    }
+    cJSON_Delete(big);
+    cJSON_Delete(list);
 }
 
 /* The resource registry is filled by no object alone: a pod asking for 70
@@ -1127,9 +1377,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_node, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pdb, setup, teardown),
         cmocka_unit_test_setup_teardown(test_other_kinds, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_metrics_window, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kinds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_scheduler_inputs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_from_server_every_field, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_array_fields, setup, teardown),
         /* last: fills the registry */
         cmocka_unit_test_setup_teardown(test_resource_bounds, setup, teardown),
     };
