@@ -13,7 +13,6 @@
 #include <cjson/cJSON.h>
 
 #include "ebb/common.h"
-#include "base/vec.h"
 
 int ebb_log_level = EBB_LOG_INFO;
 
@@ -439,63 +438,6 @@ void ebb_names_free(char **names, size_t n)
     for (size_t i = 0; i < n; i++)
         free(names[i]);
     free(names);
-}
-
-int ebb__grow(void **p, size_t *cap, size_t need, size_t size)
-{
-    size_t n = *cap ? *cap : 16;
-    void *q;
-
-    if (need <= *cap)
-        return 0;
-    while (n < need)
-        n *= 2;
-    if ((q = realloc(*p, n * size)) == NULL)
-        return EBB_ENOMEM;
-    *p = q;
-    *cap = n;
-    return 0;
-}
-
-/* Bottom-up merge sort between base and a scratch copy; each pass merges
- * runs of `width` into runs of 2 * width. */
-int ebb__sort_stable(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
-{
-    char *a = base, *b, *from, *to;
-    bool sorted = true;
-
-    for (size_t i = 1; i < n && sorted; i++)
-        sorted = cmp(a + (i - 1) * size, a + i * size) <= 0;
-    if (sorted)
-        return 0;
-    if ((b = malloc(n * size)) == NULL)
-        return EBB_ENOMEM;
-    from = a;
-    to = b;
-    for (size_t width = 1; width < n; width *= 2) {
-        for (size_t lo = 0; lo < n; lo += 2 * width) {
-            size_t mid = lo + width < n ? lo + width : n;
-            size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
-            size_t i = lo, j = mid, k = lo;
-            while (i < mid && j < hi) {
-                /* from the right run only when strictly less: stable */
-                if (cmp(from + j * size, from + i * size) < 0)
-                    memcpy(to + k++ * size, from + j++ * size, size);
-                else
-                    memcpy(to + k++ * size, from + i++ * size, size);
-            }
-            memcpy(to + k * size, from + i * size, (mid - i) * size);
-            k += mid - i;
-            memcpy(to + k * size, from + j * size, (hi - j) * size);
-        }
-        char *t = from;
-        from = to;
-        to = t;
-    }
-    if (from != a)
-        memcpy(a, from, n * size);
-    free(b);
-    return 0;
 }
 
 /* ---- reading the files a user names ---------------------------------------- */
