@@ -1,4 +1,4 @@
-/* engine/base/httpd.c under hostile clients: each input is a script of client
+/* engine/base/httpd*.c under hostile clients: each input is a script of client
  * actions against a server with small limits on a loop in this process
  * (connect, send the next bytes of the input, read or stop reading, hang
  * up, run the loop; two bytes an action: what, and to which client or

@@ -5,8 +5,9 @@
  * chunked bodies, Content-Length, the bounds of an answer, retries),
  * engine/kube/kube_watch.c (paged LISTs read as they arrive, watch streams,
  * bookmarks, ERROR events, relists, the queue held while a cycle runs),
- * engine/model/snapshot.c (the LIST reader, the gate to cJSON) and
- * engine/model/decode_object.c (each object kept or skipped alone) into the cache.
+ * engine/model/list_reader.c and json_arena.c (the LIST reader, the gate
+ * to cJSON) and engine/model/decode_object.c (each object kept or skipped
+ * alone) into the cache.
  *
  * Input: one byte of flags, then answers, each
  *   1 byte   which resource's requests it answers ((b & 0x3f) % NRES);

@@ -1,9 +1,9 @@
 /* ebb serve's request handling: each input is the bytes of one HTTP
  * request (request line, headers, body) sent over a TCP connection to an
  * ebb serve of spec/fixtures/demo-cluster.json running in this process.
- * That covers http_parser and the request's parts in engine/base/httpd.c (URL
- * split, percent-decoding of path and query, headers, bodies, chunked
- * bodies), and ebb serve's routing, query parameters (label and field
+ * That covers http_parser and the request's parts in
+ * engine/base/httpd_request.c (URL split, percent-decoding of path and
+ * query, headers, bodies, chunked bodies), and ebb serve's routing, query parameters (label and field
  * selectors, limit and continue, resourceVersion, watch, dryRun, Table
  * negotiation), body decoding (creates, updates, merge, strategic merge and
  * JSON patches, evictions, delete options) and the store they change.

@@ -2,17 +2,18 @@
  *
  * JSON is read through a window that holds at least one item: a small
  * scanner finds each item's byte extent (strings and escapes respected,
- * lines counted), the item alone goes to cJSON, is decoded into the cache
- * and its tree dropped. cJSON mallocs every node and string; while an item
- * is parsed its allocations come from a bump arena that is reset, not
- * freed node by node, when the item is done. The JSON file stays open in
- * the cache so a pod's or node's full object can be read back (pod.object).
+ * lines counted), the item alone goes to cJSON (in a bump arena,
+ * json_arena.c), is decoded into the cache and its tree dropped. The JSON
+ * file stays open in the cache so a pod's or node's full object can be
+ * read back (pod.object).
  *
  * YAML needs the whole document in memory anyway (libyaml via val.c); each
  * pod and node is re-printed as JSON into an anonymous temporary file that
- * serves as its source. */
+ * serves as its source.
+ *
+ * A server's answers are read elsewhere: list_reader.c, and
+ * ebb_object_from_text in json_arena.c. */
 #include <errno.h>
-#include <stdalign.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -24,10 +25,10 @@
 #include <cjson/cJSON.h>
 
 #include "ebb/cache.h"
-#include "ebb/prom_result.h"
-#include "ebb/snapshot.h"
 #include "ebb/val.h"
 #include "base/map.h"
+#include "base/vec.h"
+#include "model/snapshot_int.h"
 
 /* The read window; it grows only when one item does not fit. Tests lower
  * it to exercise items that straddle refills. */
@@ -38,175 +39,6 @@ size_t ebb__snapshot_window = 1u << 20;
 #define ITEM_MAX ((size_t)64 << 20)
 /* A YAML snapshot is read whole (JSON streams): at most this. */
 #define YAML_MAX ((size_t)512 << 20)
-/* What a reset arena keeps of its chunks for the next document: one
- * object that was huge does not hold its memory for the process's life. */
-#define ARENA_KEEP ((size_t)4 << 20)
-
-/* ---- a bump arena for cJSON ------------------------------------------------ */
-
-struct chunk {
-    struct chunk *next;
-    size_t cap, used;
-    max_align_t data[];
-};
-
-struct arena {
-    struct chunk *head, *cur;
-    size_t used;                 /* bytes handed out since the last reset */
-    bool oom;                    /* malloc failed */
-    bool over;                   /* the document wanted more than EBB_JSON_TREE_MAX */
-};
-
-static struct arena *the_arena;   /* the one being used by the cJSON hooks */
-
-static void *arena_malloc(size_t n)
-{
-    struct arena *a = the_arena;
-    struct chunk *c = a->cur;
-
-    n = (n + alignof(max_align_t) - 1) & ~(alignof(max_align_t) - 1);
-    /* A few bytes of JSON make a node of 64: the tree is bounded, not only
-     * the text (EBB_JSON_TREE_MAX, well above what 1.5 MiB can make). */
-    if (a->used + n > EBB_JSON_TREE_MAX) {
-        a->over = true;
-        return NULL;
-    }
-    while (c != NULL && c->cap - c->used < n)
-        c = a->cur = c->next;
-    if (c == NULL) {
-        size_t cap = 256u << 10;
-        if (cap < n)
-            cap = n;
-        if ((c = malloc(sizeof(*c) + cap)) == NULL) {
-            a->oom = true;
-            return NULL;
-        }
-        c->cap = cap;
-        c->used = 0;
-        /* new chunks go to the front so the next reset starts with them */
-        c->next = a->head;
-        a->head = a->cur = c;
-    }
-    void *p = (char *)c->data + c->used;
-    c->used += n;
-    a->used += n;
-    return p;
-}
-
-static void arena_free(void *p)
-{
-    (void)p;   /* everything goes at once in arena_reset */
-}
-
-/* Everything handed out is free again; chunks past ARENA_KEEP go back to
- * malloc. */
-static void arena_reset(struct arena *a)
-{
-    struct chunk **pp = &a->head, *c;
-    size_t kept = 0;
-
-    while ((c = *pp) != NULL) {
-        if (kept + c->cap > ARENA_KEEP) {
-            *pp = c->next;
-            free(c);
-            continue;
-        }
-        kept += c->cap;
-        c->used = 0;
-        pp = &c->next;
-    }
-    a->cur = a->head;
-    a->used = 0;
-    a->oom = false;
-    a->over = false;
-}
-
-static void arena_destroy(struct arena *a)
-{
-    struct chunk *c, *next;
-
-    for (c = a->head; c != NULL; c = next) {
-        next = c->next;
-        free(c);
-    }
-    a->head = a->cur = NULL;
-}
-
-/* Parse with the arena's hooks installed, then put cJSON back on malloc. */
-static cJSON *arena_parse(struct arena *a, const char *text, size_t len, const char **endp)
-{
-    cJSON_Hooks h = { arena_malloc, arena_free };
-    cJSON *j;
-
-    the_arena = a;
-    cJSON_InitHooks(&h);
-    j = cJSON_ParseWithLengthOpts(text, len, endp, false);
-    cJSON_InitHooks(NULL);
-    the_arena = NULL;
-    return j;
-}
-
-/* ---- the arena for callers that parse many small documents ------------------ */
-
-struct ebb_json_arena {
-    struct arena a;
-};
-
-int ebb_json_arena_create(struct ebb_json_arena **out)
-{
-    if (out == NULL)
-        return EBB_EINVAL;
-    return (*out = calloc(1, sizeof(**out))) != NULL ? 0 : EBB_ENOMEM;
-}
-
-/* The gate every document of a server goes through on its way to cJSON
- * (watch events, LIST items): bounded in text and in tree, NUL scrubbed. */
-int ebb_json_arena_parse(struct ebb_json_arena *a, char *text, size_t len, struct cJSON **out,
-                         int *why)
-{
-    int dummy;
-    cJSON *j;
-
-    if (why == NULL)
-        why = &dummy;
-    *why = 0;
-    if (a == NULL || text == NULL || out == NULL)
-        return EBB_EINVAL;
-    *out = NULL;
-    if (len > EBB_OBJECT_MAX) {
-        *why = EBB_SKIP_TOO_LARGE;
-        return EBB_ESCHEMA;
-    }
-    if (!ebb_json_nul_scrub(text, len)) {
-        *why = EBB_SKIP_NOT_JSON;
-        return EBB_ESCHEMA;
-    }
-    if ((j = arena_parse(&a->a, text, len, NULL)) != NULL) {
-        *out = j;
-        return 0;
-    }
-    if (a->a.oom) {
-        arena_reset(&a->a);
-        return EBB_ENOMEM;
-    }
-    *why = a->a.over ? EBB_SKIP_TOO_LARGE : EBB_SKIP_NOT_JSON;
-    arena_reset(&a->a);
-    return EBB_ESCHEMA;
-}
-
-void ebb_json_arena_reset(struct ebb_json_arena *a)
-{
-    if (a != NULL)
-        arena_reset(&a->a);
-}
-
-void ebb_json_arena_destroy(struct ebb_json_arena *a)
-{
-    if (a == NULL)
-        return;
-    arena_destroy(&a->a);
-    free(a);
-}
 
 /* ---- the loader -------------------------------------------------------------- */
 
@@ -224,7 +56,7 @@ struct loader {
     int line;                   /* line of buf[pos] */
     uint16_t src;
     bool has_src;
-    struct arena arena;
+    struct ebb_json_arena arena;
     ebb_snapshot_item_fn item_fn;   /* ebb_snapshot_load_each */
     bool compact;                   /* a whole view: lay its pods out (ebb_cache_compact) */
     void *item_ud;
@@ -277,14 +109,11 @@ static long refill(struct loader *l, size_t keep)
         l->pos -= keep;
         l->base += keep;
     }
-    if (l->len == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : ebb__snapshot_window;
-        char *b = realloc(l->buf, cap);
-        if (b == NULL)
-            return EBB_ENOMEM;
-        l->buf = b;
-        l->cap = cap;
-    }
+    /* full: the window doubles (an item larger than it) */
+    if (l->len == l->cap &&
+        ebb__grow((void **)&l->buf, &l->cap,
+                  l->len + 1 > ebb__snapshot_window ? l->len + 1 : ebb__snapshot_window, 1) != 0)
+        return EBB_ENOMEM;
     k = fread(l->buf + l->len, 1, l->cap - l->len, l->f);
     if (k == 0) {
         if (ferror(l->f))
@@ -579,16 +408,16 @@ static int parse_error(struct loader *l, const struct origin *o, const char *p, 
     size_t k;
 
     if (l->arena.oom) {
-        arena_reset(&l->arena);
+        ebb_json_arena_reset(&l->arena);
         return lfail(l, EBB_ENOMEM, o->line, o->prefix, o->idx, NULL, "out of memory");
     }
     if (l->arena.over) {
-        arena_reset(&l->arena);
+        ebb_json_arena_reset(&l->arena);
         return lfail(l, EBB_ELIMIT, o->line, o->prefix, o->idx, NULL,
                      "the item makes more than %zu MiB of JSON values: not a Kubernetes object "
                      "(etcd keeps objects of at most 1.5 MiB)", EBB_JSON_TREE_MAX >> 20);
     }
-    arena_reset(&l->arena);
+    ebb_json_arena_reset(&l->arena);
     if (endp == NULL || endp < p || endp > p + n)
         endp = p;
     for (k = 0; k + 1 < sizeof(near) && endp + k < p + n; k++)
@@ -609,7 +438,7 @@ static int take_parsed(struct loader *l, cJSON *j, const char *p, size_t n, uint
     o->src.len = l->has_src ? (uint32_t)n : 0;
     o->src.file = l->src;
     rc = take(l, j, o);
-    arena_reset(&l->arena);
+    ebb_json_arena_reset(&l->arena);
     return rc;
 }
 
@@ -624,13 +453,13 @@ static int item_nul(struct loader *l, struct origin *o, char *p, size_t n, bool 
 
     *again = false;
     if ((z = memchr(p, '\0', n)) != NULL) {
-        arena_reset(&l->arena);
+        ebb_json_arena_reset(&l->arena);
         return lfail(l, EBB_EPARSE, o->line + count_lines(p, z), o->prefix, o->idx, NULL,
                      "a NUL byte in the JSON text (write it as \\u0000)");
     }
     if (memmem(p, n, "\\u0000", 6) == NULL)
         return 0;
-    arena_reset(&l->arena);
+    ebb_json_arena_reset(&l->arena);
     ebb_json_nul_scrub(p, n);
     *again = true;
     return 0;
@@ -640,7 +469,7 @@ static int item_nul(struct loader *l, struct origin *o, char *p, size_t n, bool 
 static int take_text(struct loader *l, char *p, size_t n, uint64_t off, struct origin *o)
 {
     const char *endp = NULL;
-    cJSON *j = arena_parse(&l->arena, p, n, &endp);
+    cJSON *j = ebb__json_arena_parse_raw(&l->arena, p, n, &endp);
     bool again;
     int rc;
 
@@ -648,7 +477,7 @@ static int take_text(struct loader *l, char *p, size_t n, uint64_t off, struct o
         return parse_error(l, o, p, n, endp);
     if ((rc = item_nul(l, o, p, n, &again)) != 0)
         return rc;
-    if (again && (j = arena_parse(&l->arena, p, n, &endp)) == NULL)
+    if (again && (j = ebb__json_arena_parse_raw(&l->arena, p, n, &endp)) == NULL)
         return parse_error(l, o, p, n, endp);
     return take_parsed(l, j, p, n, off, o);
 }
@@ -661,7 +490,7 @@ static int take_item(struct loader *l, struct origin *o, long *n)
 {
     char *p = l->buf + l->pos;
     const char *endp = NULL;
-    cJSON *j = arena_parse(&l->arena, p, l->len - l->pos, &endp);
+    cJSON *j = ebb__json_arena_parse_raw(&l->arena, p, l->len - l->pos, &endp);
     bool again;
     int nl, rc;
 
@@ -675,7 +504,7 @@ static int take_item(struct loader *l, struct origin *o, long *n)
     }
     if (l->arena.oom || l->arena.over)
         return parse_error(l, o, p, l->len - l->pos, endp);
-    arena_reset(&l->arena);
+    ebb_json_arena_reset(&l->arena);
     if ((*n = window_value(l, o->line, o->prefix, o->idx, &nl)) < 0)
         return (int)*n;
     return take_text(l, l->buf + l->pos, (size_t)*n, l->base + l->pos, o);
@@ -1044,7 +873,7 @@ static void loader_init(struct loader *l, struct ebb_cache *cache, const char *n
 static void loader_done(struct loader *l, double t0)
 {
     free(l->buf);
-    arena_destroy(&l->arena);
+    ebb__json_arena_release(&l->arena);
     ebb__map_free(&l->seen);
     ebb_cache_build_indexes(l->cache);
     if (l->compact)
@@ -1119,435 +948,5 @@ int ebb_snapshot_load_buf(struct ebb_cache *cache, const char *buf, size_t len, 
         rc = load_stream(&l);
     }
     loader_done(&l, t0);
-    return rc;
-}
-
-/* ---- a server's LIST answer, read as it arrives ------------------------------------ */
-
-/* The top level of a List: { "key": value, ..., "items": [ item, ... ] }.
- * Only brackets, strings and escapes are followed (cJSON checks each item
- * and the metadata); items are handed on one by one, the metadata is
- * kept, every other value is stepped over. Nothing else is held. */
-enum {
-    T_BEGIN,        /* before '{' */
-    T_FIRST_KEY,    /* after '{': a key or '}' */
-    T_KEY_START,    /* after ',': a key */
-    T_KEY,          /* inside a key */
-    T_COLON,
-    T_VALUE,        /* before a value */
-    T_SCAN,         /* inside a value (vs) */
-    T_NEXT,         /* after a value: ',' or '}' */
-    T_ITEMS_FIRST,  /* after '[' of items: an item or ']' */
-    T_ITEM_START,   /* after ',' in items */
-    T_ITEM,         /* inside an item (vs) */
-    T_ITEMS_NEXT,   /* after an item: ',' or ']' */
-    T_DONE,         /* after the closing '}' */
-    T_FAILED,
-};
-
-enum { V_CONTAINER, V_BARE };
-
-struct ebb_list_reader {
-    ebb_list_item_fn fn;
-    void *ud;
-    int st;
-    char key[16];               /* the key being read (longer keys are none of ours) */
-    size_t keylen;
-    bool key_esc, key_long;
-    int which;                  /* the value being read: 0 other, 1 metadata, 2 an item */
-    /* the value scanner */
-    int vkind, depth;
-    bool in_str, esc;
-    /* what is kept of the value */
-    char *buf;
-    size_t len, cap, max, total;
-    char *meta;                 /* the List's metadata, once read */
-    size_t meta_len;
-    bool items_seen;
-    size_t nitems;
-    uint64_t offset;            /* bytes fed so far */
-};
-
-int ebb_list_reader_create(ebb_list_item_fn fn, void *ud, struct ebb_list_reader **out)
-{
-    struct ebb_list_reader *r;
-
-    if (fn == NULL || out == NULL)
-        return EBB_EINVAL;
-    if ((r = calloc(1, sizeof(*r))) == NULL)
-        return EBB_ENOMEM;
-    r->fn = fn;
-    r->ud = ud;
-    *out = r;
-    return 0;
-}
-
-void ebb_list_reader_destroy(struct ebb_list_reader *r)
-{
-    if (r == NULL)
-        return;
-    free(r->buf);
-    free(r->meta);
-    free(r);
-}
-
-size_t ebb_list_reader_items(const struct ebb_list_reader *r)
-{
-    return r ? r->nitems : 0;
-}
-
-static bool json_ws(char c)
-{
-    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
-}
-
-static int rfail(struct ebb_list_reader *r, struct ebb_error *err, const char *fmt, const char *what)
-{
-    r->st = T_FAILED;
-    return ebb_error_set(err, EBB_EPARSE, NULL, 0, NULL, fmt, what, (unsigned long long)r->offset);
-}
-
-/* Keep [p, p+n) of the value, up to r->max bytes: past it only r->total
- * grows (once past, nothing more is kept). */
-static int keep(struct ebb_list_reader *r, const char *p, size_t n)
-{
-    r->total += n;
-    if (r->total > r->max)
-        return 0;
-    if (r->len + n + 1 > r->cap) {
-        size_t cap = r->cap ? r->cap : 4096;
-        char *b;
-        while (cap < r->len + n + 1)
-            cap *= 2;
-        if ((b = realloc(r->buf, cap)) == NULL)
-            return EBB_ENOMEM;
-        r->buf = b;
-        r->cap = cap;
-    }
-    memcpy(r->buf + r->len, p, n);
-    r->len += n;
-    return 0;
-}
-
-static void value_begin(struct ebb_list_reader *r, char c, size_t max)
-{
-    r->vkind = c == '{' || c == '[' || c == '"' ? V_CONTAINER : V_BARE;
-    r->depth = 0;
-    r->in_str = false;
-    r->esc = false;
-    r->len = r->total = 0;
-    r->max = max;
-}
-
-/* Scan the value from data[0]: how many bytes belong to it, *done when it
- * ended there. A string ends at its closing quote, an object or array at
- * its closing bracket; a bare scalar (number, literal) before the byte
- * that ends it. */
-static size_t value_scan(struct ebb_list_reader *r, const char *data, size_t len, bool *done)
-{
-    size_t i = 0;
-
-    *done = false;
-    if (r->vkind == V_BARE) {
-        while (i < len && !json_ws(data[i]) && data[i] != ',' && data[i] != ']' && data[i] != '}')
-            i++;
-        *done = i < len;
-        return i;
-    }
-    while (i < len) {
-        char c = data[i++];
-        if (r->in_str) {
-            if (r->esc) {
-                r->esc = false;
-            } else if (c == '\\') {
-                r->esc = true;
-            } else if (c == '"') {
-                r->in_str = false;
-                if (r->depth == 0) {
-                    *done = true;
-                    return i;
-                }
-            } else {
-                /* the rest of the string up to a quote or a backslash */
-                while (i < len && data[i] != '"' && data[i] != '\\')
-                    i++;
-            }
-            continue;
-        }
-        switch (c) {
-        case '"': r->in_str = true; break;
-        case '{':
-        case '[': r->depth++; break;
-        case '}':
-        case ']':
-            if (--r->depth <= 0) {
-                *done = true;
-                return i;
-            }
-            break;
-        default: break;
-        }
-    }
-    return i;
-}
-
-/* An item is complete: hand it on. */
-static int item_done(struct ebb_list_reader *r)
-{
-    int rc;
-
-    r->nitems++;
-    if (r->total > r->max) {
-        rc = r->fn(r->ud, NULL, r->total, r->nitems - 1);
-    } else {
-        r->buf[r->len] = '\0';
-        rc = r->fn(r->ud, r->buf, r->len, r->nitems - 1);
-    }
-    /* one huge item does not hold its buffer for the next ones */
-    if (r->cap > ((size_t)1 << 20)) {
-        free(r->buf);
-        r->buf = NULL;
-        r->cap = 0;
-    }
-    r->len = r->total = 0;
-    return rc;
-}
-
-int ebb_list_reader_feed(struct ebb_list_reader *r, const char *data, size_t len,
-                         struct ebb_error *err)
-{
-    size_t i = 0, n;
-    bool done;
-    int rc;
-
-    if (r == NULL || (data == NULL && len > 0))
-        return EBB_EINVAL;
-    if (r->st == T_FAILED)
-        return EBB_EPARSE;
-    while (i < len) {
-        char c = data[i];
-        switch (r->st) {
-        case T_BEGIN:
-        case T_FIRST_KEY:
-        case T_KEY_START:
-        case T_COLON:
-        case T_VALUE:
-        case T_NEXT:
-        case T_ITEMS_FIRST:
-        case T_ITEM_START:
-        case T_ITEMS_NEXT:
-        case T_DONE:
-            if (json_ws(c)) {
-                i++;
-                r->offset++;
-                continue;
-            }
-            break;
-        default:
-            break;
-        }
-        switch (r->st) {
-        case T_BEGIN:
-            if (c != '{')
-                return rfail(r, err, "the answer is not a %s (byte %llu)", "List object");
-            r->st = T_FIRST_KEY;
-            break;
-        case T_FIRST_KEY:
-        case T_KEY_START:
-            if (c == '}' && r->st == T_FIRST_KEY) {
-                r->st = T_DONE;
-                break;
-            }
-            if (c != '"')
-                return rfail(r, err, "the answer is not a %s (a key expected at byte %llu)", "List object");
-            r->keylen = 0;
-            r->key_esc = r->key_long = false;
-            r->st = T_KEY;
-            break;
-        case T_KEY:
-            if (r->key_esc) {
-                r->key_esc = false;
-                r->key_long = true;   /* an escaped key is none of ours */
-            } else if (c == '\\') {
-                r->key_esc = true;
-            } else if (c == '"') {
-                r->st = T_COLON;
-            } else if (r->keylen + 1 < sizeof(r->key)) {
-                r->key[r->keylen++] = c;
-            } else {
-                r->key_long = true;
-            }
-            break;
-        case T_COLON:
-            if (c != ':')
-                return rfail(r, err, "the answer is not a %s (':' expected at byte %llu)", "List object");
-            r->key[r->keylen] = '\0';
-            r->which = r->key_long ? 0
-                       : strcmp(r->key, "metadata") == 0 ? 1
-                       : strcmp(r->key, "items") == 0 ? 2 : 0;
-            r->st = T_VALUE;
-            break;
-        case T_VALUE:
-            if (r->which == 2 && c == '[') {
-                if (r->items_seen)
-                    return rfail(r, err, "the answer is not a %s (items twice, at byte %llu)", "List");
-                r->items_seen = true;
-                r->st = T_ITEMS_FIRST;
-                break;
-            }
-            if (c == ',' || c == ':' || c == ']' || c == '}')
-                return rfail(r, err, "the answer is not a %s (a value expected at byte %llu)", "List object");
-            if (r->which == 1 && r->meta != NULL)
-                return rfail(r, err, "the answer is not a %s (metadata twice, at byte %llu)", "List");
-            value_begin(r, c, r->which == 1 ? EBB_LIST_META_MAX : r->which == 2 ? 16 : 0);
-            r->st = T_SCAN;
-            continue;   /* the scanner reads c */
-        case T_SCAN:
-        case T_ITEM:
-            n = value_scan(r, data + i, len - i, &done);
-            if ((rc = keep(r, data + i, n)) != 0) {
-                r->st = T_FAILED;
-                return rc;
-            }
-            i += n;
-            r->offset += n;
-            if (!done)
-                continue;
-            if (r->st == T_ITEM) {
-                r->st = T_ITEMS_NEXT;
-                if ((rc = item_done(r)) != 0) {
-                    r->st = T_FAILED;
-                    return rc;
-                }
-            } else {
-                if (r->which == 1) {
-                    if (r->total > r->max)
-                        return rfail(r, err, "the %s is larger than 64 KiB (byte %llu)", "List's metadata");
-                    if ((r->meta = malloc(r->len + 1)) == NULL) {
-                        r->st = T_FAILED;
-                        return EBB_ENOMEM;
-                    }
-                    memcpy(r->meta, r->buf, r->len);
-                    r->meta[r->len] = '\0';
-                    r->meta_len = r->len;
-                } else if (r->which == 2) {
-                    /* "items": null */
-                    if (r->len != 4 || memcmp(r->buf, "null", 4) != 0)
-                        return rfail(r, err, "the answer is not a %s (items is no array, byte %llu)", "List");
-                    r->items_seen = true;
-                }
-                r->st = T_NEXT;
-            }
-            continue;
-        case T_NEXT:
-            if (c == ',')
-                r->st = T_KEY_START;
-            else if (c == '}')
-                r->st = T_DONE;
-            else
-                return rfail(r, err, "the answer is not a %s (',' or '}' expected at byte %llu)", "List object");
-            break;
-        case T_ITEMS_FIRST:
-        case T_ITEM_START:
-            if (c == ']' && r->st == T_ITEMS_FIRST) {
-                r->st = T_NEXT;
-                break;
-            }
-            if (c == ',' || c == ':' || c == ']' || c == '}')
-                return rfail(r, err, "the answer is not a %s (an item expected at byte %llu)", "List");
-            value_begin(r, c, EBB_OBJECT_MAX);
-            r->st = T_ITEM;
-            continue;
-        case T_ITEMS_NEXT:
-            if (c == ',')
-                r->st = T_ITEM_START;
-            else if (c == ']')
-                r->st = T_NEXT;
-            else
-                return rfail(r, err, "the answer is not a %s (',' or ']' expected at byte %llu)", "List");
-            break;
-        case T_DONE:
-            return rfail(r, err, "the answer is not a %s (data after it at byte %llu)", "List object");
-        default:
-            return EBB_EPARSE;
-        }
-        i++;
-        r->offset++;
-    }
-    return 0;
-}
-
-int ebb_list_reader_end(struct ebb_list_reader *r, struct ebb_list_meta *meta, struct ebb_error *err)
-{
-    cJSON *m;
-    const cJSON *rv, *co;
-
-    if (r == NULL || meta == NULL)
-        return EBB_EINVAL;
-    memset(meta, 0, sizeof(*meta));
-    if (r->st == T_FAILED)
-        return EBB_EPARSE;
-    if (r->st != T_DONE)
-        return rfail(r, err, "the %s ended inside it (byte %llu)", "List");
-    if (!r->items_seen)
-        return rfail(r, err, "the answer is not a %s (no items; byte %llu)", "List");
-    if (r->meta == NULL)
-        return 0;
-    if ((m = cJSON_ParseWithLength(r->meta, r->meta_len)) == NULL || !cJSON_IsObject(m)) {
-        cJSON_Delete(m);
-        return rfail(r, err, "the %s is not a JSON object (byte %llu)", "List's metadata");
-    }
-    rv = cJSON_GetObjectItemCaseSensitive(m, "resourceVersion");
-    co = cJSON_GetObjectItemCaseSensitive(m, "continue");
-    /* cut, either would name another version or page: an error, never a guess */
-    if ((rv != NULL && !cJSON_IsNull(rv) &&
-         (!cJSON_IsString(rv) || strlen(rv->valuestring) >= sizeof(meta->resource_version))) ||
-        (co != NULL && !cJSON_IsNull(co) &&
-         (!cJSON_IsString(co) || strlen(co->valuestring) >= sizeof(meta->cont)))) {
-        cJSON_Delete(m);
-        r->st = T_FAILED;
-        return ebb_error_set(err, EBB_EPARSE, NULL, 0, "metadata",
-                             "resourceVersion or continue is not a string of at most %zu bytes",
-                             sizeof(meta->cont) - 1);
-    }
-    if (cJSON_IsString(rv))
-        memcpy(meta->resource_version, rv->valuestring, strlen(rv->valuestring) + 1);
-    if (cJSON_IsString(co))
-        memcpy(meta->cont, co->valuestring, strlen(co->valuestring) + 1);
-    cJSON_Delete(m);
-    return 0;
-}
-
-/* ---- one object of a server's answer ----------------------------------------------- */
-
-int ebb_object_from_text(struct ebb_json_arena *a, char *text, size_t len, int kind,
-                         struct ebb_object *out, struct ebb_skip *why)
-{
-    int rc, reason = 0;
-    cJSON *j;
-
-    if (a == NULL || out == NULL || why == NULL)
-        return EBB_EINVAL;
-    memset(why, 0, sizeof(*why));
-    out->kind = EBB_KIND_UNKNOWN;
-    out->u.any = NULL;
-    if (text == NULL)
-        len = EBB_OBJECT_MAX + 1;   /* the reader kept none of it */
-    if (text == NULL || (rc = ebb_json_arena_parse(a, text, len, &j, &reason)) == EBB_ESCHEMA) {
-        why->kind = kind;
-        why->reason = text == NULL ? EBB_SKIP_TOO_LARGE : reason;
-        why->err.code = EBB_ESCHEMA;
-        if (why->reason == EBB_SKIP_TOO_LARGE)
-            snprintf(why->err.msg, sizeof(why->err.msg),
-                     "an object of more than %zu MiB of JSON (or of JSON values): not one a "
-                     "Kubernetes API server keeps (etcd: 1.5 MiB)", EBB_OBJECT_MAX >> 20);
-        else
-            snprintf(why->err.msg, sizeof(why->err.msg), "not a JSON object");
-        return EBB_ESCHEMA;
-    }
-    if (rc != 0)
-        return rc;
-    rc = ebb_decode_from_server(j, kind, out, why);
-    ebb_json_arena_reset(a);
     return rc;
 }

@@ -1,4 +1,4 @@
-/* engine/base/httpd.c: the HTTP/1.1 server, driven by raw clients on the same
+/* engine/base/httpd*.c: the HTTP/1.1 server, driven by raw clients on the same
  * loop. Every test stops the server and ends with the loop closed. */
 #include "fixtures.h"
 

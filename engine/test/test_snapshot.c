@@ -1,4 +1,5 @@
-/* snapshot.c: kubectl List JSON (streamed) and YAML into the cache. */
+/* engine/model/snapshot.c: kubectl List JSON (streamed) and YAML into the
+ * cache; list_reader.c and json_arena.c: a server's LIST answers. */
 #include "fixtures.h"
 
 #include <cjson/cJSON.h>

@@ -1,0 +1,42 @@
+/* engine/model/snapshot_int.h: what the units behind include/ebb/snapshot.h
+ * share. Not public.
+ *
+ *   snapshot.c     a snapshot file (JSON streamed item by item, or YAML)
+ *                  into the cache, errors naming the item, field and line
+ *   json_arena.c   cJSON trees in a bump arena; the gate a server's document
+ *                  goes through on its way to cJSON (ebb_json_arena_parse,
+ *                  ebb_object_from_text)
+ *   list_reader.c  a server's LIST answer read as it arrives
+ *
+ * Engine thread only: the arena swaps cJSON's allocation hooks while it
+ * parses. */
+#ifndef EBB_SNAPSHOT_INT_H
+#define EBB_SNAPSHOT_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "ebb/snapshot.h"
+
+struct arena_chunk;
+
+/* A zeroed one is empty and ready; ebb_json_arena_reset frees every tree
+ * parsed in it at once. */
+struct ebb_json_arena {
+    struct arena_chunk *head, *cur;
+    size_t used;                 /* bytes handed out since the last reset */
+    bool oom;                    /* malloc failed */
+    bool over;                   /* the document wanted more than EBB_JSON_TREE_MAX */
+};
+
+/* Parse [text, text+len) as it is (the caller bounds the text and scrubs
+ * its NULs), *endp (may be NULL) where cJSON stopped. NULL: not JSON,
+ * a->oom or a->over; the caller resets the arena. */
+cJSON *ebb__json_arena_parse_raw(struct ebb_json_arena *a, const char *text, size_t len,
+                                 const char **endp);
+/* The arena's memory (not `a` itself, which the caller embeds). */
+void ebb__json_arena_release(struct ebb_json_arena *a);
+
+#endif
