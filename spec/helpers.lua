@@ -1,6 +1,9 @@
 -- Shared by the busted specs: run the engine (the real C core and sandbox,
 -- loaded as the ebb_core module) on fixtures and look at the plan as data.
 local core = require("ebb_core")
+local S = require("spec.shell")
+-- busted's assert in a spec file; this module's own `assert` is Lua's
+local luassert = require("luassert")
 -- Plugin failures are asserted from the plan; keep the log quiet unless asked.
 core.log_level(os.getenv("EBB_LOG") or "off")
 
@@ -45,12 +48,6 @@ function Plan:node(name)
   for _, n in ipairs(self.nodes) do
     if n.name == name then return n end
   end
-end
-
-local function write(path, text)
-  local f = assert(io.open(path, "w"))
-  f:write(text)
-  f:close()
 end
 
 -- A policy with one profile enabling `plugin` at its extension point, with
@@ -166,18 +163,15 @@ function H.check(o)
   }
 end
 
--- A temporary directory holding Lua plugin files { ["x.lua"] = source }.
+-- A temporary directory holding Lua plugin files { ["x.lua"] = source };
+-- h.rmdir(dir) removes it.
 function H.plugin_dir(files)
-  local dir = os.tmpname()
-  os.remove(dir)
-  assert(os.execute("mkdir -p '" .. dir .. "'"))
-  for name, src in pairs(files) do write(dir .. "/" .. name, src) end
+  local dir = S.tmpdir()
+  for name, src in pairs(files) do S.write(dir .. "/" .. name, src) end
   return dir
 end
 
-function H.rmdir(dir)
-  os.execute("rm -rf '" .. dir .. "'")
-end
+H.rmdir = S.rmdir
 
 -- A Lua value (plain data: tables, strings, numbers, booleans) as a Lua
 -- expression that load() reads back.
@@ -212,7 +206,7 @@ function H.bounded(fn_name, o, limits)
   limits = limits or {}
   local script = os.tmpname()
   local out = os.tmpname()
-  write(script, "local h = require('spec.helpers')\n" ..
+  S.write(script, "local h = require('spec.helpers')\n" ..
     "local ok, a, b = pcall(h[" .. serialize(fn_name) .. "], " .. serialize(o) .. ")\n" ..
     "local f = assert(io.open(" .. serialize(out) .. ", 'w'))\n" ..
     "if not ok then a = tostring(a) end\n" ..
@@ -224,9 +218,7 @@ function H.bounded(fn_name, o, limits)
   local cmd = string.format("timeout -s KILL %d sh -c 'ulimit -v %d; exec lua5.4 %s' >/dev/null 2>&1",
     limits.seconds or 60, (limits.mb or 2048) * 1024, script)
   local _, _, code = os.execute(cmd)
-  local f = io.open(out)
-  local text = f and f:read("a") or ""
-  if f then f:close() end
+  local text = S.read(out) or ""
   os.remove(script)
   os.remove(out)
   if text == "" then
@@ -237,6 +229,104 @@ function H.bounded(fn_name, o, limits)
   if not r.ok then return nil, r.a, r.hwm end
   if type(r.a) == "table" and r.a.evictions then setmetatable(r.a, Plan) end
   return r.a, r.b, r.hwm
+end
+
+-- code_blocks(markdown) -> { {lang=, file=, body=}, ... }: the fenced
+-- blocks of a page, in order; `file` from an info string's "file=NAME"
+function H.code_blocks(text)
+  local out = {}
+  for info, body in text:gmatch("\n```([^\n]*)\n(.-)\n```") do
+    local lang, attrs = info:match("^(%S*)%s*(.*)$")
+    out[#out + 1] = { lang = lang, file = attrs:match("file=(%S+)"), body = body .. "\n" }
+  end
+  return out
+end
+
+-- only(ns...) -> the args' { include = { ns... } } namespaces filter
+function H.only(...)
+  return { include = H.array{ ... } }
+end
+
+-- h.bad_args{ plugin=, snapshot=, ext= ("deschedule"), profile= ("test"),
+--             field= ("profiles[0].pluginConfig[0].args"), words= (""),
+--             after= { policy lines after the plugin's args }, enabled= (plugin) }
+-- -> policy, fails
+-- policy(args_yaml): a policy in which `plugin`'s args are args_yaml, whose
+-- first line is line 8 of the text; the `after` lines follow (another
+-- plugin's config), and the profile enables `enabled` at `ext`.
+-- fails(args_yaml, line, field, words): that policy does not load, and the
+-- message names line `line`, the field o.field .. field and says o.words .. words.
+function H.bad_args(o)
+  local enabled = o.enabled or o.plugin
+  local prefix = o.field or "profiles[0].pluginConfig[0].args"
+  local function policy(args_yaml)
+    local lines = {
+      "apiVersion: descheduler/v1alpha2",
+      "kind: DeschedulerPolicy",
+      "profiles:",
+      "- name: " .. (o.profile or "test"),
+      "  pluginConfig:",
+      "  - name: " .. o.plugin,
+      "    args:",
+      args_yaml,
+    }
+    for _, l in ipairs(o.after or {}) do lines[#lines + 1] = l end
+    for _, l in ipairs({ "  plugins:", "    " .. (o.ext or "deschedule") .. ":",
+                         "      enabled: [" .. enabled .. "]", "" }) do
+      lines[#lines + 1] = l
+    end
+    return table.concat(lines, "\n")
+  end
+  local function fails(args_yaml, line, field, words)
+    local plan, msg = H.try{ snapshot = o.snapshot, policy_text = policy(args_yaml) }
+    luassert.is_nil(plan)
+    luassert.is_truthy(msg:find(":" .. line .. ": ", 1, true), msg)
+    luassert.is_truthy(msg:find(prefix .. field .. ": ", 1, true), msg)
+    luassert.is_truthy(msg:find((o.words or "") .. words, 1, true), msg)
+  end
+  return policy, fails
+end
+
+-- h.bad_plugin{ budget=, mem=, limits=, others_only= }
+-- -> run(body [, { top=, budget=, mem= }])
+-- run: a plugin "Bad" whose deschedule runs `body` (after `top` at file
+-- load, with `ebb` required), then a well-behaved PodLifeTime (60 s) in the
+-- same profile, on spec/fixtures/kubectl-list.json, with the time budget
+-- and memory cap given (run's own over the defaults). With `limits`, in a
+-- child bounded by them (h.bounded). Asserts that Bad failed, alone, and
+-- that PodLifeTime still evicted (with `others_only`, that it alone did:
+-- Bad evicted nothing before it failed); returns Bad's error message and
+-- the plan.
+function H.bad_plugin(defaults)
+  return function(body, o)
+    o = o or {}
+    local dir = H.plugin_dir{ ["bad.lua"] = (o.top or "") .. [[
+      local ebb = require("ebb")
+      return { name = "Bad", deschedule = function(ctx, nodes)
+      ]] .. body .. [[
+      end }
+    ]] }
+    local args = {
+      snapshot = "spec/fixtures/kubectl-list.json", policy_dirs = { dir },
+      plugins = { { name = "Bad" }, { name = "PodLifeTime", args = { maxPodLifeTimeSeconds = 60 } } },
+      time_budget_ms = o.budget or defaults.budget, mem_limit = o.mem or defaults.mem,
+    }
+    local plan, msg
+    if defaults.limits then
+      plan, msg = H.bounded("simulate", args, defaults.limits)
+    else
+      plan, msg = H.try(args)
+    end
+    H.rmdir(dir)
+    assert(plan, msg)
+    luassert.equal(1, #plan.errors, "one plugin error expected")
+    luassert.equal("Bad", plan.errors[1].plugin)
+    luassert.is_true(#plan:pods() > 0, "the other plugin ran")
+    if defaults.others_only then
+      for _, e in ipairs(plan.evictions) do luassert.equal("PodLifeTime", e.plugin) end
+    end
+    return plan.errors[1].message, plan
+  end
 end
 
 return H

@@ -68,11 +68,7 @@ function P.skip(pending)
   return false
 end
 
-local function free_port()
-  local _, out = sh("python3 -c 'import socket; s = socket.socket(); s.bind((\"127.0.0.1\", 0)); "
-    .. "print(s.getsockname()[1])'")
-  return assert(tonumber(out:match("%d+")), "no free port: " .. out)
-end
+local free_port = shell.free_port
 P.free_port = free_port
 
 local function openmetrics()
@@ -108,12 +104,7 @@ local function teardown(st)
   os.execute(string.format("kill %d 2>/dev/null; sleep 0.2; rm -rf %s", st.pid, shq(st.dir)))
 end
 
-local function my_pid()
-  local p = assert(io.popen("echo $PPID"))
-  local pid = tonumber(p:read("l"))
-  p:close()
-  return pid
-end
+local my_pid = shell.pid
 
 local function start()
   local why = P.missing()

@@ -24,14 +24,6 @@ struct anti_ud {
     struct ebb_charge charge;   /* follows what the index holds as it grows */
 };
 
-static struct ebb_cache *cache_of(lua_State *L)
-{
-    struct ebb_vm *vm = ebb__vm_of(L);
-    if (vm == NULL || vm->engine == NULL || vm->engine->cache == NULL)
-        luaL_error(L, "no cluster view is loaded");
-    return vm->engine->cache;
-}
-
 /* ---- ebb.duplicates ------------------------------------------------------ */
 
 /* The groups of one ebb.duplicates() call, freed when it returns; what
@@ -213,7 +205,7 @@ static struct anti_ud *check_anti(lua_State *L, int idx)
 
     if (u->ix == NULL)
         luaL_error(L, "this AntiAffinityIndex is closed");
-    if (u->epoch != ebb_cache_epoch(cache_of(L)))
+    if (u->epoch != ebb_cache_epoch(ebb__lua_cache(L)))
         luaL_error(L, "this AntiAffinityIndex was made before the cluster view changed; build it again");
     return u;
 }
@@ -243,7 +235,7 @@ static void charge_growth(lua_State *L, struct anti_ud *u)
  * Building is linear in pods; each distinct term is grouped on first use. */
 static int l_anti_index(lua_State *L)
 {
-    struct ebb_cache *c = cache_of(L);
+    struct ebb_cache *c = ebb__lua_cache(L);
     size_t npods, nnodes;
     struct ebb_pod *const *pods = ebb__lua_check_podlist(L, 1, &npods);
     struct ebb_node *const *nodes = ebb__lua_check_nodes(L, 2, &nnodes);

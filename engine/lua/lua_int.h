@@ -257,6 +257,35 @@ int ebb__lua_evictor_call(struct ebb_ctx *ctx, struct ebb_plugin_inst *inst, str
 int ebb__evictor_check_table(lua_State *L, const char *path, unsigned exts,
                              struct ebb_error *err);
 
+/* ---- lua_view.c: views of the cluster cache -----------------------------
+ * A Pod or Node in Lua is a view: (slot, serial), resolved against the
+ * cache by its kind's binding on every access. lua_view.c interns them. */
+
+struct ebb__view {
+    uint32_t slot;
+    uint32_t serial;
+};
+
+/* A kind of view: its metatable, and the registry key of its table of
+ * interned views (one per kind: pod and node slots overlap). */
+struct ebb__view_kind {
+    const char *mt;
+    const char *views;
+};
+
+/* The cache of the engine running in L; raises "no cluster view is loaded"
+ * where there is none.                                          [-0, +0, e] */
+struct ebb_cache *ebb__lua_cache(lua_State *L);
+/* Push the view of kind k of the object in `slot` with `serial`: the one
+ * already made while a script holds it, else a new one.         [-0, +1, m] */
+void ebb__lua_push_view(lua_State *L, const struct ebb__view_kind *k, uint32_t slot,
+                        uint32_t serial);
+/* __eq of every kind of view: same kind, slot and serial.       [-0, +1, -] */
+int ebb__lua_view_eq(lua_State *L);
+/* {key = value} of labels or annotations; {resource = integer}. [-0, +1, m] */
+void ebb__lua_push_labels(lua_State *L, const struct ebb_labels *l);
+void ebb__lua_push_res(lua_State *L, const struct ebb_res *r);
+
 /* ---- Lua bindings (lua_*.c) ----------------------------------------------- */
 
 int luaopen_ebb_native(lua_State *L);     /* require("ebb.native"): lua_module.c */

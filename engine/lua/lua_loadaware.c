@@ -27,20 +27,12 @@ struct loadset {
     struct ebb_charge charge;
 };
 
-static struct ebb_cache *cache_of(lua_State *L)
-{
-    struct ebb_vm *vm = ebb__vm_of(L);
-    if (vm == NULL || vm->engine == NULL || vm->engine->cache == NULL)
-        luaL_error(L, "no cluster view is loaded");
-    return vm->engine->cache;
-}
-
 static struct ebb_la_set *check_set(lua_State *L, int idx)
 {
     struct loadset *u = luaL_checkudata(L, idx, LOADSET_MT);
     if (u->s == NULL)
         luaL_error(L, "this LoadSet was closed");
-    if (u->epoch != ebb_cache_epoch(cache_of(L)))
+    if (u->epoch != ebb_cache_epoch(ebb__lua_cache(L)))
         luaL_error(L, "this LoadSet was made before the cluster view changed; measure again");
     return u->s;
 }
@@ -181,15 +173,6 @@ static void push_res_array(lua_State *L, const struct ebb_la_set *s, const int64
     }
 }
 
-static void push_res(lua_State *L, const struct ebb_res *r)
-{
-    lua_createtable(L, 0, r->n);
-    for (uint16_t i = 0; i < r->n; i++) {
-        lua_pushinteger(L, r->q[i].v);
-        lua_setfield(L, -2, ebb_resource_name(r->q[i].id));
-    }
-}
-
 /* A percent map {resource = number} into t's arrays; bit `has` per id. */
 static void read_percents(lua_State *L, int opts, const char *field, uint64_t *has, double *v)
 {
@@ -226,7 +209,7 @@ static void read_percents(lua_State *L, int opts, const char *field, uint64_t *h
  * high of 0). Nodes without usable metrics are in the set, class "skipped". */
 static int l_node_loads(lua_State *L)
 {
-    struct ebb_cache *c = cache_of(L);
+    struct ebb_cache *c = ebb__lua_cache(L);
     struct ebb_vm *vm = ebb__vm_of(L);
     struct ebb_la_thresholds *t;
     struct ebb_la_opts o = { 0 };
@@ -605,7 +588,7 @@ static int l_set_pod_usage(lua_State *L)
     if (u == NULL)
         lua_pushnil(L);
     else
-        push_res(L, u);
+        ebb__lua_push_res(L, u);
     return 1;
 }
 

@@ -1,6 +1,6 @@
 /* Nodes in Lua: "ebb.Node" views and "ebb.NodeList" (what deschedule and
  * balance receive). Same rules as pods (lua_pod.c): a view is (slot,
- * serial) resolved on access, interned per state, read-only. */
+ * serial) resolved on access, interned per state (lua_view.c), read-only. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,12 +12,8 @@
 
 #define NODE_MT "ebb.Node"
 #define NODELIST_MT "ebb.NodeList"
-#define VIEWS_KEY "ebb.nodeviews"
 
-struct node_view {
-    uint32_t slot;
-    uint32_t serial;
-};
+static const struct ebb__view_kind NODE_VIEWS = { NODE_MT, "ebb.nodeviews" };
 
 struct nodelist {
     uint32_t n;
@@ -25,75 +21,22 @@ struct nodelist {
     struct ebb_node *v[];
 };
 
-static struct ebb_cache *cache_of(lua_State *L)
-{
-    struct ebb_vm *vm = ebb__vm_of(L);
-    if (vm == NULL || vm->engine == NULL || vm->engine->cache == NULL)
-        luaL_error(L, "no cluster view is loaded");
-    return vm->engine->cache;
-}
-
 void ebb__lua_push_node(lua_State *L, const struct ebb_node *n)
 {
-    struct node_view *v;
-
-    if (n == NULL) {
+    if (n == NULL)
         lua_pushnil(L);
-        return;
-    }
-    if (ebb__lr_field(L, LUA_REGISTRYINDEX, VIEWS_KEY) != LUA_TTABLE) {
-        lua_pop(L, 1);
-        lua_createtable(L, 0, 0);
-        lua_createtable(L, 0, 1);
-        lua_pushliteral(L, "v");
-        lua_setfield(L, -2, "__mode");
-        lua_setmetatable(L, -2);
-        lua_pushvalue(L, -1);
-        lua_setfield(L, LUA_REGISTRYINDEX, VIEWS_KEY);
-    }
-    if (lua_rawgeti(L, -1, (lua_Integer)n->slot) == LUA_TUSERDATA) {
-        v = lua_touserdata(L, -1);
-        if (v->serial == n->serial) {
-            lua_remove(L, -2);
-            return;
-        }
-    }
-    lua_pop(L, 1);
-    v = lua_newuserdatauv(L, sizeof(*v), 0);
-    v->slot = n->slot;
-    v->serial = n->serial;
-    luaL_setmetatable(L, NODE_MT);
-    lua_pushvalue(L, -1);
-    lua_rawseti(L, -3, (lua_Integer)n->slot);
-    lua_remove(L, -2);
+    else
+        ebb__lua_push_view(L, &NODE_VIEWS, n->slot, n->serial);
 }
 
 struct ebb_node *ebb__lua_check_node(lua_State *L, int idx)
 {
-    struct node_view *v = luaL_checkudata(L, idx, NODE_MT);
-    struct ebb_node *n = ebb_cache_node_at(cache_of(L), v->slot);
+    struct ebb__view *v = luaL_checkudata(L, idx, NODE_MT);
+    struct ebb_node *n = ebb_cache_node_at(ebb__lua_cache(L), v->slot);
 
     if (n == NULL || n->serial != v->serial)
         luaL_error(L, "this node no longer exists in the cluster view");
     return n;
-}
-
-static void push_labels(lua_State *L, const struct ebb_labels *l)
-{
-    lua_createtable(L, 0, (int)l->n);
-    for (uint32_t i = 0; i < l->n; i++) {
-        lua_pushstring(L, l->kv[i].value ? l->kv[i].value : "");
-        lua_setfield(L, -2, l->kv[i].key);
-    }
-}
-
-static void push_res(lua_State *L, const struct ebb_res *r)
-{
-    lua_createtable(L, 0, r->n);
-    for (uint16_t i = 0; i < r->n; i++) {
-        lua_pushinteger(L, r->q[i].v);
-        lua_setfield(L, -2, ebb_resource_name(r->q[i].id));
-    }
 }
 
 /* node:label(key) -> string | nil                               [-0, +1, -] */
@@ -155,9 +98,9 @@ static int l_node_index(lua_State *L)
     } else if (strcmp(k, "uid") == 0) {
         lua_pushstring(L, n->uid);
     } else if (strcmp(k, "labels") == 0) {
-        push_labels(L, &n->labels);
+        ebb__lua_push_labels(L, &n->labels);
     } else if (strcmp(k, "annotations") == 0) {
-        push_labels(L, &n->annotations);
+        ebb__lua_push_labels(L, &n->annotations);
     } else if (strcmp(k, "unschedulable") == 0) {
         lua_pushboolean(L, n->unschedulable);
     } else if (strcmp(k, "ready") == 0) {
@@ -165,9 +108,9 @@ static int l_node_index(lua_State *L)
     } else if (strcmp(k, "created") == 0) {
         lua_pushinteger(L, n->created);
     } else if (strcmp(k, "allocatable") == 0) {
-        push_res(L, &n->allocatable);
+        ebb__lua_push_res(L, &n->allocatable);
     } else if (strcmp(k, "capacity") == 0) {
-        push_res(L, &n->capacity);
+        ebb__lua_push_res(L, &n->capacity);
     } else if (strcmp(k, "taints") == 0) {
         lua_createtable(L, n->ntaints, 0);
         for (uint16_t i = 0; i < n->ntaints; i++) {
@@ -183,7 +126,7 @@ static int l_node_index(lua_State *L)
             lua_rawseti(L, -2, i + 1);
         }
     } else if (strcmp(k, "object") == 0) {
-        cJSON *j = ebb_cache_read_object(cache_of(L), &n->src);
+        cJSON *j = ebb_cache_read_object(ebb__lua_cache(L), &n->src);
         if (j == NULL) {
             lua_pushnil(L);
         } else {
@@ -203,7 +146,7 @@ static int l_node_newindex(lua_State *L)
 
 static int l_node_tostring(lua_State *L)
 {
-    struct node_view *v = luaL_checkudata(L, 1, NODE_MT);
+    struct ebb__view *v = luaL_checkudata(L, 1, NODE_MT);
     struct ebb_vm *vm = ebb__vm_of(L);
     struct ebb_node *n = vm && vm->engine && vm->engine->cache
                              ? ebb_cache_node_at(vm->engine->cache, v->slot) : NULL;
@@ -211,13 +154,6 @@ static int l_node_tostring(lua_State *L)
         lua_pushfstring(L, "Node(%s)", n->name);
     else
         lua_pushliteral(L, "Node(gone)");
-    return 1;
-}
-
-static int l_node_eq(lua_State *L)
-{
-    struct node_view *a = luaL_testudata(L, 1, NODE_MT), *b = luaL_testudata(L, 2, NODE_MT);
-    lua_pushboolean(L, a && b && a->slot == b->slot && a->serial == b->serial);
     return 1;
 }
 
@@ -311,7 +247,7 @@ void ebb__lua_push_nodelist(lua_State *L, struct ebb_node *const *nodes, size_t 
     struct nodelist *nl = lua_newuserdatauv(L, sizeof(*nl) + n * sizeof(nl->v[0]), 0);
 
     nl->n = (uint32_t)n;
-    nl->epoch = ebb_cache_epoch(cache_of(L));
+    nl->epoch = ebb_cache_epoch(ebb__lua_cache(L));
     if (n > 0)
         memcpy(nl->v, nodes, n * sizeof(nl->v[0]));
     luaL_setmetatable(L, NODELIST_MT);
@@ -326,7 +262,7 @@ struct ebb_node *const *ebb__lua_nodelist(lua_State *L, int idx, size_t *n)
         *n = 0;
         return NULL;
     }
-    if (nl->epoch != ebb_cache_epoch(cache_of(L)))
+    if (nl->epoch != ebb_cache_epoch(ebb__lua_cache(L)))
         luaL_error(L, "this NodeList was made before the cluster view changed");
     *n = nl->n;
     return nl->v;
@@ -335,7 +271,7 @@ struct ebb_node *const *ebb__lua_nodelist(lua_State *L, int idx, size_t *n)
 static struct nodelist *check_nodelist(lua_State *L, int idx)
 {
     struct nodelist *nl = luaL_checkudata(L, idx, NODELIST_MT);
-    if (nl->epoch != ebb_cache_epoch(cache_of(L)))
+    if (nl->epoch != ebb_cache_epoch(ebb__lua_cache(L)))
         luaL_error(L, "this NodeList was made before the cluster view changed");
     return nl;
 }
@@ -456,7 +392,7 @@ void ebb__lua_register_node(lua_State *L)
     lua_setfield(L, -2, "__newindex");
     lua_pushcfunction(L, l_node_tostring);
     lua_setfield(L, -2, "__tostring");
-    lua_pushcfunction(L, l_node_eq);
+    lua_pushcfunction(L, ebb__lua_view_eq);
     lua_setfield(L, -2, "__eq");
     lua_pop(L, 1);
 

@@ -2,8 +2,8 @@
  *
  * A Pod is a small userdata (slot, serial) resolved against the cache on
  * every access, so a view kept past the pod's deletion raises instead of
- * reading freed memory. Views are interned per state (a weak table by slot)
- * so the same pod is the same value: usable as a table key, == works.
+ * reading freed memory. Views are interned per state (lua_view.c), so the
+ * same pod is the same value: usable as a table key, == works.
  * Fields are computed on access; tables (labels, owners...) are built on
  * demand and not cached, so reading them in a hot loop is the script's
  * choice, not a cost every script pays.
@@ -25,12 +25,8 @@
 
 #define POD_MT "ebb.Pod"
 #define PODLIST_MT "ebb.PodList"
-#define VIEWS_KEY "ebb.podviews"
 
-struct pod_view {
-    uint32_t slot;
-    uint32_t serial;
-};
+static const struct ebb__view_kind POD_VIEWS = { POD_MT, "ebb.podviews" };
 
 struct podlist {
     uint32_t n, cap;
@@ -38,52 +34,17 @@ struct podlist {
     struct ebb_pod **v;
 };
 
-static struct ebb_cache *cache_of(lua_State *L)
-{
-    struct ebb_vm *vm = ebb__vm_of(L);
-    if (vm == NULL || vm->engine == NULL || vm->engine->cache == NULL)
-        luaL_error(L, "no cluster view is loaded");
-    return vm->engine->cache;
-}
-
 void ebb__lua_push_pod(lua_State *L, const struct ebb_pod *p)
 {
-    struct pod_view *v;
-
-    if (p == NULL) {
+    if (p == NULL)
         lua_pushnil(L);
-        return;
-    }
-    if (ebb__lr_field(L, LUA_REGISTRYINDEX, VIEWS_KEY) != LUA_TTABLE) {
-        lua_pop(L, 1);
-        lua_createtable(L, 0, 0);
-        lua_createtable(L, 0, 1);
-        lua_pushliteral(L, "v");
-        lua_setfield(L, -2, "__mode");
-        lua_setmetatable(L, -2);
-        lua_pushvalue(L, -1);
-        lua_setfield(L, LUA_REGISTRYINDEX, VIEWS_KEY);
-    }
-    if (lua_rawgeti(L, -1, (lua_Integer)p->slot) == LUA_TUSERDATA) {
-        v = lua_touserdata(L, -1);
-        if (v->serial == p->serial) {
-            lua_remove(L, -2);
-            return;
-        }
-    }
-    lua_pop(L, 1);
-    v = lua_newuserdatauv(L, sizeof(*v), 0);
-    v->slot = p->slot;
-    v->serial = p->serial;
-    luaL_setmetatable(L, POD_MT);
-    lua_pushvalue(L, -1);
-    lua_rawseti(L, -3, (lua_Integer)p->slot);
-    lua_remove(L, -2);
+    else
+        ebb__lua_push_view(L, &POD_VIEWS, p->slot, p->serial);
 }
 
 struct ebb_pod *ebb__lua_to_pod(lua_State *L, int idx)
 {
-    struct pod_view *v = luaL_testudata(L, idx, POD_MT);
+    struct ebb__view *v = luaL_testudata(L, idx, POD_MT);
     struct ebb_vm *vm = ebb__vm_of(L);
     struct ebb_pod *p;
 
@@ -95,8 +56,8 @@ struct ebb_pod *ebb__lua_to_pod(lua_State *L, int idx)
 
 struct ebb_pod *ebb__lua_check_pod(lua_State *L, int idx)
 {
-    struct pod_view *v = luaL_checkudata(L, idx, POD_MT);
-    struct ebb_pod *p = ebb_cache_pod_at(cache_of(L), v->slot);
+    struct ebb__view *v = luaL_checkudata(L, idx, POD_MT);
+    struct ebb_pod *p = ebb_cache_pod_at(ebb__lua_cache(L), v->slot);
 
     if (p == NULL || p->serial != v->serial)
         luaL_error(L, "this pod no longer exists in the cluster view");
@@ -104,24 +65,6 @@ struct ebb_pod *ebb__lua_check_pod(lua_State *L, int idx)
 }
 
 /* ---- tables built on demand --------------------------------------------- */
-
-static void push_labels(lua_State *L, const struct ebb_labels *l)
-{
-    lua_createtable(L, 0, (int)l->n);
-    for (uint32_t i = 0; i < l->n; i++) {
-        lua_pushstring(L, l->kv[i].value ? l->kv[i].value : "");
-        lua_setfield(L, -2, l->kv[i].key);
-    }
-}
-
-static void push_res(lua_State *L, const struct ebb_res *r)
-{
-    lua_createtable(L, 0, r->n);
-    for (uint16_t i = 0; i < r->n; i++) {
-        lua_pushinteger(L, r->q[i].v);
-        lua_setfield(L, -2, ebb_resource_name(r->q[i].id));
-    }
-}
 
 static void setstr(lua_State *L, const char *k, const char *v)
 {
@@ -174,10 +117,10 @@ static void g_created(lua_State *L, const struct ebb_pod *p)
 }
 static void g_restarts(lua_State *L, const struct ebb_pod *p) { lua_pushinteger(L, p->restarts); }
 static void g_init_restarts(lua_State *L, const struct ebb_pod *p) { lua_pushinteger(L, p->init_restarts); }
-static void g_labels(lua_State *L, const struct ebb_pod *p) { push_labels(L, &p->labels); }
-static void g_annotations(lua_State *L, const struct ebb_pod *p) { push_labels(L, &p->annotations); }
-static void g_node_selector(lua_State *L, const struct ebb_pod *p) { push_labels(L, &p->node_selector); }
-static void g_requests(lua_State *L, const struct ebb_pod *p) { push_res(L, &p->requests); }
+static void g_labels(lua_State *L, const struct ebb_pod *p) { ebb__lua_push_labels(L, &p->labels); }
+static void g_annotations(lua_State *L, const struct ebb_pod *p) { ebb__lua_push_labels(L, &p->annotations); }
+static void g_node_selector(lua_State *L, const struct ebb_pod *p) { ebb__lua_push_labels(L, &p->node_selector); }
+static void g_requests(lua_State *L, const struct ebb_pod *p) { ebb__lua_push_res(L, &p->requests); }
 static void g_gone(lua_State *L, const struct ebb_pod *p) { lua_pushboolean(L, p->flags & EBB_POD_GONE); }
 static void g_terminating(lua_State *L, const struct ebb_pod *p) { lua_pushboolean(L, p->flags & EBB_POD_TERMINATING); }
 static void g_mirror(lua_State *L, const struct ebb_pod *p) { lua_pushboolean(L, p->flags & EBB_POD_MIRROR); }
@@ -307,7 +250,7 @@ static void g_conditions(lua_State *L, const struct ebb_pod *p)
 
 static void g_object(lua_State *L, const struct ebb_pod *p)
 {
-    cJSON *j = ebb_cache_read_object(cache_of(L), &p->src);
+    cJSON *j = ebb_cache_read_object(ebb__lua_cache(L), &p->src);
 
     if (j == NULL) {
         lua_pushnil(L);
@@ -532,18 +475,11 @@ static int l_pod_tostring(lua_State *L)
     return 1;
 }
 
-static int l_pod_eq(lua_State *L)
-{
-    struct pod_view *a = luaL_testudata(L, 1, POD_MT), *b = luaL_testudata(L, 2, POD_MT);
-    lua_pushboolean(L, a && b && a->slot == b->slot && a->serial == b->serial);
-    return 1;
-}
-
 /* ---- PodList ------------------------------------------------------------ */
 
 static uint64_t epoch_of(lua_State *L)
 {
-    return ebb_cache_epoch(cache_of(L));
+    return ebb_cache_epoch(ebb__lua_cache(L));
 }
 
 /* List arrays come from the state's own allocator, so they count against
@@ -990,7 +926,7 @@ void ebb__lua_register_pod(lua_State *L)
     lua_setfield(L, -2, "__newindex");
     lua_pushcfunction(L, l_pod_tostring);
     lua_setfield(L, -2, "__tostring");
-    lua_pushcfunction(L, l_pod_eq);
+    lua_pushcfunction(L, ebb__lua_view_eq);
     lua_setfield(L, -2, "__eq");
     lua_pushliteral(L, "Pod");
     lua_setfield(L, -2, "__name");

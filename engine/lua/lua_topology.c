@@ -42,14 +42,6 @@ static int l_guard_gc(lua_State *L)
     return 0;
 }
 
-static struct ebb_cache *cache_of(lua_State *L)
-{
-    struct ebb_vm *vm = ebb__vm_of(L);
-    if (vm == NULL || vm->engine == NULL || vm->engine->cache == NULL)
-        luaL_error(L, "no cluster view is loaded");
-    return vm->engine->cache;
-}
-
 static int fail(lua_State *L, int rc)
 {
     if (rc == EBB_ELIMIT)
@@ -135,7 +127,7 @@ static void check_opts(lua_State *L, int idx, struct ebb_topology_opts *o)
  * nodes; the pods in *pods. */
 static struct guard *setup(lua_State *L, struct ebb_pod *const **pods, size_t *npods)
 {
-    struct ebb_cache *c = cache_of(L);
+    struct ebb_cache *c = ebb__lua_cache(L);
     struct ebb_topology_opts o;
     struct ebb_node *const *nodes;
     size_t nnodes;

@@ -11,16 +11,11 @@
 -- Usage: lua5.4 spec/bench/k8s_sync.lua BUILD_DIR SNAPSHOT
 package.path = "./?.lua;./lua/?.lua;" .. package.path
 local K = require("spec.integration.k8s_harness")
+local shell = require("spec.shell")
 
 local B, SNAP = arg[1] or "build", arg[2]
-local sh = K.shq
-
-local function run(cmd)
-  local p = assert(io.popen(cmd .. " 2>&1"))
-  local out = p:read("a")
-  local _, _, code = p:close()
-  return code, out
-end
+local sh = shell.shq
+local run = shell.sh
 
 local why = K.missing()
 if why then
@@ -41,8 +36,7 @@ for n, kind in out:gmatch("loaded (%d+) (%a+)") do loaded[#loaded + 1] = n .. " 
 print(string.format("  loaded through the API in %s s: %s", out:match("([%d.]+)%s*$"), table.concat(loaded, ", ")))
 
 local dir = cp.dir
-local f = assert(io.open(dir .. "/quiet.yaml", "w"))
-f:write([[
+shell.write(dir .. "/quiet.yaml", [[
 apiVersion: descheduler/v1alpha2
 kind: DeschedulerPolicy
 profiles:
@@ -55,7 +49,6 @@ profiles:
     deschedule:
       enabled: [PodLifeTime]
 ]])
-f:close()
 
 -- GNU time: elapsed, user, system seconds, peak RSS (KB)
 local TIME = "/usr/bin/time -f 'time: %e %U %S %M'"

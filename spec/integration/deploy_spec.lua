@@ -13,6 +13,7 @@
 -- either are pending, with the reason, when it is missing.
 local R = require("spec.integration.run_harness")
 local S = R.S
+local shell = require("spec.shell")
 local json = S.json
 
 local FIXTURE = "spec/fixtures/deploy-cluster.json"
@@ -21,12 +22,7 @@ local STRATEGIES = "deploy/base/strategies"
 
 -- ---- tools -------------------------------------------------------------------
 
-local function run(cmd)
-  local p = assert(io.popen(cmd .. " 2>&1"))
-  local out = p:read("a")
-  local _, _, code = p:close()
-  return code, out
-end
+local run = shell.sh   -- exit code, stdout and stderr together
 
 local function kustomize_missing()
   if os.execute("command -v kubectl >/dev/null 2>&1") ~= true then
@@ -55,9 +51,8 @@ local function render(dir)
   local tmp = os.tmpname()
   local code, out = run("kubectl kustomize " .. S.shq(dir) .. " >" .. tmp)
   assert(code == 0, "kubectl kustomize " .. dir .. " failed:\n" .. out)
-  local p = assert(io.popen(TO_JSON .. " <" .. tmp))
-  local objs = json.decode(p:read("a"))
-  p:close()
+  local _, text = shell.run(TO_JSON .. " <" .. tmp)
+  local objs = json.decode(text)
   os.remove(tmp)
   assert.is_table(objs)
   assert.is_true(#objs > 0, dir .. " renders nothing")
@@ -70,17 +65,15 @@ end
 local function render_with(resources, components)
   local dir = S.tmpdir()
   local up = dir:gsub("[^/]+", ".."):sub(2)          -- /tmp/x -> ../..
-  local cwd = assert(io.popen("pwd")):read("l")
+  local cwd = shell.cwd()
   local function rel(p) return up .. cwd .. "/" .. p end
   local lines = { "apiVersion: kustomize.config.k8s.io/v1beta1", "kind: Kustomization", "resources:" }
   for _, r in ipairs(resources) do lines[#lines + 1] = "- " .. rel(r) end
   lines[#lines + 1] = "components:"
   for _, c in ipairs(components) do lines[#lines + 1] = "- " .. rel(c) end
-  local f = assert(io.open(dir .. "/kustomization.yaml", "w"))
-  f:write(table.concat(lines, "\n") .. "\n")
-  f:close()
+  shell.write(dir .. "/kustomization.yaml", table.concat(lines, "\n") .. "\n")
   local ok, objs = pcall(render, dir)
-  os.execute("rm -rf " .. S.shq(dir))
+  shell.rmdir(dir)
   assert(ok, objs)
   return objs
 end
@@ -113,13 +106,6 @@ local function contains(list, v)
     if x == v then return true end
   end
   return false
-end
-
-local function read(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
 end
 
 local function ebb_version()
@@ -324,12 +310,12 @@ describe("deploy/ renders", function()
 
   it("generates the ConfigMaps from the canonical files, with fixed names", function()
     local policy = one(base, "ConfigMap", "ebb-policy")
-    assert.same({ ["policy.yaml"] = read(POLICY) }, policy.data)
+    assert.same({ ["policy.yaml"] = assert(shell.read(POLICY)) }, policy.data)
     -- every strategy in the directory is in the ConfigMap, byte for byte
     local want = {}
     local p = assert(io.popen("ls " .. STRATEGIES))
     for name in p:lines() do
-      if name:match("%.lua$") then want[name] = read(STRATEGIES .. "/" .. name) end
+      if name:match("%.lua$") then want[name] = assert(shell.read(STRATEGIES .. "/" .. name)) end
     end
     p:close()
     assert.is_not_nil(next(want))
@@ -423,11 +409,9 @@ local function keys(list)
 end
 
 local function simulate(extra)
-  local p = assert(io.popen(string.format("%s simulate --snapshot %s --policy %s --policy-dir %s "
-    .. "--now %s --output json %s 2>/dev/null", S.shq(S.EBB), FIXTURE, POLICY, STRATEGIES, R.NOW, extra or "")))
-  local out = p:read("a")
-  local _, _, code = p:close()
-  assert.equal(0, code, out)
+  local code, out, err = shell.run(string.format("%s simulate --snapshot %s --policy %s --policy-dir %s "
+    .. "--now %s --output json %s", S.shq(S.EBB), FIXTURE, POLICY, STRATEGIES, R.NOW, extra or ""))
+  assert.equal(0, code, out .. err)
   return assert(json.decode(out), out)
 end
 
@@ -444,7 +428,7 @@ describe("deploy/base policy", function()
   end)
 
   it("refuses the strategy's bad args, naming the line and field", function()
-    local text = read(POLICY)
+    local text = assert(shell.read(POLICY))
     local tmp = S.tmpdir()
     for _, case in ipairs({
       { "minLifetime: 1h", "minLifetime: 0s", "args%.minLifetime: AnnotatedPodLifeTime: must be a positive duration" },
@@ -454,9 +438,7 @@ describe("deploy/base policy", function()
     }) do
       local bad, n = text:gsub(case[1], case[2])
       assert.equal(1, n, case[1])
-      local f = assert(io.open(tmp .. "/policy.yaml", "w"))
-      f:write(bad)
-      f:close()
+      shell.write(tmp .. "/policy.yaml", bad)
       local line
       local i = 0
       for l in (bad .. "\n"):gmatch("([^\n]*)\n") do
@@ -468,7 +450,7 @@ describe("deploy/base policy", function()
       assert.equal(2, code, out)
       assert.matches("policy%.yaml:" .. line .. ": profiles%[0%]%.pluginConfig%[8%]%." .. case[3], out)
     end
-    os.execute("rm -rf " .. S.shq(tmp))
+    shell.rmdir(tmp)
   end)
 
   it("recycles opted-in pods, most overdue first, one per owner per cycle", function()
@@ -586,7 +568,7 @@ end)
 -- ---- the image ----------------------------------------------------------------------
 
 describe("Dockerfile", function()
-  local text = read("Dockerfile")
+  local text = assert(shell.read("Dockerfile"))
   local runtime = assert(text:match("\nFROM debian:bookworm%-slim\n(.*)$"), "a bookworm-slim runtime stage")
 
   it("builds on bookworm with make all and runs on bookworm-slim as uid 65532", function()
@@ -597,7 +579,7 @@ describe("Dockerfile", function()
     assert.matches('\nENTRYPOINT %["/usr/local/bin/ebb"%]\n', runtime)
     -- the uid the manifests run as
     for _, f in ipairs({ "deploy/base/deployment.yaml", "deploy/overlays/cronjob/cronjob.yaml" }) do
-      assert.matches("runAsUser: 65532\n", read(f), f)
+      assert.matches("runAsUser: 65532\n", assert(shell.read(f)), f)
     end
   end)
 
@@ -646,13 +628,13 @@ describe("Dockerfile", function()
     assert.matches("COPY %-%-from=build /out/ /", runtime)
     -- that layout, without EBB_HOME, from another directory
     local root = S.tmpdir()
-    local cwd = assert(io.popen("pwd")):read("l")
+    local cwd = shell.cwd()
     assert(os.execute(string.format("mkdir -p %s/usr/local/bin %s/usr/local/share/ebb && "
       .. "cp %s %s/usr/local/bin/ebb && cp -R lua policies %s/usr/local/share/ebb/",
       root, root, S.shq(S.EBB), root, root)))
     local code, out = run(string.format("cd / && env -u EBB_HOME %s/usr/local/bin/ebb check "
       .. "--policy %s/%s --policy-dir %s/%s", root, cwd, POLICY, cwd, STRATEGIES))
-    os.execute("rm -rf " .. S.shq(root))
+    shell.rmdir(root)
     assert.equal(0, code, out)
     assert.matches("policy%.yaml: ok", out)
   end)

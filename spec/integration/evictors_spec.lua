@@ -150,14 +150,12 @@ describe("evict plugins against ebb serve", function()
 
   it("counts an evictor's refusals in the eviction metric", function()
     local dir = S.tmpdir()
-    local f = assert(io.open(dir .. "/no.lua", "w"))
-    f:write([[return { name = "NoEvictor", evict = function(ctx, pod, opts) return false, "no" end }]])
-    f:close()
+    S.write(dir .. "/no.lua", [[return { name = "NoEvictor", evict = function(ctx, pod, opts) return false, "no" end }]])
     T.srv = S.start{ snapshot = DEMO }
     local run = T.start{ policy = policy("NoEvictor"), "--policy-dir", dir, "--interval", "1h" }
     assert.is_not_nil(run:wait_log("cycle 1:", 30), run:stderr())
     local m = run:metrics()
-    os.execute("rm -rf " .. S.shq(dir))
+    S.rmdir(dir)
     assert.equal(1, R.metric(m, "descheduler_pods_evicted_total",
       '{result="refused by the evict plugin",strategy="PodLifeTime",profile="default",' ..
       'namespace="monitoring",node="ip-10-0-2-22.eu-west-1.compute.internal"}'), m)

@@ -40,7 +40,7 @@ end
 
 local function stop_hostile(h)
   os.execute("kill " .. h.pid .. " 2>/dev/null")
-  os.execute("rm -rf " .. S.shq(h.dir))
+  S.rmdir(h.dir)
 end
 
 -- kB of a /proc/PID/status field (VmRSS, VmHWM), or nil once it is gone.

@@ -47,7 +47,7 @@ local function attack(port, mode, n, secs, path)
     if not done then
       os.execute("kill " .. tonumber(S.read(dir .. "/pid"):match("%d+")) .. " 2>/dev/null")
     end
-    os.execute("rm -rf " .. S.shq(dir))
+    S.rmdir(dir)
     return done
   end
 end
@@ -95,11 +95,9 @@ describe("ebb serve under hostile clients", function()
 
   setup(function()
     local dir = S.tmpdir()
-    local f = assert(io.open(dir .. "/empty.json", "w"))
-    f:write('{"apiVersion":"v1","kind":"List","items":[]}')
-    f:close()
+    S.write(dir .. "/empty.json", '{"apiVersion":"v1","kind":"List","items":[]}')
     srv = S.start{ snapshot = dir .. "/empty.json" }
-    os.execute("rm -rf " .. S.shq(dir))
+    S.rmdir(dir)
     assert.equal(201, (srv:request("POST", "/api/v1/namespaces",
                                    { apiVersion = "v1", kind = "Namespace", metadata = { name = "web" } })))
     -- two Events near etcd's limit: a list of them is a 2.7 MiB answer

@@ -103,44 +103,12 @@ function K.object(t)
   return setmetatable(t or {}, { __jsontype = "object" })
 end
 
-local function shq(s)
-  return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
-end
-K.shq = shq
-
-local function read(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
-
-local function write(path, text)
-  local f = assert(io.open(path, "wb"))
-  f:write(text)
-  f:close()
-end
-
-local function sh(cmd)
-  local p = assert(io.popen(cmd .. " 2>&1"))
-  local out = p:read("a")
-  local _, _, code = p:close()
-  return code, out
-end
-
-local function sleep(s)
-  os.execute("sleep " .. s)
-end
-K.sleep = sleep
-
-local function now()
-  local p = assert(io.popen("date +%s.%N"))
-  local t = tonumber(p:read("l"))
-  p:close()
-  return t
-end
-K.now = now
+-- the shell and file helpers (spec/shell.lua), for this file and the
+-- specs that use it
+local shell = require("spec.shell")
+local shq, read, write, sh, sleep, now = shell.shq, shell.read, shell.write, shell.sh, shell.sleep,
+  shell.now
+K.shq, K.sleep, K.now = shq, sleep, now
 
 local function abspath(p)
   local pp = assert(io.popen("cd " .. shq(p) .. " 2>/dev/null && pwd"))
@@ -205,12 +173,7 @@ local function teardown(st)
   os.execute(string.format("%s down %s >/dev/null 2>&1; rm -rf %s", shq(st.cp), shq(st.dir), shq(st.dir)))
 end
 
-local function my_pid()
-  local p = assert(io.popen("echo $PPID"))
-  local pid = tonumber(p:read("l"))
-  p:close()
-  return pid
-end
+local my_pid = shell.pid
 
 -- build/k8s/bin/<binary>, decompressed once (again when the .xz is newer).
 local function cached_binaries(root, src)

@@ -9,13 +9,10 @@
 local K = require("spec.integration.k8s_harness")
 local R = require("spec.integration.run_harness")
 local S = R.S
+local shell = require("spec.shell")
 local json = K.json
 
-local function write(path, text)
-  local f = assert(io.open(path, "wb"))
-  f:write(text)
-  f:close()
-end
+local write = S.write
 
 local function names(pods)
   local out = {}
@@ -176,7 +173,7 @@ describe("ebb run in a real control plane", function()
     assert.is_string(run:wait_log("policy generation 2 active", 20), run:stderr())
     cp:wait(function() return #run:evicted() == 2 end, 30, "evictions by generation 2")
     assert.same(web, R.sorted(run:evicted()))
-    os.execute("rm -rf " .. S.shq(dir))
+    S.rmdir(dir)
   end)
 
   it("ebb record, then ebb simulate on the recording, plans what ebb run --once --dry-run does", function()
@@ -225,11 +222,10 @@ profiles:
       S.shq(dir .. "/cluster.json"), S.shq(cp.kubeconfig), dir))
     assert.is_true(code, S.read(dir .. "/record.err"))
     write(dir .. "/policy.yaml", policy)
-    local p = assert(io.popen(string.format("%s simulate --snapshot %s --policy %s --now %s --output json 2>/dev/null",
-      S.shq(S.EBB), S.shq(dir .. "/cluster.json"), S.shq(dir .. "/policy.yaml"), when)))
-    local plan = json.decode(p:read("a"))
-    p:close()
-    os.execute("rm -rf " .. S.shq(dir))
+    local _, out = shell.run(string.format("%s simulate --snapshot %s --policy %s --now %s --output json",
+      S.shq(S.EBB), S.shq(dir .. "/cluster.json"), S.shq(dir .. "/policy.yaml"), when))
+    local plan = json.decode(out)
+    S.rmdir(dir)
     local sim = {}
     for _, e in ipairs(plan.evictions) do sim[#sim + 1] = { pod = e.pod, node = e.node, plugin = e.plugin } end
     assert.same(live, sim)

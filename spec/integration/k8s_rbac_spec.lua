@@ -15,12 +15,8 @@ local json = K.json
 
 local USER = "system:serviceaccount:ebb-system:ebb"
 
-local function sh(cmd)
-  local p = assert(io.popen(cmd .. " 2>&1"))
-  local out = p:read("a")
-  local _, _, code = p:close()
-  return code, out
-end
+local shell = require("spec.shell")
+local sh = shell.sh
 
 local function have_kustomize()
   if os.execute("command -v kubectl >/dev/null 2>&1") ~= true then return false end
@@ -38,15 +34,13 @@ local TO_JSON = "python3 -c 'import json, sys, yaml; " ..
 local function kustomize(dir, components)
   local tmp = S.tmpdir()
   local up = tmp:gsub("[^/]+", ".."):sub(2)
-  local cwd = assert(io.popen("pwd")):read("l")
+  local cwd = shell.cwd()
   local lines = { "apiVersion: kustomize.config.k8s.io/v1beta1", "kind: Kustomization", "resources:",
                   "- " .. up .. cwd .. "/" .. dir, "components:" }
   for _, c in ipairs(components) do lines[#lines + 1] = "- " .. up .. cwd .. "/" .. c end
-  local f = assert(io.open(tmp .. "/kustomization.yaml", "w"))
-  f:write(table.concat(lines, "\n") .. "\n")
-  f:close()
+  shell.write(tmp .. "/kustomization.yaml", table.concat(lines, "\n") .. "\n")
   local code, out = sh("kubectl kustomize " .. S.shq(tmp) .. " | " .. TO_JSON)
-  os.execute("rm -rf " .. S.shq(tmp))
+  shell.rmdir(tmp)
   assert(code == 0, "kubectl kustomize " .. dir .. ": " .. out)
   return json.decode(out)
 end
@@ -312,8 +306,7 @@ describe("deploy/ RBAC on a real kube-apiserver", function()
     local objs = render("deploy/overlays/cronjob", { "deploy/components/low-node-load" })
     local kc = apply(objs)
     local dir = S.tmpdir()
-    local f = assert(io.open(dir .. "/policy.yaml", "w"))
-    f:write([[
+    shell.write(dir .. "/policy.yaml", [[
 apiVersion: descheduler/v1alpha2
 kind: DeschedulerPolicy
 profiles:
@@ -328,12 +321,11 @@ profiles:
     balance:
       enabled: [LowNodeLoad]
 ]])
-    f:close()
     local from = cp:audit_size()
     local run = R.start(cp, { policy_file = dir .. "/policy.yaml", kubeconfig = kc, now = false, "--once" })
     runs[#runs + 1] = run
     assert.equal(0, run:wait(60), run:stderr())
-    os.execute("rm -rf " .. S.shq(dir))
+    shell.rmdir(dir)
     check(from, objs, { ["ebb-low-node-load"] = true })
     local _, refused = verdict(cp, from, {})
     assert.same({}, refused)

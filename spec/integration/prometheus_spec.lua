@@ -70,14 +70,10 @@ describe("Prometheus with ebb serve", function()
     T.srv = S.start{ snapshot = SHOP }
     local dir = S.tmpdir()
     local kc, pol, snap = dir .. "/kubeconfig", dir .. "/policy.yaml", dir .. "/cluster.json"
-    local f = assert(io.open(kc, "w"))
-    f:write(string.format("apiVersion: v1\nkind: Config\ncurrent-context: s\nclusters: [{name: s, cluster: "
+    S.write(kc, string.format("apiVersion: v1\nkind: Config\ncurrent-context: s\nclusters: [{name: s, cluster: "
       .. "{server: \"%s\"}}]\ncontexts: [{name: s, context: {cluster: s}}]\n", T.srv.url))
-    f:close()
-    f = assert(io.open(pol, "w"))
     -- the policy names the in-cluster URL; the recording asks the local server
-    f:write(policy("http://prometheus-k8s.monitoring.svc:9090"))
-    f:close()
+    S.write(pol, policy("http://prometheus-k8s.monitoring.svc:9090"))
     local code, out = sh(string.format("%s record -o %s --kubeconfig %s --policy %s --prometheus-url %s --now %s",
       S.shq(S.EBB), S.shq(snap), S.shq(kc), S.shq(pol), S.shq(P.url()), P.NOW))
     assert.equal(0, code, out)
@@ -97,7 +93,7 @@ describe("Prometheus with ebb serve", function()
     -- and the same as asking the server
     assert.same(WANT, h.simulate{ snapshot = SHOP, policy = pol, now = P.NOW,
                                   prometheus_url = P.url() }:pods())
-    os.execute("rm -rf " .. S.shq(dir))
+    S.rmdir(dir)
   end)
 end)
 
@@ -134,7 +130,7 @@ describe("Prometheus token from a Secret, against kube-apiserver", function()
   after_each(function()
     for _, r in ipairs(runs) do r:stop() end
     for _, pid in ipairs(pids) do os.execute("kill " .. pid .. " 2>/dev/null") end
-    for _, d in ipairs(dirs) do os.execute("rm -rf " .. S.shq(d)) end
+    for _, d in ipairs(dirs) do S.rmdir(d) end
     runs, pids, dirs = {}, {}, {}
     cp:cleanup()
   end)
@@ -198,9 +194,7 @@ print(json.dumps(docs))]]))
     cp:run_pods(ns)
     local port = P.free_port()
     local log = dir .. "/auth.log"
-    local f = assert(io.open(dir .. "/proxy.py", "w"))
-    f:write(PROXY)
-    f:close()
+    S.write(dir .. "/proxy.py", PROXY)
     local _, pid = sh(string.format("python3 %s %d %s %s >/dev/null 2>&1 & echo $!", S.shq(dir .. "/proxy.py"),
       port, S.shq(P.url()), S.shq(log)))
     pids[#pids + 1] = tonumber(pid:match("%d+"))

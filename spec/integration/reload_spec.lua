@@ -10,11 +10,7 @@ local DEMO = "spec/fixtures/demo-cluster.json"
 local GRAFANA = "monitoring/grafana-5c8d7e6f9-r4t6y"
 local CART = "shop/cart-5d7f8c6b9-t3u4v"
 
-local function write(path, text)
-  local f = assert(io.open(path, "wb"))
-  f:write(text)
-  f:close()
-end
+local write = S.write
 
 -- A strategy that evicts one named pod, tagging the eviction with `tag`.
 local function evicter(key, tag)
@@ -53,7 +49,7 @@ describe("hot reload during ebb run", function()
   before_each(function() runs, dirs = {}, {} end)
   after_each(function()
     for _, r in ipairs(runs) do r:stop() end
-    for _, d in ipairs(dirs) do os.execute("rm -rf " .. S.shq(d)) end
+    for _, d in ipairs(dirs) do S.rmdir(d) end
     if srv then srv:stop() end
     srv = nil
   end)

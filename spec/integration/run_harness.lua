@@ -8,15 +8,10 @@
 --   assert.equal(0, run:wait())
 --   assert.matches("evicted pod", run:stderr())
 local S = require("spec.integration.serve_harness")
+local shell = require("spec.shell")
 
 local R = {}
 R.NOW = "2026-11-22T12:00:00Z"
-
-local function write(path, text)
-  local f = assert(io.open(path, "wb"))
-  f:write(text)
-  f:close()
-end
 
 local Run = {}
 Run.__index = Run
@@ -34,7 +29,7 @@ function R.start(srv, opts)
   local kubeconfig = opts.kubeconfig or srv.kubeconfig   -- a real control plane's (k8s_harness)
   if not kubeconfig then
     kubeconfig = dir .. "/kubeconfig"
-    write(kubeconfig, string.format([[
+    S.write(kubeconfig, string.format([[
 apiVersion: v1
 kind: Config
 clusters:
@@ -52,13 +47,10 @@ current-context: serve
   local policy = opts.policy_file
   if opts.policy then
     policy = dir .. "/policy.yaml"
-    write(policy, opts.policy)
+    S.write(policy, opts.policy)
   end
   -- a free port for /metrics (--port 0 would switch the server off)
-  local pp = assert(io.popen("python3 -c 'import socket; s=socket.socket(); " ..
-    "s.bind((\"127.0.0.1\", 0)); print(s.getsockname()[1])'"))
-  local mport = pp:read("l")
-  pp:close()
+  local mport = tostring(shell.free_port())
   local args = { "run", "--kubeconfig", kubeconfig, "--port", mport, "--bind-address", "127.0.0.1" }
   if policy then   -- else the flags name it
     args[#args + 1] = "--policy"
@@ -109,7 +101,7 @@ function Run:stop()
   self:kill("TERM")
   local st = self:wait(20)
   if st == nil then os.execute("kill -KILL " .. self.pid .. " 2>/dev/null") end
-  os.execute("rm -rf " .. S.shq(self.dir))
+  S.rmdir(self.dir)
   return st
 end
 
@@ -149,15 +141,7 @@ function Run:ready()
 end
 
 -- GET `path` of the run's HTTP server: status code and body.
-function Run:get(path)
-  local port = self:wait_log("on 127%.0%.0%.1:(%d+)", 10)
-  if not port then return nil end
-  local p = assert(io.popen("curl -s --max-time 5 -w '\n%{http_code}' http://127.0.0.1:" .. port .. path))
-  local text = p:read("a")
-  p:close()
-  local body, code = text:match("^(.*)\n(%d+)$")
-  return tonumber(code), body
-end
+Run.get = Run.http
 
 -- The value of one metric series in a /metrics text (nil when absent).
 function R.metric(text, name, labels)

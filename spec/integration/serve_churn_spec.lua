@@ -2,6 +2,7 @@
 -- checked the way a watcher sees them. Every test starts its own server on
 -- a free port (spec/fixtures/kubectl-list.json) and stops it with SIGTERM.
 local S = require("spec.integration.serve_harness")
+local shell = require("spec.shell")
 
 local function count(evs, t)
   local n = 0
@@ -105,10 +106,7 @@ describe("ebb serve --churn", function()
 
   it("refuses a rate that is not a positive number, and a total without a rate", function()
     local function run(args)
-      local p = assert(io.popen(S.shq(S.EBB) .. " serve --snapshot " .. S.SNAPSHOT .. " " .. args .. " 2>&1"))
-      local out = p:read("a")
-      local _, _, code = p:close()
-      return code, out
+      return shell.sh(S.shq(S.EBB) .. " serve --snapshot " .. S.SNAPSHOT .. " " .. args)
     end
     local code, out = run("--churn 0")
     assert.equal(2, code)

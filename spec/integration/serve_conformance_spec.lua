@@ -65,9 +65,7 @@ describe("ebb serve conforms to kube-apiserver", function()
     headers = headers or {}
     if body ~= nil then
       if type(body) == "table" then body = json.encode(body) end
-      local f = assert(io.open(dir .. "/real.req", "wb"))
-      f:write(body)
-      f:close()
+      S.write(dir .. "/real.req", body)
       if not headers["Content-Type"] then headers["Content-Type"] = "application/json" end
       cmd[#cmd + 1] = "--data-binary @" .. S.shq(dir .. "/real.req")
     end
@@ -151,9 +149,7 @@ describe("ebb serve conforms to kube-apiserver", function()
   setup(function()
     cp = K.cluster()
     dir = S.tmpdir()
-    local f = assert(io.open(dir .. "/empty.json", "w"))
-    f:write('{"apiVersion":"v1","kind":"List","items":[]}')
-    f:close()
+    S.write(dir .. "/empty.json", '{"apiVersion":"v1","kind":"List","items":[]}')
     srv = S.start{ snapshot = dir .. "/empty.json", graceful = true }
     ns = cp:namespace("conf")
     n = ns:match("%d+$")
@@ -186,7 +182,7 @@ describe("ebb serve conforms to kube-apiserver", function()
   teardown(function()
     if srv then srv:stop() end
     if cp then cp:cleanup() end
-    if dir then os.execute("rm -rf " .. S.shq(dir)) end
+    if dir then S.rmdir(dir) end
   end)
 
   it("serves the same resources and verbs", function()

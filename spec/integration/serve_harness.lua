@@ -9,7 +9,7 @@
 --   w:stop(); assert.equal(0, srv:stop())
 --
 -- Servers and watches are processes of their own, tracked by pid and
--- stopped by pid; each has a scratch directory under /tmp.
+-- stopped by pid; each has a scratch directory of its own.
 local json = require("dkjson")   -- ships with busted (lua-busted depends on it)
 
 local S = {}
@@ -17,38 +17,11 @@ S.json = json
 S.EBB = (os.getenv("EBB_BUILD") or "build") .. "/ebb"
 S.SNAPSHOT = "spec/fixtures/kubectl-list.json"
 
-local function shq(s)
-  return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
-end
-S.shq = shq
-
-local function read(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
-S.read = read
-
-local function write(path, text)
-  local f = assert(io.open(path, "wb"))
-  f:write(text)
-  f:close()
-end
-
-local function sleep(s)
-  os.execute("sleep " .. s)
-end
-S.sleep = sleep
-
-local function tmpdir()
-  local p = assert(io.popen("mktemp -d /tmp/ebb-serve-spec.XXXXXX"))
-  local d = p:read("l")
-  p:close()
-  return d
-end
-S.tmpdir = tmpdir
+-- the shell and file helpers (spec/shell.lua), for this file and the
+-- specs that use it
+local shell = require("spec.shell")
+local shq, read, write, sleep, tmpdir = shell.shq, shell.read, shell.write, shell.sleep, shell.tmpdir
+S.shq, S.read, S.write, S.sleep, S.tmpdir, S.rmdir = shq, read, write, sleep, tmpdir, shell.rmdir
 
 -- Poll `fn` until it returns a truthy value (returned) or `secs` pass (nil).
 function S.eventually(fn, secs)
@@ -136,7 +109,7 @@ function Server:stop(signal)
   local st = self:wait()
   if st == nil then os.execute("kill -KILL " .. self.pid .. " 2>/dev/null") end
   for _, w in ipairs(self.watches) do w:stop() end
-  os.execute("rm -rf " .. shq(self.dir))
+  shell.rmdir(self.dir)
   return st
 end
 

@@ -1,6 +1,7 @@
 -- The real kubectl against `ebb serve`: discovery, get, a short watch that
 -- sees an eviction. Skipped, with a message, when kubectl is not installed.
 local S = require("spec.integration.serve_harness")
+local shell = require("spec.shell")
 
 local function have_kubectl()
   return os.execute("command -v kubectl >/dev/null 2>&1") == true
@@ -19,21 +20,16 @@ describe("ebb serve with kubectl", function()
   -- kubectl with a kubeconfig of its own (no credentials from the user's),
   -- a private discovery cache, and a time limit.
   local function kubectl(args, secs)
-    local cmd = string.format("timeout %d kubectl --kubeconfig %s --cache-dir %s --server %s %s 2>&1",
-                              secs or 30, S.shq(kubeconfig), S.shq(dir .. "/cache"),
-                              S.shq(srv.url), args)
-    local p = assert(io.popen(cmd))
-    local out = p:read("a")
-    local _, _, code = p:close()
-    return code, out
+    return shell.sh(string.format("timeout %d kubectl --kubeconfig %s --cache-dir %s --server %s %s",
+                                  secs or 30, S.shq(kubeconfig), S.shq(dir .. "/cache"),
+                                  S.shq(srv.url), args))
   end
 
   before_each(function()
     srv = S.start()
     dir = S.tmpdir()
     kubeconfig = dir .. "/config"
-    local f = assert(io.open(kubeconfig, "w"))
-    f:write(string.format([[
+    S.write(kubeconfig, string.format([[
 apiVersion: v1
 kind: Config
 clusters:
@@ -50,12 +46,11 @@ users:
   user: {}
 current-context: ebb
 ]], srv.url))
-    f:close()
   end)
 
   after_each(function()
     assert.equal(0, srv:stop())
-    os.execute("rm -rf " .. S.shq(dir))
+    S.rmdir(dir)
   end)
 
   it("kubectl get pods -A lists every pod", function()

@@ -4,6 +4,7 @@
 -- behaves like one. The cluster is spec/fixtures/demo-cluster.json.
 local R = require("spec.integration.run_harness")
 local S = R.S
+local shell = require("spec.shell")
 
 local DEMO = "spec/fixtures/demo-cluster.json"
 
@@ -110,7 +111,7 @@ EOF]], DEMO, snap)))
     local run = T.start{ policy = LIFETIME, "--once" }
     assert.equal(0, run:wait(30), run:stderr())
     local after = pods(T.srv)
-    os.execute("rm -rf " .. S.shq(dir))
+    S.rmdir(dir)
     local v = new_pods(after, "shop/cart-5d7f8c6b9-", before)
     assert.equal(1, #v)
     local p = v[1]
@@ -128,16 +129,12 @@ EOF]], DEMO, snap)))
 
   it("refuses a bad scheduler config with its file, line and field, exit 2", function()
     local dir = S.tmpdir()
-    local f = assert(io.open(dir .. "/sched.yaml", "wb"))
-    f:write("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n" ..
+    S.write(dir .. "/sched.yaml", "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n" ..
             "profiles:\n- schedulerName: default-scheduler\n  plugins:\n    score:\n" ..
             "      enabled: [{name: NodeResourcesFit, weight: -5}]\n")
-    f:close()
-    local p = io.popen(string.format("%s serve --snapshot %s --listen 127.0.0.1:0 --reschedule " ..
+    local _, out = shell.sh(string.format("%s serve --snapshot %s --listen 127.0.0.1:0 --reschedule " ..
       "--scheduler-config %s 2>&1; echo \"exit $?\"", S.shq(S.EBB), DEMO, S.shq(dir .. "/sched.yaml")))
-    local out = p:read("a")
-    p:close()
-    os.execute("rm -rf " .. S.shq(dir))
+    S.rmdir(dir)
     assert.matches("exit 2\n$", out)
     assert.matches("sched%.yaml:7: profiles%[0%]%.plugins%.score%.enabled%[0%]%.weight: bad weight %-5", out)
     assert.not_matches("serving on", out)

@@ -2,6 +2,7 @@
 -- client-go and ebb's live mode use it. Every test starts its own server on
 -- a free port (spec/fixtures/kubectl-list.json) and stops it with SIGTERM.
 local S = require("spec.integration.serve_harness")
+local shell = require("spec.shell")
 
 local function eviction(ns, name, extra)
   local e = { apiVersion = "policy/v1", kind = "Eviction",
@@ -372,8 +373,7 @@ describe("ebb serve", function()
     end
     local dir = S.tmpdir()
     local snap = dir .. "/cluster.json"
-    local f = assert(io.open(snap, "w"))
-    f:write(S.json.encode({ apiVersion = "v1", kind = "List", items = {
+    S.write(snap, S.json.encode({ apiVersion = "v1", kind = "List", items = {
       pod("two", { app = "x", tier = "y" }, true),
       pod("young", { app = "z" }, true),
       pod("sick", { app = "u" }, false),
@@ -384,9 +384,8 @@ describe("ebb serve", function()
       pdb("pdb-u", { app = "u" }, { 0, 1, 1 }),
       pdb("pdb-n", { app = "n" }, { -1, 1, 1 }),
     } }))
-    f:close()
     srv = S.start{ snapshot = snap }
-    os.execute("rm -rf " .. S.shq(dir))
+    S.rmdir(dir)
 
     -- two budgets: the eviction handler returns a Failure Status with code
     -- 500 as its result, which the API server writes with HTTP 201
@@ -701,10 +700,7 @@ describe("ebb serve", function()
 
   it("refuses bad flags and snapshots with exit status 2", function()
     local function run(args)
-      local p = assert(io.popen(S.shq(S.EBB) .. " serve " .. args .. " 2>&1"))
-      local out = p:read("a")
-      local _, _, code = p:close()
-      return code, out
+      return shell.sh(S.shq(S.EBB) .. " serve " .. args)
     end
     local code, out = run("--listen 127.0.0.1:0")
     assert.equal(2, code)

@@ -105,7 +105,7 @@ describe("ebb serve Tables", function()
       for line in text:gmatch("([^\n]*)\n") do evs[#evs + 1] = S.json.decode(line) end
       return #evs >= 6 and evs
     end, 10)
-    os.execute("rm -rf " .. S.shq(dir))
+    S.rmdir(dir)
     assert.is_table(events)
     assert.equal("ADDED", events[1].type)
     assert.equal("Table", events[1].object.kind)

@@ -254,11 +254,9 @@ describe("ebb serve writes", function()
 
   it("creates nothing in a namespace no cluster can have, namespaces or not in the snapshot", function()
     local dir = S.tmpdir()
-    local f = assert(io.open(dir .. "/empty.json", "w"))
-    f:write('{"apiVersion":"v1","kind":"List","items":[]}')
-    f:close()
+    S.write(dir .. "/empty.json", '{"apiVersion":"v1","kind":"List","items":[]}')
     srv = S.start{ snapshot = dir .. "/empty.json" }
-    os.execute("rm -rf " .. S.shq(dir))
+    S.rmdir(dir)
     for _, ns in ipairs{ "Bad_NS", "a.b", ("x"):rep(64) } do
       local code, st = srv:request("POST", "/api/v1/namespaces/" .. ns .. "/pods",
         { apiVersion = "v1", kind = "Pod", metadata = { name = "p" },

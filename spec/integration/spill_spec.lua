@@ -47,15 +47,13 @@ describe("the pod.object spill under churn", function()
   local dir
 
   after_each(function()
-    if dir then os.execute("rm -rf " .. S.shq(dir)) end
+    if dir then S.rmdir(dir) end
     dir = nil
   end)
 
   it("reclaims full files and keeps reading each pod's newest version", function()
     dir = S.tmpdir()
-    local f = assert(io.open(dir .. "/objectcheck.lua", "wb"))
-    f:write(CHECK)
-    f:close()
+    S.write(dir .. "/objectcheck.lua", CHECK)
     -- about 3 KB an event: 80,000 events write about 250 MB, eight 32 MB files
     T.srv = S.start{ snapshot = DEMO, "--churn", "40000", "--churn-total", "80000" }
     local run = T.start{ policy = POLICY, "--policy-dir", dir, "--interval", "1s", "--dry-run" }

@@ -23,12 +23,7 @@ profiles:
       enabled: [RemovePodsViolatingNodeTaints]
 ]]
 
-local function now_s()
-  local p = assert(io.popen("date +%s.%N"))
-  local t = tonumber(p:read("l"))
-  p:close()
-  return t
-end
+local now_s = require("spec.shell").now
 
 local function taint(srv, node, taints)
   return srv:request("PATCH", "/api/v1/nodes/" .. node, { spec = { taints = taints } },

@@ -4,34 +4,17 @@ describe("ebb (command line)", function()
   local EBB = (os.getenv("EBB_BUILD") or "build") .. "/ebb"
   local SNAP = "spec/fixtures/kubectl-list.json"
 
-  local function tmpfile(text)
-    local path = os.tmpname()
-    local f = assert(io.open(path, "w"))
-    f:write(text)
-    f:close()
-    return path
-  end
+  local S = require("spec.shell")
 
   -- run(args...) -> exit code, stdout, stderr
   local function run(...)
-    local args = { ... }
-    local err = os.tmpname()
-    local cmd = EBB
-    for _, a in ipairs(args) do cmd = cmd .. " '" .. a .. "'" end
-    local p = assert(io.popen(cmd .. " 2>" .. err, "r"))
-    local out = p:read("a")
-    local _, _, code = p:close()
-    local f = assert(io.open(err))
-    local stderr = f:read("a")
-    f:close()
-    os.remove(err)
-    return code, out, stderr
+    return S.run(S.cmdline(EBB, ...))
   end
 
   local GOOD = h.policy{ plugins = { { name = "PodLifeTime", args = { maxPodLifeTimeSeconds = 60 } } } }
 
   it("simulates and prints a table, exit 0", function()
-    local pol = tmpfile(GOOD)
+    local pol = S.tmpfile(GOOD)
     local code, out = run("simulate", "--snapshot", SNAP, "--policy", pol, "--now", h.NOW)
     os.remove(pol)
     assert.equal(0, code)
@@ -40,7 +23,7 @@ describe("ebb (command line)", function()
   end)
 
   it("prints the plan as JSON with evictions, refusals and nodes", function()
-    local pol = tmpfile(GOOD)
+    local pol = S.tmpfile(GOOD)
     local code, out = run("simulate", "--snapshot", SNAP, "--policy", pol, "--now", h.NOW,
       "--output", "json")
     os.remove(pol)
@@ -52,7 +35,7 @@ describe("ebb (command line)", function()
   end)
 
   it("checks a good policy", function()
-    local pol = tmpfile(GOOD)
+    local pol = S.tmpfile(GOOD)
     local code, out = run("check", "--policy", pol)
     os.remove(pol)
     assert.equal(0, code)
@@ -60,7 +43,7 @@ describe("ebb (command line)", function()
   end)
 
   it("exits 2 naming the line of an unknown plugin", function()
-    local pol = tmpfile([[
+    local pol = S.tmpfile([[
 apiVersion: descheduler/v1alpha2
 kind: DeschedulerPolicy
 profiles:
@@ -80,7 +63,7 @@ profiles:
   end)
 
   it("exits 2 naming the line and field of an unknown arg", function()
-    local pol = tmpfile([[
+    local pol = S.tmpfile([[
 apiVersion: descheduler/v1alpha2
 kind: DeschedulerPolicy
 profiles:
@@ -108,7 +91,7 @@ profiles:
       { 'matchExpressions: "app"', "matchExpressions: expected a list, got string" },
     }
     for _, c in ipairs(cases) do
-      local pol = tmpfile(string.format([[
+      local pol = S.tmpfile(string.format([[
 apiVersion: descheduler/v1alpha2
 kind: DeschedulerPolicy
 profiles:
@@ -132,7 +115,7 @@ profiles:
   end)
 
   it("exits 2 naming the line of an arg of the wrong type", function()
-    local pol = tmpfile([[
+    local pol = S.tmpfile([[
 apiVersion: descheduler/v1alpha2
 kind: DeschedulerPolicy
 profiles:
@@ -154,7 +137,7 @@ profiles:
   end)
 
   it("exits 2 on a validation error of a Lua plugin", function()
-    local pol = tmpfile([[
+    local pol = S.tmpfile([[
 apiVersion: descheduler/v1alpha2
 kind: DeschedulerPolicy
 profiles:
@@ -176,8 +159,8 @@ profiles:
   end)
 
   it("exits 2 on a malformed snapshot and prints no plan", function()
-    local pol = tmpfile(GOOD)
-    local snap = tmpfile('{"apiVersion":"v1","kind":"List","items":[\n{"kind":"Pod","apiVersion":"v1",\n"metadata":{"name":"x"')
+    local pol = S.tmpfile(GOOD)
+    local snap = S.tmpfile('{"apiVersion":"v1","kind":"List","items":[\n{"kind":"Pod","apiVersion":"v1",\n"metadata":{"name":"x"')
     local code, out, err = run("simulate", "--snapshot", snap, "--policy", pol)
     os.remove(pol)
     os.remove(snap)
@@ -187,7 +170,7 @@ profiles:
   end)
 
   it("exits 2 on a snapshot that does not exist", function()
-    local pol = tmpfile(GOOD)
+    local pol = S.tmpfile(GOOD)
     local code, out, err = run("simulate", "--snapshot", "/nonexistent/cluster.json", "--policy", pol)
     os.remove(pol)
     assert.equal(2, code)
@@ -196,7 +179,7 @@ profiles:
   end)
 
   it("exits 2 on a policy that is not YAML", function()
-    local pol = tmpfile("apiVersion: descheduler/v1alpha2\nkind: [DeschedulerPolicy\n")
+    local pol = S.tmpfile("apiVersion: descheduler/v1alpha2\nkind: [DeschedulerPolicy\n")
     local code, _, err = run("check", "--policy", pol)
     os.remove(pol)
     assert.equal(2, code)
@@ -216,7 +199,7 @@ profiles:
   end)
 
   it("exits 2 when a policy directory holds a broken strategy", function()
-    local pol = tmpfile(GOOD)
+    local pol = S.tmpfile(GOOD)
     local dir = h.plugin_dir{ ["mine.lua"] = "return { name = 'Mine', deschedule = 42 }\n" }
     local code, _, err = run("check", "--policy", pol, "--policy-dir", dir)
     os.remove(pol)
@@ -227,7 +210,7 @@ profiles:
 
   it("reports a failing strategy in the plan and still exits 0", function()
     local dir = h.plugin_dir{ ["crash.lua"] = "return { name = 'Crash', deschedule = function() error('boom') end }\n" }
-    local pol = tmpfile(h.policy{ plugins = { { name = "Crash" },
+    local pol = S.tmpfile(h.policy{ plugins = { { name = "Crash" },
       { name = "PodLifeTime", args = { maxPodLifeTimeSeconds = 60 } } } })
     local code, out = run("simulate", "--snapshot", SNAP, "--policy", pol, "--policy-dir", dir, "--now", h.NOW, "-q")
     os.remove(pol)
@@ -243,7 +226,7 @@ profiles:
     local TAINTS = h.policy{ plugins = { { name = "RemovePodsViolatingNodeTaints" } } }
 
     it("prints the moves, the pending pods and a summary per cycle", function()
-      local pol = tmpfile(TAINTS)
+      local pol = S.tmpfile(TAINTS)
       local code, out = run("simulate", "--snapshot", WHATIF, "--policy", pol, "--now", h.NOW, "--reschedule")
       os.remove(pol)
       assert.equal(0, code)
@@ -256,7 +239,7 @@ profiles:
     end)
 
     it("adds placements, pending, loops, cycles and a summary to the JSON", function()
-      local pol = tmpfile(TAINTS)
+      local pol = S.tmpfile(TAINTS)
       local code, out = run("simulate", "--snapshot", WHATIF, "--policy", pol, "--now", h.NOW, "--reschedule",
         "--cycles", "1", "--output", "json")
       os.remove(pol)
@@ -270,8 +253,8 @@ profiles:
     end)
 
     it("exits 2 naming file, line and field of a bad scheduler config, before any work", function()
-      local pol = tmpfile(TAINTS)
-      local conf = tmpfile([[
+      local pol = S.tmpfile(TAINTS)
+      local conf = S.tmpfile([[
 apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 profiles:
@@ -288,10 +271,8 @@ profiles:
       assert.equal("", out)
       assert.matches(conf:gsub("%p", "%%%0") .. ":8: profiles%[0%]%.plugins%.score%.enabled%[0%]%.name: "
         .. 'unknown plugin "NodeResourceFit"', err)
-      local f = assert(io.open(conf, "w"))
-      f:write("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+      S.write(conf, "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
         .. "profiles:\n- pluginConfig:\n  - {name: InterPodAffinity, args: {hardPodAffinityWeight: 200}}\n")
-      f:close()
       code, _, err = run("simulate", "--snapshot", WHATIF, "--policy", pol, "--reschedule", "--scheduler-config", conf)
       assert.equal(2, code)
       assert.matches(":5: profiles%[0%]%.pluginConfig%[0%]%.args%.hardPodAffinityWeight: 200 is out of range", err)
@@ -304,11 +285,9 @@ profiles:
     end)
 
     it("exits 2 on a snapshot whose pods are on nodes it does not have", function()
-      local f = assert(io.open(WHATIF))
-      local text = f:read("a")
-      f:close()
-      local snap = tmpfile((text:gsub('"nodeName": "small%-2"', '"nodeName": "small-9"', 1)))
-      local pol = tmpfile(TAINTS)
+      local text = assert(S.read(WHATIF))
+      local snap = S.tmpfile((text:gsub('"nodeName": "small%-2"', '"nodeName": "small-9"', 1)))
+      local pol = S.tmpfile(TAINTS)
       local code, out, err = run("simulate", "--snapshot", snap, "--policy", pol, "--reschedule")
       assert.equal(2, code)
       assert.equal("", out)

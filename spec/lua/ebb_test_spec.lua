@@ -2,22 +2,13 @@
 -- the example directories of spec/fixtures/ebbtest (a passing strategy, a
 -- failing test file, bad inputs) and on the example of docs/ebb-test.md.
 describe("ebb test", function()
+  local S = require("spec.shell")
   local EBB = (os.getenv("EBB_BUILD") or "build") .. "/ebb"
   local FIX = "spec/fixtures/ebbtest"
 
   -- run(args...) -> exit code, stdout, stderr
   local function run(...)
-    local err = os.tmpname()
-    local cmd = EBB
-    for _, a in ipairs({ ... }) do cmd = cmd .. " '" .. a:gsub("'", "'\\''") .. "'" end
-    local p = assert(io.popen(cmd .. " 2>" .. err, "r"))
-    local out = p:read("a")
-    local _, _, code = p:close()
-    local f = assert(io.open(err))
-    local stderr = f:read("a")
-    f:close()
-    os.remove(err)
-    return code, out, stderr
+    return S.run(S.cmdline(EBB, ...))
   end
 
   -- `text` contains every one of the (plain) strings
@@ -67,10 +58,8 @@ describe("ebb test", function()
       local code, out = run("test", "--help")
       assert.equal(0, code)
       has(out, "usage: ebb test [DIR]")
-      local p = assert(io.popen("cd " .. FIX .. "/good && " .. os.getenv("PWD") .. "/" .. EBB
-        .. " test 2>&1; echo \"exit $?\""))
-      local text = p:read("a")
-      p:close()
+      local _, text = S.sh("cd " .. FIX .. "/good && " .. os.getenv("PWD") .. "/" .. EBB
+        .. " test 2>&1; echo \"exit $?\"")
       has(text, "ok    drain_cordoned_test.yaml  9 cases\n", "exit 0")
     end)
   end)
@@ -184,16 +173,10 @@ describe("ebb test", function()
     end)
 
     it("adds plugins a case names", function()
-      local dir = os.tmpname()
-      os.remove(dir)
-      assert(os.execute("mkdir -p '" .. dir .. "/lib' '" .. dir .. "/t'"))
-      local function write(path, text)
-        local f = assert(io.open(path, "w"))
-        f:write(text)
-        f:close()
-      end
+      local dir = S.tmpdir()
+      assert(os.execute("mkdir " .. S.shq(dir .. "/lib") .. " " .. S.shq(dir .. "/t")))
       -- a strategy in lib/ that evicts every evictable pod of namespace batch
-      write(dir .. "/lib/evict_batch.lua", [[
+      S.write(dir .. "/lib/evict_batch.lua", [[
 local ebb = require("ebb")
 return { name = "EvictBatch", deschedule = function(ctx, nodes)
   for _, pod in ebb.pods(nodes, { evictable = true, namespaces = { include = { "batch" } } }):iter() do
@@ -201,37 +184,31 @@ return { name = "EvictBatch", deschedule = function(ctx, nodes)
   end
 end }
 ]])
-      write(dir .. "/t/noop.lua", 'return { name = "Noop", deschedule = function() end }\n')
-      write(dir .. "/t/noop_test.yaml", "snapshot: " .. os.getenv("PWD") .. "/" .. FIX
+      S.write(dir .. "/t/noop.lua", 'return { name = "Noop", deschedule = function() end }\n')
+      S.write(dir .. "/t/noop_test.yaml", "snapshot: " .. os.getenv("PWD") .. "/" .. FIX
         .. "/good/testdata/cluster.yaml\ncases:\n- name: nothing\n- name: batch\n  plugin: EvictBatch\n"
         .. "  expect: {evictions: [batch/report-28391540-7hx2c]}\n")
       local code, out = run("test", dir .. "/t")
       assert.equal(2, code)
       has(out, 'cases[1].plugin: no plugin named "EvictBatch"')
       code, out = run("test", dir .. "/t", "--policy-dir", dir .. "/lib")
-      os.execute("rm -rf '" .. dir .. "'")
+      S.rmdir(dir)
       assert.equal(0, code)
       has(out, "ok    noop_test.yaml  2 cases\n")
     end)
   end)
 
   it("runs the example of docs/ebb-test.md", function()
-    local f = assert(io.open("docs/ebb-test.md"))
-    local doc = f:read("a")
-    f:close()
+    local doc = assert(S.read("docs/ebb-test.md"))
     local example = doc:match("## Example.-```yaml\n(.-)```")
     assert.is_not_nil(example)
-    local dir = os.tmpname()
-    os.remove(dir)
-    assert(os.execute("mkdir -p '" .. dir .. "'"))
-    local pwd = os.getenv("PWD")
-    assert(os.execute("ln -s '" .. pwd .. "/" .. FIX .. "/good/drain_cordoned.lua' '" .. dir .. "/'"
-      .. " && ln -s '" .. pwd .. "/" .. FIX .. "/good/testdata' '" .. dir .. "/'"))
-    f = assert(io.open(dir .. "/drain_cordoned_test.yaml", "w"))
-    f:write(example)
-    f:close()
+    local dir = S.tmpdir()
+    local good = os.getenv("PWD") .. "/" .. FIX .. "/good"
+    assert(os.execute("ln -s " .. S.shq(good .. "/drain_cordoned.lua") .. " " .. S.shq(dir .. "/")
+      .. " && ln -s " .. S.shq(good .. "/testdata") .. " " .. S.shq(dir .. "/")))
+    S.write(dir .. "/drain_cordoned_test.yaml", example)
     local code, out = run("test", dir, "-v")
-    os.execute("rm -rf '" .. dir .. "'")
+    S.rmdir(dir)
     assert.equal(0, code)
     has(out, "ok    drain_cordoned_test.yaml  7 cases\n", "7 passed, 0 failed")
   end)

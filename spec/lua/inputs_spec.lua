@@ -8,20 +8,7 @@ describe("inputs", function()
   local SNAP = "spec/fixtures/kubectl-list.json"
   local POLICY = "spec/fixtures/demo-policy.yaml"
 
-  local function tmp(text)
-    local path = os.tmpname()
-    local f = assert(io.open(path, "wb"))
-    f:write(text)
-    f:close()
-    return path
-  end
-
-  local function read(path)
-    local f = assert(io.open(path, "rb"))
-    local t = f:read("a")
-    f:close()
-    return t
-  end
+  local S = require("spec.shell")
 
   -- ebb args... in at most `seconds`, 1 GB -> exit code, stderr
   local function ebb(args, seconds)
@@ -29,7 +16,7 @@ describe("inputs", function()
     local cmd = string.format("timeout -s KILL %d sh -c 'ulimit -v 1048576; exec %s %s' >/dev/null 2>%s",
       seconds or 30, EBB, args, err)
     local _, _, code = os.execute(cmd)
-    local stderr = read(err)
+    local stderr = assert(S.read(err))
     os.remove(err)
     return code, stderr
   end
@@ -62,10 +49,10 @@ describe("inputs", function()
   end)
 
   describe("snapshots", function()
-    local base = read(SNAP)
+    local base = assert(S.read(SNAP))
 
     local function try(text)
-      local path = tmp(text)
+      local path = S.tmpfile(text)
       local plan, msg = h.bounded("simulate", { snapshot = path, plugin = "PodLifeTime",
                                                 args = { maxPodLifeTimeSeconds = 60 } }, { seconds = 60 })
       os.remove(path)
@@ -129,7 +116,7 @@ describe("inputs", function()
     end)
 
     it("reads \\0 in a YAML snapshot as U+FFFD", function()
-      local plan = assert(try(read("spec/fixtures/kubectl-list.yaml"):gsub("name: debug%-shell", 'name: "debug\\0shell"', 1)))
+      local plan = assert(try(assert(S.read("spec/fixtures/kubectl-list.yaml")):gsub("name: debug%-shell", 'name: "debug\\0shell"', 1)))
       assert.equal("default/debug\u{FFFD}shell", plan:pods()[1])
     end)
 

@@ -98,16 +98,7 @@ local NHOSTILE = select(2, HOSTILE_SRC:gsub("\n  [\"'s]", ""))
 
 local dir, policy
 
--- run(cmd) -> exit code, stdout, stderr
-local function run(cmd)
-  local err = os.tmpname()
-  local p = assert(io.popen(cmd .. " 2>" .. err, "r"))
-  local out = p:read("a")
-  local _, _, code = p:close()
-  local e = S.read(err) or ""
-  os.remove(err)
-  return code, out, e
-end
+local run = S.run
 
 local function simulate(args)
   return run(string.format("%s simulate --snapshot %s --policy %s --policy-dir %s --now %s %s",
@@ -116,8 +107,7 @@ end
 
 -- strict(text) -> exit code, the document in ASCII JSON (or the reason it was refused)
 local function strict(text)
-  local f = os.tmpname()
-  S.write(f, text)
+  local f = S.tmpfile(text)
   local code, out = S.sh("python3 spec/strict_json.py < " .. f)
   os.remove(f)
   return code, out
@@ -241,10 +231,9 @@ end)
 
 describe("error messages", function()
   it("are one line, and a huge name in one is cut with an ellipsis", function()
-    local pol = os.tmpname()
     -- a plugin name no plugin has, with an ESC, as JSON (which YAML reads)
     local name = "Evil\\u001b[2J" .. string.rep("x", 5000)
-    S.write(pol, (h.policy{ plugins = { { name = "NAME" } } }:gsub("NAME", name)))
+    local pol = S.tmpfile((h.policy{ plugins = { { name = "NAME" } } }:gsub("NAME", name)))
     local code, out, err = run(EBB .. " check --policy " .. pol)
     os.remove(pol)
     assert.equal(2, code, out)
@@ -266,14 +255,12 @@ describe("quantities past int64", function()
     text, n = text:gsub('("name": "web%-7d4b9c%-x2k9p".-"requests": {)(.-)(})',
       '%1"cpu": "1e400", "memory": "1e400"%3', 1)
     assert.equal(1, n)
-    big = os.tmpname()
-    S.write(big, text)
+    big = S.tmpfile(text)
   end)
   teardown(function() os.remove(big) end)
 
   it("saturate: utilization is a large positive number in JSON and in the table", function()
-    local pol = os.tmpname()
-    S.write(pol, h.policy{ plugins = { { name = "PodLifeTime", args = { maxPodLifeTimeSeconds = 600 } } } })
+    local pol = S.tmpfile(h.policy{ plugins = { { name = "PodLifeTime", args = { maxPodLifeTimeSeconds = 600 } } } })
     local code, out, err = run(string.format("%s simulate --snapshot %s --policy %s --now %s --output json",
       EBB, big, pol, h.NOW))
     assert.equal(0, code, err)
@@ -315,9 +302,8 @@ describe("the HTML report", function()
     -- the label's cut (its last 43 bytes) falls inside one
     local name = "node-\\u001b[2J<b>&x" .. string.rep("\\u00e9", 40) .. "-a"
     local text = assert(S.read(SNAP)):gsub('"node%-a"', '"' .. name .. '"')
-    local snap, pol, html = os.tmpname(), os.tmpname(), os.tmpname()
-    S.write(snap, text)
-    S.write(pol, h.policy{ plugins = { { name = "PodLifeTime", args = { maxPodLifeTimeSeconds = 600 } } } })
+    local snap, html = S.tmpfile(text), os.tmpname()
+    local pol = S.tmpfile(h.policy{ plugins = { { name = "PodLifeTime", args = { maxPodLifeTimeSeconds = 600 } } } })
     local code, out, err = run(string.format("%s simulate --snapshot %s --policy %s --now %s --reschedule "
       .. "--report %s", EBB, snap, pol, h.NOW, html))
     local report = S.read(html) or ""

@@ -2,6 +2,8 @@
 -- policies/ that returns a plugin requires only the ebb library and helpers
 -- (files starting with "_", which the registry does not take for plugins).
 describe("policies/", function()
+  local S = require("spec.shell")
+
   local function files()
     local out = {}
     local p = assert(io.popen("ls policies"))
@@ -15,9 +17,7 @@ describe("policies/", function()
   it("has plugins that require the ebb library and helpers only", function()
     local plugins = 0
     for _, name in ipairs(files()) do
-      local f = assert(io.open("policies/" .. name))
-      local src = f:read("a")
-      f:close()
+      local src = assert(S.read("policies/" .. name))
       for mod in src:gmatch('require%(%s*"([^"]+)"%s*%)') do
         local ok = mod == "ebb" or mod:match("^ebb%.") or mod:match("^_")
         assert.is_truthy(ok, name .. " requires " .. mod .. ", not a helper module")
@@ -31,9 +31,7 @@ describe("policies/", function()
     local h = require("spec.helpers")
     for _, name in ipairs(files()) do
       if name:match("^_") then
-        local f = assert(io.open("policies/" .. name))
-        local src = f:read("a")
-        f:close()
+        local src = assert(S.read("policies/" .. name))
         assert.is_nil(src:match('\n%s*name%s*=%s*"'), name .. " names a plugin")
       end
     end

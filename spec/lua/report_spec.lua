@@ -6,45 +6,25 @@ describe("the what-if report", function()
   local h = require("spec.helpers")
   local EBB = (os.getenv("EBB_BUILD") or "build") .. "/ebb"
 
-  local function sh(cmd)
-    local p = assert(io.popen(cmd .. " 2>&1"))
-    local out = p:read("a")
-    local _, _, code = p:close()
-    return code, out
-  end
+  local S = require("spec.shell")
+  local sh = S.sh
 
-  local function have_chromium()
-    return os.execute("command -v chromium >/dev/null 2>&1") == true
-  end
-
+  -- tmp(suffix) -> a path for a new temporary file ending in suffix
   local function tmp(suffix)
     local t = os.tmpname()
     os.remove(t)
     return t .. suffix
   end
 
-  local function write(path, text)
-    local f = assert(io.open(path, "w"))
-    f:write(text)
-    f:close()
-  end
-
-  local function read(path)
-    local f = assert(io.open(path))
-    local s = f:read("a")
-    f:close()
-    return s
-  end
-
   -- simulate with --report, then check it in the browser; returns the report's text and the checker's output
   local function report(snapshot, policy_text, charts, extra)
     local pol, out = tmp(".yaml"), tmp(".html")
-    write(pol, policy_text)
+    S.write(pol, policy_text)
     local code, msg = sh(string.format("%s simulate --snapshot %s --policy %s --now %s --reschedule %s --report %s -q",
       EBB, snapshot, pol, h.NOW, extra or "", out))
     os.remove(pol)
     assert.equal(0, code, msg)
-    local text = read(out)
+    local text = assert(S.read(out))
     local ccode, checked = sh("timeout 180 python3 spec/browser/report_check.py " .. out .. " --charts " .. charts)
     os.remove(out)
     return text, ccode, checked
@@ -53,7 +33,7 @@ describe("the what-if report", function()
   local CHARTS = "chart-nodes-cpu,chart-nodes-memory,chart-spread-cpu,chart-spread-memory,chart-spread-pods,"
     .. "chart-evictions"
 
-  if not have_chromium() then
+  if not S.have("chromium") then
     pending("chromium is not installed: run make deps (Debian's chromium package)")
     return
   end

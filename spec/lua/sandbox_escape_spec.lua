@@ -6,30 +6,9 @@
 -- plugin fails for the cycle and a well-behaved PodLifeTime still runs.
 describe("the time budget", function()
   local h = require("spec.helpers")
-  local SNAP = "spec/fixtures/kubectl-list.json"
   local LOOP = "function() while true do end end"
 
-  local function run(body, o)
-    o = o or {}
-    local dir = h.plugin_dir{ ["bad.lua"] = (o.top or "") .. [[
-      local ebb = require("ebb")
-      return { name = "Bad", deschedule = function(ctx, nodes)
-      ]] .. body .. [[
-      end }
-    ]] }
-    local plan, msg = h.bounded("simulate", {
-      snapshot = SNAP, policy_dirs = { dir },
-      plugins = { { name = "Bad" }, { name = "PodLifeTime", args = { maxPodLifeTimeSeconds = 60 } } },
-      time_budget_ms = o.budget or 1000, mem_limit = o.mem,
-    }, { seconds = 90 })
-    h.rmdir(dir)
-    assert(plan, msg)
-    assert.equal(1, #plan.errors, "one plugin error expected")
-    assert.equal("Bad", plan.errors[1].plugin)
-    assert.is_true(#plan:pods() > 0, "the other plugin ran")
-    for _, e in ipairs(plan.evictions) do assert.equal("PodLifeTime", e.plugin) end
-    return plan.errors[1].message
-  end
+  local run = h.bad_plugin{ budget = 1000, limits = { seconds = 90 }, others_only = true }
 
   local function stopped(body, o)
     local msg = run(body, o)

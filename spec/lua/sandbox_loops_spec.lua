@@ -12,26 +12,7 @@ describe("the sandbox's C loops", function()
 
   -- A plugin "Bad" whose deschedule runs `body` (after `top` at file load),
   -- next to a well-behaved PodLifeTime. -> Bad's one error message.
-  local function run(body, o)
-    o = o or {}
-    local dir = h.plugin_dir{ ["bad.lua"] = (o.top or "") .. [[
-      local ebb = require("ebb")
-      return { name = "Bad", deschedule = function(ctx, nodes)
-      ]] .. body .. [[
-      end }
-    ]] }
-    local plan, msg = h.bounded("simulate", {
-      snapshot = SNAP, policy_dirs = { dir },
-      plugins = { { name = "Bad" }, { name = "PodLifeTime", args = { maxPodLifeTimeSeconds = 60 } } },
-      time_budget_ms = o.budget or 1000, mem_limit = o.mem,
-    }, { seconds = 90 })
-    h.rmdir(dir)
-    assert(plan, msg)
-    assert.is_true(#plan:pods() > 0, "the other plugin ran")
-    assert.equal(1, #plan.errors, "one plugin error expected")
-    assert.equal("Bad", plan.errors[1].plugin)
-    return plan.errors[1].message
-  end
+  local run = h.bad_plugin{ budget = 1000, limits = { seconds = 90 } }
 
   -- `ebb check` of a policy with the plugins of `files` (Bad enabled).
   local function check(files)

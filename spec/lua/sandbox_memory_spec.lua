@@ -7,26 +7,7 @@ describe("the memory a plugin makes the core keep", function()
   local h = require("spec.helpers")
   local SNAP = "spec/fixtures/kubectl-list.json"
 
-  local function run(body, o)
-    o = o or {}
-    local dir = h.plugin_dir{ ["bad.lua"] = [[
-      local ebb = require("ebb")
-      return { name = "Bad", deschedule = function(ctx, nodes)
-      ]] .. body .. [[
-      end }
-    ]] }
-    local plan, msg = h.bounded("simulate", {
-      snapshot = SNAP, policy_dirs = { dir },
-      plugins = { { name = "Bad" }, { name = "PodLifeTime", args = { maxPodLifeTimeSeconds = 60 } } },
-      time_budget_ms = o.budget or 20000, mem_limit = o.mem or 32 << 20,
-    }, { seconds = 60, mb = 1024 })
-    h.rmdir(dir)
-    assert(plan, msg)
-    assert.equal(1, #plan.errors, "one plugin error expected")
-    assert.equal("Bad", plan.errors[1].plugin)
-    assert.is_true(#plan:pods() > 0, "the other plugin ran")
-    return plan.errors[1].message, plan
-  end
+  local run = h.bad_plugin{ budget = 20000, mem = 32 << 20, limits = { seconds = 60, mb = 1024 } }
 
   it("charges notes to the cap", function()
     local msg, plan = run([[ while true do ebb.note(string.rep("x", 4000)) end ]])

@@ -6,27 +6,7 @@ describe("the Lua sandbox", function()
 
   -- A plugin whose deschedule body is `body`; a well-behaved PodLifeTime
   -- runs after it in the same profile.
-  local function run(body, o)
-    o = o or {}
-    local dir = h.plugin_dir{ ["bad.lua"] = [[
-      local ebb = require("ebb")
-      return { name = "Bad", deschedule = function(ctx, nodes)
-      ]] .. body .. [[
-      end }
-    ]] }
-    local plan = h.simulate{
-      snapshot = SNAP, policy_dirs = { dir },
-      plugins = { { name = "Bad" }, { name = "PodLifeTime", args = { maxPodLifeTimeSeconds = 60 } } },
-      time_budget_ms = o.budget or 300, mem_limit = o.mem,
-    }
-    h.rmdir(dir)
-    assert.equal(1, #plan.errors, "one plugin error expected")
-    assert.equal("Bad", plan.errors[1].plugin)
-    -- the other plugin was not affected
-    assert.is_true(#plan:pods() > 0)
-    for _, e in ipairs(plan.evictions) do assert.equal("PodLifeTime", e.plugin) end
-    return plan.errors[1].message
-  end
+  local run = h.bad_plugin{ budget = 300, others_only = true }
 
   it("has no io library", function()
     assert.matches("undeclared global 'io'", run([[ io.open("/etc/passwd") ]]))

@@ -395,32 +395,10 @@ describe("DefaultEvictor", function()
 
   describe("bad args", function()
     -- DefaultEvictor args start on line 8 of this policy
-    local function policy(args_yaml)
-      return table.concat({
-        "apiVersion: descheduler/v1alpha2",
-        "kind: DeschedulerPolicy",
-        "profiles:",
-        "- name: evictor",
-        "  pluginConfig:",
-        "  - name: DefaultEvictor",
-        "    args:",
-        args_yaml,
-        "  - name: PodLifeTime",
-        "    args:",
-        "      maxPodLifeTimeSeconds: 3600",
-        "  plugins:",
-        "    deschedule:",
-        "      enabled: [PodLifeTime]",
-        "",
-      }, "\n")
-    end
-    local function fails(args_yaml, line, field, words)
-      local plan, msg = h.try{ snapshot = SNAP, policy_text = policy(args_yaml) }
-      assert.is_nil(plan)
-      assert.is_truthy(msg:find(":" .. line .. ": ", 1, true), msg)
-      assert.is_truthy(msg:find(field .. ": ", 1, true), msg)
-      assert.is_truthy(msg:find(words, 1, true), msg)
-    end
+    local _, fails = h.bad_args{ plugin = "DefaultEvictor", profile = "evictor", snapshot = SNAP,
+                                 field = "", enabled = "PodLifeTime",
+                                 after = { "  - name: PodLifeTime", "    args:",
+                                           "      maxPodLifeTimeSeconds: 3600" } }
 
     it("rejects both priorityThreshold fields and a value above system critical", function()
       fails("      priorityThreshold: {value: 100, name: high-priority}", 8, "priorityThreshold",

@@ -7,15 +7,14 @@
 -- is in spec/integration/evictions_in_background_spec.lua.
 local h = require("spec.helpers")
 local json = require("dkjson")
+local S = require("spec.shell")
 
 local SNAP = "spec/fixtures/kubevirt.json"
 local DB = "vms/virt-launcher-db-7xq2p"
 
 -- kubevirt.json with eviction-in-progress on the pods named
 local function in_progress(names)
-  local f = assert(io.open(SNAP))
-  local snap = json.decode(f:read("a"))
-  f:close()
+  local snap = json.decode(assert(S.read(SNAP)))
   for _, o in ipairs(snap.items) do
     local key = o.kind == "Pod" and o.metadata.namespace .. "/" .. o.metadata.name
     for _, n in ipairs(names) do

@@ -134,29 +134,9 @@ describe("HighNodeUtilization", function()
 
   describe("bad args", function()
     -- args start on line 8 of this policy
-    local function policy(args_yaml)
-      return table.concat({
-        "apiVersion: descheduler/v1alpha2",
-        "kind: DeschedulerPolicy",
-        "profiles:",
-        "- name: pack",
-        "  pluginConfig:",
-        "  - name: HighNodeUtilization",
-        "    args:",
-        args_yaml,
-        "  plugins:",
-        "    balance:",
-        "      enabled: [HighNodeUtilization]",
-        "",
-      }, "\n")
-    end
-    local function fails(args_yaml, line, field, words)
-      local plan, msg = h.try{ snapshot = PACK, policy_text = policy(args_yaml) }
-      assert.is_nil(plan)
-      assert.is_truthy(msg:find(":" .. line .. ": ", 1, true), msg)
-      assert.is_truthy(msg:find("profiles[0].pluginConfig[0].args" .. field .. ": ", 1, true), msg)
-      assert.is_truthy(msg:find("HighNodeUtilization: " .. words, 1, true), msg)
-    end
+    local policy, fails = h.bad_args{ plugin = "HighNodeUtilization", ext = "balance",
+                                      profile = "pack", snapshot = PACK,
+                                      words = "HighNodeUtilization: " }
 
     it("accepts the README example", function()
       assert.is_not_nil(h.try{ snapshot = PACK, policy_text = policy(

@@ -17,8 +17,6 @@ local function run(args, o)
                      evictor = o.evictor, top = o.top }
 end
 
-local function only(...) return { include = { ... } } end
-
 local COLLECTOR_F = "iot/collector-5b6c7d8e9-f4g6h"      -- edge-1 (no zone label)
 local COLLECTOR_Q = "iot/collector-5b6c7d8e9-q3w5e"      -- edge-1
 local ETCD_0, ETCD_1 = "db/etcd-0", "db/etcd-1"           -- node-a-1, node-a-2 (zone a)
@@ -44,7 +42,7 @@ describe("RemovePodsViolatingInterPodAntiAffinity", function()
   end)
 
   it("names the term's topology key and the pod that violates it", function()
-    local plan = run({ namespaces = only("db", "shop") })
+    local plan = run({ namespaces = h.only("db", "shop") })
     assert.same({ ETCD_0, WEB_B }, plan:pods())
     assert.equal("pod's required anti-affinity (topology key topology.kubernetes.io/zone) is violated by "
       .. ETCD_1 .. " on node node-a-2", plan.evictions[1].reason)
@@ -56,40 +54,40 @@ describe("RemovePodsViolatingInterPodAntiAffinity", function()
   describe("topology", function()
     it("checks other nodes with the same topologyKey value: etcd-0 and etcd-1 share zone a", function()
       -- etcd-0 goes first (node-a-1); then etcd-1 is alone in zone a
-      assert.same({ ETCD_0 }, run({ namespaces = only("db") }):pods())
+      assert.same({ ETCD_0 }, run({ namespaces = h.only("db") }):pods())
     end)
 
     it("on a node without the topologyKey label, only the pods of that node count", function()
       -- the collector on node-c-1 (zone c) does not share a zone with edge-1's;
       -- the two on edge-1 conflict, the first goes and the other is alone
-      assert.same({ COLLECTOR_F }, run({ namespaces = only("iot") }):pods())
+      assert.same({ COLLECTOR_F }, run({ namespaces = h.only("iot") }):pods())
     end)
 
     it("does not look at pods on nodes outside the cycle (a NotReady node)", function()
-      assert.same({}, run({ namespaces = only("cache") }):pods())
+      assert.same({}, run({ namespaces = h.only("cache") }):pods())
     end)
 
     it("ignores preferred anti-affinity", function()
-      assert.same({}, run({ namespaces = only("shop"), labelSelector = { matchLabels = { app = "api" } } }):pods())
+      assert.same({}, run({ namespaces = h.only("shop"), labelSelector = { matchLabels = { app = "api" } } }):pods())
     end)
   end)
 
   describe("order and removal", function()
     it("evicts the lower QoS first and then keeps the other, no longer in conflict", function()
-      assert.same({ WEB_B }, run({ namespaces = only("shop") }):pods())
+      assert.same({ WEB_B }, run({ namespaces = h.only("shop") }):pods())
     end)
 
     it("evicts the lowest priority pod and so spares the ones it conflicted with", function()
       -- trainer (0) avoids inference, inference (100) and inference-canary
       -- (50) avoid trainer: trainer goes first and the others are then fine
-      local plan = run({ namespaces = only("ml") })
+      local plan = run({ namespaces = h.only("ml") })
       assert.same({ TRAINER }, plan:pods())
       assert.equal("pod's required anti-affinity (topology key kubernetes.io/hostname) is violated by "
         .. INFERENCE .. " on node node-a-2", plan.evictions[1].reason)
     end)
 
     it("counts a terminating pod as a peer though it cannot be evicted itself", function()
-      local plan = run({ namespaces = only("jobs") })
+      local plan = run({ namespaces = h.only("jobs") })
       assert.same({ EXPORTER_NEW }, plan:pods())
       -- the old one is tried first (same priority, name order) and skipped
       -- by the evictor's filter before any request: no refusal
@@ -99,7 +97,7 @@ describe("RemovePodsViolatingInterPodAntiAffinity", function()
     end)
 
     it("counts a pod the evictor protects (system-cluster-critical) as a peer", function()
-      assert.same({ ADAPTER }, run({ namespaces = only("monitoring", "kube-system") }):pods())
+      assert.same({ ADAPTER }, run({ namespaces = h.only("monitoring", "kube-system") }):pods())
     end)
   end)
 
@@ -108,7 +106,7 @@ describe("RemovePodsViolatingInterPodAntiAffinity", function()
       -- tenant-a/analytics names tenant-b; tenant-a/reports names none and
       -- tenant-a/exporter has a namespaceSelector {} (every namespace to the
       -- scheduler): the descheduler looks only in tenant-a for those two
-      local plan = run({ namespaces = only("tenant-a", "tenant-b") })
+      local plan = run({ namespaces = h.only("tenant-a", "tenant-b") })
       assert.same({ ANALYTICS }, plan:pods())
       assert.equal("pod's required anti-affinity (topology key kubernetes.io/hostname) is violated by "
         .. NOISY .. " on node node-b-1", plan.evictions[1].reason)
@@ -117,14 +115,14 @@ describe("RemovePodsViolatingInterPodAntiAffinity", function()
     it("never counts a pod with the candidate's name, even in another namespace", function()
       -- blue/queue-0 avoids app=queue in blue and green; green/queue-0 is
       -- on the same node, but upstream skips pods of the same name
-      assert.same({}, run({ namespaces = only("blue", "green") }):pods())
+      assert.same({}, run({ namespaces = h.only("blue", "green") }):pods())
     end)
   end)
 
   describe("namespaces and labelSelector args", function()
     it("limit the candidates and the pods their terms are checked against", function()
       -- metrics-server (kube-system) is not listed: the adapter stays
-      assert.same({}, run({ namespaces = only("monitoring") }):pods())
+      assert.same({}, run({ namespaces = h.only("monitoring") }):pods())
       assert.same({}, run({ labelSelector = { matchLabels = { tier = "monitoring" } } }):pods())
       assert.same({ WEB_B }, run({ labelSelector = { matchLabels = { app = "web" } } }):pods())
     end)
@@ -138,7 +136,7 @@ describe("RemovePodsViolatingInterPodAntiAffinity", function()
   describe("with the evictor", function()
     it("keeps a pod that fits no other node with nodeFit", function()
       -- the collectors are pinned to edge nodes by their nodeSelector
-      assert.same({}, run({ namespaces = only("iot") }, { evictor = { nodeFit = true } }):pods())
+      assert.same({}, run({ namespaces = h.only("iot") }, { evictor = { nodeFit = true } }):pods())
     end)
 
     it("moves on to the next node at the node limit", function()
@@ -157,7 +155,7 @@ describe("RemovePodsViolatingInterPodAntiAffinity", function()
 
     it("goes on with the next pod after any other refusal, the refused pod still a peer", function()
       -- no eviction allowed in any namespace: every request is refused
-      local plan = run({ namespaces = only("shop") }, { top = { maxNoOfPodsToEvictPerNamespace = 0 } })
+      local plan = run({ namespaces = h.only("shop") }, { top = { maxNoOfPodsToEvictPerNamespace = 0 } })
       -- web-bbbbb is refused, stays in the index, and so web-aaaaa now conflicts
       assert.same({}, plan:pods())
       assert.same({ WEB_B, WEB_A }, plan:refused("namespace-limit"))
@@ -166,29 +164,8 @@ describe("RemovePodsViolatingInterPodAntiAffinity", function()
 
   describe("bad args", function()
     -- args start on line 8 of this policy
-    local function policy(args_yaml)
-      return table.concat({
-        "apiVersion: descheduler/v1alpha2",
-        "kind: DeschedulerPolicy",
-        "profiles:",
-        "- name: anti",
-        "  pluginConfig:",
-        "  - name: RemovePodsViolatingInterPodAntiAffinity",
-        "    args:",
-        args_yaml,
-        "  plugins:",
-        "    deschedule:",
-        "      enabled: [RemovePodsViolatingInterPodAntiAffinity]",
-        "",
-      }, "\n")
-    end
-    local function fails(args_yaml, line, field, words)
-      local plan, msg = h.try{ snapshot = SNAP, policy_text = policy(args_yaml) }
-      assert.is_nil(plan)
-      assert.is_truthy(msg:find(":" .. line .. ": ", 1, true), msg)
-      assert.is_truthy(msg:find("profiles[0].pluginConfig[0].args" .. field .. ": ", 1, true), msg)
-      assert.is_truthy(msg:find(words, 1, true), msg)
-    end
+    local _, fails = h.bad_args{ plugin = "RemovePodsViolatingInterPodAntiAffinity",
+                                 profile = "anti", snapshot = SNAP }
 
     it("rejects both include and exclude namespaces", function()
       fails("      namespaces:\n        include: [db]\n        exclude: [shop]", 9, ".namespaces",

@@ -607,29 +607,8 @@ describe("LowNodeLoad", function()
 
   describe("bad args", function()
     -- args start on line 8 of this policy
-    local function policy(args_yaml)
-      return table.concat({
-        "apiVersion: descheduler/v1alpha2",
-        "kind: DeschedulerPolicy",
-        "profiles:",
-        "- name: load",
-        "  pluginConfig:",
-        "  - name: LowNodeLoad",
-        "    args:",
-        args_yaml,
-        "  plugins:",
-        "    balance:",
-        "      enabled: [LowNodeLoad]",
-        "",
-      }, "\n")
-    end
-    local function fails(args_yaml, line, field, words)
-      local plan, msg = h.try{ snapshot = CLUSTER, policy_text = policy(args_yaml) }
-      assert.is_nil(plan)
-      assert.is_truthy(msg:find(":" .. line .. ": ", 1, true), msg)
-      assert.is_truthy(msg:find("profiles[0].pluginConfig[0].args" .. field .. ": ", 1, true), msg)
-      assert.is_truthy(msg:find(words, 1, true), msg)
-    end
+    local policy, fails = h.bad_args{ plugin = "LowNodeLoad", ext = "balance", profile = "load",
+                                      snapshot = CLUSTER }
 
     it("rejects a negative numberOfNodes", function()
       fails("      numberOfNodes: -1", 8, ".numberOfNodes",

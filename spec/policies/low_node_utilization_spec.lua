@@ -519,30 +519,10 @@ describe("LowNodeUtilization", function()
 
   describe("bad args", function()
     -- args start on line 8 of this policy
-    local function policy(args_yaml)
-      return table.concat({
-        "apiVersion: descheduler/v1alpha2",
-        "kind: DeschedulerPolicy",
-        "profiles:",
-        "- name: spread",
-        "  pluginConfig:",
-        "  - name: LowNodeUtilization",
-        "    args:",
-        args_yaml,
-        "  plugins:",
-        "    balance:",
-        "      enabled: [LowNodeUtilization]",
-        "",
-      }, "\n")
-    end
+    local policy, fails = h.bad_args{ plugin = "LowNodeUtilization", ext = "balance",
+                                      profile = "spread", snapshot = SHOP,
+                                      words = "LowNodeUtilization: " }
     local OK = "      thresholds: {cpu: 20, memory: 20}\n      targetThresholds: {cpu: 50, memory: 50}"
-    local function fails(args_yaml, line, field, words)
-      local plan, msg = h.try{ snapshot = SHOP, policy_text = policy(args_yaml) }
-      assert.is_nil(plan)
-      assert.is_truthy(msg:find(":" .. line .. ": ", 1, true), msg)
-      assert.is_truthy(msg:find("profiles[0].pluginConfig[0].args" .. field .. ": ", 1, true), msg)
-      assert.is_truthy(msg:find("LowNodeUtilization: " .. words, 1, true), msg)
-    end
 
     it("accepts the README example", function()
       assert.is_not_nil(h.try{ snapshot = SHOP, policy_text = policy(OK) })

@@ -7,19 +7,13 @@
 -- PodLifeTime (3600 s) asks.
 local h = require("spec.helpers")
 local json = require("dkjson")
+local S = require("spec.shell")
 
 local SNAP = "spec/fixtures/evictor.json"
 local PLAIN, PLAIN_UID = "apps/plain-0ad3d46b0-e38ab", "5efd03db-5ebe-05e3-0071-6b84d63a32b1"
 local SOLO = "apps/solo-65ab3fc1f-a7229"
 local G2 = "apps/guarded-a6a188013-g2"
 local G3 = "apps/guarded-a6a188013-g3"
-
-local function read(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
 
 local function run(apps, o)
   o = o or {}
@@ -89,7 +83,7 @@ describe("MigrationJobEvictor", function()
   end)
 
   it("declines a pod without a uid: a job could not refer to it", function()
-    local snap = json.decode(read(SNAP))
+    local snap = json.decode(assert(S.read(SNAP)))
     for _, it in ipairs(snap.items) do
       if it.kind == "Pod" and it.metadata.name == "solo-65ab3fc1f-a7229" then it.metadata.uid = nil end
     end

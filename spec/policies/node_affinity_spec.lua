@@ -22,8 +22,6 @@ local function run(args, o)
                      evictor = o.evictor, top = o.top }
 end
 
-local function only(...) return { include = { ... } } end
-
 -- required
 local INVOICE_SPOT_A = "billing/invoice-6c7d8e9f0-a1s2d"  -- on-demand required, on spot-a-1
 local INVOICE_SPOT_C = "billing/invoice-6c7d8e9f0-j5k6l"  -- same, on spot-c-1
@@ -54,7 +52,7 @@ describe("RemovePodsViolatingNodeAffinity", function()
       -- render/frames wants the gpu node without tolerating its taint;
       -- billing/archiver wants on-demand in zone c (od-c-1 is cordoned);
       -- render/preview wants an nvidia-h100 no node has
-      local plan = run({ nodeAffinityType = { REQUIRED }, namespaces = only("render", "billing") })
+      local plan = run({ nodeAffinityType = { REQUIRED }, namespaces = h.only("render", "billing") })
       assert.same({ INVOICE_SPOT_A, INVOICE_SPOT_C, LEDGER, FRAMES_GPU }, plan:pods())
     end)
 
@@ -117,9 +115,9 @@ describe("RemovePodsViolatingNodeAffinity", function()
   describe("namespaces and labelSelector", function()
     it("narrow the pods looked at", function()
       assert.same({ QUERY, SUGGEST, RANKER, CRAWLER, INDEXER_C },
-        run({ nodeAffinityType = { PREFERRED }, namespaces = only("search") }):pods())
+        run({ nodeAffinityType = { PREFERRED }, namespaces = h.only("search") }):pods())
       assert.same({ CRAWLER, QUERY, SUGGEST, RANKER, INDEXER_C },
-        run({ nodeAffinityType = { REQUIRED, PREFERRED }, namespaces = only("search") }):pods())
+        run({ nodeAffinityType = { REQUIRED, PREFERRED }, namespaces = h.only("search") }):pods())
       assert.same({ INVOICE_SPOT_A, INVOICE_SPOT_C, LEDGER },
         run({ nodeAffinityType = { REQUIRED }, namespaces = { exclude = { "search", "render" } } }):pods())
     end)
@@ -158,29 +156,8 @@ describe("RemovePodsViolatingNodeAffinity", function()
 
   describe("bad args", function()
     -- args start on line 8 of this policy
-    local function policy(args_yaml)
-      return table.concat({
-        "apiVersion: descheduler/v1alpha2",
-        "kind: DeschedulerPolicy",
-        "profiles:",
-        "- name: affinity",
-        "  pluginConfig:",
-        "  - name: RemovePodsViolatingNodeAffinity",
-        "    args:",
-        args_yaml,
-        "  plugins:",
-        "    deschedule:",
-        "      enabled: [RemovePodsViolatingNodeAffinity]",
-        "",
-      }, "\n")
-    end
-    local function fails(args_yaml, line, field, words)
-      local plan, msg = h.try{ snapshot = SNAP, policy_text = policy(args_yaml) }
-      assert.is_nil(plan)
-      assert.is_truthy(msg:find(":" .. line .. ": ", 1, true), msg)
-      assert.is_truthy(msg:find("profiles[0].pluginConfig[0].args" .. field .. ": ", 1, true), msg)
-      assert.is_truthy(msg:find(words, 1, true), msg)
-    end
+    local _, fails = h.bad_args{ plugin = "RemovePodsViolatingNodeAffinity", profile = "affinity",
+                                 snapshot = SNAP }
 
     it("needs nodeAffinityType", function()
       fails("      namespaces: {include: [billing]}", 8, ".nodeAffinityType", "nodeAffinityType needs to be set")

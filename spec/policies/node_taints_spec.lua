@@ -15,6 +15,7 @@
 --   infra-d-1    dedicated=infra:NoSchedule, storage=ssd:NoSchedule
 --   spot-c-1     spot=true:NoExecute
 local h = require("spec.helpers")
+local S = require("spec.shell")
 
 local SNAP = "spec/fixtures/taints.json"
 local PLUGIN = "RemovePodsViolatingNodeTaints"
@@ -76,9 +77,7 @@ describe("RemovePodsViolatingNodeTaints", function()
     local json = require("dkjson")
     local FE_E = "web/frontend-5f4e3d2c1-j5k6l"
     local function with_sla(op, value)
-      local f = assert(io.open(SNAP))
-      local snap = json.decode(f:read("a"))
-      f:close()
+      local snap = json.decode(assert(S.read(SNAP)))
       for _, it in ipairs(snap.items) do
         if it.kind == "Node" and it.metadata.name == "general-e-1" then
           it.spec.taints = { { key = "example.com/sla", value = "950", effect = "NoSchedule" } }
@@ -227,29 +226,7 @@ describe("RemovePodsViolatingNodeTaints", function()
   end)
 
   describe("bad args", function()
-    local function policy(args_yaml)
-      return table.concat({
-        "apiVersion: descheduler/v1alpha2",
-        "kind: DeschedulerPolicy",
-        "profiles:",
-        "- name: taints",
-        "  pluginConfig:",
-        "  - name: " .. PLUGIN,
-        "    args:",
-        args_yaml,
-        "  plugins:",
-        "    deschedule:",
-        "      enabled: [" .. PLUGIN .. "]",
-        "",
-      }, "\n")
-    end
-    local function fails(args_yaml, line, field, words)
-      local plan, msg = h.try{ snapshot = SNAP, policy_text = policy(args_yaml) }
-      assert.is_nil(plan)
-      assert.is_truthy(msg:find(":" .. line .. ": ", 1, true), msg)
-      assert.is_truthy(msg:find("profiles[0].pluginConfig[0].args" .. field .. ": ", 1, true), msg)
-      assert.is_truthy(msg:find(words, 1, true), msg)
-    end
+    local _, fails = h.bad_args{ plugin = PLUGIN, profile = "taints", snapshot = SNAP }
 
     it("rejects includedTaints together with excludedTaints", function()
       fails("      includedTaints: [dedicated]\n      excludedTaints: [storage]", 8, "",

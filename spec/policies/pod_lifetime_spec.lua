@@ -16,8 +16,6 @@ local function run(args, o)
                      evictor = o.evictor, top = o.top }
 end
 
-local function only(...) return { include = { ... } } end
-
 -- shop: ages around 600 s, a PDB on catalog (1 disruption allowed)
 local SEARCH0 = "shop/search-0"                      -- 10 d, worker-c-1, PVC
 local CAT_K = "shop/catalog-5f7b8c9d4-k2x9q"         -- 3 d, worker-b-1
@@ -65,7 +63,7 @@ local CLEANUP = "exits/cleanup-29142000-m9n0o"       -- Job, Succeeded, exit 0
 describe("PodLifeTime", function()
   describe("age", function()
     it("evicts pods older than maxPodLifeTimeSeconds, oldest first across nodes", function()
-      local plan = run{ maxPodLifeTimeSeconds = 600, namespaces = only("shop") }
+      local plan = run{ maxPodLifeTimeSeconds = 600, namespaces = h.only("shop") }
       -- exactly 600 s is not older than 600 s; a creationTimestamp in the
       -- future is never old; the catalog PDB allows one disruption
       assert.same({ SEARCH0, CAT_K, CART_PEND, CART_601 }, plan:pods())
@@ -75,12 +73,12 @@ describe("PodLifeTime", function()
     end)
 
     it("moves the boundary with the limit: 599 takes the 600 s pod, not the 599 s one", function()
-      local plan = run{ maxPodLifeTimeSeconds = 599, namespaces = only("shop") }
+      local plan = run{ maxPodLifeTimeSeconds = 599, namespaces = h.only("shop") }
       assert.same({ SEARCH0, CAT_K, CART_PEND, CART_601, CART_600 }, plan:pods())
     end)
 
     it("with 0 takes every pod created in the past, never one created in the future", function()
-      local plan = run{ maxPodLifeTimeSeconds = 0, namespaces = only("shop") }
+      local plan = run{ maxPodLifeTimeSeconds = 0, namespaces = h.only("shop") }
       assert.same({ SEARCH0, CAT_K, CART_PEND, CART_601, CART_600, CART_599 }, plan:pods())
       assert.same({ CAT_M, CAT_Z }, plan:refused("pdb"))
     end)
@@ -93,7 +91,7 @@ describe("PodLifeTime", function()
       end
       -- build-4409 (worker-b-1) before build-4410 (worker-c-1, 3.5 h),
       -- build-4411 (worker-a-1, 2 h) and build-4412 (3601 s)
-      local plan = on_failed{ maxPodLifeTimeSeconds = 3600, namespaces = only("ci") }
+      local plan = on_failed{ maxPodLifeTimeSeconds = 3600, namespaces = h.only("ci") }
       assert.same({ "ci/build-4409-n3m4b", "ci/build-4410-z1x2c", "ci/build-4411-q2w3e",
                     "ci/build-4412-a5s6d" }, plan:pods())
       assert.same({ "ci/build-4409-n3m4b" }, on_failed{ maxPodLifeTimeSeconds = 9223372035 }:pods())
@@ -163,7 +161,7 @@ describe("PodLifeTime", function()
       local label = table.concat(states, ",")
       for k in pairs(flags) do label = label .. " +" .. k end
       it("matches " .. label, function()
-        local args = { states = states, namespaces = only("states") }
+        local args = { states = states, namespaces = h.only("states") }
         for k, v in pairs(flags) do args[k] = v end
         assert.same(want, run(args):pods())
       end)
@@ -173,7 +171,7 @@ describe("PodLifeTime", function()
       -- waiting pods older than 16500 s: img-pull (5 h) and creating (4 h
       -- 40); init-cfg and init-oom (PodInitializing) are younger
       local plan = run{ states = { "ImagePullBackOff", "ContainerCreating", "PodInitializing" },
-                        maxPodLifeTimeSeconds = 16500, namespaces = only("states") }
+                        maxPodLifeTimeSeconds = 16500, namespaces = h.only("states") }
       assert.same({ IMG_PULL, CREATING }, plan:pods())
     end)
   end)
@@ -181,12 +179,12 @@ describe("PodLifeTime", function()
   describe("conditions", function()
     it("matches on the fields that are set, in creation order without a transition threshold", function()
       local plan = run{ conditions = { { reason = "PodCompleted", status = "True" } },
-                        namespaces = only("conds") }
+                        namespaces = h.only("conds") }
       assert.same({ OLD_DONE, STALE_DONE, RECENT_DONE }, plan:pods())
     end)
 
     it("matches a condition type alone", function()
-      local plan = run{ conditions = { { type = "Ready" } }, namespaces = only("conds") }
+      local plan = run{ conditions = { { type = "Ready" } }, namespaces = h.only("conds") }
       -- warmup has no conditions at all
       assert.same({ OLD_DONE, LEGACY, GATED, MIGRATE, STALE_DONE, RECENT_DONE }, plan:pods())
     end)
@@ -197,7 +195,7 @@ describe("PodLifeTime", function()
       -- (created 3 h ago, completed 2 h ago)
       local plan = run{ conditions = { { reason = "PodCompleted", status = "True",
                                          minTimeSinceLastTransitionSeconds = 300 } },
-                        namespaces = only("conds") }
+                        namespaces = h.only("conds") }
       assert.same({ OLD_DONE, STALE_DONE }, plan:pods())
     end)
 
@@ -209,7 +207,7 @@ describe("PodLifeTime", function()
                           { type = "Ready", status = "False", minTimeSinceLastTransitionSeconds = 600 },
                           { type = "ContainersReady", status = "False",
                             minTimeSinceLastTransitionSeconds = 600 } },
-                        namespaces = only("conds") }
+                        namespaces = h.only("conds") }
       assert.same({ OLD_DONE, GATED, MIGRATE, STALE_DONE }, plan:pods())
     end)
 
@@ -218,7 +216,7 @@ describe("PodLifeTime", function()
       -- flipped 5 min ago; created before migrate, it goes first
       local plan = run{ conditions = { { status = "False", reason = "ContainersNotReady",
                                          minTimeSinceLastTransitionSeconds = 3600 } },
-                        namespaces = only("conds") }
+                        namespaces = h.only("conds") }
       assert.same({ GATED, MIGRATE }, plan:pods())
     end)
 
@@ -227,7 +225,7 @@ describe("PodLifeTime", function()
       -- 4 h: old enough), report-29144200 (scheduled 1 d ago), gated (6 h);
       -- not export-29145300 (3 h), export-29145900, nor warmup (none)
       local plan = run{ conditions = { { minTimeSinceLastTransitionSeconds = 4 * 3600 } },
-                        namespaces = only("conds") }
+                        namespaces = h.only("conds") }
       assert.same({ OLD_DONE, LEGACY, GATED, MIGRATE }, plan:pods())
     end)
 
@@ -235,7 +233,7 @@ describe("PodLifeTime", function()
       -- upstream checks `filter.Type != ""`: type "" is not compared
       local plan = run{ conditions = { { type = "", reason = "PodCompleted", status = "True",
                                          minTimeSinceLastTransitionSeconds = 300 } },
-                        namespaces = only("conds") }
+                        namespaces = h.only("conds") }
       assert.same({ OLD_DONE, STALE_DONE }, plan:pods())
     end)
 
@@ -245,20 +243,20 @@ describe("PodLifeTime", function()
         run{ states = { "Succeeded" },
              conditions = { { reason = "PodCompleted", status = "True",
                               minTimeSinceLastTransitionSeconds = 300 } },
-             namespaces = only("conds") }:pods())
+             namespaces = h.only("conds") }:pods())
       -- Succeeded with a condition at least 4 h old: only report-29144200
       assert.same({ OLD_DONE },
         run{ states = { "Succeeded" }, conditions = { { minTimeSinceLastTransitionSeconds = 4 * 3600 } },
-             namespaces = only("conds") }:pods())
+             namespaces = h.only("conds") }:pods())
       -- Pending: warmup has no conditions, so no transition is old enough
       assert.same({ MIGRATE },
         run{ states = { "Pending" }, conditions = { { minTimeSinceLastTransitionSeconds = 300 } },
-             namespaces = only("conds") }:pods())
+             namespaces = h.only("conds") }:pods())
     end)
   end)
 
   describe("exit codes and owner kinds", function()
-    local E = only("exits")
+    local E = h.only("exits")
     it("matches terminated app containers' exit codes", function()
       assert.same({ IMPORT_1, WORKER_1 }, run{ exitCodes = { 1 }, namespaces = E }:pods())
       assert.same({ IMPORT_2 }, run{ exitCodes = { 2 }, namespaces = E }:pods())
@@ -311,7 +309,7 @@ describe("PodLifeTime", function()
     end)
 
     it("includes several namespaces, still oldest first across them", function()
-      local plan = run{ maxPodLifeTimeSeconds = 86400, namespaces = only("exits", "conds", "shop") }
+      local plan = run{ maxPodLifeTimeSeconds = 86400, namespaces = h.only("exits", "conds", "shop") }
       assert.same({ SEARCH0, LEDGER, CAT_K, CART_PEND, OLD_DONE }, plan:pods())
     end)
 
@@ -323,10 +321,10 @@ describe("PodLifeTime", function()
 
     it("filters by matchExpressions", function()
       assert.same({ CART_PEND, CART_601 },
-        run{ maxPodLifeTimeSeconds = 600, namespaces = only("shop"), labelSelector = {
+        run{ maxPodLifeTimeSeconds = 600, namespaces = h.only("shop"), labelSelector = {
           matchExpressions = { { key = "tier", operator = "In", values = { "frontend" } } } } }:pods())
       assert.same({ SEARCH0 },
-        run{ maxPodLifeTimeSeconds = 600, namespaces = only("shop"), labelSelector = {
+        run{ maxPodLifeTimeSeconds = 600, namespaces = h.only("shop"), labelSelector = {
           matchExpressions = { { key = "app", operator = "NotIn", values = { "catalog", "cart" } } } } }:pods())
       assert.same({ LEDGER },
         run{ maxPodLifeTimeSeconds = 600, labelSelector = {
@@ -336,7 +334,7 @@ describe("PodLifeTime", function()
   end)
 
   describe("eviction limits", function()
-    local SHOP = only("shop")
+    local SHOP = h.only("shop")
     it("skips a pod whose node is at maxNoOfPodsToEvictPerNode and goes on", function()
       -- worker-c-1: search-0; worker-b-1: catalog-k2x9q, then cart-p3nd1 is
       -- skipped and catalog-m4n7p on worker-a-1 still goes to the API (the
@@ -357,7 +355,7 @@ describe("PodLifeTime", function()
     end)
 
     it("keeps going past maxNoOfPodsToEvictPerNamespace, one namespace at a time", function()
-      local plan = run({ maxPodLifeTimeSeconds = 600, namespaces = only("shop", "exits") },
+      local plan = run({ maxPodLifeTimeSeconds = 600, namespaces = h.only("shop", "exits") },
                        { top = { maxNoOfPodsToEvictPerNamespace = 1 } })
       assert.same({ SEARCH0, LEDGER }, plan:pods())
       assert.same({ CAT_K, CART_PEND, CAT_M, CAT_Z, IMPORT_1, IMPORT_2, WORKER_1, WORKER_INIT3,
@@ -366,7 +364,7 @@ describe("PodLifeTime", function()
     end)
 
     it("combines the limits: total over namespace over node", function()
-      local plan = run({ maxPodLifeTimeSeconds = 600, namespaces = only("shop", "exits") },
+      local plan = run({ maxPodLifeTimeSeconds = 600, namespaces = h.only("shop", "exits") },
                        { top = { maxNoOfPodsToEvictPerNode = 2, maxNoOfPodsToEvictPerNamespace = 2,
                                  maxNoOfPodsToEvictTotal = 4 } })
       -- search-0 (c), ledger (b), catalog-k2x9q (b: 2, shop: 2), then
@@ -383,7 +381,7 @@ describe("PodLifeTime", function()
 
   describe("with the evictor's settings", function()
     it("keeps pods with a PVC when ignorePvcPods is set", function()
-      local plan = run({ maxPodLifeTimeSeconds = 600, namespaces = only("shop") },
+      local plan = run({ maxPodLifeTimeSeconds = 600, namespaces = h.only("shop") },
                        { evictor = { ignorePvcPods = true } })
       assert.same({ CAT_K, CART_PEND, CART_601 }, plan:pods())
     end)
@@ -391,7 +389,7 @@ describe("PodLifeTime", function()
     it("with nodeFit only counts Ready nodes as somewhere to go", function()
       -- candidates worker-a-1 and the NotReady worker-d-1: pods on a-1 have
       -- nowhere to go; catalog-z8r2t could go, but the PDB is used up
-      local plan = run({ maxPodLifeTimeSeconds = 600, namespaces = only("shop") },
+      local plan = run({ maxPodLifeTimeSeconds = 600, namespaces = h.only("shop") },
                        { evictor = { nodeFit = true,
                                      nodeSelector = "kubernetes.io/hostname in (worker-a-1,worker-d-1)" } })
       assert.same({ SEARCH0, CAT_K, CART_PEND }, plan:pods())
@@ -399,7 +397,7 @@ describe("PodLifeTime", function()
     end)
 
     it("evicts a bare pod and local storage once those protections are off", function()
-      local plan = run({ maxPodLifeTimeSeconds = 5 * 86400, namespaces = only("default") },
+      local plan = run({ maxPodLifeTimeSeconds = 5 * 86400, namespaces = h.only("default") },
                        { evictor = { podProtections = { defaultDisabled = {
                          "PodsWithLocalStorage", "FailedBarePods" } } } })
       -- the bare pod is Running: FailedBarePods off frees only failed ones
@@ -409,29 +407,7 @@ describe("PodLifeTime", function()
 
   describe("bad args", function()
     -- args start on line 8 of this policy
-    local function policy(args_yaml)
-      return table.concat({
-        "apiVersion: descheduler/v1alpha2",
-        "kind: DeschedulerPolicy",
-        "profiles:",
-        "- name: lifetime",
-        "  pluginConfig:",
-        "  - name: PodLifeTime",
-        "    args:",
-        args_yaml,
-        "  plugins:",
-        "    deschedule:",
-        "      enabled: [PodLifeTime]",
-        "",
-      }, "\n")
-    end
-    local function fails(args_yaml, line, field, words)
-      local plan, msg = h.try{ snapshot = SNAP, policy_text = policy(args_yaml) }
-      assert.is_nil(plan)
-      assert.is_truthy(msg:find(":" .. line .. ": ", 1, true), msg)
-      assert.is_truthy(msg:find("profiles[0].pluginConfig[0].args" .. field .. ": ", 1, true), msg)
-      assert.is_truthy(msg:find(words, 1, true), msg)
-    end
+    local _, fails = h.bad_args{ plugin = "PodLifeTime", profile = "lifetime", snapshot = SNAP }
 
     it("needs at least one filtering criterion", function()
       fails("      namespaces: {include: [shop]}", 8, "",

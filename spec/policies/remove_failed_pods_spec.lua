@@ -218,29 +218,7 @@ describe("RemoveFailedPods", function()
 
   describe("bad args", function()
     -- args start on line 8 of this policy
-    local function policy(args_yaml)
-      return table.concat({
-        "apiVersion: descheduler/v1alpha2",
-        "kind: DeschedulerPolicy",
-        "profiles:",
-        "- name: failed",
-        "  pluginConfig:",
-        "  - name: RemoveFailedPods",
-        "    args:",
-        args_yaml,
-        "  plugins:",
-        "    deschedule:",
-        "      enabled: [RemoveFailedPods]",
-        "",
-      }, "\n")
-    end
-    local function fails(args_yaml, line, field, words)
-      local plan, msg = h.try{ snapshot = SNAP, policy_text = policy(args_yaml) }
-      assert.is_nil(plan)
-      assert.is_truthy(msg:find(":" .. line .. ": ", 1, true), msg)
-      assert.is_truthy(msg:find("profiles[0].pluginConfig[0].args" .. field .. ": ", 1, true), msg)
-      assert.is_truthy(msg:find(words, 1, true), msg)
-    end
+    local _, fails = h.bad_args{ plugin = "RemoveFailedPods", profile = "failed", snapshot = SNAP }
 
     it("rejects both include and exclude namespaces", function()
       fails("      reasons: [Error]\n      namespaces: {include: [web], exclude: [ci]}", 9,

@@ -6,6 +6,7 @@
 -- spec/fixtures/evictor.json; PodLifeTime (3600 s) asks.
 local h = require("spec.helpers")
 local json = require("dkjson")
+local S = require("spec.shell")
 
 local SNAP = "spec/fixtures/evictor.json"
 local ANN = "scheduling.koordinator.sh/soft-eviction"
@@ -13,13 +14,6 @@ local PLAIN, PLAIN_UID = "apps/plain-0ad3d46b0-e38ab", "5efd03db-5ebe-05e3-0071-
 local SOLO = "apps/solo-65ab3fc1f-a7229"
 local G1 = "apps/guarded-a6a188013-g1"
 local G2 = "apps/guarded-a6a188013-g2"
-
-local function read(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
 
 local function lifetime(apps)
   return { name = "PodLifeTime", args = { maxPodLifeTimeSeconds = 3600, labelSelector = {
@@ -83,7 +77,7 @@ return {
   end)
 
   it("leaves a pod that already carries the annotation alone: its owner is moving it", function()
-    local snap = json.decode(read(SNAP))
+    local snap = json.decode(assert(S.read(SNAP)))
     for _, it in ipairs(snap.items) do
       if it.kind == "Pod" and it.metadata.name == "solo-65ab3fc1f-a7229" then
         it.metadata.annotations = it.metadata.annotations or {}

@@ -16,8 +16,6 @@ local function run(args, o)
                      evictor = o.evictor, top = o.top }
 end
 
-local function only(...) return { include = { ... } } end
-
 -- node-a-1
 local R24, R25, R26 = "shop/api-7d8e9f0a1-r24", "shop/api-7d8e9f0a1-r25", "shop/api-7d8e9f0a1-r26"
 local R99 = "shop/api-7d8e9f0a1-r99"                  -- 99, waiting in CrashLoopBackOff
@@ -86,7 +84,7 @@ describe("RemovePodsHavingTooManyRestarts", function()
 
   describe("namespaces and labelSelector", function()
     it("narrow the pods looked at", function()
-      assert.same({ IMPORT, ETL }, run({ podRestartThreshold = 25, namespaces = only("batch") }):pods())
+      assert.same({ IMPORT, ETL }, run({ podRestartThreshold = 25, namespaces = h.only("batch") }):pods())
       assert.same({ R99, GATEWAY, R26, R25, FLAPPY, QUEUE },
         run({ podRestartThreshold = 25, namespaces = { exclude = { "batch" } } }):pods())
       assert.same({ R99, R26, R25, FLAPPY, QUEUE },
@@ -96,7 +94,7 @@ describe("RemovePodsHavingTooManyRestarts", function()
 
   describe("with the evictor", function()
     it("evicts DaemonSet and mirror pods only when the evictor allows them", function()
-      local plan = run({ podRestartThreshold = 25, namespaces = only("kube-system") },
+      local plan = run({ podRestartThreshold = 25, namespaces = h.only("kube-system") },
                        { evictor = { podProtections = { defaultDisabled = { "DaemonSetPods", "SystemCriticalPods" } } } })
       -- the DaemonSet's pods go (cp-a-1 first by name); the mirror pod of
       -- etcd never does
@@ -127,29 +125,8 @@ describe("RemovePodsHavingTooManyRestarts", function()
 
   describe("bad args", function()
     -- args start on line 8 of this policy
-    local function policy(args_yaml)
-      return table.concat({
-        "apiVersion: descheduler/v1alpha2",
-        "kind: DeschedulerPolicy",
-        "profiles:",
-        "- name: restarts",
-        "  pluginConfig:",
-        "  - name: RemovePodsHavingTooManyRestarts",
-        "    args:",
-        args_yaml,
-        "  plugins:",
-        "    deschedule:",
-        "      enabled: [RemovePodsHavingTooManyRestarts]",
-        "",
-      }, "\n")
-    end
-    local function fails(args_yaml, line, field, words)
-      local plan, msg = h.try{ snapshot = SNAP, policy_text = policy(args_yaml) }
-      assert.is_nil(plan)
-      assert.is_truthy(msg:find(":" .. line .. ": ", 1, true), msg)
-      assert.is_truthy(msg:find("profiles[0].pluginConfig[0].args" .. field .. ": ", 1, true), msg)
-      assert.is_truthy(msg:find(words, 1, true), msg)
-    end
+    local _, fails = h.bad_args{ plugin = "RemovePodsHavingTooManyRestarts", profile = "restarts",
+                                 snapshot = SNAP }
 
     it("needs a threshold of at least 1", function()
       fails("      includingInitContainers: true", 8, ".podRestartThreshold",

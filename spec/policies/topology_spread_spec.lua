@@ -31,10 +31,6 @@ local function run(snapshot, args, o)
                      evictor = o.evictor, top = o.top }
 end
 
-local function only(...)
-  return { include = h.array{ ... } }
-end
-
 -- checkout 8/7/0, ideal 5: [c0 b7 a8] -> 3 from a (the tail: worker-a-2's
 -- last three by name), then a=5 gives way to b: 2 from b (worker-b-2's last two)
 local CHECKOUT = {
@@ -82,20 +78,20 @@ describe("RemovePodsViolatingTopologySpreadConstraint", function()
 
     it("leaves a balanced topology alone", function()
       -- web 2/2/1 (its hostname constraint is soft)
-      assert.same({}, run(ZONES, { namespaces = only("storefront") }):pods())
+      assert.same({}, run(ZONES, { namespaces = h.only("storefront") }):pods())
     end)
 
     it("moves up to half the skew, the giver's surplus and the taker's need: [8,7,0]", function()
-      assert.same(CHECKOUT, run(ZONES, { namespaces = only("checkout") }):pods())
+      assert.same(CHECKOUT, run(ZONES, { namespaces = h.only("checkout") }):pods())
     end)
 
     it("tolerates more with maxSkew 2", function()
-      assert.same(ORDERS, run(ZONES, { namespaces = only("orders") }):pods())
-      assert.same(BILLING, run(ZONES, { namespaces = only("billing") }):pods())
+      assert.same(ORDERS, run(ZONES, { namespaces = h.only("orders") }):pods())
+      assert.same(BILLING, run(ZONES, { namespaces = h.only("billing") }):pods())
     end)
 
     it("acts on ScheduleAnyway constraints only when configured", function()
-      assert.same({}, run(ZONES, { namespaces = only("catalog") }):pods())
+      assert.same({}, run(ZONES, { namespaces = h.only("catalog") }):pods())
       -- search 3/1/0, ideal 1.33: one from zone a (worker-a-2's k1m3n is last)
       local both = run(ZONES, { constraints = h.array{ "DoNotSchedule", "ScheduleAnyway" } })
       assert.same(concat(BILLING, "catalog/search-8e7d6c5b4-k1m3n",
@@ -109,7 +105,7 @@ describe("RemovePodsViolatingTopologySpreadConstraint", function()
     end)
 
     it("balances a hostname key over every node that has it", function()
-      assert.same(ML, run(ZONES, { namespaces = only("ml") }):pods())
+      assert.same(ML, run(ZONES, { namespaces = h.only("ml") }):pods())
     end)
 
     it("takes pods pinned by nodeSelector or node affinity last, and keeps those that fit nowhere else", function()
@@ -117,25 +113,25 @@ describe("RemovePodsViolatingTopologySpreadConstraint", function()
       -- selection is part of it) whose only domain is zone a; the free pod's
       -- constraint sees 4/0/0 and moves 2 then 1: the pinned ones taken
       -- fit no node of zones b and c
-      local plan = run(ZONES, { namespaces = only("pinned") })
+      local plan = run(ZONES, { namespaces = h.only("pinned") })
       assert.same({ PINNED_FREE }, plan:pods())
       assert.same({ "2 pod(s) left in place: no node of a below-average domain fits them "
         .. "(topologyBalanceNodeFit): pinned/reporting-2b4d6f8a1-b3d5f, pinned/reporting-2b4d6f8a1-f7h9k" },
         plan:note_messages())
       -- without topologyBalanceNodeFit they go too
-      plan = run(ZONES, { namespaces = only("pinned"), topologyBalanceNodeFit = false })
+      plan = run(ZONES, { namespaces = h.only("pinned"), topologyBalanceNodeFit = false })
       assert.same({ "pinned/reporting-2b4d6f8a1-b3d5f", "pinned/reporting-2b4d6f8a1-f7h9k", PINNED_FREE },
                   plan:pods())
       assert.same({}, plan:note_messages())
     end)
 
     it("takes the highest priority first within a domain (upstream's tail order)", function()
-      assert.same(QUEUE, run(ZONES, { namespaces = only("queue") }):pods())
+      assert.same(QUEUE, run(ZONES, { namespaces = h.only("queue") }):pods())
     end)
 
     it("counts only pods its labelSelector matches", function()
       -- the batch consumers alone are 2/1/1: balanced
-      assert.same({}, run(ZONES, { namespaces = only("queue"), labelSelector = {
+      assert.same({}, run(ZONES, { namespaces = h.only("queue"), labelSelector = {
         matchLabels = { app = "consumer-batch" } } }):pods())
       assert.same(BILLING, run(ZONES, { labelSelector = { matchLabels = { app = "invoicer" } } }):pods())
       assert.same(concat(BILLING, ML, ORDERS, PINNED_FREE, QUEUE, ROLLOUT),
@@ -145,26 +141,26 @@ describe("RemovePodsViolatingTopologySpreadConstraint", function()
 
     it("counts only pods the evictor's Filter lets through", function()
       -- the emptyDir session-cache pods are protected: session-api is 1/1/1
-      assert.same({}, run(ZONES, { namespaces = only("sessions") }):pods())
+      assert.same({}, run(ZONES, { namespaces = h.only("sessions") }):pods())
       -- unprotected they count: 3/1/1, one goes (worker-a-2's cache pod is last)
       assert.same({ "sessions/session-cache-5a4b3c2d1-r3s4t" },
-        run(ZONES, { namespaces = only("sessions") },
+        run(ZONES, { namespaces = h.only("sessions") },
             { evictor = { podProtections = { defaultDisabled = h.array{ "PodsWithLocalStorage" } } } }):pods())
     end)
 
     it("spreads each ReplicaSet on its own with matchLabelKeys", function()
-      assert.same({ ROLLOUT }, run(ZONES, { namespaces = only("rollout") }):pods())
+      assert.same({ ROLLOUT }, run(ZONES, { namespaces = h.only("rollout") }):pods())
       -- old and new one pod each in zone a: 1/0/0 twice, within maxSkew
-      assert.same({}, run(ZONES, { namespaces = only("canary") }):pods())
+      assert.same({}, run(ZONES, { namespaces = h.only("canary") }):pods())
     end)
 
     it("does not count pods on nodes without the key, nor terminating pods", function()
-      assert.same({}, run(ZONES, { namespaces = only("telemetry") }):pods())
-      assert.same({}, run(ZONES, { namespaces = only("ingest") }):pods())
+      assert.same({}, run(ZONES, { namespaces = h.only("telemetry") }):pods())
+      assert.same({}, run(ZONES, { namespaces = h.only("ingest") }):pods())
     end)
 
     it("honours namespaces include and exclude", function()
-      assert.same(concat(CHECKOUT, ML), run(ZONES, { namespaces = only("ml", "checkout") }):pods())
+      assert.same(concat(CHECKOUT, ML), run(ZONES, { namespaces = h.only("ml", "checkout") }):pods())
       assert.same(concat(BILLING, ML, ORDERS, PINNED_FREE, QUEUE, ROLLOUT),
         run(ZONES, { namespaces = { exclude = h.array{ "checkout" } } }):pods())
     end)
@@ -174,29 +170,29 @@ describe("RemovePodsViolatingTopologySpreadConstraint", function()
     -- zones a and b: general-* (amd64) and arm-* (arm64); zone c: gpu-c-1
     -- only, tainted nvidia.com/gpu=present:NoSchedule
     it("counts a tainted zone by default (nodeTaintsPolicy Ignore) and keeps what cannot go there", function()
-      local plan = run(POOLS, { namespaces = only("payments") })
+      local plan = run(POOLS, { namespaces = h.only("payments") })
       assert.same({}, plan:pods())
       assert.same({ "1 pod(s) left in place: no node of a below-average domain fits them "
         .. "(topologyBalanceNodeFit): payments/ledger-4d5e6f7a8-m7n8p" }, plan:note_messages())
       assert.same({ "payments/ledger-4d5e6f7a8-m7n8p" },
-                  run(POOLS, { namespaces = only("payments"), topologyBalanceNodeFit = false }):pods())
+                  run(POOLS, { namespaces = h.only("payments"), topologyBalanceNodeFit = false }):pods())
     end)
 
     it("leaves an untolerated tainted zone out with nodeTaintsPolicy Honor", function()
-      assert.same({}, run(POOLS, { namespaces = only("wallet"), topologyBalanceNodeFit = false }):pods())
+      assert.same({}, run(POOLS, { namespaces = h.only("wallet"), topologyBalanceNodeFit = false }):pods())
     end)
 
     it("moves pods that tolerate the taint into that zone", function()
-      assert.same({ "render/renderer-1f2e3d4c5-p1q2r" }, run(POOLS, { namespaces = only("render") }):pods())
+      assert.same({ "render/renderer-1f2e3d4c5-p1q2r" }, run(POOLS, { namespaces = h.only("render") }):pods())
     end)
 
     it("counts only the zones of the pod's node selection with nodeAffinityPolicy Honor (the default)", function()
       -- arm64 nodes in zones a and b: 4/0 -> 2
       assert.same({ "arm/api-6b7c8d9e0-g6h7j", "arm/api-6b7c8d9e0-k8m9n" },
-                  run(POOLS, { namespaces = only("arm") }):pods())
+                  run(POOLS, { namespaces = h.only("arm") }):pods())
       -- Ignore: 4/0/0, ideal 1.33 -> 2 then 1; they fit arm-b-1
       assert.same({ "arm-any/api-6b7c8d9e0-d4e5f", "arm-any/api-6b7c8d9e0-g6h7j",
-                    "arm-any/api-6b7c8d9e0-k8m9n" }, run(POOLS, { namespaces = only("arm-any") }):pods())
+                    "arm-any/api-6b7c8d9e0-k8m9n" }, run(POOLS, { namespaces = h.only("arm-any") }):pods())
     end)
   end)
 
@@ -363,29 +359,8 @@ describe("RemovePodsViolatingTopologySpreadConstraint", function()
 
   describe("bad args", function()
     -- args start on line 8 of this policy
-    local function policy(args_yaml)
-      return table.concat({
-        "apiVersion: descheduler/v1alpha2",
-        "kind: DeschedulerPolicy",
-        "profiles:",
-        "- name: spread",
-        "  pluginConfig:",
-        "  - name: RemovePodsViolatingTopologySpreadConstraint",
-        "    args:",
-        args_yaml,
-        "  plugins:",
-        "    balance:",
-        "      enabled: [RemovePodsViolatingTopologySpreadConstraint]",
-        "",
-      }, "\n")
-    end
-    local function fails(args_yaml, line, field, words)
-      local plan, msg = h.try{ snapshot = ZONES, policy_text = policy(args_yaml) }
-      assert.is_nil(plan)
-      assert.is_truthy(msg:find(":" .. line .. ": ", 1, true), msg)
-      assert.is_truthy(msg:find("profiles[0].pluginConfig[0].args" .. field .. ": ", 1, true), msg)
-      assert.is_truthy(msg:find(words, 1, true), msg)
-    end
+    local policy, fails = h.bad_args{ plugin = "RemovePodsViolatingTopologySpreadConstraint",
+                                      ext = "balance", profile = "spread", snapshot = ZONES }
 
     it("rejects a constraint that is not DoNotSchedule or ScheduleAnyway", function()
       fails("      constraints:\n      - DoNotSchedule\n      - Sometimes", 10, ".constraints[1]",
