@@ -847,6 +847,8 @@ bool ebb__admit_create(struct server *s, struct ebb_http_req *r, int res, const 
         return false;
     if (res == R_NAMESPACES)
         namespace_defaults(obj, name);   /* its name as a label: validated as one too */
+    if (res == R_PRIORITY_CLASSES)   /* as kube-apiserver's SetDefaults_PriorityClass */
+        default_str(obj, "preemptionPolicy", "PreemptLowerPriority");
     check_meta(&iv, res, ebb__json_meta(obj), true);
     if (res == R_PODS)
         check_pod(&iv, cJSON_GetObjectItemCaseSensitive(obj, "spec"));
@@ -970,6 +972,8 @@ bool ebb__admit_update(struct ebb_http_req *r, int res, cJSON **objp, const cJSO
                          "to be set to 1 if it was previously negative)");
     if (ebb__invalid_reply(r, d, name, &iv))
         return false;
+    if (res == R_PRIORITY_CLASSES)
+        default_str(obj, "preemptionPolicy", "PreemptLowerPriority");
     if (res == R_NAMESPACES) {
         const cJSON *ofins = cJSON_GetObjectItemCaseSensitive(
             cJSON_GetObjectItemCaseSensitive(old, "spec"), "finalizers");
