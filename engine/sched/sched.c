@@ -195,13 +195,8 @@ static int port_add(struct ebb_sched *s, struct snode *n, const struct ebb_host_
 {
     struct sport *p;
 
-    if (n->nports == n->cap_ports) {
-        uint32_t cap = n->cap_ports ? n->cap_ports * 2 : 4;
-        if ((p = realloc(n->ports, cap * sizeof(*p))) == NULL)
-            return EBB_ENOMEM;
-        n->ports = p;
-        n->cap_ports = cap;
-    }
+    if (n->nports == n->cap_ports && ebb__reserve(n->ports, n->cap_ports, (size_t)n->nports + 1) != 0)
+        return EBB_ENOMEM;
     p = &n->ports[n->nports++];
     p->ip = hp->ip && hp->ip[0] ? hp->ip : s->any_ip;
     p->proto = hp->protocol && hp->protocol[0] ? hp->protocol : s->tcp;

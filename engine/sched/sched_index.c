@@ -13,49 +13,8 @@
 
 /* ---- lists ---------------------------------------------------------------- */
 
-static int ulist_push(struct ulist *l, uint32_t id)
-{
-    if (l->n == l->cap) {
-        uint32_t cap = l->cap ? l->cap * 2 : 4;
-        uint32_t *v = realloc(l->v, cap * sizeof(*v));
-        if (v == NULL)
-            return EBB_ENOMEM;
-        l->v = v;
-        l->cap = cap;
-    }
-    l->v[l->n++] = id;
-    return 0;
-}
-
-static struct ulist *list_at(struct ebb_map *m, ebb_str a, ebb_str b, bool make)
-{
-    struct ulist *l = ebb__map_get(m, a, b);
-
-    if (l != NULL || !make)
-        return l;
-    if ((l = calloc(1, sizeof(*l))) == NULL)
-        return NULL;
-    if (ebb__map_put(m, a, b, l, NULL) != 0) {
-        free(l);
-        return NULL;
-    }
-    return l;
-}
-
-static void lists_free(struct ebb_map *m)
-{
-    for (size_t i = 0; i < m->cap; i++) {
-        if (ebb__map_live(m, i)) {
-            struct ulist *l = m->s[i].v;
-            free(l->v);
-            free(l);
-        }
-    }
-    ebb__map_free(m);
-}
-
 /* Read the live pods of a list; compacts it when half of it is gone. */
-static void spod_list_each(struct ebb_sched *s, struct ulist *l, bool (*fn)(struct ebb_sched *,
+static void spod_list_each(struct ebb_sched *s, struct ebb_idlist *l, bool (*fn)(struct ebb_sched *,
                            uint32_t, void *), void *ud)
 {
     uint32_t dead = 0;
@@ -80,7 +39,7 @@ static void spod_list_each(struct ebb_sched *s, struct ulist *l, bool (*fn)(stru
 
 static uint32_t list_len(const struct ebb_map *m, ebb_str a, ebb_str b)
 {
-    const struct ulist *l = ebb__map_get(m, a, b);
+    const struct ebb_idlist *l = ebb__map_get(m, a, b);
     return l ? l->n : 0;
 }
 
@@ -337,13 +296,11 @@ static struct tclass *class_for(struct ebb_sched *s, uint8_t kind, struct cterm 
         }
     }
     if (s->nclasses + 1 > s->cap_classes) {
-        size_t cap = s->cap_classes;
-        if (ebb__grow((void **)&s->classes, &cap, s->nclasses + 1, sizeof(*s->classes)) != 0)
+        /* parallel arrays: each grows from a copy of the one capacity */
+        size_t cap = s->cap_classes, cap_next = s->cap_classes;
+        if (ebb__reserve(s->classes, cap, s->nclasses + 1) != 0 ||
+            ebb__reserve(s->class_next, cap_next, s->nclasses + 1) != 0)
             return NULL;
-        uint32_t *nx = realloc(s->class_next, cap * sizeof(*nx));
-        if (nx == NULL)
-            return NULL;
-        s->class_next = nx;
         s->cap_classes = cap;
     }
     if ((s->nclasses + 1) * 2 > s->class_bucket_n && buckets_grow(s) != 0)
@@ -367,13 +324,13 @@ static struct tclass *class_for(struct ebb_sched *s, uint8_t kind, struct cterm 
     uint32_t id = (uint32_t)s->nclasses;
     if (in != NULL) {
         for (uint16_t k = 0; k < in->nvalues; k++) {
-            struct ulist *l = list_at(&s->class_anchor, in->key, in->values[k], true);
-            if (l == NULL || ulist_push(l, id) != 0) {
+            struct ebb_idlist *l = ebb__idlist_at(&s->class_anchor, in->key, in->values[k], NULL);
+            if (l == NULL || ebb__vec_push(l, id) != 0) {
                 class_free(c);
                 return NULL;
             }
         }
-    } else if (ulist_push(&s->class_free, id) != 0) {
+    } else if (ebb__vec_push(&s->class_free, id) != 0) {
         class_free(c);
         return NULL;
     }
@@ -401,7 +358,7 @@ static int add_terms(struct ebb_sched *s, const struct ebb_pod *p, uint32_t id, 
             ebb__cterm_clear(&ct);
             return EBB_ENOMEM;
         }
-        if (ulist_push(&c->members, id) != 0)
+        if (ebb__vec_push(&c->members, id) != 0)
             return EBB_ENOMEM;
     }
     return 0;
@@ -411,7 +368,7 @@ void ebb__sched_classes_for(struct ebb_sched *s, const struct ebb_labels *l, ebb
                             void *ud)
 {
     for (uint32_t i = 0; i < l->n; i++) {
-        const struct ulist *cl = ebb__map_get(&s->class_anchor, l->kv[i].key, l->kv[i].value);
+        const struct ebb_idlist *cl = ebb__map_get(&s->class_anchor, l->kv[i].key, l->kv[i].value);
         for (uint32_t k = 0; cl != NULL && k < cl->n; k++)
             fn(s, s->classes[cl->v[k]], ud);
     }
@@ -429,7 +386,7 @@ void ebb__class_members(struct ebb_sched *s, struct tclass *c, ebb__spod_fn fn, 
 int ebb__sched_index_add(struct ebb_sched *s, const struct ebb_pod *p, uint32_t node)
 {
     uint32_t id;
-    struct ulist *l;
+    struct ebb_idlist *l;
     int rc;
 
     if (s->nspods == s->cap_spods) {
@@ -443,11 +400,11 @@ int ebb__sched_index_add(struct ebb_sched *s, const struct ebb_pod *p, uint32_t 
     for (uint32_t i = 0; i < p->labels.n; i++) {
         if (ebb__map_get(&s->indexed, p->labels.kv[i].key, NULL) == NULL)
             continue;   /* no selector asked for this key yet */
-        if ((l = list_at(&s->postings, p->labels.kv[i].key, p->labels.kv[i].value, true)) == NULL ||
-            ulist_push(l, id) != 0)
+        if ((l = ebb__idlist_at(&s->postings, p->labels.kv[i].key, p->labels.kv[i].value, NULL)) == NULL ||
+            ebb__vec_push(l, id) != 0)
             return EBB_ENOMEM;
     }
-    if ((l = list_at(&s->by_ns, p->ns, NULL, true)) == NULL || ulist_push(l, id) != 0)
+    if ((l = ebb__idlist_at(&s->by_ns, p->ns, NULL, NULL)) == NULL || ebb__vec_push(l, id) != 0)
         return EBB_ENOMEM;
     s->nspods++;   /* from here the lists refer to it */
     if (p->affinity != NULL) {
@@ -479,10 +436,10 @@ static int index_key(struct ebb_sched *s, ebb_str key)
     for (uint32_t id = 0; id < s->nspods; id++) {
         const struct ebb_pod *p = s->spods[id].pod;
         ebb_str v;
-        struct ulist *l;
+        struct ebb_idlist *l;
         if (p == NULL || !ebb_labels_lookup(&p->labels, key, &v))
             continue;
-        if ((l = list_at(&s->postings, key, v, true)) == NULL || ulist_push(l, id) != 0) {
+        if ((l = ebb__idlist_at(&s->postings, key, v, NULL)) == NULL || ebb__vec_push(l, id) != 0) {
             ebb__map_del(&s->indexed, key, NULL);
             return EBB_ENOMEM;
         }
@@ -548,21 +505,21 @@ void ebb__sched_candidates(struct ebb_sched *s, const struct ebb_selector *sel, 
     if (best != NULL && best_n <= ns_n) {
         cx.known = best;   /* every pod of its postings meets it */
         for (uint16_t k = 0; k < best->nvalues && !cx.stop; k++) {
-            struct ulist *l = ebb__map_get(&s->postings, best->key, best->values[k]);
+            struct ebb_idlist *l = ebb__map_get(&s->postings, best->key, best->values[k]);
             if (l != NULL)
                 spod_list_each(s, l, cand_one, &cx);
         }
         return;
     }
     if (ns_term == NULL || ns_term->own_ns != NULL) {
-        struct ulist *l = ebb__map_get(&s->by_ns, ns_term ? ns_term->own_ns : ns, NULL);
+        struct ebb_idlist *l = ebb__map_get(&s->by_ns, ns_term ? ns_term->own_ns : ns, NULL);
         if (l != NULL)
             spod_list_each(s, l, cand_one, &cx);
         return;
     }
     if (ns_term->ns_sel == NULL) {
         for (uint16_t i = 0; i < ns_term->nns && !cx.stop; i++) {
-            struct ulist *l = ebb__map_get(&s->by_ns, ns_term->ns[i], NULL);
+            struct ebb_idlist *l = ebb__map_get(&s->by_ns, ns_term->ns[i], NULL);
             /* a namespace listed twice is read once */
             bool seen = false;
             for (uint16_t k = 0; k < i; k++)
@@ -590,9 +547,9 @@ int ebb__sched_index_init(struct ebb_sched *s)
 
 void ebb__sched_index_free(struct ebb_sched *s)
 {
-    lists_free(&s->postings);
-    lists_free(&s->by_ns);
-    lists_free(&s->class_anchor);
+    ebb__idlists_free(&s->postings);
+    ebb__idlists_free(&s->by_ns);
+    ebb__idlists_free(&s->class_anchor);
     ebb__map_free(&s->indexed);
     free(s->class_free.v);
     for (size_t i = 0; i < s->nclasses; i++)

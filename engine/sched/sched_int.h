@@ -6,15 +6,13 @@
 
 #include "ebb/sched.h"
 #include "base/map.h"
+#include "base/vec.h"
 
 /* ---- indexes (sched_index.c) --------------------------------------------- */
 
-/* A list of ids that may hold ids of pods gone since: readers skip those
- * and compact the list when they find it half dead. */
-struct ulist {
-    uint32_t n, cap;
-    uint32_t *v;
-};
+/* Lists of ids (struct ebb_idlist, base/vec.h) may hold ids of pods gone
+ * since: readers skip those and compact the list when they find it half
+ * dead. */
 
 /* A bound pod the scheduler counts. */
 struct spod {
@@ -54,7 +52,7 @@ struct tclass {
     uint64_t hash;
     struct cterm t;
     struct keycol *col;
-    struct ulist members;            /* spod ids */
+    struct ebb_idlist members;            /* spod ids */
 };
 
 /* ---- the scheduler ------------------------------------------------------- */
@@ -169,16 +167,16 @@ struct ebb_sched {
 
     uint32_t nspods, cap_spods;
     struct spod *spods;
-    struct ebb_map postings;         /* (label key, value) -> struct ulist * */
-    struct ebb_map by_ns;            /* (namespace, -) -> struct ulist * */
+    struct ebb_map postings;         /* (label key, value) -> struct ebb_idlist * */
+    struct ebb_map by_ns;            /* (namespace, -) -> struct ebb_idlist * */
 
     size_t ncols;
     struct keycol **cols;
 
     size_t nclasses, cap_classes;
     struct tclass **classes;
-    struct ebb_map class_anchor;     /* (key, value) -> struct ulist * of class ids */
-    struct ulist class_free;         /* classes whose selector has no In anchor */
+    struct ebb_map class_anchor;     /* (key, value) -> struct ebb_idlist * of class ids */
+    struct ebb_idlist class_free;         /* classes whose selector has no In anchor */
     uint32_t class_bucket_n;
     uint32_t *class_bucket;          /* hash -> first class id + 1 ... chained */
     uint32_t *class_next;

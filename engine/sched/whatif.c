@@ -530,16 +530,15 @@ int ebb_whatif_finish(struct ebb_whatif *w)
 {
     for (size_t i = 0; i < w->nowned; i++) {
         struct ebb_whatif_owned *o = &w->owned[i];
-        struct ebb_whatif_loop *l, *v;
+        struct ebb_whatif_loop *l;
         int first = o->n ? o->ev[0].cycle : 0;
         bool later = false;
         for (size_t k = 1; k < o->n && !later; k++)
             later = o->ev[k].cycle > first;
         if (!later)
             continue;
-        if ((v = realloc(w->loops, (w->nloops + 1) * sizeof(*v))) == NULL)
+        if (ebb__reserve(w->loops, w->cap_loops, w->nloops + 1) != 0)
             return EBB_ENOMEM;
-        w->loops = v;
         l = &w->loops[w->nloops++];
         memset(l, 0, sizeof(*l));
         l->owner = strdup(o->owner);

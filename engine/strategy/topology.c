@@ -422,17 +422,15 @@ void ebb_topology_destroy(struct ebb_topology *t)
 static int pod_arrays(struct ebb_topology *t, size_t n)
 {
     size_t cap = t->podcap;
-    void *p;
 
     if (n <= t->podcap)
         return 0;
-    cap = cap ? cap : 64;
-    while (cap < n)
-        cap *= 2;
+    /* parallel arrays: each grows from a copy of the one capacity, so that
+     * all get the same answer; podcap moves only when all have grown */
 #define RE(field)                                                        \
-    if ((p = realloc(t->field, cap * sizeof(*t->field))) == NULL)        \
-        return EBB_ENOMEM;                                               \
-    t->field = p;
+    cap = t->podcap;                                                     \
+    if (ebb__reserve(t->field, cap, n) != 0)                             \
+        return EBB_ENOMEM;
     RE(pod_node) RE(evictable) RE(fits) RE(fit_gen) RE(mark) RE(mark_key) RE(mark_value) RE(mark_skew)
     RE(scratch) RE(scratch2)
 #undef RE
@@ -818,13 +816,10 @@ static struct ebb_topo_domain *domain(struct ebb_topology *t, int32_t ord)
     if (t->dom_of[ord] != 0)
         return &t->dom.v[t->dom_of[ord] - 1];
     if (t->dom.n == t->dom.cap) {
-        size_t cap = t->dom.cap ? t->dom.cap * 2 : 16;
-        struct ebb_topo_domain *v = realloc(t->dom.v, cap * sizeof(*v));
-        if (v == NULL)
+        size_t old = t->dom.cap;
+        if (ebb__vec_reserve(&t->dom, t->dom.n + 1) != 0)
             return NULL;
-        memset(v + t->dom.cap, 0, (cap - t->dom.cap) * sizeof(*v));
-        t->dom.v = v;
-        t->dom.cap = cap;
+        memset(t->dom.v + old, 0, (t->dom.cap - old) * sizeof(*t->dom.v));
     }
     if (ebb__grow((void **)&t->dom_ord, &t->domordcap, t->dom.cap, sizeof(*t->dom_ord)) != 0)
         return NULL;
@@ -838,14 +833,8 @@ static struct ebb_topo_domain *domain(struct ebb_topology *t, int32_t ord)
 
 static int domain_push(struct ebb_topo_domain *d, uint32_t pod)
 {
-    if (d->npods == d->cap) {
-        uint32_t cap = d->cap ? d->cap * 2 : 8;
-        uint32_t *v = realloc(d->pods, cap * sizeof(*v));
-        if (v == NULL)
-            return EBB_ENOMEM;
-        d->pods = v;
-        d->cap = cap;
-    }
+    if (d->npods == d->cap && ebb__reserve(d->pods, d->cap, (size_t)d->npods + 1) != 0)
+        return EBB_ENOMEM;
     d->pods[d->npods++] = pod;
     d->size = d->npods;
     return 0;

@@ -12,6 +12,7 @@
 #include "ebb/taints.h"
 #include "ebb/quantity.h"
 #include "ebb/usage.h"
+#include "base/vec.h"
 
 static void tol_forget(struct ebb_usage *u);
 
@@ -521,14 +522,8 @@ bool ebb_usage_tolerated(struct ebb_usage *u, const struct ebb_pod *p)
         ok = ebb_pod_tolerates_all_taints_strict(p, u->nodes[u->dests[k]]);
     if (u->ntol < MAX_TOLERANCES) {
         struct ebb_toleration *t;
-        if (u->ntol == u->captol) {
-            size_t cap = u->captol ? u->captol * 2 : 16;
-            struct ebb_usage_tolerance *v = realloc(u->tol, cap * sizeof(*v));
-            if (v == NULL)
-                return ok;
-            u->tol = v;
-            u->captol = cap;
-        }
+        if (u->ntol == u->captol && ebb__reserve(u->tol, u->captol, u->ntol + 1) != 0)
+            return ok;
         if ((t = malloc((p->ntolerations + 1u) * sizeof(*t))) == NULL)
             return ok;
         for (uint16_t k = 0; k < p->ntolerations; k++) {

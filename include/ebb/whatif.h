@@ -99,7 +99,7 @@ struct ebb_whatif {
     struct ebb_whatif_placement *placements;
     size_t npending;
     struct ebb_whatif_pending *pending;
-    size_t nloops;
+    size_t nloops, cap_loops;
     struct ebb_whatif_loop *loops;
     size_t nstates, cap_states;
     struct ebb_whatif_state *states;
