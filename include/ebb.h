@@ -142,6 +142,14 @@ int ebb_engine_set_policy(struct ebb_engine *e, struct ebb_policy *policy, struc
 
 void ebb_engine_set_now(struct ebb_engine *e, int64_t now);
 
+/* Between simulated cycles, once the replacements of evicted pods are
+ * placed: every processed PodDisruptionBudget's currentHealthy and
+ * disruptionsAllowed as the disruption controller would write them from
+ * the cache as it is now, so that what a cycle took from a budget comes
+ * back as its pods become healthy again. 0, EBB_ESTATE during a cycle, or
+ * EBB_ENOMEM (the budgets as they were). */
+int ebb_engine_settle_pdbs(struct ebb_engine *e);
+
 /* Hot reload: `from` is a new generation built off to the side (its own
  * registry, policy and plugin instances, all validated). Between cycles,
  * move all of it into `e`, which keeps its cache, evictor state and plan;

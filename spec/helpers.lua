@@ -112,7 +112,7 @@ end
 -- h.simulate{ snapshot=, plugin=, args=, ext=, evictor=, top=, policy_text=,
 --             policy=, policy_dirs=, now=, cycles=, prometheus_url=, feature_gates=,
 --             reschedule=, scheduler_config=, scheduler_config_text=, scheduler_version=,
---             seed= }
+--             seed=, interval= }
 -- -> Plan (raises on error); with reschedule, plan.whatif holds the what-if record
 function H.simulate(o)
   local policy_text = o.policy_text
@@ -137,6 +137,7 @@ function H.simulate(o)
     feature_gates = o.feature_gates,
     prometheus_token_file = o.prometheus_token_file,
     reschedule = o.reschedule,
+    interval = o.interval,
     scheduler_config = o.scheduler_config,
     scheduler_config_text = o.scheduler_config_text,
     scheduler_version = o.scheduler_version,

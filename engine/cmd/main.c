@@ -38,6 +38,7 @@ struct opts {
     const char *dirs[64];   /* argv strings */
     int ndirs;
     int64_t now;
+    int64_t interval_ns;    /* --interval; 0: not given */
     long cycles;
     bool json;
     bool stats;
@@ -77,6 +78,9 @@ static void usage(FILE *f)
           "                     a model of kube-scheduler, and the snapshot's pending pods too;\n"
           "                     cycles run until one evicts nothing, at most 10 (or --cycles N;\n"
           "                     0: only place the pending pods)\n"
+          "  --interval D       with --reschedule, the time between cycles (default 5m, as\n"
+          "                     deploy/ runs ebb): the clock moves on by it each cycle, so ages,\n"
+          "                     cooldowns and the replacements' own age count as they would live\n"
           "  --scheduler-config FILE  a kubescheduler.config.k8s.io/v1 KubeSchedulerConfiguration\n"
           "  --scheduler-version V    latest (default) or v1.25: where kube-scheduler versions differ\n"
           "  --seed S           break ties between nodes at random, reproducibly (default: the\n"
@@ -128,6 +132,7 @@ static int parse(int argc, char **argv, struct opts *o)
         { "prometheus-token-file", required_argument, NULL, 'K' },
         { "feature-gates", required_argument, NULL, 'F' },
         { "reschedule", no_argument, NULL, 'R' },
+        { "interval", required_argument, NULL, 'I' },
         { "scheduler-config", required_argument, NULL, 'C' },
         { "scheduler-version", required_argument, NULL, 'V' },
         { "seed", required_argument, NULL, 'E' },
@@ -171,6 +176,13 @@ static int parse(int argc, char **argv, struct opts *o)
             }
             break;
         case 'R': o->reschedule = true; break;
+        case 'I':
+            if (ebb_duration_parse(optarg, &o->interval_ns) != 0 || o->interval_ns < 1000000000LL) {
+                fprintf(stderr, "ebb: error: --interval: \"%s\" is not a duration of 1s or more "
+                                "(e.g. 5m)\n", optarg);
+                return EXIT_INPUT;
+            }
+            break;
         case 'H': o->report = optarg; break;
         case 'C': o->sched_config = optarg; break;
         case 'V':
@@ -231,7 +243,7 @@ static int parse(int argc, char **argv, struct opts *o)
         return EXIT_INPUT;
     if (!o->reschedule) {
         const char *needs = o->sched_config ? "--scheduler-config" : o->seeded ? "--seed"
-                          : o->report ? "--report" : o->cycles == 0 ? "--cycles 0" : NULL;
+                          : o->report ? "--report" : o->interval_ns ? "--interval" : o->cycles == 0 ? "--cycles 0" : NULL;
         if (needs != NULL) {
             fprintf(stderr, "ebb: error: %s needs --reschedule\n", needs);
             return EXIT_INPUT;
@@ -255,6 +267,7 @@ static int run(const struct opts *o, bool check)
         .stats = &stats,
         .reschedule = o->reschedule && !check,
         .max_cycles = (int)o->cycles,
+        .interval = o->interval_ns ? o->interval_ns / 1000000000LL : EBB_SIM_INTERVAL,
         .sched_config = o->sched_config,
         .sched_version = o->sched_version,
         .seeded = o->seeded,

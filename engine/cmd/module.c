@@ -296,6 +296,10 @@ static int read_opts(lua_State *L, struct ebb_sim_opts *o, const char **dirs, in
     o->max_cycles = lua_isinteger(L, -1) ? o->cycles : -1;
     lua_getfield(L, 1, "reschedule");
     o->reschedule = lua_toboolean(L, -1);
+    lua_getfield(L, 1, "interval");   /* seconds between rescheduled cycles */
+    o->interval = luaL_optinteger(L, -1, 0);
+    if (o->interval < 0)
+        return luaL_error(L, "interval: %d is not a number of seconds of 1 or more", (int)o->interval);
     lua_getfield(L, 1, "scheduler_config");
     o->sched_config = lua_tostring(L, -1);
     lua_getfield(L, 1, "scheduler_config_text");

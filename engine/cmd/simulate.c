@@ -378,6 +378,12 @@ static int reschedule(struct ebb_sim_opts *o, struct ebb_engine *e,
     for (cycle = 1; cycle <= max; cycle++) {
         uint64_t c0 = mono_ns(), u0 = cpu_ns();
         nev = ebb_engine_plan(e)->nevictions;
+        if (cycle > 1) {
+            /* the next cycle runs an interval later: ages, minPodAge and
+             * the replacements' own age move on as they would live */
+            r.now += o->interval > 0 ? o->interval : EBB_SIM_INTERVAL;
+            ebb_engine_set_now(e, r.now);
+        }
         progress(&r, "cycle %d/%d: descheduling", cycle, max);
         if ((rc = ebb_engine_run_cycle(e)) != 0) {
             ebb_error_set(err, rc, NULL, 0, NULL, "cycle %d: %s", cycle, ebb_strerror(rc));
@@ -397,6 +403,9 @@ static int reschedule(struct ebb_sim_opts *o, struct ebb_engine *e,
         o->replace_cpu_ns += cpu_ns() - u0;
         if (rc != 0 ||
             (rc = place_all(&r, cycle, &placed, &unplaced)) != 0 ||
+            /* the replacements are placed and Ready: the disruption
+             * controller gives back what the budgets lent */
+            (rc = ebb_engine_settle_pdbs(e)) != 0 ||
             (rc = ebb_whatif_state(r.w, r.cache, cycle, nev, replaced, placed, unplaced, gone, r.q.n)) != 0)
             goto fail;
         progress(&r, "cycle %d/%d: %zu evicted, %zu placed, %zu pending", cycle, max, nev, placed, r.q.n);

@@ -192,6 +192,7 @@ int ebb__pdb_decide(const struct ebb_cache *c, const struct ebb_pod *pod,
                     size_t msglen);
 void ebb__pdb_commit(struct ebb_map *state, const struct ebb_pdb *pdb, const struct ebb_pod *pod);
 void ebb__pdb_state_free(struct ebb_map *state);
+int ebb__pdb_settle(const struct ebb_cache *c, struct ebb_map *state);
 
 /* ---- the engine ---------------------------------------------------------- */
 

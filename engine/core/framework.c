@@ -186,6 +186,13 @@ int64_t ebb__engine_now(const struct ebb_engine *e)
     return (int64_t)time(NULL);
 }
 
+int ebb_engine_settle_pdbs(struct ebb_engine *e)
+{
+    if (e == NULL || e->cache == NULL || e->cycle_active)
+        return EBB_ESTATE;
+    return ebb__pdb_settle(e->cache, &e->evictor.pdb_state);
+}
+
 void ebb_engine_set_now(struct ebb_engine *e, int64_t now)
 {
     e->fixed_now = now;

@@ -117,3 +117,91 @@ void ebb__pdb_state_free(struct ebb_map *state)
     }
     ebb__map_free(state);
 }
+
+/* ---- the disruption controller, between simulated cycles ------------------ */
+
+struct settle {
+    struct ebb_map fresh;
+    int rc;
+};
+
+static void settle_pdb(void *obj, void *ud)
+{
+    const struct ebb_pdb *pdb = obj;
+    struct settle *s = ud;
+    struct ebb_pdb_state *st;
+    void *old;
+
+    /* a budget the controller has not processed keeps what its status says
+     * (an eviction is refused "still being processed" anyway) */
+    if (s->rc != 0 || pdb->observed_generation < pdb->generation)
+        return;
+    if ((st = calloc(1, sizeof(*st))) == NULL) {
+        s->rc = EBB_ENOMEM;
+        return;
+    }
+    if (ebb__map_put(&s->fresh, ebb_str_ref(pdb->ns), ebb_str_ref(pdb->name), st, &old) != 0) {
+        ebb_str_release(pdb->ns);
+        ebb_str_release(pdb->name);
+        free(st);
+        s->rc = EBB_ENOMEM;
+    }
+}
+
+static void count_healthy(struct settle *s, const struct ebb_cache *c, const struct ebb_pod *p)
+{
+    const struct ebb_pdb *const *pdbs, *some[16];
+    uint32_t n;
+
+    if ((n = ebb_cache_pdbs_selecting(c, p, some, EBB_ARRAY_LEN(some))) <= EBB_ARRAY_LEN(some))
+        pdbs = some;
+    else
+        pdbs = ebb_cache_pdbs_in(c, p->ns, &n);
+    for (uint32_t i = 0; i < n; i++) {
+        struct ebb_pdb_state *st = ebb__map_get(&s->fresh, pdbs[i]->ns, pdbs[i]->name);
+        if (st != NULL && ebb_selector_matches(pdbs[i]->selector, &p->labels))
+            st->healthy++;
+    }
+}
+
+/* What the disruption controller writes into each budget's status once the
+ * pods have moved (pkg/controller/disruption: countHealthyPods, then
+ * disruptionsAllowed = currentHealthy - desiredHealthy, never below 0): a
+ * pod counts when it matches, is Ready and is not being deleted. The
+ * budget's desiredHealthy (from its expected pods) stays as recorded: a
+ * what-if changes no workload's scale. Replaces the overlay `state` whole,
+ * so what earlier cycles took from a budget comes back as its pods do.
+ * 0, or EBB_ENOMEM with `state` as it was. */
+int ebb__pdb_settle(const struct ebb_cache *c, struct ebb_map *state)
+{
+    struct settle s = { .rc = 0 };
+
+    ebb__map_init(&s.fresh);
+    ebb_cache_each(c, EBB_KIND_PDB, settle_pdb, &s);
+    for (uint32_t i = 0; s.rc == 0 && s.fresh.live > 0 && i < ebb_cache_pod_slots(c); i++) {
+        const struct ebb_pod *p = ebb_cache_pod_at(c, i);
+        if (p != NULL && (p->flags & EBB_POD_READY) &&
+            !(p->flags & (EBB_POD_TERMINATING | EBB_POD_GONE)))
+            count_healthy(&s, c, p);
+    }
+    if (s.rc != 0) {
+        ebb__pdb_state_free(&s.fresh);
+        return s.rc;
+    }
+    for (size_t i = 0; i < s.fresh.cap; i++) {
+        if (ebb__map_live(&s.fresh, i)) {
+            struct ebb_pdb_state *st = s.fresh.s[i].v;
+            const struct ebb_pdb *const *pdbs;
+            uint32_t n;
+            /* the budget's own desiredHealthy */
+            pdbs = ebb_cache_pdbs_in(c, s.fresh.s[i].a, &n);
+            for (uint32_t k = 0; k < n; k++)
+                if (pdbs[k]->name == s.fresh.s[i].b)
+                    st->allowed = st->healthy > pdbs[k]->desired_healthy
+                                      ? st->healthy - pdbs[k]->desired_healthy : 0;
+        }
+    }
+    ebb__pdb_state_free(state);
+    *state = s.fresh;
+    return 0;
+}

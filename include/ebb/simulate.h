@@ -8,6 +8,10 @@
 #include "snapshot.h"
 #include "whatif.h"
 
+/* The time between cycles of a rescheduled run unless told: deploy/ runs
+ * ebb every 5 minutes. */
+#define EBB_SIM_INTERVAL 300
+
 struct ebb_sim_opts {
     const char *snapshot;          /* a file, or */
     const char *snapshot_buf;      /* its text (snapshot_len bytes), named `snapshot` in errors */
@@ -35,6 +39,8 @@ struct ebb_sim_opts {
     bool reschedule;
     int max_cycles;                /* with reschedule: cycles to run; -1: until a cycle
                                       evicts nothing, at most 10 */
+    int64_t interval;              /* with reschedule: seconds between cycles (the clock
+                                      moves on by it); 0 is EBB_SIM_INTERVAL */
     const char *sched_config;      /* a KubeSchedulerConfiguration file, or */
     const char *sched_config_buf;  /* its text, named sched_config in errors */
     size_t sched_config_len;

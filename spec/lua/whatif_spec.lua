@@ -163,6 +163,44 @@ profiles:
     assert.is_true(w.converged)
   end)
 
+  it("gives a budget back once the replacement is Ready: one pod per cycle under minAvailable 5 of 6", function()
+    local plan = run("whatif-pdb.json", TAINTS)
+    local w = plan.whatif
+    -- cycle 1 spends web-pdb's one disruption; the disruption controller
+    -- gives it back when the replacement runs on new-1 or new-2, so each
+    -- cycle moves one more pod until old-1 holds none
+    assert.equal(7, plan.cycles)
+    assert.is_true(w.converged)
+    for c = 1, 6 do assert.equal(1, w.steps[c + 2].evicted, "cycle " .. c) end
+    assert.equal(0, w.steps[9].evicted)
+    for _, p in ipairs(w.placements) do
+      assert.equal("old-1", p.from)
+      assert.matches("^new%-%d$", p.node)
+    end
+    assert.equal(6, #w.placements)
+    -- every refusal is the budget's, with the counts the controller wrote
+    assert.equal(15, #plan.refusals)               -- 5 + 4 + 3 + 2 + 1
+    for _, r in ipairs(plan.refusals) do
+      assert.equal("pdb", r.why)
+      assert.matches("needs 5 healthy pods and has 5 currently", r.detail)
+    end
+  end)
+
+  it("moves the clock on by the interval each cycle: replacements age as they would live", function()
+    local LIFETIME = policy("PodLifeTime", "deschedule", { maxPodLifeTimeSeconds = 500,
+      namespaces = { include = { "shop" } } })
+    -- every shop pod is days old: cycle 1 evicts all 16; their replacements
+    -- start at cycle 1's time and are 300 s old at cycle 2 (the default
+    -- interval), 600 s at cycle 3
+    local plan = run("whatif-balance.json", LIFETIME, { cycles = 4 })
+    local got = {}
+    for c = 1, 4 do got[c] = plan.whatif.steps[c + 2].evicted end
+    assert.same({ 16, 0, 16, 0 }, got)
+    plan = run("whatif-balance.json", LIFETIME, { cycles = 4, interval = 600 })
+    for c = 1, 4 do got[c] = plan.whatif.steps[c + 2].evicted end
+    assert.same({ 16, 16, 16, 16 }, got)
+  end)
+
   it("breaks ties the same way for the same seed", function()
     local a = run("whatif-loop.json", AFFINITY, { cycles = 2, seed = 7 })
     local b = run("whatif-loop.json", AFFINITY, { cycles = 2, seed = 7 })
