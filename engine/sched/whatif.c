@@ -526,36 +526,100 @@ int ebb_whatif_set_pending(struct ebb_whatif *w, const struct ebb_whatif_pending
     return 0;
 }
 
+static int add_loop(struct ebb_whatif *w, const struct ebb_whatif_owned *o);
+
+/* Replacement -> the pod it replaces, both interned ("ns/name"), from the
+ * placements (a StatefulSet's pod replaces itself). */
+static int predecessors(const struct ebb_whatif *w, struct ebb_map *m)
+{
+    for (size_t i = 0; i < w->nplacements; i++) {
+        const struct ebb_whatif_placement *p = &w->placements[i];
+        ebb_str a, b;
+        void *old = NULL;
+        if (p->replaces == NULL || p->pod == NULL)
+            continue;
+        a = ebb_str_cstr(p->pod);
+        b = ebb_str_cstr(p->replaces);
+        if (a == NULL || b == NULL || ebb__map_put(m, a, NULL, (void *)b, &old) != 0) {
+            ebb_str_release(a);
+            ebb_str_release(b);
+            return EBB_ENOMEM;
+        }
+        if (old != NULL) {          /* the key was there: drop the new ref of it */
+            ebb_str_release(a);
+            ebb_str_release((ebb_str)old);
+        }
+    }
+    return 0;
+}
+
+static void predecessors_free(struct ebb_map *m)
+{
+    for (size_t i = 0; i < m->cap; i++) {
+        if (ebb__map_live(m, i)) {
+            ebb_str_release(m->s[i].a);
+            ebb_str_release((ebb_str)m->s[i].v);
+        }
+    }
+    ebb__map_free(m);
+}
+
+/* A loop: a plugin evicts a replacement whose predecessor it evicted in an
+ * earlier cycle. Staged work (one plugin taking different pods of one
+ * workload over several cycles, as a PodDisruptionBudget makes it) is
+ * none. */
+static bool relooped(const struct ebb_whatif_owned *o, struct ebb_map *pred)
+{
+    for (size_t k = 0; k < o->n; k++) {
+        ebb_str pod = o->ev[k].pod ? ebb_str_find(o->ev[k].pod, strlen(o->ev[k].pod)) : NULL;
+        ebb_str before = pod ? ebb__map_get(pred, pod, NULL) : NULL;
+        for (size_t j = 0; before != NULL && j < o->n; j++)
+            if (o->ev[j].cycle < o->ev[k].cycle && o->ev[j].pod != NULL &&
+                strcmp(o->ev[j].pod, before) == 0)
+                return true;
+    }
+    return false;
+}
+
 int ebb_whatif_finish(struct ebb_whatif *w)
 {
-    for (size_t i = 0; i < w->nowned; i++) {
-        struct ebb_whatif_owned *o = &w->owned[i];
-        struct ebb_whatif_loop *l;
-        int first = o->n ? o->ev[0].cycle : 0;
-        bool later = false;
-        for (size_t k = 1; k < o->n && !later; k++)
-            later = o->ev[k].cycle > first;
-        if (!later)
-            continue;
-        if (ebb__reserve(w->loops, w->cap_loops, w->nloops + 1) != 0)
-            return EBB_ENOMEM;
-        l = &w->loops[w->nloops++];
-        memset(l, 0, sizeof(*l));
-        l->owner = strdup(o->owner);
-        l->plugin = ebb_str_ref(o->plugin);
-        if (l->owner == NULL || (l->cycles = calloc(o->n, sizeof(*l->cycles))) == NULL ||
-            (l->pods = calloc(o->n, sizeof(*l->pods))) == NULL ||
-            (o->nnodes && (l->nodes = calloc(o->nnodes, sizeof(*l->nodes))) == NULL))
-            return EBB_ENOMEM;
-        for (size_t k = 0; k < o->n; k++) {
-            if (l->ncycles == 0 || l->cycles[l->ncycles - 1] != o->ev[k].cycle)
-                l->cycles[l->ncycles++] = o->ev[k].cycle;
-            if ((l->pods[l->npods] = dup_or_null(o->ev[k].pod)) != NULL)
-                l->npods++;
-        }
-        for (size_t k = 0; k < o->nnodes; k++)
-            l->nodes[l->nnodes++] = ebb_str_ref(o->nodes[k]);
+    struct ebb_map pred;
+    int rc;
+
+    ebb__map_init(&pred);
+    rc = predecessors(w, &pred);
+    for (size_t i = 0; rc == 0 && i < w->nowned; i++) {
+        const struct ebb_whatif_owned *o = &w->owned[i];
+        if (relooped(o, &pred))
+            rc = add_loop(w, o);
     }
+    predecessors_free(&pred);
+    return rc;
+}
+
+/* The loop record of o (its owner, plugin, cycles, pods and nodes). */
+static int add_loop(struct ebb_whatif *w, const struct ebb_whatif_owned *o)
+{
+    struct ebb_whatif_loop *l;
+
+    if (ebb__reserve(w->loops, w->cap_loops, w->nloops + 1) != 0)
+        return EBB_ENOMEM;
+    l = &w->loops[w->nloops++];
+    memset(l, 0, sizeof(*l));
+    l->owner = strdup(o->owner);
+    l->plugin = ebb_str_ref(o->plugin);
+    if (l->owner == NULL || (l->cycles = calloc(o->n, sizeof(*l->cycles))) == NULL ||
+        (l->pods = calloc(o->n, sizeof(*l->pods))) == NULL ||
+        (o->nnodes && (l->nodes = calloc(o->nnodes, sizeof(*l->nodes))) == NULL))
+        return EBB_ENOMEM;
+    for (size_t k = 0; k < o->n; k++) {
+        if (l->ncycles == 0 || l->cycles[l->ncycles - 1] != o->ev[k].cycle)
+            l->cycles[l->ncycles++] = o->ev[k].cycle;
+        if ((l->pods[l->npods] = dup_or_null(o->ev[k].pod)) != NULL)
+            l->npods++;
+    }
+    for (size_t k = 0; k < o->nnodes; k++)
+        l->nodes[l->nnodes++] = ebb_str_ref(o->nodes[k]);
     return 0;
 }
 

@@ -178,6 +178,8 @@ profiles:
       assert.matches("^new%-%d$", p.node)
     end
     assert.equal(6, #w.placements)
+    -- six different pods, each evicted once: staged work, not a loop
+    assert.same({}, w.loops)
     -- every refusal is the budget's, with the counts the controller wrote
     assert.equal(15, #plan.refusals)               -- 5 + 4 + 3 + 2 + 1
     for _, r in ipairs(plan.refusals) do
@@ -199,6 +201,15 @@ profiles:
     plan = run("whatif-balance.json", LIFETIME, { cycles = 4, interval = 600 })
     for c = 1, 4 do got[c] = plan.whatif.steps[c + 2].evicted end
     assert.same({ 16, 16, 16, 16 }, got)
+    -- each cycle evicts the replacements of the one before: a loop per workload
+    local owners = {}
+    for _, l in ipairs(plan.whatif.loops) do
+      assert.equal("PodLifeTime", l.plugin)
+      owners[#owners + 1] = l.owner
+    end
+    table.sort(owners)
+    assert.same({ "ReplicaSet shop/api-5b7c9d8e6", "ReplicaSet shop/cache-7f9b8c6d5",
+                  "ReplicaSet shop/web-6d8f7c5b4" }, owners)
   end)
 
   it("breaks ties the same way for the same seed", function()
