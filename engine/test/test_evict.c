@@ -291,6 +291,46 @@ static void pdb_not_observed_yet_refuses(void **state)
     ebb_engine_destroy(e);
 }
 
+/* Between simulated cycles the budgets are recounted from the pods as the
+ * disruption controller would: Ready, matching, not evicted; allowed =
+ * healthy - desired, never below 0; an unprocessed budget keeps its status. */
+static void pdb_settle_recounts_as_the_disruption_controller(void **state)
+{
+    struct ebb_engine *e;
+
+    three_nodes();
+    /* the recorded status is stale: two healthy, nothing allowed */
+    pod("shop", "w1", "node-a", "web", "Running", true);
+    pod("shop", "w2", "node-b", "web", "Running", true);
+    pod("shop", "w3", "node-c", "web", "Running", true);
+    pod("shop", "w4", "node-c", "web", "Running", true);
+    pod("shop", "w5", "node-a", "web", "Running", false);
+    pdb("shop", "web-pdb", "{\"matchLabels\":{\"app\":\"web\"}}", 0, 2, 2, 1, 1);
+    pod("ads", "a1", "node-b", "ads", "Running", true);
+    pdb("ads", "ads-pdb", "{\"matchLabels\":{\"app\":\"ads\"}}", 5, 1, 0, 2, 1);
+    ntargets = 0;
+    e = run(NULL, 0);
+    assert_int_equal(ebb_engine_settle_pdbs(e), 0);
+    /* four Ready (w5 is not): 4 - 2 = 2 disruptions */
+    ntargets = 4;
+    const char *t[] = { "shop/w1", "shop/w2", "shop/w3", "ads/a1" };
+    memcpy(targets, t, sizeof(t));
+    assert_int_equal(ebb_engine_run_cycle(e), 0);
+    assert_int_equal(results[0], EBB_WHY_OK);
+    assert_int_equal(results[1], EBB_WHY_OK);
+    assert_int_equal(results[2], EBB_WHY_PDB);
+    assert_int_equal(results[3], EBB_WHY_PDB);
+    assert_non_null(strstr(ebb_engine_plan(e)->refusals[0].detail, "needs 2 healthy pods and has 2 currently"));
+    assert_non_null(strstr(ebb_engine_plan(e)->refusals[1].detail, "still being processed"));
+    /* the evicted two no longer count: 2 - 2 = 0, never below */
+    assert_int_equal(ebb_engine_settle_pdbs(e), 0);
+    ntargets = 1;
+    targets[0] = "shop/w3";
+    assert_int_equal(ebb_engine_run_cycle(e), 0);
+    assert_int_equal(results[0], EBB_WHY_PDB);
+    ebb_engine_destroy(e);
+}
+
 static void two_pdbs_are_an_api_error_and_empty_selectors_match_nothing(void **state)
 {
     struct ebb_engine *e;
@@ -341,6 +381,7 @@ int main(void)
         cmocka_unit_test(pdb_allows_then_refuses),
         cmocka_unit_test(pdb_skipped_for_pending_and_unready),
         cmocka_unit_test(pdb_not_observed_yet_refuses),
+        cmocka_unit_test(pdb_settle_recounts_as_the_disruption_controller),
         cmocka_unit_test(two_pdbs_are_an_api_error_and_empty_selectors_match_nothing),
         cmocka_unit_test(protected_pods_are_filtered),
     };
