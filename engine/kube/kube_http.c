@@ -1239,22 +1239,19 @@ void ebb_kube_answer_text(const char *what, int status, const char *body, size_t
                           size_t outlen)
 {
     const char *sep = what != NULL && *what ? ": " : "";
-    const char *reason = reason_phrase(status);
     char *msg;
-    size_t mlen = outlen;
 
     if (out == NULL || outlen == 0)
         return;
-    if ((msg = malloc(mlen)) == NULL) {
-        snprintf(out, outlen, "%s%s%s", what ? what : "", sep, status < 0 ? ebb_strerror(status) : reason);
+    if ((msg = malloc(outlen)) == NULL) {
+        snprintf(out, outlen, "%s%s%s", what ? what : "", sep, status < 0 ? ebb_strerror(status) : "");
         return;
     }
-    ebb_kube_status_message(status, body, len, msg, mlen);
+    ebb_kube_status_message(status, body, len, msg, outlen);
     if (status < 0)
         snprintf(out, outlen, "%s%s%s", what ? what : "", sep, msg);
-    else
-        snprintf(out, outlen, "%s%s%d%s%s%s%s", what ? what : "", sep, status, *reason ? " " : "",
-                 reason, msg[0] ? ": " : "", msg);
+    else   /* as kubectl: the Status's message says what (a reason phrase when it is silent) */
+        snprintf(out, outlen, "%s%s%d %s", what ? what : "", sep, status, msg[0] ? msg : reason_phrase(status));
     free(msg);
 }
 

@@ -172,7 +172,8 @@ int ebb_kube_set_token(struct ebb_kube *k, const char *token);
 void ebb_kube_status_message(int status, const char *body, size_t len, char *out, size_t outlen);
 
 /* The one way an answer is told in a log line or an error: "WHAT: 403
- * Forbidden: <the Status's message and causes, whole>" for an HTTP answer;
+ * <the Status's message and causes, whole>" for an HTTP answer (its
+ * reason phrase when it has no message: "WHAT: 401 Unauthorized");
  * "WHAT: <what failed>" for a transport failure, a local refusal or a
  * credential plugin's failure (status < 0): an internal code is never
  * shown as if it were an HTTP status. Cut to fit `outlen` only. */

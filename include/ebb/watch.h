@@ -74,7 +74,7 @@ void ebb_informers_enable(struct ebb_informers *inf, bool metrics, bool koord_me
 /* 401 or 403 when a resource that has never been listed had its last LIST
  * refused so (bad or expired credentials, missing rights), else 0; `why`
  * (may be NULL) gets the server's answer, whole ("LIST /api/v1/pods: 403
- * Forbidden: pods is forbidden: User ... cannot list resource ..."). A
+ * pods is forbidden: User ... cannot list resource ..."). A
  * front end waiting for the first sync stops there instead of waiting. */
 int ebb_informers_refused(const struct ebb_informers *inf, char *why, size_t len);
 /* Every resource has been listed once. */

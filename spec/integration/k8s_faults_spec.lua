@@ -47,7 +47,7 @@ describe("ebb run and a failing control plane", function()
     local err = run:stderr()
     local line = err:match("error: the caches cannot sync: ([^\n]+)")
     assert.is_string(line, err)
-    assert.matches("^LIST /[^ ]+: 403 Forbidden: [%w.]+ is forbidden: User \"system:serviceaccount:" ..
+    assert.matches("^LIST /[^ ]+: 403 [%w.]+ is forbidden: User \"system:serviceaccount:" ..
       ns:gsub("%-", "%%-") .. ":nobody\" cannot list resource", line)
     assert.not_matches("sync%-timeout", err)
     assert.not_matches("cycle 1", err)
