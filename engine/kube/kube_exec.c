@@ -294,11 +294,13 @@ int ebb_kube_exec_run(const struct ebb_kube_exec *x, struct ebb_kube_cred *out,
                       struct ebb_error *err)
 {
     posix_spawn_file_actions_t fa;
+    posix_spawnattr_t attr;
+    sigset_t none, dfl;
     char **env = NULL, *info = NULL, *buf = NULL;
     const char *cmd;
     size_t len = 0;
     int fds[2] = { -1, -1 }, rc, st;
-    bool fa_init = false, too_big = false, timed_out = false;
+    bool fa_init = false, attr_init = false, too_big = false, timed_out = false;
     int64_t deadline;
     pid_t pid = -1;
 
@@ -321,9 +323,24 @@ int ebb_kube_exec_run(const struct ebb_kube_exec *x, struct ebb_kube_cred *out,
         rc = ebb_error_set(err, EBB_ENOMEM, NULL, 0, NULL, "out of memory");
         goto out;
     }
+    /* ebb ignores SIGPIPE (run, serve): the plugin gets the default back,
+     * and no blocked signal, as a program started from a shell has */
+    if (posix_spawnattr_init(&attr) != 0) {
+        rc = ebb_error_set(err, EBB_ENOMEM, NULL, 0, NULL, "out of memory");
+        goto out;
+    }
+    attr_init = true;
+    sigemptyset(&none);
+    sigemptyset(&dfl);
+    sigaddset(&dfl, SIGPIPE);
+    if (posix_spawnattr_setsigmask(&attr, &none) != 0 || posix_spawnattr_setsigdefault(&attr, &dfl) != 0 ||
+        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF) != 0) {
+        rc = ebb_error_set(err, EBB_ENOMEM, NULL, 0, NULL, "out of memory");
+        goto out;
+    }
     /* no shell: argv goes to the program as it is */
-    rc = strchr(cmd, '/') ? posix_spawn(&pid, cmd, &fa, NULL, x->argv, env)
-                          : posix_spawnp(&pid, cmd, &fa, NULL, x->argv, env);
+    rc = strchr(cmd, '/') ? posix_spawn(&pid, cmd, &fa, &attr, x->argv, env)
+                          : posix_spawnp(&pid, cmd, &fa, &attr, x->argv, env);
     if (rc != 0) {
         pid = -1;
         rc = ebb_error_set(err, EBB_EIO, NULL, 0, x->where, "exec plugin %s: %s%s%s", cmd,
@@ -404,6 +421,8 @@ out:
     }
     if (fa_init)
         posix_spawn_file_actions_destroy(&fa);
+    if (attr_init)
+        posix_spawnattr_destroy(&attr);
     if (fds[0] >= 0)
         close(fds[0]);
     if (fds[1] >= 0)

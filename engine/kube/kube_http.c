@@ -585,7 +585,8 @@ static int exec_cred(struct ebb_kube *k, char *msg, size_t msglen)
     struct ebb_kube_cred c;
     int rc;
 
-    if (k->exec == NULL)
+    /* a token the kubeconfig gives wins (build_headers): no need to run */
+    if (k->exec == NULL || k->token != NULL || k->token_file != NULL)
         return 0;
     if (k->have_cred && (k->cred.expires == EBB_TIME_NONE || (int64_t)time(NULL) < k->cred.expires))
         return 0;
