@@ -153,6 +153,26 @@ describe("ebb and credentials a managed cluster gives", function()
     S.rmdir(dir)
   end)
 
+  it("an exec plugin's client certificate (clientCertificateData, clientKeyData): ebb record works", function()
+    local dir = S.tmpdir()
+    local pki = cp.env.CA:match("^(.*)/[^/]+$")
+    -- a client certificate the API server's client CA signed, in system:masters
+    assert.is_true(os.execute(string.format(
+      "cd %s && openssl genrsa -out client.key 2048 2>/dev/null && " ..
+      "openssl req -new -key client.key -subj /O=system:masters/CN=ebb-exec -out client.csr 2>/dev/null && " ..
+      "openssl x509 -req -in client.csr -CA %s -CAkey %s -CAcreateserial -days 1 -out client.crt 2>/dev/null",
+      K.shq(dir), K.shq(cp.env.CA), K.shq(pki .. "/ca.key"))))
+    write(dir .. "/cred.json", json.encode({ kind = "ExecCredential", apiVersion = "client.authentication.k8s.io/v1",
+      status = { clientCertificateData = S.read(dir .. "/client.crt"), clientKeyData = S.read(dir .. "/client.key") } }))
+    write(dir .. "/plugin", "#!/bin/sh\nexec cat " .. K.shq(dir .. "/cred.json") .. "\n")
+    os.execute("chmod +x " .. K.shq(dir .. "/plugin"))
+    local kc = exec_kubeconfig(cp, dir .. "/kubeconfig", dir .. "/plugin")
+    local ok, err = record(kc, dir)
+    assert.is_true(ok, err)
+    assert.is_table(json.decode(S.read(dir .. "/cluster.json")).items)
+    S.rmdir(dir)
+  end)
+
   it("a plugin that is not installed: its installHint, the kubeconfig's field", function()
     local dir = S.tmpdir()
     local kc = exec_kubeconfig(cp, dir .. "/kubeconfig", "ebb-spec-no-such-plugin",
