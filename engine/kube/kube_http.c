@@ -137,6 +137,7 @@ struct ebb_kube {
     struct ebb_kube_cred cred;
     bool have_cred;
     unsigned cred_gen;
+    char *cred_error;            /* the last run's failure, NULL once one succeeds */
 
     uint64_t turn;               /* bumped by every callback from the loop */
     bool any_paused;
@@ -206,6 +207,7 @@ static void unref(struct ebb_kube *k)
     free(k->key_data);
     ebb_kube_exec_free(k->exec);
     ebb_kube_cred_clear(&k->cred);
+    free(k->cred_error);
     free(k);
     curl_global_cleanup();
     if (cb != NULL)
@@ -592,8 +594,12 @@ static int exec_cred(struct ebb_kube *k, char *msg, size_t msglen)
         return 0;
     if ((rc = ebb_kube_exec_run(k->exec, &c, &err)) != 0) {
         ebb_error_format(&err, msg, msglen);
+        free(k->cred_error);
+        k->cred_error = strdup(msg);
         return rc;
     }
+    free(k->cred_error);
+    k->cred_error = NULL;
     ebb_kube_cred_clear(&k->cred);
     k->cred = c;
     k->have_cred = true;
@@ -1254,6 +1260,11 @@ void ebb_kube_answer_text(const char *what, int status, const char *body, size_t
     else   /* as kubectl: the Status's message says what (a reason phrase when it is silent) */
         snprintf(out, outlen, "%s%s%d %s", what ? what : "", sep, status, msg[0] ? msg : reason_phrase(status));
     free(msg);
+}
+
+const char *ebb_kube_cred_error(const struct ebb_kube *k)
+{
+    return k == NULL ? NULL : k->cred_error;
 }
 
 size_t ebb_kube_inflight(const struct ebb_kube *k)

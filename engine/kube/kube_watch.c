@@ -1289,6 +1289,15 @@ void ebb_informers_enable(struct ebb_informers *s, bool metrics, bool koord_metr
 
 int ebb_informers_refused(const struct ebb_informers *s, char *why, size_t len)
 {
+    const char *cred = ebb_kube_cred_error(s->kube);
+
+    /* no credential to send: no request can succeed until the plugin
+     * (or its installation) is fixed */
+    if (cred != NULL && !ebb_informers_synced(s)) {
+        if (why != NULL && len > 0)
+            snprintf(why, len, "%s", cred);
+        return EBB_EIO;
+    }
     for (size_t k = 0; k < s->n; k++)
         if (!s->inf[k].synced && s->inf[k].refused) {
             if (why != NULL && len > 0)

@@ -1662,6 +1662,7 @@ static void test_exec_expiry_and_failure(void **state)
         assert_int_equal(e.d[i].status, 200);
     }
     assert_int_equal(plugin_runs(dir), 3);
+    assert_null(ebb_kube_cred_error(e.k));
     env_finish(&e);
     plugin_done(dir, argv);
 
@@ -1678,6 +1679,9 @@ static void test_exec_expiry_and_failure(void **state)
     assert_non_null(strstr(e.d[0].body, "kubeconfig: users[0].user.exec: exec plugin ebb-no-such-plugin"));
     assert_non_null(strstr(e.d[0].body, "see your cloud's documentation"));
     assert_int_equal(e.srv.nreq, 0);
+    /* what a front end waiting for its first sync reads to stop at once */
+    assert_non_null(ebb_kube_cred_error(e.k));
+    assert_string_equal(ebb_kube_cred_error(e.k), e.d[0].body);
     env_finish(&e);
     plugin_done(dir, argv);
 }

@@ -180,6 +180,11 @@ void ebb_kube_status_message(int status, const char *body, size_t len, char *out
 void ebb_kube_answer_text(const char *what, int status, const char *body, size_t len, char *out,
                           size_t outlen);
 
+/* Why the last run of the exec credential plugin failed (the message the
+ * requests it failed ended with), NULL when it succeeded or never ran.
+ * Valid until the next request starts. */
+const char *ebb_kube_cred_error(const struct ebb_kube *k);
+
 /* Requests in flight (tests, metrics). */
 size_t ebb_kube_inflight(const struct ebb_kube *k);
 

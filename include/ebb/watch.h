@@ -72,7 +72,8 @@ void ebb_informers_start(struct ebb_informers *inf);
 void ebb_informers_enable(struct ebb_informers *inf, bool metrics, bool koord_metrics);
 
 /* 401 or 403 when a resource that has never been listed had its last LIST
- * refused so (bad or expired credentials, missing rights), else 0; `why`
+ * refused so (bad or expired credentials, missing rights), EBB_EIO when
+ * the exec credential plugin failed (ebb_kube_cred_error), else 0; `why`
  * (may be NULL) gets the server's answer, whole ("LIST /api/v1/pods: 403
  * pods is forbidden: User ... cannot list resource ..."). A
  * front end waiting for the first sync stops there instead of waiting. */

@@ -173,7 +173,7 @@ describe("ebb and credentials a managed cluster gives", function()
     S.rmdir(dir)
   end)
 
-  it("a plugin that is not installed: its installHint, the kubeconfig's field", function()
+  it("a plugin that is not installed: its installHint, the kubeconfig's field, in record and run", function()
     local dir = S.tmpdir()
     local kc = exec_kubeconfig(cp, dir .. "/kubeconfig", "ebb-spec-no-such-plugin",
       "      installHint: 'ebb-spec-no-such-plugin is missing: install it from your cloud SDK'")
@@ -181,6 +181,12 @@ describe("ebb and credentials a managed cluster gives", function()
     assert.is_falsy(ok)
     assert.matches("users[0].user.exec: exec plugin ebb-spec-no-such-plugin", err, 1, true)
     assert.matches("install it from your cloud SDK", err, 1, true)
+    -- ebb run: at once, not after --sync-timeout
+    local run = start{ policy = K.taints_policy("default"), kubeconfig = kc, "--once" }
+    assert.equal(1, run:wait(30), run:stderr())
+    assert.matches("the caches cannot sync: [^\n]*users%[0%]%.user%.exec: exec plugin ebb%-spec%-no%-such%-plugin",
+      run:stderr())
+    assert.matches("install it from your cloud SDK", run:stderr(), 1, true)
     S.rmdir(dir)
   end)
 
