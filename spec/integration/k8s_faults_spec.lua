@@ -53,6 +53,42 @@ describe("ebb run and a failing control plane", function()
     assert.not_matches("cycle 1", err)
   end)
 
+  it("gives up after --sync-timeout, exit 1, naming every resource that did not sync and why", function()
+    -- an API server that takes connections and never answers: nothing is
+    -- refused, so only --sync-timeout ends the wait
+    local shell = require("spec.shell")
+    local port = shell.free_port()
+    local dir = R.S.tmpdir()
+    os.execute(string.format([[python3 -c 'import socket,time
+s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1", %d)); s.listen(64)
+c=[]
+while True: c.append(s.accept()[0])' >/dev/null 2>&1 & echo $! >%s/pid]], port, dir))
+    local kc = dir .. "/kubeconfig"
+    R.S.write(kc, string.format([[
+apiVersion: v1
+kind: Config
+clusters: [{name: mute, cluster: {server: "http://127.0.0.1:%d"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: mute, context: {cluster: mute, user: u}}]
+current-context: mute
+]], port))
+    R.S.sleep(0.5)
+    local t0 = K.now()
+    local run = start{ policy = K.taints_policy("default"), kubeconfig = kc, "--once", "--sync-timeout", "3s" }
+    local code = run:wait(30)
+    os.execute("kill $(cat " .. K.shq(dir .. "/pid") .. ") 2>/dev/null")
+    R.S.rmdir(dir)
+    assert.equal(1, code, run:stderr())
+    figure("--sync-timeout 3s: exit 1 after %.1f s", K.now() - t0)
+    local err = run:stderr()
+    local line = err:match("error: the caches did not sync within 3 s %(%-%-sync%-timeout%): ([^\n]+)")
+    assert.is_string(line, err)
+    for _, r in ipairs(RESOURCES) do
+      assert.matches(r .. " %(", line)
+    end
+    assert.not_matches("cycle 1", err)
+  end)
+
   -- Restart kube-apiserver under a running ebb. The last write before it
   -- is to a pod: the pods watch can resume from its resourceVersion. Ready
   -- again as soon as every watch is back, never waiting for an event; no
