@@ -128,8 +128,9 @@ static void on_page(struct ebb_kube_req *req, int status, const char *body, size
         return;
     }
     if (status != 200) {
-        snprintf(r->error, sizeof(r->error), "LIST %s answered %d: %.300s", res->path, status,
-                 body ? body : "");
+        char what[600];
+        snprintf(what, sizeof(what), "LIST %s", res->path);
+        ebb_kube_answer_text(what, status, body, len, r->error, sizeof(r->error));
         finish(r, 1);
         return;
     }

@@ -621,7 +621,7 @@ static bool past_sync_timeout(struct runner *r, const char *what)
 static void on_cycle_timer(uv_timer_t *t)
 {
     struct runner *r = t->data;
-    char which[64] = "", detail[160];
+    char which[64] = "", detail[1024];
     uint64_t broken;
 
     if (r->stopping || r->stuck)
@@ -638,6 +638,14 @@ static void on_cycle_timer(uv_timer_t *t)
         if (!r->announced_wait) {
             ebb_log(EBB_LOG_INFO, "waiting for the caches to sync");
             r->announced_wait = true;
+        }
+        if (!r->synced_once && ebb_informers_refused(r->inf, detail, sizeof(detail))) {
+            /* credentials or rights the server refuses: waiting for
+             * --sync-timeout would only hide the server's answer */
+            ebb_log(EBB_LOG_ERROR, "the caches cannot sync: %s", detail);
+            r->exit_code = 1;
+            ebb__run_shutdown(r);
+            return;
         }
         if (past_sync_timeout(r, "the caches did not sync"))
             return;

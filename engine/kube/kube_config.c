@@ -1,6 +1,7 @@
 /* Where the API server is and how to authenticate: a kubeconfig file (read
  * with val.c so every error names the file, line and field) or the
  * in-cluster service account. Called once at startup, from main. */
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -29,6 +30,7 @@ void ebb_kube_config_free(struct ebb_kube_config *c)
     free(c->key_data);
     free(c->namespace);
     free(c->source);
+    ebb_kube_exec_free(c->exec);
     free(c);
 }
 
@@ -207,10 +209,197 @@ static int load_cluster(struct kc *kc, const struct ebb_val *cl, size_t idx, int
                              kc->file, kc->err);
 }
 
+#define EXEC_GROUP "client.authentication.k8s.io/"
+
+static char *b64(const char *in, size_t len)
+{
+    static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    char *out = malloc((len + 2) / 3 * 4 + 1), *o = out;
+
+    for (size_t i = 0; out != NULL && i < len; i += 3) {
+        unsigned v = (unsigned char)in[i] << 16 | (i + 1 < len ? (unsigned char)in[i + 1] << 8 : 0) |
+                     (i + 2 < len ? (unsigned char)in[i + 2] : 0);
+        *o++ = a[v >> 18 & 63];
+        *o++ = a[v >> 12 & 63];
+        *o++ = i + 1 < len ? a[v >> 6 & 63] : '=';
+        *o++ = i + 2 < len ? a[v & 63] : '=';
+    }
+    if (out != NULL)
+        *o = '\0';
+    return out;
+}
+
+/* KUBERNETES_EXEC_INFO as client-go sets it: an ExecCredential whose spec
+ * says ebb is not interactive and, with provideClusterInfo, carries the
+ * cluster (server, certificate-authority-data as base64 of the PEM, read
+ * from the file when the kubeconfig names one, insecure-skip-tls-verify). */
+static int exec_info(struct kc *kc, struct ebb_kube_exec *e, bool with_cluster)
+{
+    cJSON *j = cJSON_CreateObject(), *spec, *cl;
+    char *ca = NULL, *ca64 = NULL;
+    size_t calen = 0;
+    int rc = 0;
+
+    if (j == NULL || !cJSON_AddStringToObject(j, "kind", "ExecCredential") ||
+        !cJSON_AddStringToObject(j, "apiVersion", e->api_version) ||
+        (spec = cJSON_AddObjectToObject(j, "spec")) == NULL ||
+        !cJSON_AddBoolToObject(spec, "interactive", false))
+        goto oom;
+    if (with_cluster) {
+        if (kc->c->ca_data != NULL) {
+            calen = strlen(kc->c->ca_data);
+            if ((ca = strdup(kc->c->ca_data)) == NULL)
+                goto oom;
+        } else if (kc->c->ca_file != NULL &&
+                   (rc = ebb_file_read(kc->c->ca_file, EBB_MAX_YAML, &ca, &calen, kc->err)) != 0) {
+            goto out;
+        }
+        if ((cl = cJSON_AddObjectToObject(spec, "cluster")) == NULL ||
+            !cJSON_AddStringToObject(cl, "server", kc->c->server) ||
+            (ca != NULL && ((ca64 = b64(ca, calen)) == NULL ||
+                            !cJSON_AddStringToObject(cl, "certificate-authority-data", ca64))) ||
+            (kc->c->insecure && !cJSON_AddBoolToObject(cl, "insecure-skip-tls-verify", true)))
+            goto oom;
+    }
+    if ((e->exec_info = cJSON_PrintUnformatted(j)) == NULL)
+        goto oom;
+    goto out;
+oom:
+    rc = schema(kc, EBB_ENOMEM, 0, NULL, "out of memory");
+out:
+    cJSON_Delete(j);
+    free(ca);
+    free(ca64);
+    return rc;
+}
+
+/* users[N].user.exec -> kc->c->exec. Read as client-go reads it
+ * (clientcmd's ExecConfig and its validation): apiVersion v1 or v1beta1;
+ * command required, resolved against the kubeconfig's directory when it
+ * holds a '/'; args a list of strings; env a list of {name, value};
+ * interactiveMode required with v1, and "Always" refused: ebb never has a
+ * terminal to ask on. The cluster's KUBERNETES_EXEC_INFO is built here,
+ * once: load_cluster ran first. */
+static int load_exec(struct kc *kc, const struct ebb_val *u, const char *uprefix)
+{
+    static const char *const modes[] = {"Never", "IfAvailable", "Always"};
+    const struct ebb_val *x, *av, *cmd, *args, *env, *hint, *mode;
+    struct ebb_kube_exec *e;
+    char prefix[96], field[160];
+    bool info = false;
+    int rc;
+
+    ebb__args_join(prefix, sizeof(prefix), uprefix, "exec");
+    if ((rc = ebb__args_in_file(ebb__args_map(u, "exec", uprefix, &x, kc->err), kc->file, kc->err)) != 0)
+        return rc;
+    if (x == NULL)
+        return schema(kc, EBB_ESCHEMA, ebb_val_key_line(u, "exec"), prefix, "must be a map");
+    if ((e = kc->c->exec = calloc(1, sizeof(*e))) == NULL)
+        return schema(kc, EBB_ENOMEM, 0, NULL, "out of memory");
+    if ((rc = get_str(kc, x, prefix, "apiVersion", &av)) != 0 ||
+        (rc = get_str(kc, x, prefix, "command", &cmd)) != 0 ||
+        (rc = get_str(kc, x, prefix, "installHint", &hint)) != 0 ||
+        (rc = get_str(kc, x, prefix, "interactiveMode", &mode)) != 0 ||
+        (rc = ebb__args_in_file(ebb__args_strs(x, "args", prefix, &args, kc->err), kc->file, kc->err)) != 0 ||
+        (rc = ebb__args_in_file(ebb__args_bool(x, "provideClusterInfo", prefix, &info, NULL, kc->err),
+                                kc->file, kc->err)) != 0)
+        return rc;
+    if (av == NULL || av->u.str.len == 0) {
+        ebb__args_join(field, sizeof(field), prefix, "apiVersion");
+        return schema(kc, EBB_ESCHEMA, x->line, field, "required (" EXEC_GROUP "v1 or " EXEC_GROUP "v1beta1)");
+    }
+    if (strcmp(av->u.str.s, EXEC_GROUP "v1") != 0 && strcmp(av->u.str.s, EXEC_GROUP "v1beta1") != 0) {
+        ebb__args_join(field, sizeof(field), prefix, "apiVersion");
+        return schema(kc, EBB_ESCHEMA, av->line, field,
+                      "\"%.100s\" is not " EXEC_GROUP "v1 or " EXEC_GROUP "v1beta1%s", av->u.str.s,
+                      strcmp(av->u.str.s, EXEC_GROUP "v1alpha1") == 0
+                          ? " (v1alpha1 was removed in Kubernetes 1.24)" : "");
+    }
+    if (cmd == NULL || cmd->u.str.len == 0) {
+        ebb__args_join(field, sizeof(field), prefix, "command");
+        return schema(kc, EBB_ESCHEMA, x->line, field, "required");
+    }
+    ebb__args_join(field, sizeof(field), prefix, "interactiveMode");
+    if (mode == NULL && strcmp(av->u.str.s, EXEC_GROUP "v1") == 0)
+        return schema(kc, EBB_ESCHEMA, x->line, field, "required with " EXEC_GROUP "v1 (Never or IfAvailable)");
+    if (mode != NULL) {
+        size_t i = 0;
+
+        while (i < EBB_ARRAY_LEN(modes) && strcmp(mode->u.str.s, modes[i]) != 0)
+            i++;
+        if (i == EBB_ARRAY_LEN(modes))
+            return schema(kc, EBB_ESCHEMA, mode->line, field,
+                          "\"%.100s\" is not Never, IfAvailable or Always", mode->u.str.s);
+        if (i == 2)
+            return schema(kc, EBB_ESCHEMA, mode->line, field,
+                          "Always needs a terminal to ask on; ebb runs without one: use Never or IfAvailable");
+    }
+    {
+        size_t nargs = args != NULL ? args->u.seq.n : 0;
+
+        if ((e->argv = calloc(nargs + 2, sizeof(*e->argv))) == NULL)
+            return schema(kc, EBB_ENOMEM, 0, NULL, "out of memory");
+        /* client-go resolves a command with a path separator against the
+         * kubeconfig's directory, and leaves a bare name to $PATH */
+        e->argv[0] = strchr(cmd->u.str.s, '/') == NULL || cmd->u.str.s[0] == '/'
+                         ? strdup(cmd->u.str.s) : xasprintf("%s/%s", kc->dir, cmd->u.str.s);
+        for (size_t i = 0; e->argv[0] != NULL && i < nargs; i++) {
+            const struct ebb_val *a = args->u.seq.items[i];
+
+            if (strlen(a->u.str.s) != a->u.str.len) {
+                char at[160];
+                ebb__args_join(at, sizeof(at), prefix, "args");
+                return schema(kc, EBB_ESCHEMA, a->line, ebb__args_index(field, sizeof(field), at, i),
+                              "holds a NUL character");
+            }
+            if ((e->argv[i + 1] = strdup(a->u.str.s)) == NULL)
+                return schema(kc, EBB_ENOMEM, 0, NULL, "out of memory");
+        }
+        if (e->argv[0] == NULL)
+            return schema(kc, EBB_ENOMEM, 0, NULL, "out of memory");
+    }
+    env = ebb_val_get(x, "env");
+    ebb__args_join(field, sizeof(field), prefix, "env");
+    if (env != NULL && env->type != EBB_VAL_SEQ && env->type != EBB_VAL_NULL)
+        return ebb__args_in_file(ebb__args_type_error(env, field, "a list of {name, value}", kc->err),
+                                 kc->file, kc->err);
+    {
+        size_t n = env != NULL && env->type == EBB_VAL_SEQ ? env->u.seq.n : 0;
+        char at[192];
+
+        if ((e->env = calloc(n + 1, sizeof(*e->env))) == NULL)
+            return schema(kc, EBB_ENOMEM, 0, NULL, "out of memory");
+        for (size_t i = 0; i < n; i++) {
+            const struct ebb_val *item = env->u.seq.items[i], *name, *value;
+
+            ebb__args_index(at, sizeof(at), field, i);
+            if (item->type != EBB_VAL_MAP)
+                return ebb__args_in_file(ebb__args_type_error(item, at, "a map {name, value}", kc->err),
+                                         kc->file, kc->err);
+            if ((rc = get_str(kc, item, at, "name", &name)) != 0 ||
+                (rc = get_str(kc, item, at, "value", &value)) != 0)
+                return rc;
+            if (name == NULL || name->u.str.len == 0 || strchr(name->u.str.s, '=') != NULL) {
+                char nf[224];
+                ebb__args_join(nf, sizeof(nf), at, "name");
+                return schema(kc, EBB_ESCHEMA, name ? name->line : item->line, nf,
+                              name == NULL || name->u.str.len == 0 ? "required"
+                                                                   : "an environment variable's name holds no '='");
+            }
+            if ((e->env[i] = xasprintf("%s=%s", name->u.str.s, value ? value->u.str.s : "")) == NULL)
+                return schema(kc, EBB_ENOMEM, 0, NULL, "out of memory");
+        }
+    }
+    if ((e->api_version = strdup(av->u.str.s)) == NULL ||
+        (hint != NULL && hint->u.str.len > 0 && (e->install_hint = strdup(hint->u.str.s)) == NULL) ||
+        (e->where = xasprintf("%s: %s", kc->file, prefix)) == NULL)
+        return schema(kc, EBB_ENOMEM, 0, NULL, "out of memory");
+    return exec_info(kc, e, info);
+}
+
 static int load_user(struct kc *kc, const struct ebb_val *u, size_t idx)
 {
     static const struct { const char *key, *what; } refused[] = {
-        {"exec", "exec credential plugins are"},
         {"auth-provider", "auth-provider plugins are"},
         {"username", "basic authentication (username/password) is"},
         {"password", "basic authentication (username/password) is"},
@@ -228,10 +417,13 @@ static int load_user(struct kc *kc, const struct ebb_val *u, size_t idx)
         if (line > 0) {
             ebb__args_join(field, sizeof(field), prefix, refused[i].key);
             return schema(kc, EBB_ESCHEMA, line, field,
-                          "%s not supported; use token, tokenFile or a client certificate",
+                          "%s not supported; use token, tokenFile, a client certificate or "
+                          "an exec credential plugin",
                           refused[i].what);
         }
     }
+    if (ebb_val_key_line(u, "exec") > 0 && (rc = load_exec(kc, u, prefix)) != 0)
+        return rc;
     if ((rc = get_str(kc, u, prefix, "token", &tok)) != 0 ||
         (rc = get_str(kc, u, prefix, "tokenFile", &tokf)) != 0 ||
         (rc = get_str(kc, u, prefix, "client-certificate", &cert)) != 0 ||

@@ -223,8 +223,8 @@ static void on_event_done(struct ebb_kube_req *req, int status, const char *body
     (void)ud;
 
     if (status != 201 && status != 200) {
-        ebb_kube_status_message(status, body, len, msg, sizeof(msg));
-        ebb_log(EBB_LOG_DEBUG, "event not recorded: %d %s", status, msg);
+        ebb_kube_answer_text("event not recorded", status, body, len, msg, sizeof(msg));
+        ebb_log(EBB_LOG_DEBUG, "%s", msg);
     }
 }
 
@@ -312,8 +312,15 @@ static void on_evicted(struct ebb_kube_req *req, int status, const char *body, s
                 msg);
     } else {
         const struct ebb_policy *pol = ke->engine ? ebb_engine_policy(ke->engine) : NULL;
-        ebb_log(EBB_LOG_WARN, "error evicting pod %s/%s (%s%s%s): %d %s", ev->ns, ev->name, ev->plugin,
-                ev->evictor ? "; " : "", ev->evictor ? ev->action : "", status, msg);
+        char told[sizeof(msg) + 16];
+        /* msg is the answer's text already: only its status is added, and
+         * a transport failure shows none */
+        if (status < 0)
+            snprintf(told, sizeof(told), "%s", msg);
+        else
+            snprintf(told, sizeof(told), "%d %s", status, msg);
+        ebb_log(EBB_LOG_WARN, "error evicting pod %s/%s (%s%s%s): %s", ev->ns, ev->name, ev->plugin,
+                ev->evictor ? "; " : "", ev->evictor ? ev->action : "", told);
         if (pol != NULL && pol->eviction_failure_events && why != EBB_WHY_NOT_FOUND)
             pod_event(ke, ev, false, msg);
     }

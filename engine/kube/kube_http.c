@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "ebb/kube.h"
 
@@ -94,6 +95,8 @@ struct ebb_kube_req {
     char *buf;                   /* response body (error body of a stream) */
     size_t len, cap;
     char errbuf[CURL_ERROR_SIZE];
+    bool reauthed;               /* a 401 made it run the exec plugin again (once) */
+    unsigned cred_gen;           /* of the plugin's credential it was sent with */
     bool paused;                 /* a stream that had its share of a loop turn */
     uint64_t turn;               /* the turn turn_bytes counts */
     size_t turn_bytes;
@@ -127,6 +130,14 @@ struct ebb_kube {
     bool token_read;
     char *ca_file, *ca_data, *cert_file, *cert_data, *key_file, *key_data;
     bool insecure;
+    /* An exec credential plugin: its answer is cached until its
+     * expirationTimestamp, and dropped on a 401 to the credential it is
+     * (cred_gen tells a 401 to an older one, already replaced, apart). */
+    struct ebb_kube_exec *exec;
+    struct ebb_kube_cred cred;
+    bool have_cred;
+    unsigned cred_gen;
+    char *cred_error;            /* the last run's failure, NULL once one succeeds */
 
     uint64_t turn;               /* bumped by every callback from the loop */
     bool any_paused;
@@ -194,6 +205,9 @@ static void unref(struct ebb_kube *k)
     free(k->cert_data);
     free(k->key_file);
     free(k->key_data);
+    ebb_kube_exec_free(k->exec);
+    ebb_kube_cred_clear(&k->cred);
+    free(k->cred_error);
     free(k);
     curl_global_cleanup();
     if (cb != NULL)
@@ -564,11 +578,43 @@ int ebb_kube_set_token(struct ebb_kube *k, const char *token)
     return 0;
 }
 
+/* The exec plugin's credential for a request about to start: the cached
+ * one until its expirationTimestamp, else a fresh run. client-go does the
+ * same (getCreds); a run that fails fails the request with its message. */
+static int exec_cred(struct ebb_kube *k, char *msg, size_t msglen)
+{
+    struct ebb_error err = { 0 };
+    struct ebb_kube_cred c;
+    int rc;
+
+    /* a token the kubeconfig gives wins (build_headers): no need to run */
+    if (k->exec == NULL || k->token != NULL || k->token_file != NULL)
+        return 0;
+    if (k->have_cred && (k->cred.expires == EBB_TIME_NONE || (int64_t)time(NULL) < k->cred.expires))
+        return 0;
+    if ((rc = ebb_kube_exec_run(k->exec, &c, &err)) != 0) {
+        ebb_error_format(&err, msg, msglen);
+        free(k->cred_error);
+        k->cred_error = strdup(msg);
+        return rc;
+    }
+    free(k->cred_error);
+    k->cred_error = NULL;
+    ebb_kube_cred_clear(&k->cred);
+    k->cred = c;
+    k->have_cred = true;
+    k->cred_gen++;
+    ebb_log(EBB_LOG_DEBUG, "kube: exec plugin %s gave a %s", k->exec->argv[0],
+            c.token ? "token" : "client certificate");
+    return 0;
+}
+
 static int build_headers(struct ebb_kube_req *r)
 {
     struct ebb_kube *k = r->k;
     struct curl_slist *h = NULL, *t;
     char *line = NULL;
+    const char *token;
 
 #define ADD(s)                                                                                   \
     do {                                                                                         \
@@ -589,8 +635,11 @@ static int build_headers(struct ebb_kube_req *r)
         line = NULL;
     }
     refresh_token(k);
-    if (k->token != NULL) {
-        if (asprintf(&line, "Authorization: Bearer %s", k->token) < 0) {
+    /* a token the kubeconfig gives wins over the plugin's, as in client-go */
+    token = k->token != NULL ? k->token : k->have_cred ? k->cred.token : NULL;
+    r->cred_gen = k->cred_gen;
+    if (token != NULL) {
+        if (asprintf(&line, "Authorization: Bearer %s", token) < 0) {
             line = NULL;
             goto fail;
         }
@@ -704,11 +753,32 @@ static void attempt(struct ebb_kube_req *r)
         finish_msg(r, rc, "cannot set up the request");
         return;
     }
+    {
+        char msg[sizeof(((struct ebb_error *)0)->msg) + 600];
+
+        if ((rc = exec_cred(k, msg, sizeof(msg))) != 0) {
+            finish_msg(r, rc, msg);
+            return;
+        }
+    }
     if ((rc = build_headers(r)) != 0) {
         finish_msg(r, rc, "out of memory");
         return;
     }
     curl_easy_setopt(r->easy, CURLOPT_HTTPHEADER, r->headers);
+    if (k->have_cred && k->cred.cert_data != NULL) {
+        /* copied: the next run of the plugin may replace them */
+        struct curl_blob c = {k->cred.cert_data, strlen(k->cred.cert_data), CURL_BLOB_COPY};
+        struct curl_blob key = {k->cred.key_data, strlen(k->cred.key_data), CURL_BLOB_COPY};
+
+        if (curl_easy_setopt(r->easy, CURLOPT_SSLCERT_BLOB, &c) != CURLE_OK ||
+            curl_easy_setopt(r->easy, CURLOPT_SSLCERTTYPE, "PEM") != CURLE_OK ||
+            curl_easy_setopt(r->easy, CURLOPT_SSLKEY_BLOB, &key) != CURLE_OK ||
+            curl_easy_setopt(r->easy, CURLOPT_SSLKEYTYPE, "PEM") != CURLE_OK) {
+            finish_msg(r, EBB_ENOMEM, "out of memory");
+            return;
+        }
+    }
     r->len = 0;
     r->got = 0;
     r->errbuf[0] = '\0';
@@ -793,6 +863,29 @@ static void schedule_retry(struct ebb_kube_req *r, long after_s)
     arm(k, delay);
 }
 
+/* A 401 to a request sent with the exec plugin's credential: drop that
+ * credential (unless another request's 401 replaced it already) and send
+ * the request once more, at once, with a fresh one; a second 401 is the
+ * answer. A refused request changed nothing, so writes are sent again too. */
+static bool k_reauth(struct ebb_kube_req *r)
+{
+    struct ebb_kube *k = r->k;
+
+    if (k->exec == NULL || k->token != NULL || r->reauthed || k->closing)
+        return false;
+    r->reauthed = true;
+    if (r->cred_gen == k->cred_gen && k->have_cred) {
+        ebb_log(EBB_LOG_INFO, "kube: %s %s answered 401 Unauthorized; running the exec plugin again",
+                r->method, r->url);
+        ebb_kube_cred_clear(&k->cred);
+        k->have_cred = false;
+    }
+    r->state = RS_READY;
+    q_push(&k->readyq, &r->q);
+    arm(k, 0);
+    return true;
+}
+
 static void complete(struct ebb_kube_req *r, CURLcode res)
 {
     long code = 0;
@@ -823,6 +916,8 @@ static void complete(struct ebb_kube_req *r, CURLcode res)
         finish_msg(r, EBB_EIO, r->errbuf[0] ? r->errbuf : curl_easy_strerror(res));
         return;
     }
+    if (code == 401 && k_reauth(r))
+        return;
     if ((code == 429 || code == 500 || code == 502 || code == 503 || code == 504) &&
         can_retry(r)) {
         schedule_retry(r, retry_after(r->easy));
@@ -993,8 +1088,10 @@ int ebb_kube_create(uv_loop_t *loop, const struct ebb_kube_config *cfg,
         dupopt(cfg->token, &k->token) || dupopt(cfg->token_file, &k->token_file) ||
         dupopt(cfg->ca_file, &k->ca_file) || dupopt(cfg->ca_data, &k->ca_data) ||
         dupopt(cfg->cert_file, &k->cert_file) || dupopt(cfg->cert_data, &k->cert_data) ||
-        dupopt(cfg->key_file, &k->key_file) || dupopt(cfg->key_data, &k->key_data))
+        dupopt(cfg->key_file, &k->key_file) || dupopt(cfg->key_data, &k->key_data) ||
+        (cfg->exec != NULL && ebb_kube_exec_dup(cfg->exec, &k->exec) != 0))
         goto fail;
+    k->cred.expires = EBB_TIME_NONE;
     if ((k->multi = curl_multi_init()) == NULL)
         goto fail;
     curl_multi_setopt(k->multi, CURLMOPT_SOCKETFUNCTION, socket_fn);
@@ -1127,6 +1224,47 @@ void ebb_kube_status_message(int status, const char *body, size_t len, char *out
         snprintf(out, outlen, "%.*s", (int)(len < 200 ? len : 200), body ? body : "");
     }
     cJSON_Delete(j);
+}
+
+static const char *reason_phrase(int status)
+{
+    static const struct { int code; const char *text; } t[] = {
+        {400, "Bad Request"}, {401, "Unauthorized"}, {403, "Forbidden"}, {404, "Not Found"},
+        {405, "Method Not Allowed"}, {406, "Not Acceptable"}, {409, "Conflict"}, {410, "Gone"},
+        {413, "Request Entity Too Large"}, {415, "Unsupported Media Type"},
+        {422, "Unprocessable Entity"}, {429, "Too Many Requests"},
+        {500, "Internal Server Error"}, {502, "Bad Gateway"}, {503, "Service Unavailable"},
+        {504, "Gateway Timeout"},
+    };
+    for (size_t i = 0; i < EBB_ARRAY_LEN(t); i++)
+        if (t[i].code == status)
+            return t[i].text;
+    return "";
+}
+
+void ebb_kube_answer_text(const char *what, int status, const char *body, size_t len, char *out,
+                          size_t outlen)
+{
+    const char *sep = what != NULL && *what ? ": " : "";
+    char *msg;
+
+    if (out == NULL || outlen == 0)
+        return;
+    if ((msg = malloc(outlen)) == NULL) {
+        snprintf(out, outlen, "%s%s%s", what ? what : "", sep, status < 0 ? ebb_strerror(status) : "");
+        return;
+    }
+    ebb_kube_status_message(status, body, len, msg, outlen);
+    if (status < 0)
+        snprintf(out, outlen, "%s%s%s", what ? what : "", sep, msg);
+    else   /* as kubectl: the Status's message says what (a reason phrase when it is silent) */
+        snprintf(out, outlen, "%s%s%d %s", what ? what : "", sep, status, msg[0] ? msg : reason_phrase(status));
+    free(msg);
+}
+
+const char *ebb_kube_cred_error(const struct ebb_kube *k)
+{
+    return k == NULL ? NULL : k->cred_error;
 }
 
 size_t ebb_kube_inflight(const struct ebb_kube *k)

@@ -35,6 +35,7 @@ enum { ST_IDLE, ST_LISTING, ST_WATCHING, ST_RETRY, ST_CLOSED };
 /* A watch that ends (200) sooner than this without having brought
  * anything is reopened with backoff, not at once. */
 #define WATCH_QUICK_MS 10000
+#define WATCH_IDLE_MARGIN_S 30        /* past the server's timeoutSeconds */
 
 struct informers_s;
 
@@ -63,7 +64,9 @@ struct informer {
     uint64_t reopened_from;       /* broken_since before the watch reopened, until it
                                    * proves itself (an event, a bookmark): a failure
                                    * right after the reopening counts from then */
-    char last_error[200];         /* what broke it last (sync timeouts name it) */
+    char last_error[1024];        /* what broke it last (sync timeouts name it): a
+                                   * 403's message whole, with verb and resource */
+    int refused;                  /* 401/403 to its last LIST while never synced, else 0 */
     struct ebb_kube_req *req;
     /* the LIST in progress */
     struct ebb_list_reader *reader;
@@ -76,6 +79,7 @@ struct informer {
     bool line_over;               /* the event went past EVENT_MAX */
     uint64_t opened_at;           /* ms, when the watch was asked for */
     bool progress;                /* the watch brought an event or a bookmark */
+    bool opened;                  /* the server accepted the watch (2xx, headers in) */
     int bad;                      /* answers in a row that were not what the API promises */
     uv_timer_t timer;             /* retries and polls */
     int attempt;
@@ -728,6 +732,7 @@ static void page_end(struct informer *i, const char *rv, const char *cont)
     i->cont[0] = '\0';
     i->limit = i->set->o.page_size;
     i->synced = true;
+    i->refused = 0;
     i->st.lists++;
     if (i->poll) {
         uv_timer_start(&i->timer, on_timer, (uint64_t)(i->set->o.metrics_interval_s * 1000), 0);
@@ -837,11 +842,15 @@ static void on_list_done(struct ebb_kube_req *req, int status, const char *body,
         return;
     }
     {
-        char why[160];
-        ebb_kube_status_message(status, body, len, why, sizeof(why));
-        snprintf(msg, sizeof(msg), "LIST %s answered %d: %s", i->path, status, why);
+        char what[600], text[1024];
+
+        /* refused credentials or rights do not mend by waiting: a front
+         * end that has never synced may give up at once (refused) */
+        i->refused = !i->synced && (status == 401 || status == 403) ? status : 0;
+        snprintf(what, sizeof(what), "LIST %s", i->path);
+        ebb_kube_answer_text(what, status, body, len, text, sizeof(text));
+        page_failed(i, text);
     }
-    page_failed(i, msg);
 }
 
 /* Ask for the page after `cont` (NULL or "": the first). */
@@ -1093,6 +1102,7 @@ static void on_watch_open(struct ebb_kube_req *req, void *ud)
     struct informer *i = ud;
     (void)req;
 
+    i->opened = true;
     if (i->broken_since != 0) {
         ebb_log(EBB_LOG_INFO, "watch %s: resumed from resourceVersion %s", i->name, i->rv);
         i->reopened_from = i->broken_since;
@@ -1159,10 +1169,13 @@ static void on_watch_data(struct ebb_kube_req *req, const char *data, size_t len
     }
 }
 
+/* How long a watch must have been up for its end to be routine (tests: 0). */
+uint64_t ebb__informers_quick_ms = WATCH_QUICK_MS;
+
 static void on_watch_done(struct ebb_kube_req *req, int status, const char *body, size_t len, void *ud)
 {
     struct informer *i = ud;
-    char why[160], msg[240];
+    char what[600], msg[1024];
 
     if (i->req != req)
         return;   /* cancelled on purpose */
@@ -1181,7 +1194,7 @@ static void on_watch_done(struct ebb_kube_req *req, int status, const char *body
         /* the server's timeoutSeconds: carry on from where we are (a
          * watch that ended at once having brought nothing waits first) */
         i->st.resumes++;
-        if (i->progress || now_ms(i->set) - i->opened_at >= WATCH_QUICK_MS)
+        if (i->progress || now_ms(i->set) - i->opened_at >= ebb__informers_quick_ms)
             start_watch(i);
         else
             retry_later(i);
@@ -1191,8 +1204,19 @@ static void on_watch_done(struct ebb_kube_req *req, int status, const char *body
         relist(i, "resourceVersion expired (410)");
         return;
     }
-    ebb_kube_status_message(status, body, len, why, sizeof(why));
-    snprintf(msg, sizeof(msg), "WATCH %s ended: %d %s", i->path, status, why);
+    snprintf(what, sizeof(what), "WATCH %s ended", i->path);
+    ebb_kube_answer_text(what, status, body, len, msg, sizeof(msg));
+    if (status == EBB_EIO && i->opened && !i->progress &&
+        now_ms(i->set) - i->opened_at >= ebb__informers_quick_ms) {
+        /* A watch that was up, quiet, and then cut without its closing
+         * chunk: what a load balancer in front of a managed API server
+         * does to an idle connection, or the server at its timeout.
+         * Routine: resume from where we are, at debug level. */
+        ebb_log(EBB_LOG_DEBUG, "watch %s: %s; resuming", i->name, msg);
+        i->st.resumes++;
+        start_watch(i);
+        return;
+    }
     broke(i, msg);
     i->st.resumes++;
     retry_later(i);
@@ -1219,7 +1243,12 @@ static void start_watch(struct informer *i)
     i->state = ST_WATCHING;
     i->line_len = 0;
     i->progress = false;
+    i->opened = false;
     i->opened_at = now_ms(i->set);
+    /* the stream's idle limit must outlast the server's timeoutSeconds:
+     * else a quiet watch is cut by ebb as the server closes it, and reads
+     * as a failure every few minutes */
+    o.timeout_ms = ((long)i->set->o.watch_timeout_s + WATCH_IDLE_MARGIN_S) * 1000;
     if (ebb_kube_request(i->set->kube, &o, &i->req) != 0) {
         broke(i, "cannot start a WATCH");
         retry_later(i);
@@ -1256,6 +1285,26 @@ void ebb_informers_enable(struct ebb_informers *s, bool metrics, bool koord_metr
     }
     for (size_t k = first; s->started && k < s->n; k++)
         start_list(&s->inf[k], NULL);
+}
+
+int ebb_informers_refused(const struct ebb_informers *s, char *why, size_t len)
+{
+    const char *cred = ebb_kube_cred_error(s->kube);
+
+    /* no credential to send: no request can succeed until the plugin
+     * (or its installation) is fixed */
+    if (cred != NULL && !ebb_informers_synced(s)) {
+        if (why != NULL && len > 0)
+            snprintf(why, len, "%s", cred);
+        return EBB_EIO;
+    }
+    for (size_t k = 0; k < s->n; k++)
+        if (!s->inf[k].synced && s->inf[k].refused) {
+            if (why != NULL && len > 0)
+                snprintf(why, len, "%s", s->inf[k].last_error);
+            return s->inf[k].refused;
+        }
+    return 0;
 }
 
 bool ebb_informers_synced(const struct ebb_informers *s)

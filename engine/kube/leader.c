@@ -330,10 +330,12 @@ static void after_release(struct ebb_kube_req *req, int status, const char *body
 {
     struct ebb_leader *l = ud;
     (void)req;
-    (void)body;
-    (void)len;
-    if (status != 200)
-        ebb_log(EBB_LOG_WARN, "leader election: releasing lease %s/%s answered %d", l->ns, l->name, status);
+    if (status != 200) {
+        char what[600], told[1024];
+        snprintf(what, sizeof(what), "leader election: releasing lease %s/%s", l->ns, l->name);
+        ebb_kube_answer_text(what, status, body, len, told, sizeof(told));
+        ebb_log(EBB_LOG_WARN, "%s", told);
+    }
     finish_close(l);
 }
 

@@ -321,12 +321,10 @@ static void on_secret_get(struct ebb_kube_req *req, int status, const char *body
         return;
     }
     if (status != 200 || (j = cJSON_ParseWithLength(body, len)) == NULL) {
-        if (status < 0)
-            ebb_log(EBB_LOG_WARN, "prometheus: GET secret %s/%s failed: %.200s", p->secret_ns,
-                    p->secret_name, body ? body : "");
-        else
-            ebb_log(EBB_LOG_WARN, "prometheus: GET secret %s/%s answered %d", p->secret_ns,
-                    p->secret_name, status);
+        char what[600], told[1024];
+        snprintf(what, sizeof(what), "prometheus: GET secret %s/%s", p->secret_ns, p->secret_name);
+        ebb_kube_answer_text(what, status, body, len, told, sizeof(told));
+        ebb_log(EBB_LOG_WARN, "%s", told);
         if (!p->have_token && p->token_why == NULL) {
             snprintf(why, sizeof(why), "unable to get %s/%s secret", p->secret_ns, p->secret_name);
             set_token(p, NULL, why);
@@ -429,12 +427,12 @@ static void on_watch_done(struct ebb_kube_req *req, int status, const char *body
     else if (status == 200 && p->rv != NULL)
         secret_watch(p);   /* the server ended the watch (timeoutSeconds): go on */
     else {
-        if (status < 0)
-            ebb_log(EBB_LOG_WARN, "prometheus: WATCH secret %s/%s failed: %.200s", p->secret_ns,
-                    p->secret_name, body ? body : "");
-        else if (status != 200)
-            ebb_log(EBB_LOG_WARN, "prometheus: WATCH secret %s/%s answered %d", p->secret_ns,
-                    p->secret_name, status);
+        if (status != 200) {
+            char what[600], told[1024];
+            snprintf(what, sizeof(what), "prometheus: WATCH secret %s/%s", p->secret_ns, p->secret_name);
+            ebb_kube_answer_text(what, status, body, len, told, sizeof(told));
+            ebb_log(EBB_LOG_WARN, "%s", told);
+        }
         retry_later(p, p->rv == NULL);
     }
 }

@@ -300,27 +300,127 @@ static void test_missing_cluster_and_user(void **state)
     free(path);
 }
 
-static void test_exec_refused(void **state)
-{
-    char *path = put("config",
-                     "current-context: x\n"                                  /* 1 */
-                     "clusters: [{name: c, cluster: {server: 'https://h'}}]\n" /* 2 */
-                     "contexts: [{name: x, context: {cluster: c, user: u}}]\n" /* 3 */
-                     "users:\n"                                              /* 4 */
-                     "- name: u\n"                                           /* 5 */
-                     "  user:\n"                                             /* 6 */
-                     "    exec:\n"                                           /* 7 */
-                     "      apiVersion: client.authentication.k8s.io/v1\n"   /* 8 */
-                     "      command: aws\n");                                /* 9 */
-    struct ebb_error err;
-    char buf[1400];
+#define EXEC_HEAD                                                                          \
+    "current-context: x\n"                                   /* 1 */                       \
+    "clusters: [{name: c, cluster: {server: 'https://h:6443', insecure-skip-tls-verify: true}}]\n" \
+    "contexts: [{name: x, context: {cluster: c, user: u}}]\n" /* 3 */                      \
+    "users:\n"                                               /* 4 */                       \
+    "- name: u\n"                                            /* 5 */                       \
+    "  user:\n"                                              /* 6 */                       \
+    "    exec:\n"                                            /* 7 */
 
-    load_bad(path, NULL, EBB_ESCHEMA, 7, "users[0].user.exec", "not supported", &err);
-    ebb_error_format(&err, buf, sizeof(buf));
-    assert_non_null(strstr(buf, ":7: users[0].user.exec: exec credential plugins are not supported"));
+/* An EKS-style exec user: command resolved against the kubeconfig's
+ * directory, args and env in order, the cluster info when asked for. */
+static void test_exec_read(void **state)
+{
+    char *path = put("config", EXEC_HEAD
+                     "      apiVersion: client.authentication.k8s.io/v1beta1\n"
+                     "      command: bin/aws-iam-authenticator\n"
+                     "      args: [token, -i, prod]\n"
+                     "      env: [{name: AWS_PROFILE, value: prod}, {name: EMPTY}]\n"
+                     "      installHint: install it from your package manager\n"
+                     "      provideClusterInfo: true\n");
+    struct ebb_kube_config *c = load_ok(path, NULL);
+    char want[128];
+
+    assert_non_null(c->exec);
+    snprintf(want, sizeof(want), "%s/bin/aws-iam-authenticator", dir);
+    assert_string_equal(c->exec->argv[0], want);
+    assert_string_equal(c->exec->argv[1], "token");
+    assert_string_equal(c->exec->argv[3], "prod");
+    assert_null(c->exec->argv[4]);
+    assert_string_equal(c->exec->env[0], "AWS_PROFILE=prod");
+    assert_string_equal(c->exec->env[1], "EMPTY=");
+    assert_null(c->exec->env[2]);
+    assert_string_equal(c->exec->install_hint, "install it from your package manager");
+    assert_string_equal(c->exec->exec_info,
+                        "{\"kind\":\"ExecCredential\",\"apiVersion\":\"client.authentication.k8s.io/v1beta1\","
+                        "\"spec\":{\"interactive\":false,\"cluster\":{\"server\":\"https://h:6443\","
+                        "\"insecure-skip-tls-verify\":true}}}");
+    ebb_kube_config_free(c);
     free(path);
 
-    path = put("config",
+    /* a bare name is left to $PATH; without provideClusterInfo no cluster */
+    path = put("config", EXEC_HEAD
+               "      apiVersion: client.authentication.k8s.io/v1\n"
+               "      command: gke-gcloud-auth-plugin\n"
+               "      interactiveMode: IfAvailable\n");
+    c = load_ok(path, NULL);
+    assert_string_equal(c->exec->argv[0], "gke-gcloud-auth-plugin");
+    assert_null(c->exec->argv[1]);
+    assert_null(c->exec->install_hint);
+    assert_null(strstr(c->exec->exec_info, "cluster"));
+    ebb_kube_config_free(c);
+    free(path);
+}
+
+/* Every field of exec a user can get wrong: the file, line and field. */
+static void test_exec_bad(void **state)
+{
+    static const struct {
+        const char *body;
+        int line;
+        const char *field, *msg;
+    } cases[] = {
+        {"      command: aws\n", 8, "users[0].user.exec.apiVersion", "required"},
+        {"      apiVersion: client.authentication.k8s.io/v1alpha1\n      command: aws\n", 8,
+         "users[0].user.exec.apiVersion", "v1alpha1 was removed"},
+        {"      apiVersion: v1\n      command: aws\n", 8, "users[0].user.exec.apiVersion",
+         "is not client.authentication.k8s.io/v1 or"},
+        {"      apiVersion: client.authentication.k8s.io/v1beta1\n", 8,
+         "users[0].user.exec.command", "required"},
+        {"      apiVersion: client.authentication.k8s.io/v1\n      command: aws\n", 8,
+         "users[0].user.exec.interactiveMode", "required with"},
+        {"      apiVersion: client.authentication.k8s.io/v1\n      command: aws\n"
+         "      interactiveMode: Always\n", 10, "users[0].user.exec.interactiveMode",
+         "ebb runs without one"},
+        {"      apiVersion: client.authentication.k8s.io/v1\n      command: aws\n"
+         "      interactiveMode: Sometimes\n", 10, "users[0].user.exec.interactiveMode",
+         "is not Never, IfAvailable or Always"},
+        {"      apiVersion: client.authentication.k8s.io/v1beta1\n      command: aws\n"
+         "      args: token\n", 10, "users[0].user.exec.args", "a list of strings"},
+        {"      apiVersion: client.authentication.k8s.io/v1beta1\n      command: aws\n"
+         "      args: [token, [x]]\n", 10, "users[0].user.exec.args[1]", "a string"},
+        {"      apiVersion: client.authentication.k8s.io/v1beta1\n      command: aws\n"
+         "      env: {AWS_PROFILE: prod}\n", 10, "users[0].user.exec.env", "a list of {name, value}"},
+        {"      apiVersion: client.authentication.k8s.io/v1beta1\n      command: aws\n"
+         "      env:\n      - value: prod\n", 11, "users[0].user.exec.env[0].name", "required"},
+        {"      apiVersion: client.authentication.k8s.io/v1beta1\n      command: aws\n"
+         "      env: [{name: 'A=B', value: x}]\n", 10, "users[0].user.exec.env[0].name", "no '='"},
+        {"      apiVersion: client.authentication.k8s.io/v1beta1\n      command: aws\n"
+         "      env: [{name: A, value: [x]}]\n", 10, "users[0].user.exec.env[0].value", "string"},
+        {"      apiVersion: client.authentication.k8s.io/v1beta1\n      command: aws\n"
+         "      provideClusterInfo: maybe\n", 10, "users[0].user.exec.provideClusterInfo", NULL},
+        {"      apiVersion: client.authentication.k8s.io/v1beta1\n      command: \"aws\\0x\"\n", 9,
+         "users[0].user.exec.command", "NUL"},
+    };
+    struct ebb_error err;
+
+    for (size_t i = 0; i < EBB_ARRAY_LEN(cases); i++) {
+        char text[2048], *path;
+
+        snprintf(text, sizeof(text), "%s%s", EXEC_HEAD, cases[i].body);
+        path = put("config", text);
+        print_message("case %zu: %s\n", i, cases[i].field);
+        load_bad(path, NULL, EBB_ESCHEMA, cases[i].line, cases[i].field, cases[i].msg, &err);
+        assert_non_null(strstr(err.file, "config"));
+        free(path);
+    }
+    /* an exec that is not a map */
+    {
+        char *path = put("config",
+                         "current-context: x\n"
+                         "clusters: [{name: c, cluster: {server: 'https://h'}}]\n"
+                         "contexts: [{name: x, context: {cluster: c, user: u}}]\n"
+                         "users: [{name: u, user: {exec: aws}}]\n");
+        load_bad(path, NULL, EBB_ESCHEMA, 4, "users[0].user.exec", "a map", &err);
+        free(path);
+    }
+}
+
+static void test_other_auth_refused(void **state)
+{
+    char *path = put("config",
                "current-context: x\n"
                "clusters: [{name: c, cluster: {server: 'https://h'}}]\n"
                "contexts: [{name: x, context: {cluster: c, user: u}}]\n"
@@ -328,6 +428,8 @@ static void test_exec_refused(void **state)
                "- name: u\n"
                "  user:\n"
                "    auth-provider: {name: gcp}\n");
+    struct ebb_error err;
+
     load_bad(path, NULL, EBB_ESCHEMA, 7, "users[0].user.auth-provider", "not supported", &err);
     free(path);
 }
@@ -579,7 +681,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_missing_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_context, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_cluster_and_user, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_exec_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_exec_read, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_exec_bad, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_other_auth_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_values, setup, teardown),
         cmocka_unit_test_setup_teardown(test_in_cluster, setup, teardown),
         cmocka_unit_test_setup_teardown(test_source_order, setup, teardown),

@@ -1534,6 +1534,199 @@ static void test_answer_bounds(void **state)
     }
 }
 
+/* ---- exec credential plugins and 401s -------------------------------------------- */
+
+/* 200 to "Bearer good", else a 401 Status as kube-apiserver sends it. */
+static void h_auth(struct srv *s, struct conn *c, int n)
+{
+    if (strcmp(s->reqs[n].auth, "Bearer good") == 0)
+        respond(c, s->reqs[n].method[0] == 'P' ? 201 : 200, NULL, "{}");
+    else
+        respond(c, 401, NULL, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\","
+                              "\"message\":\"Unauthorized\",\"reason\":\"Unauthorized\",\"code\":401}");
+}
+
+/* A plugin printing, run by run, the tokens of `tokens` (space-separated;
+ * the last from then on), counting its runs in DIR/runs. */
+static void exec_plugin(char *dir, size_t dirlen, const char *tokens, const char *expiry,
+                        struct ebb_kube_exec *x, char **argv)
+{
+    char path[128], *script;
+    FILE *f;
+
+    snprintf(dir, dirlen, "/tmp/ebb-kube-exec-XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/plugin", dir);
+    assert_true(asprintf(&script,
+                         "#!/bin/sh\nd=%s\nn=$(cat $d/runs 2>/dev/null || echo 0); n=$((n+1)); echo $n >$d/runs\n"
+                         "set -- %s\ni=1; for t; do [ $i -le $n ] && tok=$t; i=$((i+1)); done\n"
+                         "printf '{\"kind\":\"ExecCredential\",\"apiVersion\":\"client.authentication.k8s.io/v1\","
+                         "\"status\":{\"token\":\"%%s\"%s%s%s}}' $tok\n",
+                         dir, tokens, expiry ? ",\"expirationTimestamp\":\"" : "", expiry ? expiry : "",
+                         expiry ? "\"" : "") > 0);
+    assert_non_null(f = fopen(path, "w"));
+    fputs(script, f);
+    fclose(f);
+    free(script);
+    assert_int_equal(chmod(path, 0755), 0);
+    argv[0] = strdup(path);
+    argv[1] = NULL;
+    *x = (struct ebb_kube_exec){ .api_version = "client.authentication.k8s.io/v1", .argv = argv,
+                                 .where = "kubeconfig: users[0].user.exec" };
+}
+
+static int plugin_runs(const char *dir)
+{
+    char path[128];
+    int n = 0;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/runs", dir);
+    if ((f = fopen(path, "r")) != NULL) {
+        if (fscanf(f, "%d", &n) != 1)
+            n = 0;
+        fclose(f);
+    }
+    return n;
+}
+
+static void plugin_done(const char *dir, char **argv)
+{
+    char cmd[128];
+
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+    free(argv[0]);
+}
+
+/* The plugin's token is cached; a 401 runs it again and sends the request
+ * once more with the new token (a write too: a 401 changed nothing). */
+static void test_exec_reauth_on_401(void **state)
+{
+    struct ebb_kube_exec x;
+    char dir[64], *argv[2];
+    struct env e;
+
+    exec_plugin(dir, sizeof(dir), "bad good", NULL, &x, argv);
+    env_init(&e, h_auth);
+    e.cfg.exec = &x;
+    env_client(&e, &(struct ebb_kube_opts){ .max_retries = 1 });
+    start(&e, 0, "GET", "/api/v1/pods", NULL, false);
+    RUN_UNTIL(&e, e.d[0].calls == 1);
+    assert_int_equal(e.d[0].status, 200);
+    assert_int_equal(e.srv.nreq, 2);
+    assert_string_equal(e.srv.reqs[0].auth, "Bearer bad");
+    assert_string_equal(e.srv.reqs[1].auth, "Bearer good");
+    assert_int_equal(plugin_runs(dir), 2);
+    /* cached: no expirationTimestamp */
+    for (int i = 1; i < 4; i++) {
+        start(&e, i, i == 3 ? "POST" : "GET", "/api/v1/nodes", i == 3 ? "{}" : NULL, i == 3);
+        RUN_UNTIL(&e, e.d[i].calls == 1);
+        assert_int_equal(e.d[i].status, i == 3 ? 201 : 200);
+    }
+    assert_int_equal(plugin_runs(dir), 2);
+    env_finish(&e);
+    plugin_done(dir, argv);
+
+    /* a plugin that only gives refused tokens: run again once per
+     * request, then the 401 is the answer, with the server's message */
+    exec_plugin(dir, sizeof(dir), "bad", NULL, &x, argv);
+    env_init(&e, h_auth);
+    e.cfg.exec = &x;
+    env_client(&e, &(struct ebb_kube_opts){ .max_retries = 1 });
+    start(&e, 0, "POST", "/api/v1/namespaces/d/events", "{}", true);
+    RUN_UNTIL(&e, e.d[0].calls == 1);
+    assert_int_equal(e.d[0].status, 401);
+    assert_int_equal(e.srv.nreq, 2);
+    assert_int_equal(plugin_runs(dir), 2);
+    env_finish(&e);
+    plugin_done(dir, argv);
+}
+
+/* A credential past its expirationTimestamp is not sent: the plugin runs
+ * before each request. A plugin that fails fails the request with its
+ * message, naming the kubeconfig's field; nothing is sent. */
+static void test_exec_expiry_and_failure(void **state)
+{
+    struct ebb_kube_exec x;
+    char dir[64], *argv[2];
+    struct env e;
+
+    exec_plugin(dir, sizeof(dir), "good", "2020-01-01T00:00:00Z", &x, argv);
+    env_init(&e, h_auth);
+    e.cfg.exec = &x;
+    env_client(&e, NULL);
+    for (int i = 0; i < 3; i++) {
+        start(&e, i, "GET", "/api/v1/pods", NULL, false);
+        RUN_UNTIL(&e, e.d[i].calls == 1);
+        assert_int_equal(e.d[i].status, 200);
+    }
+    assert_int_equal(plugin_runs(dir), 3);
+    assert_null(ebb_kube_cred_error(e.k));
+    env_finish(&e);
+    plugin_done(dir, argv);
+
+    exec_plugin(dir, sizeof(dir), "bad", NULL, &x, argv);
+    free(argv[0]);
+    argv[0] = strdup("ebb-no-such-plugin");
+    x.install_hint = "see your cloud's documentation";
+    env_init(&e, h_auth);
+    e.cfg.exec = &x;
+    env_client(&e, NULL);
+    start(&e, 0, "GET", "/api/v1/pods", NULL, false);
+    RUN_UNTIL(&e, e.d[0].calls == 1);
+    assert_int_equal(e.d[0].status, EBB_EIO);
+    assert_non_null(strstr(e.d[0].body, "kubeconfig: users[0].user.exec: exec plugin ebb-no-such-plugin"));
+    assert_non_null(strstr(e.d[0].body, "see your cloud's documentation"));
+    assert_int_equal(e.srv.nreq, 0);
+    /* what a front end waiting for its first sync reads to stop at once */
+    assert_non_null(ebb_kube_cred_error(e.k));
+    assert_string_equal(ebb_kube_cred_error(e.k), e.d[0].body);
+    env_finish(&e);
+    plugin_done(dir, argv);
+}
+
+/* How an answer is told: an internal code is never shown as an HTTP
+ * status, a Status's message is kept whole. */
+static void test_answer_text(void **state)
+{
+    static const char forbidden[] =
+        "{\"kind\":\"Status\",\"status\":\"Failure\",\"message\":\"pods is forbidden: User "
+        "\\\"system:serviceaccount:team-a-long-namespace-name:ebb-descheduler\\\" cannot list resource "
+        "\\\"pods\\\" in API group \\\"\\\" at the cluster scope\",\"reason\":\"Forbidden\",\"code\":403}";
+    static const struct {
+        int status;
+        const char *body, *want;
+    } cases[] = {
+        {403, forbidden, "LIST /api/v1/pods: 403 pods is forbidden: User \"system:serviceaccount:"
+                         "team-a-long-namespace-name:ebb-descheduler\" cannot list resource \"pods\" in "
+                         "API group \"\" at the cluster scope"},
+        {401, "{\"kind\":\"Status\",\"message\":\"Unauthorized\",\"code\":401}", "LIST /api/v1/pods: 401 Unauthorized"},
+        {401, "", "LIST /api/v1/pods: 401 Unauthorized"},
+        {503, "", "LIST /api/v1/pods: 503 Service Unavailable"},
+        {EBB_EIO, "Failed to connect to 127.0.0.1 port 1: Connection refused",
+         "LIST /api/v1/pods: Failed to connect to 127.0.0.1 port 1: Connection refused"},
+        {EBB_ELIMIT, "the answer is larger than 16 bytes", "LIST /api/v1/pods: the answer is larger than 16 bytes"},
+        {EBB_ESTATE, "", "LIST /api/v1/pods: invalid state"},
+        {EBB_ENOMEM, NULL, NULL},
+    };
+    for (size_t i = 0; i < EBB_ARRAY_LEN(cases); i++) {
+        char out[1024];
+        size_t len = cases[i].body ? strlen(cases[i].body) : 0;
+
+        ebb_kube_answer_text("LIST /api/v1/pods", cases[i].status, cases[i].body, len, out, sizeof(out));
+        if (cases[i].want != NULL)
+            assert_string_equal(out, cases[i].want);
+        if (cases[i].status < 0) {
+            /* no number where a status would be */
+            char num[16];
+            snprintf(num, sizeof(num), ": %d", cases[i].status);
+            assert_null(strstr(out, num));
+            assert_null(strstr(out, "HTTP"));
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1551,6 +1744,9 @@ int main(void)
         cmocka_unit_test(test_write_not_retried),
         cmocka_unit_test(test_retry_transport),
         cmocka_unit_test(test_connection_refused),
+        cmocka_unit_test(test_exec_reauth_on_401),
+        cmocka_unit_test(test_exec_expiry_and_failure),
+        cmocka_unit_test(test_answer_text),
         cmocka_unit_test(test_cancel_waiting_retry),
         cmocka_unit_test(test_timeout),
         cmocka_unit_test(test_token_rotation),

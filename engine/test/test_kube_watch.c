@@ -15,6 +15,7 @@
 #include "test/kube_server.h"
 
 extern double ebb__informers_backoff;
+extern uint64_t ebb__informers_quick_ms;
 extern double ebb__kube_backoff;
 extern size_t ebb__informers_queue_max;
 size_t ebb__informers_queued(const struct ebb_informers *s);
@@ -291,6 +292,34 @@ static void test_watch_broken_again_and_again(void **state)
     env_close(&e);
 }
 
+/* An idle watch cut without its closing chunk (a load balancer in front
+ * of a managed API server at its idle timeout; the server at its
+ * timeoutSeconds) is routine: resumed from where it was, not counted as an
+ * error, the view never stale, nothing above debug level. A cut of a watch
+ * that was never accepted still is an error. */
+static void test_idle_watch_cut_is_routine(void **state)
+{
+    static const char cut[] =
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
+    struct env e;
+    (void)state;
+
+    env_open(&e, false);
+    ebb__informers_quick_ms = 0;
+    ok_json(&e, KS_PODS, "{\"metadata\":{\"resourceVersion\":\"9\"},\"items\":[]}");
+    for (int i = 0; i < 3; i++)
+        ks_add(&e.srv, KS_PODS, cut, sizeof(cut) - 1, 1, false, false);
+    ebb_informers_start(e.inf);
+    run_until(&e, synced_and_out);
+    ebb__informers_quick_ms = 10000;
+    assert_int_equal(stat_of(&e, "errors"), 0);
+    assert_int_equal(stat_of(&e, "resumes"), 3);
+    assert_int_equal(ebb_informers_broken_ms(e.inf, NULL, 0), 0);
+    assert_non_null(strstr(e.srv.url[KS_PODS], "timeoutSeconds="));
+    assert_non_null(strstr(e.srv.url[KS_PODS], "resourceVersion=9"));
+    env_close(&e);
+}
+
 /* What a cycle holds is bounded: past it that resource's queue is dropped
  * and it is listed again once the hold is released, and the queues'
  * count stays right. */
@@ -336,6 +365,7 @@ int main(void)
         cmocka_unit_test(test_watch_skips_alone),
         cmocka_unit_test(test_list_retried),
         cmocka_unit_test(test_watch_broken_again_and_again),
+        cmocka_unit_test(test_idle_watch_cut_is_routine),
         cmocka_unit_test(test_hold_bounded),
     };
 

@@ -4,8 +4,8 @@
  * token, CA and namespace files; the token file is re-read as it rotates)
  * or a kubeconfig (--kubeconfig, $KUBECONFIG, ~/.kube/config; current
  * context; bearer token, client certificate and key as files or data, CA as
- * file or data, insecure-skip-tls-verify). TLS is always verified unless
- * the kubeconfig says otherwise.
+ * file or data, insecure-skip-tls-verify, an exec credential plugin). TLS
+ * is always verified unless the kubeconfig says otherwise.
  *
  * Client: libcurl multi driven by a libuv loop (uv_poll per socket, one
  * uv_timer for curl's timeouts). Every callback runs on the loop thread, in
@@ -22,6 +22,24 @@
 
 #include "common.h"
 
+/* users[].user.exec: a credential plugin (client.authentication.k8s.io v1
+ * or v1beta1) run without a shell, as client-go runs it. */
+struct ebb_kube_exec {
+    char *api_version;     /* "client.authentication.k8s.io/v1" or ".../v1beta1" */
+    char **argv;           /* command (resolved as client-go does), then args; NULL-ended */
+    char **env;            /* "NAME=value" added to ebb's environment; NULL-ended */
+    char *install_hint;    /* printed when the command is not found, or NULL */
+    char *exec_info;       /* the KUBERNETES_EXEC_INFO JSON (spec.cluster with provideClusterInfo) */
+    char *where;           /* for messages: "FILE: users[N].user.exec" */
+};
+
+/* What a plugin answered (ExecCredential status). */
+struct ebb_kube_cred {
+    char *token;                 /* or NULL */
+    char *cert_data, *key_data;  /* PEM, both or neither */
+    int64_t expires;             /* seconds since the epoch; EBB_TIME_NONE: never */
+};
+
 struct ebb_kube_config {
     char *server;          /* "https://10.96.0.1:443" */
     char *token;           /* bearer token, or NULL */
@@ -33,6 +51,7 @@ struct ebb_kube_config {
     bool insecure;         /* insecure-skip-tls-verify */
     char *namespace;       /* in-cluster namespace file, or the context's namespace */
     char *source;          /* for messages: "in-cluster" or "PATH (context NAME)" */
+    struct ebb_kube_exec *exec;   /* a credential plugin, or NULL */
 };
 
 /* Find and read the configuration: `kubeconfig` (may be NULL), else
@@ -44,6 +63,28 @@ struct ebb_kube_config {
 int ebb_kube_config_load(const char *kubeconfig, const char *context,
                          struct ebb_kube_config **out, struct ebb_error *err);
 void ebb_kube_config_free(struct ebb_kube_config *c);
+
+/* The plugins (kube_exec.c). Loop thread, blocking: the plugin runs at
+ * most EBB_KUBE_EXEC_TIMEOUT_MS and its stdout is read up to
+ * EBB_KUBE_EXEC_OUT_MAX bytes; past either it is killed. */
+#define EBB_KUBE_EXEC_TIMEOUT_MS 30000
+#define EBB_KUBE_EXEC_OUT_MAX ((size_t)1 << 20)
+void ebb_kube_exec_free(struct ebb_kube_exec *x);                       /* NULL-safe */
+int ebb_kube_exec_dup(const struct ebb_kube_exec *x, struct ebb_kube_exec **out);
+void ebb_kube_cred_clear(struct ebb_kube_cred *c);                      /* keeps c */
+/* Read a plugin's stdout as client-go does: an ExecCredential of the
+ * configured apiVersion with a status holding a token or a client
+ * certificate and key (both), and an optional expirationTimestamp.
+ * Anything else is EBB_EPARSE/EBB_ESCHEMA with err->field naming the field
+ * ("status.token", "apiVersion", ...). On success *out is filled (the
+ * caller clears it). */
+int ebb_kube_exec_parse(const char *api_version, const char *text, size_t len,
+                        struct ebb_kube_cred *out, struct ebb_error *err);
+/* Run the plugin and parse its answer. A command not found (with the
+ * installHint), a non-zero exit, a timeout or too much output: EBB_EIO
+ * naming the command. */
+int ebb_kube_exec_run(const struct ebb_kube_exec *x, struct ebb_kube_cred *out,
+                      struct ebb_error *err);
 
 struct ebb_kube;
 struct ebb_kube_req;
@@ -129,6 +170,20 @@ int ebb_kube_set_token(struct ebb_kube *k, const char *token);
  * ("pods is forbidden: ..."), or the start of a body that is not a Status;
  * for a transport failure (status < 0), curl's message. */
 void ebb_kube_status_message(int status, const char *body, size_t len, char *out, size_t outlen);
+
+/* The one way an answer is told in a log line or an error: "WHAT: 403
+ * <the Status's message and causes, whole>" for an HTTP answer (its
+ * reason phrase when it has no message: "WHAT: 401 Unauthorized");
+ * "WHAT: <what failed>" for a transport failure, a local refusal or a
+ * credential plugin's failure (status < 0): an internal code is never
+ * shown as if it were an HTTP status. Cut to fit `outlen` only. */
+void ebb_kube_answer_text(const char *what, int status, const char *body, size_t len, char *out,
+                          size_t outlen);
+
+/* Why the last run of the exec credential plugin failed (the message the
+ * requests it failed ended with), NULL when it succeeded or never ran.
+ * Valid until the next request starts. */
+const char *ebb_kube_cred_error(const struct ebb_kube *k);
 
 /* Requests in flight (tests, metrics). */
 size_t ebb_kube_inflight(const struct ebb_kube *k);

@@ -71,6 +71,13 @@ void ebb_informers_start(struct ebb_informers *inf);
 /* Add the optional sources a reloaded policy needs (never removes any). */
 void ebb_informers_enable(struct ebb_informers *inf, bool metrics, bool koord_metrics);
 
+/* 401 or 403 when a resource that has never been listed had its last LIST
+ * refused so (bad or expired credentials, missing rights), EBB_EIO when
+ * the exec credential plugin failed (ebb_kube_cred_error), else 0; `why`
+ * (may be NULL) gets the server's answer, whole ("LIST /api/v1/pods: 403
+ * pods is forbidden: User ... cannot list resource ..."). A
+ * front end waiting for the first sync stops there instead of waiting. */
+int ebb_informers_refused(const struct ebb_informers *inf, char *why, size_t len);
 /* Every resource has been listed once. */
 bool ebb_informers_synced(const struct ebb_informers *inf);
 /* How long (ms) the longest-broken watch has been broken; 0 if all are up.
