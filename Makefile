@@ -49,11 +49,35 @@ FUZZ_SECONDS ?= 60
 FUZZ_RT := $(shell $(FUZZ_CC) --print-file-name=libclang_rt.fuzzer-x86_64.a 2>/dev/null)
 FUZZ_OK := $(if $(filter /%,$(FUZZ_RT)),$(wildcard $(FUZZ_RT)))
 
-.PHONY: all deps test test-c test-lua test-integration check-layers demo report bench fuzz clean
+.PHONY: all install image deps test test-c test-lua test-integration check-layers demo report bench fuzz clean
 # the ASan and fuzz objects are shared by every binary: keep them
 .SECONDARY: $(ASAN_OBJ) $(FUZZ_OBJ)
 
 all: $(B)/ebb $(B)/ebb_core.so
+
+# make install [PREFIX=/usr/local] [DESTDIR=]: the binary and what it loads
+# at start, laid out where it looks for them beside itself
+# (<bin>/../share/ebb, engine/core/framework.c find_home): the tree under
+# PREFIX can be copied anywhere and runs without EBB_HOME. The demo snapshot
+# and policy go to share/ebb/examples.
+PREFIX ?= /usr/local
+install: $(B)/ebb
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/ebb/lua/ebb \
+	  $(DESTDIR)$(PREFIX)/share/ebb/policies $(DESTDIR)$(PREFIX)/share/ebb/examples
+	install -m 755 $(B)/ebb $(DESTDIR)$(PREFIX)/bin/ebb
+	install -m 644 lua/ebb/*.lua $(DESTDIR)$(PREFIX)/share/ebb/lua/ebb/
+	install -m 644 policies/*.lua $(DESTDIR)$(PREFIX)/share/ebb/policies/
+	install -m 644 spec/fixtures/demo-cluster.json spec/fixtures/demo-policy.yaml \
+	  $(DESTDIR)$(PREFIX)/share/ebb/examples/
+
+# ebb's image from nothing, with Debian's buildah (not installed by `make
+# deps`: only this target needs it): the binary, its libraries, the CA
+# certificates and the Lua runtime; deploy/image/build.sh says what else.
+IMAGE ?= localhost/ebb:$(shell $(B)/ebb version 2>/dev/null | cut -d' ' -f2)
+image: $(B)/ebb
+	rm -rf $(B)/image
+	$(MAKE) --no-print-directory install DESTDIR=$(abspath $(B))/image/rootfs PREFIX=/usr
+	sh deploy/image/build.sh $(B)/image/rootfs $(IMAGE)
 
 # Install the stack from Debian when something is missing: as root with
 # apt-get, otherwise print the exact command and stop.

@@ -1023,6 +1023,7 @@ input:
     report(&err);
     rc = EXIT_INPUT;
 fail:
+    ebb_log(EBB_LOG_ERROR, "cannot start: %s", ebb_strerror(rc));
     ebb__run_handoff_free(r);
     ebb_changes_destroy(r->changes);
     ebb_prom_live_close(r->prom, NULL, NULL);

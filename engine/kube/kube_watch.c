@@ -178,6 +178,10 @@ int ebb_informers_create(uv_loop_t *loop, struct ebb_kube *kube, struct ebb_cach
     }
     s->spill_check = SPILL_SEGMENT;
     if ((s->spill = spill_file()) == NULL || ebb_cache_add_source(cache, s->spill, &s->spill_src) != 0) {
+        if (s->spill == NULL)   /* a read-only root filesystem without a volume at /tmp */
+            ebb_log(EBB_LOG_ERROR, "watch: cannot create a file in /tmp for the objects' text (%s): "
+                                   "ebb needs a writable /tmp (an emptyDir, as deploy/ mounts)",
+                    strerror(errno));
         if (s->spill)
             fclose(s->spill);
         ebb_json_arena_destroy(s->arena);
