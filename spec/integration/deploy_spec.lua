@@ -373,6 +373,25 @@ describe("deploy/ renders", function()
     assert.is_true(contains(c.args, "--once"))
   end)
 
+  it("service-monitor: a Service over the pods' metrics port and a ServiceMonitor that selects it", function()
+    local objs = render_with({ "deploy/base" }, { "deploy/components/service-monitor" })
+    local svc, sm = one(objs, "Service", "ebb-metrics"), one(objs, "ServiceMonitor", "ebb")
+    local pod = deployment_pod(objs)
+    local tmpl = one(objs, "Deployment").spec.template.metadata.labels
+    assert.equal("ebb-system", svc.metadata.namespace)
+    assert.equal("ebb-system", sm.metadata.namespace)
+    -- the Service selects the Deployment's pods, by the port the container names
+    for k, v in pairs(svc.spec.selector) do assert.equal(v, tmpl[k], "selector " .. k) end
+    local names = {}
+    for _, p in ipairs(pod.containers[1].ports) do names[p.name] = p.containerPort end
+    local sp = svc.spec.ports[1]
+    assert.equal(names[sp.targetPort], sp.port, "Service port " .. tostring(sp.targetPort))
+    -- the ServiceMonitor selects the Service and scrapes a port it has
+    for k, v in pairs(sm.spec.selector.matchLabels) do assert.equal(v, svc.metadata.labels[k], "label " .. k) end
+    assert.equal(sp.name, sm.spec.endpoints[1].port)
+    assert.equal("/metrics", sm.spec.endpoints[1].path)
+  end)
+
   it("node-placement: a nodeSelector and tolerations for ebb's own pod, on request", function()
     for _, layout in ipairs({ { "deploy/base", deployment_pod }, { "deploy/overlays/cronjob", cronjob_pod } }) do
       local objs = render_with({ layout[1] }, { "deploy/components/node-placement" })
