@@ -16,6 +16,16 @@ static bool can_ignore_pdb(const struct ebb_pod *p)
            p->phase == EBB_PHASE_PENDING || (p->flags & EBB_POD_TERMINATING);
 }
 
+/* The PDBs p's labels can meet, in namespace order (not every PDB of the
+ * namespace): into some[16] when they fit, else the namespace's list. */
+static const struct ebb_pdb *const *candidates(const struct ebb_cache *c, const struct ebb_pod *p,
+                                               const struct ebb_pdb *some[16], uint32_t *n)
+{
+    if ((*n = ebb_cache_pdbs_selecting(c, p, some, 16)) <= 16)
+        return some;
+    return ebb_cache_pdbs_in(c, p->ns, n);
+}
+
 static struct ebb_pdb_state current(struct ebb_map *state, const struct ebb_pdb *pdb)
 {
     struct ebb_pdb_state *s = state ? ebb__map_get(state, pdb->ns, pdb->name) : NULL;
@@ -35,11 +45,7 @@ int ebb__pdb_decide(const struct ebb_cache *c, const struct ebb_pod *pod, struct
         msg[0] = '\0';
     if (can_ignore_pdb(pod))
         return EBB_PDB_ALLOW;
-    /* the ones its labels can meet, in namespace order: not every PDB */
-    if ((n = ebb_cache_pdbs_selecting(c, pod, some, EBB_ARRAY_LEN(some))) <= EBB_ARRAY_LEN(some))
-        pdbs = some;
-    else
-        pdbs = ebb_cache_pdbs_in(c, pod->ns, &n);
+    pdbs = candidates(c, pod, some, &n);
     for (uint32_t i = 0; i < n; i++) {
         /* a nil or empty selector matches nothing here, unlike elsewhere */
         if (pdbs[i]->selector == NULL || ebb_selector_is_empty(pdbs[i]->selector) ||
@@ -153,10 +159,7 @@ static void count_healthy(struct settle *s, const struct ebb_cache *c, const str
     const struct ebb_pdb *const *pdbs, *some[16];
     uint32_t n;
 
-    if ((n = ebb_cache_pdbs_selecting(c, p, some, EBB_ARRAY_LEN(some))) <= EBB_ARRAY_LEN(some))
-        pdbs = some;
-    else
-        pdbs = ebb_cache_pdbs_in(c, p->ns, &n);
+    pdbs = candidates(c, p, some, &n);
     for (uint32_t i = 0; i < n; i++) {
         struct ebb_pdb_state *st = ebb__map_get(&s->fresh, pdbs[i]->ns, pdbs[i]->name);
         if (st != NULL && ebb_selector_matches(pdbs[i]->selector, &p->labels))
