@@ -22,6 +22,10 @@
 #include "ebb/lua.h"
 
 #define EXIT_INPUT 2
+/* --once: the cycle ran, but some eviction failed for a reason that is not
+ * the policy's (the API server refused it, 403, answered 5xx, timed out, or
+ * the request could not be sent). A CronJob's Job shows it as failed. */
+#define EXIT_EVICTIONS_FAILED 3
 
 #define SKIP_BURST 10             /* skipped objects reported (log line, Event) at once */
 #define SKIP_EVERY_MS 6000        /* then one every this long; all are in the metric */
@@ -36,7 +40,10 @@ static void usage(FILE *f)
           "               [--max-stale 30s]\n"
           "\n"
           "  --interval D          time between cycles (Go duration); 0 runs one cycle (default 5m)\n"
-          "  --once                one cycle, then exit 0 (a Job or CronJob)\n"
+          "  --once                one cycle, then exit (a Job or CronJob): 0 done, refusals\n"
+          "                        of the policy (PDB, limits, filters) included; 3 some\n"
+          "                        eviction failed otherwise (403, 5xx, timeout); 2 bad\n"
+          "                        input; 1 anything else (e.g. --sync-timeout)\n"
           "  --dry-run             decide and report, never evict\n"
           "  --leader-elect        only the holder of a coordination.k8s.io Lease evicts;\n"
           "    --leader-elect-lease-duration D (137s) --leader-elect-renew-deadline D (107s)\n"
@@ -306,6 +313,12 @@ static void account_cycle(struct runner *r, double seconds, bool triggered)
         const char *v[] = { result_of(f->why), f->plugin, f->profile, ns, f->node };
         ebb_metric_add(ev_total, v, 1);
         ebb_metric_add(ev_old, v, 1);
+        /* Every outcome of an eviction ends in this plan, whichever way it
+         * failed (an answer, a request never sent, a PDB the evictor cannot
+         * decide): "api-error" is the one cause that is not the policy's
+         * decision, and what --once's exit status reports. */
+        if (strcmp(f->why, ebb_why_name(EBB_WHY_API_ERROR)) == 0)
+            r->evictions_failed++;
     }
     for (size_t i = 0; i < p->nerrors; i++) {
         const char *v[] = { p->errors[i].plugin, p->errors[i].profile };
@@ -544,6 +557,11 @@ void ebb__run_cycle_finished(struct runner *r)
     if (r->reload_due && !r->o.once && !r->stopping) {
         r->reload_due = false;
         ebb__run_reload(r, r->reload_forced);   /* changes seen during the cycle */
+    }
+    if (r->o.once && r->evictions_failed > 0 && r->exit_code == 0) {
+        ebb_log(EBB_LOG_ERROR, "%zu evictions failed (api-error): exit %d", r->evictions_failed,
+                EXIT_EVICTIONS_FAILED);
+        r->exit_code = EXIT_EVICTIONS_FAILED;
     }
     if (r->o.once || r->stopping) {
         ebb__run_shutdown(r);

@@ -118,6 +118,7 @@ struct runner {
     int cycles_done;
     bool stopping;
     int exit_code;
+    size_t evictions_failed;      /* api-error outcomes of every cycle (--once: EXIT_EVICTIONS_FAILED) */
     int pending_close;
     bool announced_wait;
     uint64_t drain_until;         /* uv_now() by which the last writes must be done */

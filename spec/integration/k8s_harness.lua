@@ -122,17 +122,23 @@ local function k8s_dir()
   return os.getenv("EBB_K8S_DIR") or "../shared/k8s"
 end
 
--- Why the control plane cannot be used here, or nil.
-function K.missing()
+-- The folder of ../shared/k8s with a version's binaries: bin/ (1.35, the
+-- default) or bin-VERSION/.
+local function bin_of(version)
+  return (version == nil or version == "1.35") and "bin" or ("bin-" .. version)
+end
+
+-- Why the control plane (of `version`, default 1.35) cannot be used here, or nil.
+function K.missing(version)
   local d = k8s_dir()
   if not read(d .. "/control-plane") then
     return d .. "/control-plane does not exist: the specs against a real Kubernetes " ..
       "control plane are skipped"
   end
   for _, b in ipairs({ "kube-apiserver", "kube-controller-manager", "kube-scheduler" }) do
-    local f = io.open(d .. "/bin/" .. b .. ".xz", "rb")
+    local f = io.open(d .. "/" .. bin_of(version) .. "/" .. b .. ".xz", "rb")
     if f then f:close() else
-      return d .. "/bin/" .. b .. ".xz is missing: the specs against a real control plane are skipped"
+      return d .. "/" .. bin_of(version) .. "/" .. b .. ".xz is missing: the specs against a real control plane are skipped"
     end
   end
   if os.execute("test -x /usr/bin/etcd") ~= true then
@@ -145,8 +151,8 @@ end
 -- Inside a describe(), given busted's `pending` (it lives in the spec
 -- file's environment, not in _G): declares the block pending with the
 -- reason and returns true where the control plane is missing.
-function K.skip(pending)
-  local why = K.missing()
+function K.skip(pending, version)
+  local why = K.missing(version)
   if why then
     pending(why)
     return true
@@ -176,10 +182,10 @@ end
 local my_pid = shell.pid
 
 -- build/k8s/bin/<binary>, decompressed once (again when the .xz is newer).
-local function cached_binaries(root, src)
-  os.execute("mkdir -p " .. shq(root .. "/bin"))
+local function cached_binaries(root, src, bin)
+  os.execute("mkdir -p " .. shq(root .. "/" .. bin))
   for _, b in ipairs({ "kube-apiserver", "kube-controller-manager", "kube-scheduler" }) do
-    local out, xz = root .. "/bin/" .. b, src .. "/bin/" .. b .. ".xz"
+    local out, xz = root .. "/" .. bin .. "/" .. b, src .. "/" .. bin .. "/" .. b .. ".xz"
     if os.execute(string.format("test -x %s && test ! %s -nt %s", shq(out), shq(xz), shq(out))) ~= true then
       local code, msg = sh(string.format("xz -dc %s >%s.tmp.%d && chmod +x %s.tmp.%d && mv %s.tmp.%d %s",
         shq(xz), shq(out), my_pid(), shq(out), my_pid(), shq(out), my_pid(), shq(out)))
@@ -199,25 +205,30 @@ end
 -- namespace controller clean up.
 K.CONTROLLERS = "replicaset,disruption,garbagecollector,namespace"
 
-local function start(opts)
-  local why = K.missing()
+local function start(opts, key)
+  local why = K.missing(opts.version)
   if why then error(why) end
   local src = abspath(k8s_dir())
   local root = abspath(os.getenv("EBB_BUILD") or "build")
   if not root then error("the build directory does not exist: make first") end
   root = root .. "/k8s"
-  cached_binaries(root, src)
+  local bin = bin_of(opts.version)
+  cached_binaries(root, src, bin)
   local pid = my_pid()
-  local dir = root .. "/run-" .. pid
-  os.execute(string.format("rm -rf %s && mkdir -p %s/bin", shq(dir), shq(dir)))
+  local dir = root .. "/run-" .. pid .. (opts.version and ("-" .. opts.version) or "")
+  -- control-plane up runs DIR/bin-VERSION's binaries
+  local run_bin = "bin-" .. (opts.version or "1.35")
+  os.execute(string.format("rm -rf %s && mkdir -p %s/bin %s/%s", shq(dir), shq(dir), shq(dir), run_bin))
   for _, b in ipairs({ "kube-apiserver", "kube-controller-manager", "kube-scheduler" }) do
     -- a hard link: `control-plane down` checks /proc/PID/exe against DIR/bin
-    os.execute(string.format("ln %s/bin/%s %s/bin/%s 2>/dev/null || cp %s/bin/%s %s/bin/%s",
-      shq(root), b, shq(dir), b, shq(root), b, shq(dir), b))
+    for _, to in ipairs(bin == "bin" and { "bin", run_bin } or { run_bin }) do
+      os.execute(string.format("ln %s/%s/%s %s/%s/%s 2>/dev/null || cp %s/%s/%s %s/%s/%s",
+        shq(root), bin, b, shq(dir), to, b, shq(root), bin, b, shq(dir), to, b))
+    end
   end
   local st = { cp = src .. "/control-plane", dir = dir, pid = pid }
   st.sentinel = setmetatable({}, { __gc = function() teardown(st) end })
-  REG[KEY] = st
+  REG[key] = st
   -- the watchdog: stops the control plane once this process is gone
   os.execute(string.format("setsid sh -c %s >/dev/null 2>&1 </dev/null &",
     shq(string.format("while kill -0 %d 2>/dev/null; do sleep 1; done; %s down %s; rm -rf %s",
@@ -226,11 +237,11 @@ local function start(opts)
   local controllers = opts.controllers == nil and K.CONTROLLERS or opts.controllers
   local code, out = sh(string.format("timeout 120 %s up %s%s%s", shq(st.cp), shq(dir),
     controllers and controllers ~= "" and (" --kcm " .. controllers) or "",
-    opts.scheduler == false and "" or " --scheduler"))
+    opts.scheduler == false and "" or " --scheduler") .. (opts.version and (" --version " .. opts.version) or ""))
   if code ~= 0 then
     local log = read(dir .. "/logs/kube-apiserver.log") or ""
     teardown(st)
-    REG[KEY] = nil
+    REG[key] = nil
     error("the control plane did not start (" .. tostring(code) .. "): " .. out .. "\n" .. log:sub(-2000))
   end
   st.env = parse_env(read(dir .. "/env") or "")
@@ -241,11 +252,21 @@ end
 -- The control plane of this process (started on the first call, with
 -- `opts`: controllers = the kube-controller-manager list (K.CONTROLLERS;
 -- false: none), scheduler = false for none; later calls get that one).
+-- opts.version = "1.25": a control plane of that version, one per process
+-- too, beside the default one.
 function K.cluster(opts)
-  local st = REG[KEY]
-  if st == nil or st.down then st = start(opts or {}) end
+  opts = opts or {}
+  local key = opts.version and (KEY .. "@" .. opts.version) or KEY
+  local st = REG[key]
+  if st == nil or st.down then st = start(opts, key) end
   return setmetatable({ st = st, env = st.env, dir = st.dir, kubeconfig = st.env.KUBECONFIG,
                         url = st.env.APISERVER }, Cluster)
+end
+
+-- Stop this control plane now (a spec file that started one of another
+-- version, so that it does not run beside the default one).
+function Cluster:down()
+  teardown(self.st)
 end
 
 -- ---- requests -----------------------------------------------------------------
