@@ -1,8 +1,8 @@
 /* `ebb convert FILE [--output yaml|json]`: the v1alpha2 policy that a
  * descheduler/v1alpha1 policy is converted to, on stdout, for a user who
  * moves off v1alpha1 (upstream removed it in v0.31.0). The conversion is the
- * one the loader does (core/v1alpha1.c), and the file is first loaded as
- * `ebb run` would load it, so that what is printed is what would run and a
+ * one the loader does (core/v1alpha1.c), and the file is first checked as
+ * `ebb check` checks it (the policy and every plugin's args), so that what is printed is what would run and a
  * bad file gets the loader's error (file, line, field). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +10,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "ebb/config.h"
+#include "ebb.h"
+#include "ebb/simulate.h"
 #include "ebb/convert.h"
 #include "ebb/v1alpha1.h"
 
@@ -43,7 +44,8 @@ static int print_error(const struct ebb_error *err)
 int ebb_convert_main(int argc, char **argv)
 {
     const char *file = NULL, *format = "yaml";
-    struct ebb_policy *policy = NULL;
+    struct ebb_sim_opts so = { 0 };
+    struct ebb_engine *e = NULL;
     struct ebb_val *root = NULL, *conv = NULL;
     struct ebb_error err;
     char *text = NULL;
@@ -78,11 +80,11 @@ int ebb_convert_main(int argc, char **argv)
         usage(stderr);
         return EXIT_INPUT;
     }
-    if ((rc = ebb_policy_load(file, &policy, &err)) != 0)
+    /* As `ebb check` does: the policy and every plugin's args. */
+    so.policy = file;
+    if ((rc = ebb_simulate(&so, &e, &err)) != 0)
         return print_error(&err);
-    for (size_t i = 0; i < policy->nwarnings; i++)
-        fprintf(stderr, "ebb: warning: %s\n", policy->warnings[i]);
-    ebb_policy_free(policy);
+    ebb_engine_destroy(e);
     if ((rc = ebb_val_load(file, &root, &err)) != 0)
         return print_error(&err);
     if (!ebb_v1alpha1_is(root)) {

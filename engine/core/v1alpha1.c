@@ -778,6 +778,32 @@ static int emit_scalar(yaml_emitter_t *em, const char *s, bool plain_ok)
     return yaml_emitter_emit(em, &ev) ? 0 : -1;
 }
 
+/* Plain only when the scalar reads back as this very string where it
+ * stands: alone for a value, before ": " for a key (where "<<" is a merge). */
+static int emit_string(yaml_emitter_t *em, const char *s, size_t len, bool key)
+{
+    struct ebb_val *back = NULL;
+    const struct ebb_val *got;
+    char *doc = NULL;
+    bool plain = false;
+
+    if (len > 0 && len < 4096 && strlen(s) == len && (doc = malloc(len + 4)) != NULL) {
+        memcpy(doc, s, len);
+        memcpy(doc + len, key ? ": 0" : "", key ? 4 : 1);
+        if (ebb_val_parse(doc, strlen(doc), "", &back, NULL) == 0) {
+            got = back;
+            if (key)
+                got = back->type == EBB_VAL_MAP && back->u.map.n == 1 &&
+                      strcmp(back->u.map.keys[0], s) == 0 ? back : NULL;
+            plain = got != NULL && (key || (got->type == EBB_VAL_STRING &&
+                                            strcmp(got->u.str.s, s) == 0));
+        }
+        ebb_val_free(back);
+        free(doc);
+    }
+    return emit_scalar(em, s, plain);
+}
+
 static int emit(yaml_emitter_t *em, const struct ebb_val *v, int depth)
 {
     yaml_event_t ev;
@@ -796,16 +822,8 @@ static int emit(yaml_emitter_t *em, const struct ebb_val *v, int depth)
     case EBB_VAL_FLOAT:
         snprintf(num, sizeof(num), "%.17g", v->u.f);
         return emit_scalar(em, num, true);
-    case EBB_VAL_STRING: {
-        /* Plain only when the scalar reads back as this very string. */
-        struct ebb_val *back = NULL;
-        bool plain = false;
-        if (v->u.str.len > 0 && strlen(v->u.str.s) == v->u.str.len &&
-            ebb_val_parse(v->u.str.s, v->u.str.len, "", &back, NULL) == 0)
-            plain = back->type == EBB_VAL_STRING && strcmp(back->u.str.s, v->u.str.s) == 0;
-        ebb_val_free(back);
-        return emit_scalar(em, v->u.str.s, plain);
-    }
+    case EBB_VAL_STRING:
+        return emit_string(em, v->u.str.s, v->u.str.len, false);
     case EBB_VAL_SEQ:
         if (!yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE) ||
             !yaml_emitter_emit(em, &ev))
@@ -821,10 +839,9 @@ static int emit(yaml_emitter_t *em, const struct ebb_val *v, int depth)
             !yaml_emitter_emit(em, &ev))
             return -1;
         for (size_t i = 0; i < v->u.map.n; i++) {
-            struct ebb_val key = { .type = EBB_VAL_STRING };
-            key.u.str.s = v->u.map.keys[i];
-            key.u.str.len = strlen(v->u.map.keys[i]);
-            if (emit(em, &key, depth + 1) != 0 || emit(em, v->u.map.vals[i], depth + 1) != 0)
+            const char *k = v->u.map.keys[i];
+            if (emit_string(em, k, strlen(k), true) != 0 ||
+                emit(em, v->u.map.vals[i], depth + 1) != 0)
                 return -1;
         }
         return yaml_mapping_end_event_initialize(&ev) && yaml_emitter_emit(em, &ev) ? 0 : -1;
