@@ -13,6 +13,8 @@
  *
  * Called by config.c (engine thread, at load and reload) and by
  * `ebb convert`. */
+#include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -767,11 +769,13 @@ static int buf_write(void *data, unsigned char *bytes, size_t size)
 
 /* A scalar: strings that would read back as another type (true, 5, null,
  * "") are quoted, so that the YAML means what the tree holds. */
-static int emit_scalar(yaml_emitter_t *em, const char *s, bool plain_ok)
+static int emit_scalar(yaml_emitter_t *em, const char *s, size_t len, bool plain_ok)
 {
     yaml_event_t ev;
 
-    if (!yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s, (int)strlen(s), plain_ok,
+    if (len > INT_MAX)
+        return -1;
+    if (!yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s, (int)len, plain_ok,
                                       !plain_ok, plain_ok ? YAML_ANY_SCALAR_STYLE
                                                           : YAML_DOUBLE_QUOTED_SCALAR_STYLE))
         return -1;
@@ -801,7 +805,7 @@ static int emit_string(yaml_emitter_t *em, const char *s, size_t len, bool key)
         ebb_val_free(back);
         free(doc);
     }
-    return emit_scalar(em, s, plain);
+    return emit_scalar(em, s, len, plain);
 }
 
 static int emit(yaml_emitter_t *em, const struct ebb_val *v, int depth)
@@ -813,15 +817,21 @@ static int emit(yaml_emitter_t *em, const struct ebb_val *v, int depth)
         return -1;
     switch (v->type) {
     case EBB_VAL_NULL:
-        return emit_scalar(em, "null", true);
+        return emit_scalar(em, "null", strlen("null"), true);
     case EBB_VAL_BOOL:
-        return emit_scalar(em, v->u.b ? "true" : "false", true);
+        return emit_scalar(em, v->u.b ? "true" : "false", strlen(v->u.b ? "true" : "false"), true);
     case EBB_VAL_INT:
         snprintf(num, sizeof(num), "%lld", (long long)v->u.i);
-        return emit_scalar(em, num, true);
+        return emit_scalar(em, num, strlen(num), true);
     case EBB_VAL_FLOAT:
-        snprintf(num, sizeof(num), "%.17g", v->u.f);
-        return emit_scalar(em, num, true);
+        /* YAML 1.1's spellings, and a float stays a float (1.0, not 1). */
+        if (isnan(v->u.f))
+            snprintf(num, sizeof(num), ".nan");
+        else if (isinf(v->u.f))
+            snprintf(num, sizeof(num), "%s", v->u.f < 0 ? "-.inf" : ".inf");
+        else if (snprintf(num, sizeof(num), "%.17g", v->u.f) > 0 && !strpbrk(num, ".e"))
+            strcat(num, ".0");
+        return emit_scalar(em, num, strlen(num), true);
     case EBB_VAL_STRING:
         return emit_string(em, v->u.str.s, v->u.str.len, false);
     case EBB_VAL_SEQ:
