@@ -878,6 +878,10 @@ static int policy_from_root(struct ebb_val *root, const char *file, struct ebb_p
         rc = nomem(&c);
         goto fail;
     }
+    /* Every policy text reaches this point (ebb run's load and reloads,
+     * simulate, check, the Lua module, ebb convert's check): a v1alpha1
+     * document is converted here and nowhere else, so it means the same
+     * everywhere, and what is read below is always v1alpha2. */
     if (ebb_v1alpha1_is(root)) {
         struct ebb_val *conv;
         if ((rc = ebb_v1alpha1_convert(root, file, v1alpha1_warn, &c, &conv, err)) < 0)
