@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "ebb.h"
+#include "ebb/convert.h"
 #include "ebb/flags.h"
 #include "ebb/record.h"
 #include "ebb/reload.h"
@@ -67,10 +68,11 @@ static void usage(FILE *f)
           "  ebb serve    --snapshot FILE [--listen 127.0.0.1:8001]\n"
           "  ebb test     [DIR] [--policy-dir DIR]... [--run PATTERN] [-v]\n"
           "               (strategy fixtures: DIR/<name>.lua + DIR/<name>_test.yaml)\n"
+          "  ebb convert  FILE [--output yaml|json]   (a v1alpha1 policy as v1alpha2)\n"
           "  ebb version\n"
           "\n"
           "  --snapshot FILE    a cluster recorded as `kubectl get ... -o json` (or YAML)\n"
-          "  --policy FILE      a descheduler/v1alpha2 DeschedulerPolicy\n"
+          "  --policy FILE      a descheduler/v1alpha2 DeschedulerPolicy (v1alpha1 is converted)\n"
           "  --policy-dir DIR   a directory of Lua strategies (repeatable)\n"
           "  --now TIME         the clock for ages, RFC 3339 (default: now)\n"
           "  --cycles N         run N cycles on the snapshot; evicted pods stay gone (default 1)\n"
@@ -436,6 +438,8 @@ int main(int argc, char **argv)
         return ebb_record_main(argc, argv);
     if (strcmp(argv[1], "test") == 0)
         return ebb_test_main(argc, argv);
+    if (strcmp(argv[1], "convert") == 0)
+        return ebb_convert_main(argc, argv);
     fprintf(stderr, "ebb: error: unknown command \"%s\"\n", argv[1]);
     usage(stderr);
     return EXIT_INPUT;

@@ -17,6 +17,7 @@
 #include "ebb/config.h"
 #include "ebb/quantity.h"
 #include "ebb/selector.h"
+#include "ebb/v1alpha1.h"
 
 #define API_VERSION "descheduler/v1alpha2"
 #define API_VERSION_V1ALPHA1 "descheduler/v1alpha1"
@@ -218,14 +219,13 @@ static int check_type_meta(struct ctx *c, const struct ebb_val *root)
     const char *s;
     int rc;
 
+    /* A v1alpha1 document was converted before this (policy_from_root). */
     if (v1alpha1 || ebb_val_get(root, "strategies") != NULL) {
         const char *key = v1alpha1 ? "apiVersion" : "strategies";
         return fail(c, ebb_val_key_line(root, key), key,
-                    "this is a descheduler/v1alpha1 policy (\"strategies:\"); v1alpha1 was "
-                    "removed upstream in v0.31.0: convert it to apiVersion \"" API_VERSION "\" "
-                    "with profiles, where each strategy becomes a plugin enabled in "
-                    "plugins.deschedule or plugins.balance with a pluginConfig entry for its "
-                    "params");
+                    "\"strategies\" belongs to apiVersion \"" API_VERSION_V1ALPHA1 "\": set that "
+                    "apiVersion to have the policy converted as upstream v0.30 did, or write "
+                    "profiles (`ebb convert` prints them for a v1alpha1 file)");
     }
     if ((rc = get_string(c, root, "apiVersion", "", &m, &s)) < 0)
         return rc;
@@ -852,6 +852,11 @@ static int parse_root(struct ctx *c, const struct ebb_val *root)
     return 0;
 }
 
+static int v1alpha1_warn(void *ud, int line, const char *field, const char *msg)
+{
+    return warn(ud, line, field, "%s", msg);
+}
+
 /* Takes `root` in every case. */
 static int policy_from_root(struct ebb_val *root, const char *file, struct ebb_policy **out,
                             struct ebb_error *err)
@@ -872,6 +877,26 @@ static int policy_from_root(struct ebb_val *root, const char *file, struct ebb_p
     if ((p->file = strdup(file ? file : "")) == NULL) {
         rc = nomem(&c);
         goto fail;
+    }
+    /* Every policy text reaches this point (ebb run's load and reloads,
+     * simulate, check, the Lua module, ebb convert's check): a v1alpha1
+     * document is converted here and nowhere else, so it means the same
+     * everywhere, and what is read below is always v1alpha2. */
+    if (ebb_v1alpha1_is(root)) {
+        struct ebb_val *conv;
+        if ((rc = ebb_v1alpha1_convert(root, file, v1alpha1_warn, &c, &conv, err)) < 0)
+            goto fail;
+        if ((rc = warn(&c, ebb_val_key_line(root, "apiVersion"), "apiVersion",
+                       "descheduler/v1alpha1 is deprecated (removed upstream in v0.31.0): "
+                       "converted to " API_VERSION " as upstream v0.30 did; `ebb convert %s` "
+                       "prints the converted policy", file ? file : "FILE")) < 0) {
+            ebb_val_free(conv);
+            goto fail;
+        }
+        /* The converted tree keeps the v1alpha1 lines: errors below still
+         * name the user's lines. */
+        ebb_val_free(p->root);
+        p->root = root = conv;
     }
     if ((rc = parse_root(&c, root)) < 0)
         goto fail;

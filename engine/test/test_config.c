@@ -332,13 +332,11 @@ struct bad {
 };
 
 static const struct bad bad_cases[] = {
-    {"v1alpha1.yaml", EBB_ESCHEMA, 1, "apiVersion",
-     "this is a descheduler/v1alpha1 policy (\"strategies:\"); v1alpha1 was removed upstream "
-     "in v0.31.0: convert it to apiVersion \"descheduler/v1alpha2\" with profiles, where each "
-     "strategy becomes a plugin enabled in plugins.deschedule or plugins.balance with a "
-     "pluginConfig entry for its params", false},
+    {"v1alpha1-both-thresholds.yaml", EBB_ESCHEMA, 8,
+     "strategies.RemovePodsViolatingNodeTaints.params.thresholdPriorityClassName",
+     "priority threshold misconfigured for plugin RemovePodsViolatingNodeTaints", true},
     {"v1alpha1-relabelled.yaml", EBB_ESCHEMA, 4, "strategies",
-     "this is a descheduler/v1alpha1 policy", true},
+     "\"strategies\" belongs to apiVersion \"descheduler/v1alpha1\"", true},
     {"bad-apiversion.yaml", EBB_ESCHEMA, 2, "apiVersion",
      "unsupported apiVersion \"descheduler/v1beta1\": expected \"descheduler/v1alpha2\"", false},
     {"missing-apiversion.yaml", EBB_ESCHEMA, 2, "apiVersion",
@@ -551,6 +549,27 @@ static void test_limits(void **state)
     }
 }
 
+/* A v1alpha1 policy is converted (core/v1alpha1.c) with a warning that
+ * names the file; the profile keeps the v1alpha1 lines. */
+static void test_v1alpha1(void **state)
+{
+    static const char *const balance[] = {"RemoveDuplicates"};
+    static const char *const evictor[] = {"DefaultEvictor"};
+    struct ebb_policy *p = load_ok(DIR "v1alpha1.yaml");
+
+    (void)state;
+    assert_int_equal(p->nprofiles, 1);
+    assert_string_equal(p->profiles[0].name, "strategy-RemoveDuplicates-profile");
+    assert_set(set_of(p, 0, EBB_EXT_BALANCE), balance, 1);
+    assert_set(set_of(p, 0, EBB_EXT_FILTER), evictor, 1);
+    assert_set(set_of(p, 0, EBB_EXT_PREEVICTIONFILTER), evictor, 1);
+    assert_int_equal(p->profiles[0].line, 4);
+    assert_int_equal(p->nwarnings, 1);
+    assert_non_null(strstr(p->warnings[0], DIR "v1alpha1.yaml:1: apiVersion: descheduler/v1alpha1 "
+                                           "is deprecated"));
+    ebb_policy_free(p);
+}
+
 int main(void)
 {
     struct CMUnitTest tests[64] = {
@@ -564,8 +583,9 @@ int main(void)
         cmocka_unit_test(test_ext_names),
         cmocka_unit_test(test_prometheus_urls),
         cmocka_unit_test(test_limits),
+        cmocka_unit_test(test_v1alpha1),
     };
-    size_t n = 10;
+    size_t n = 11;
 
     for (size_t i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
         struct CMUnitTest t = cmocka_unit_test_prestate(test_bad_policy, (void *)&bad_cases[i]);
