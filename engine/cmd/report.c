@@ -377,6 +377,33 @@ static int spread_section(FILE *f, const struct ebb_whatif *w)
 
 /* ---- evictions per cycle and plugin ------------------------------------------------- */
 
+/* Invariant: the evictions axis is labelled with integers computed as
+ * integers, 0, step, 2 step, ... top: step is 1, 2 or 5 times a power of
+ * ten, the finest that keeps to 5 intervals, and top is the first multiple
+ * of step at or above max. No label is rounded from a fraction, so none
+ * repeats and none is skipped (max 5 once gave 0 1 2 4 5). Counts past
+ * 10^18 are not evictions of one cycle; they are drawn as 10^18. */
+size_t ebb__report_ticks(size_t max, size_t ticks[EBB_REPORT_TICKS_MAX])
+{
+    const size_t intervals = EBB_REPORT_TICKS_MAX - 1;
+    size_t step = 1, scale = 1, n;
+
+    if (max < 1)
+        max = 1;
+    if (max > (size_t)1000000000000000000ULL)
+        max = (size_t)1000000000000000000ULL;
+    for (int i = 0; (max + step - 1) / step > intervals; i = (i + 1) % 3) {
+        static const size_t mult[3] = { 2, 5, 10 };
+        step = mult[i] * scale;
+        if (i == 2)
+            scale = step;
+    }
+    n = (max + step - 1) / step + 1;
+    for (size_t i = 0; i < n; i++)
+        ticks[i] = i * step;
+    return n;
+}
+
 static void evictions_section(FILE *f, const struct ebb_whatif *w)
 {
     const int left = 40, step = 36, top = 16, h = 160;
@@ -394,17 +421,19 @@ static void evictions_section(FILE *f, const struct ebb_whatif *w)
     fprintf(f, "<svg class=\"chart\" id=\"chart-evictions\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" "
                "role=\"img\" aria-label=\"evictions per cycle and plugin\">",
             wd, ht, wd, ht);
-    for (int t = 0; t <= 4; t++) {
-        double y = top + h - h * t / 4.0;
+    size_t ticks[EBB_REPORT_TICKS_MAX], nticks = ebb__report_ticks(max, ticks);
+    double axis = (double)ticks[nticks - 1];
+    for (size_t t = 0; t < nticks; t++) {
+        double y = top + h - h * (double)ticks[t] / axis;
         fprintf(f, "<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>"
-                   "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%.0f</text>",
-                left, y, wd - 6, y, left - 4, y + 4, (double)max * t / 4.0);
+                   "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%zu</text>",
+                left, y, wd - 6, y, left - 4, y + 4, ticks[t]);
     }
     for (size_t c = 1; c <= ncycles; c++) {
         double y = top + h, x = left + step * (double)(c - 1) + 6;
         for (size_t p = 0; p < w->nplugins; p++) {
             size_t n = w->per_cycle[c * w->nplugins + p];
-            double bh = (double)n * h / (double)max;
+            double bh = (double)n * h / axis;
             if (n == 0)
                 continue;
             y -= bh;

@@ -184,6 +184,40 @@ static bool readable(const char *path, struct ebb_error *err, const char *file,
     return false;
 }
 
+/* Whether the snapshot held `key` ("namespace/name"): in the cache, or
+ * evicted by a cycle that ran (a simulated eviction leaves the cache). */
+static bool snapshot_has(struct ebb_engine *e, const char *key)
+{
+    const char *slash = strchr(key, '/');
+    const struct ebb_plan *p = ebb_engine_plan(e);
+
+    for (size_t i = 0; p != NULL && i < p->nevictions; i++)
+        if (strcmp(p->evictions[i].pod, key) == 0)
+            return true;
+    if (slash == NULL)
+        return false;
+    ebb_str ns = ebb_str_find(key, (size_t)(slash - key)), name = ebb_str_find(slash + 1, strlen(slash + 1));
+    return ns != NULL && name != NULL && ebb_cache_pod(e->cache, ns, name) != NULL;
+}
+
+/* Every pod a case's expectations name is looked up in its snapshot: an
+ * expectation about a pod that is not there (a typo, a fixture renamed)
+ * cannot mean what it says, so `ebb test` warns, naming the line. */
+static void warn_absent_pods(struct runner *R, const struct ebb_test_file *f,
+                             const struct ebb_test_case *tc, struct ebb_engine *e)
+{
+    const struct ebb_test_expect *x = &tc->expect;
+
+    for (size_t k = 0; k < x->nevictions + x->nrefusals; k++) {
+        const char *pod = k < x->nevictions ? x->evictions[k].pod : x->refusals[k - x->nevictions].pod;
+        int line = k < x->nevictions ? x->evictions[k].line : x->refusals[k - x->nevictions].line;
+        if (pod == NULL || snapshot_has(e, pod))
+            continue;
+        fprintf(R->out, "warning: %s:%d: %s.expect: pod \"%s\" is not in the snapshot %s\n",
+                ebb__tr_text(f->path), line, tc->path, ebb__tr_text(pod), ebb__tr_text(tc->snapshot));
+    }
+}
+
 /* Run one case into `r`. Returns 0 when it ran (r says whether it passed),
  * or an input error in `err`. */
 static int run_case(struct runner *R, const struct ebb_test_file *f, const struct ebb_test_case *tc,
@@ -270,6 +304,7 @@ static int run_case(struct runner *R, const struct ebb_test_file *f, const struc
             ebb_test_check_limits(ebb_engine_plan(e), ebb_engine_policy(e), cycle, r) < 0)
             r->oom = true;
     }
+    warn_absent_pods(R, f, tc, e);
     if (ebb_test_compare(&tc->expect, ebb_engine_plan(e), r) < 0)
         r->oom = true;
     if (r->mismatches) {

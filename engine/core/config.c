@@ -639,11 +639,22 @@ static int parse_set(struct ctx *c, const struct ebb_val *plugins, const char *k
             if (dup)
                 continue;
             /* DefaultEvictor always gets an entry (see add_default_evictor). */
-            if (strcmp(name, DEFAULT_EVICTOR) != 0 && ebb_profile_config(prof, name) == NULL)
+            if (strcmp(name, DEFAULT_EVICTOR) != 0 && ebb_profile_config(prof, name) == NULL) {
+                /* a typo on either side: point at the entry it nearly matches */
+                const char *cand[64], *near;
+                size_t nc = 0;
+                char hint[256] = "";
+                for (size_t k = 0; k < prof->nconfigs && nc < 64; k++)
+                    cand[nc++] = prof->configs[k].name;
+                if ((near = ebb_nearest_name(name, cand, nc)) != NULL)
+                    snprintf(hint, sizeof(hint), "; did you mean \"%s\" (the pluginConfig entry at line "
+                             "%d), or is that entry's name misspelled?", near,
+                             ebb_profile_config(prof, near)->line);
                 return fail(c, item->line, path, "unable to find \"%s\" plugin config: profile "
                             "\"%s\" enables it, so its pluginConfig needs an entry with name: "
-                            "%s (args may be left out for the defaults)", name, prof->name,
-                            name);
+                            "%s (args may be left out for the defaults)%s", name, prof->name,
+                            name, hint);
+            }
             if ((set->v[set->n].name = strdup(name)) == NULL)
                 return nomem(c);
             set->v[set->n++].line = item->line;

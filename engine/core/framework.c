@@ -290,6 +290,26 @@ struct ebb_plugin_def *ebb__engine_find(const struct ebb_engine *e, const char *
     return NULL;
 }
 
+/* Every plugin name a policy writes that the registry does not hold is
+ * reported with this: the nearest registered name (built-in and script
+ * plugins alike), when near enough to be a typo. Fills `buf` with
+ * ": did you mean \"X\"?" or "" (never NULL). */
+static const char *did_you_mean(const struct ebb_engine *e, const char *name, char *buf, size_t len)
+{
+    const char **names = malloc((e->ndefs + 1) * sizeof(*names));
+    const char *near = NULL;
+
+    buf[0] = '\0';
+    if (names == NULL)
+        return buf;
+    for (size_t i = 0; i < e->ndefs; i++)
+        names[i] = e->defs[i]->name;
+    if ((near = ebb_nearest_name(name, names, e->ndefs)) != NULL)
+        snprintf(buf, len, "; did you mean \"%s\"?", near);
+    free(names);
+    return buf;
+}
+
 bool ebb_engine_has_plugin(const struct ebb_engine *e, const char *name)
 {
     return ebb__engine_find(e, name) != NULL;
@@ -673,14 +693,19 @@ static int build_profile(struct ebb_engine *e, const struct ebb_policy *pol,
             char field[160];
             snprintf(field, sizeof(field), "%s.plugins.%s.enabled[%zu]", pr->path, ebb_ext_name(x), i);
             if (d == NULL || !(d->exts & (1u << x))) {
-                rc = ebb_error_set(err, EBB_ENOENT, pol->file, set->v[i].line, field,
-                                   d == NULL ? "profile \"%s\" configures %s extension point of "
-                                               "non-existing plugins: [%s] (no built-in plugin or "
-                                               "Lua file in the policy directories has that name)"
-                                             : "profile \"%s\" configures %s extension point of "
-                                               "non-existing plugins: [%s] (the plugin does not "
-                                               "implement %s)",
-                                   pr->name, ebb_ext_name(x), set->v[i].name, ebb_ext_name(x));
+                char hint[200];
+                rc = d == NULL
+                    ? ebb_error_set(err, EBB_ENOENT, pol->file, set->v[i].line, field,
+                                    "profile \"%s\" configures %s extension point of "
+                                    "non-existing plugins: [%s] (no built-in plugin or "
+                                    "Lua file in the policy directories has that name%s)",
+                                    pr->name, ebb_ext_name(x), set->v[i].name,
+                                    did_you_mean(e, set->v[i].name, hint, sizeof(hint)))
+                    : ebb_error_set(err, EBB_ENOENT, pol->file, set->v[i].line, field,
+                                    "profile \"%s\" configures %s extension point of "
+                                    "non-existing plugins: [%s] (the plugin does not "
+                                    "implement %s)",
+                                    pr->name, ebb_ext_name(x), set->v[i].name, ebb_ext_name(x));
                 goto fail;
             }
         }
@@ -721,8 +746,10 @@ static int build_profile(struct ebb_engine *e, const struct ebb_policy *pol,
         if (find_inst(p, pc->name))
             continue;
         if ((d = ebb__engine_find(e, pc->name)) == NULL) {
+            char hint[200];
             rc = ebb_error_set(err, EBB_ENOENT, pol->file, pc->line, pc->path,
-                               "unknown plugin \"%s\" in pluginConfig", pc->name);
+                               "unknown plugin \"%s\" in pluginConfig%s", pc->name,
+                               did_you_mean(e, pc->name, hint, sizeof(hint)));
             goto fail;
         }
         if ((rc = inst_create(e, pol, p, d, pc, &tmp, err)) != 0)

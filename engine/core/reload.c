@@ -10,22 +10,35 @@
 
 /* ---- the content hash ------------------------------------------------------- */
 
+/* Invariant: the hash is a function of the content alone, never of how the
+ * paths were spelled (dir, dir/, ./dir, an absolute path, a symlink): the
+ * policy's bytes, then for each --policy-dir in order (the order decides
+ * which script wins) every visible file's path relative to that directory
+ * and its bytes. Each record is framed (a tag, the name with its NUL, the
+ * byte count after the bytes), so moving bytes from one file to another or
+ * a file between directories cannot give the same stream. Every input of
+ * the hash goes through hash_file/hash_dir below. */
+
 static int hash_file(uint64_t *h, const char *path, struct ebb_error *err)
 {
     char buf[65536];
+    uint64_t total = 0;
     size_t n;
     FILE *f;
     int rc;
 
     if ((rc = ebb_file_open(path, &f, err)) != 0)
         return rc;
-    while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+    while ((n = fread(buf, 1, sizeof(buf), f)) > 0) {
         *h = ebb_fnv64(*h, buf, n);
+        total += n;
+    }
     if (ferror(f)) {
         fclose(f);
         return ebb_error_set(err, EBB_EIO, path, 0, NULL, "cannot read: %s", strerror(errno));
     }
     fclose(f);
+    *h = ebb_fnv64(*h, &total, sizeof(total));
     return 0;
 }
 
@@ -34,11 +47,12 @@ static bool visible(const char *name)
     return name[0] != '.';
 }
 
-/* Every file under dir, sorted by name, names and bytes; depth-limited
- * (modules may sit in subdirectories, ConfigMap volumes are flat). */
-static int hash_dir(uint64_t *h, const char *dir, int depth, struct ebb_error *err)
+/* Every file under dir, sorted by name, with its path relative to the
+ * --policy-dir (rel, "" at the top) and its bytes; depth-limited (modules
+ * may sit in subdirectories, ConfigMap volumes are flat). */
+static int hash_dir(uint64_t *h, const char *dir, const char *rel, int depth, struct ebb_error *err)
 {
-    char **names, path[PATH_MAX];
+    char **names, path[PATH_MAX], relpath[PATH_MAX];
     size_t n;
     int rc;
 
@@ -47,13 +61,15 @@ static int hash_dir(uint64_t *h, const char *dir, int depth, struct ebb_error *e
     for (size_t i = 0; i < n && rc == 0; i++) {
         struct stat st;
         snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+        snprintf(relpath, sizeof(relpath), "%s%s%s", rel, rel[0] != '\0' ? "/" : "", names[i]);
         if (stat(path, &st) != 0)
             continue;   /* a dangling link, or a file gone meanwhile */
-        *h = ebb_fnv64(*h, names[i], strlen(names[i]) + 1);
         if (S_ISDIR(st.st_mode)) {
             if (depth < 4)
-                rc = hash_dir(h, path, depth + 1, err);
+                rc = hash_dir(h, path, relpath, depth + 1, err);
         } else if (S_ISREG(st.st_mode)) {
+            *h = ebb_fnv64(*h, "F", 1);
+            *h = ebb_fnv64(*h, relpath, strlen(relpath) + 1);
             rc = hash_file(h, path, err);
         }
     }
@@ -69,8 +85,11 @@ int ebb_sources_hash(const struct ebb_sources *s, char hex[17], struct ebb_error
     if ((rc = hash_file(&h, s->policy, err)) != 0)
         return rc;
     for (size_t i = 0; i < s->ndirs; i++) {
-        h = ebb_fnv64(h, s->dirs[i], strlen(s->dirs[i]) + 1);
-        if ((rc = hash_dir(&h, s->dirs[i], 0, err)) != 0)
+        uint64_t index = i;
+        /* the directory's place in the list, not its spelling */
+        h = ebb_fnv64(h, "D", 1);
+        h = ebb_fnv64(h, &index, sizeof(index));
+        if ((rc = hash_dir(&h, s->dirs[i], "", 0, err)) != 0)
             return rc;
     }
     snprintf(hex, 17, "%016llx", (unsigned long long)h);

@@ -167,4 +167,11 @@ char *ebb_json_print(const struct cJSON *item, bool pretty);
 #define EBB_FNV64_INIT 0xcbf29ce484222325ull
 uint64_t ebb_fnv64(uint64_t h, const void *data, size_t len);
 
+/* "did you mean": the one name of names[0..n) nearest to `name` (letters
+ * compared without case; an insertion, deletion, substitution or swap of
+ * neighbours counts one) when it is near enough to be a typo (1 edit under
+ * 6 characters, 2 under 12, else 3), else NULL (also when two are equally
+ * near). Returns a pointer into names (borrowed). */
+const char *ebb_nearest_name(const char *name, const char *const *names, size_t n);
+
 #endif

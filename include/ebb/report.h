@@ -32,4 +32,11 @@ struct ebb_report_opts {
 int ebb_report_write(const struct ebb_whatif *w, const struct ebb_plan *plan,
                      const struct ebb_report_opts *o, const char *path, struct ebb_error *err);
 
+/* The y-axis labels of the evictions chart for a largest stack of `max`
+ * evictions: writes 0, step, 2 step, ... top into ticks and returns how
+ * many (2 to EBB_REPORT_TICKS_MAX). Bars are drawn against top. Used by
+ * ebb_report_write; declared here for its unit test. */
+#define EBB_REPORT_TICKS_MAX 6
+size_t ebb__report_ticks(size_t max, size_t ticks[EBB_REPORT_TICKS_MAX]);
+
 #endif

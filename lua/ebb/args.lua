@@ -79,10 +79,29 @@ local function is_null(v)
   return v == nil or v == native.null
 end
 
+local decode
+
+-- Invariant: a plugin sees a field it was not given in the same form as one
+-- it was given. Every schema is made here, so a scalar default is decoded
+-- here, once, as if a policy had written it ("1h" -> 3600, "1Gi" -> an
+-- integer); a duration or quantity default may also be given already
+-- decoded (seconds, an integer). A default the schema refuses is the
+-- script's error, raised when the script is loaded, naming the default.
+-- Table defaults are decoded at each use (decode), so each gets a copy.
 local function mk(kind, opts, extra)
   local s = { kind = kind }
   for k, v in pairs(opts or {}) do s[k] = v end
   for k, v in pairs(extra or {}) do s[k] = v end
+  local d = s.default
+  if d ~= nil and type(d) ~= "table"
+      and not ((kind == "duration" or kind == "quantity") and math.type(d) ~= nil) then
+    local ok, v = pcall(decode, s, d, "default")
+    if not ok then
+      local why = type(v) == "table" and (v.path .. ": " .. v.msg) or tostring(v)
+      error(string.format("A.%s: %s", kind, why), 3)
+    end
+    s.default = v
+  end
   return s
 end
 
@@ -113,8 +132,6 @@ function A.namespaces(o)
   end
   return s
 end
-
-local decode
 
 local function decode_fields(fields, raw, path)
   local yt = yaml_type(raw)
