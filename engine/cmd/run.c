@@ -48,7 +48,7 @@ static void usage(FILE *f)
           "  --leader-elect        only the holder of a coordination.k8s.io Lease evicts;\n"
           "    --leader-elect-lease-duration D (137s) --leader-elect-renew-deadline D (107s)\n"
           "    --leader-elect-retry-period D (26s) --leader-elect-resource-name N (descheduler)\n"
-          "    --leader-elect-resource-namespace NS (kube-system)\n"
+          "    --leader-elect-resource-namespace NS (in a pod its own, else kube-system)\n"
           "  --port N              /metrics, /healthz, /readyz (0 disables)\n"
           "  --max-stale D         skip cycles while a watch has been broken longer (30s)\n"
           "  --sync-timeout D      exit 1, naming what is missing, when the caches have not\n"
@@ -523,6 +523,10 @@ static void on_http(struct ebb_http_req *req, void *ud)
             len = strlen(body);
             body[len++] = '\n';
             ebb_http_respond(req, 503, "text/plain", body, len);
+        } else if (r->leader && ebb_leader_error(r->leader)) {
+            /* a Lease ebb cannot read or write: it never leads, say so */
+            int k = snprintf(body, sizeof(body), "leader election: %s\n", ebb_leader_error(r->leader));
+            ebb_http_respond(req, 503, "text/plain", body, k > 0 && (size_t)k < sizeof(body) ? (size_t)k : sizeof(body) - 1);
         } else {
             ebb_http_respond(req, 200, "text/plain", "ok", 2);
         }
@@ -774,8 +778,11 @@ static void on_leading(void *ud, bool leading)
     struct runner *r = ud;
     /* the moment the lease is lost, nothing more is evicted (the loop sends
      * nothing more; the engine learns it when no job runs) */
-    (void)leading;
     ebb__run_apply_allowed(r);
+    /* a new leader runs a cycle at once, not after a standby's wait or a
+     * whole interval: the one before it may have left work undone */
+    if (leading && !r->stopping && !r->in_cycle && !r->o.once)
+        schedule_next(r, 0);
 }
 
 void ebb__run_closed_one(void *ud)

@@ -8,6 +8,7 @@
 #include <cjson/cJSON.h>
 
 #include "ebb/kube_evict.h"
+#include "ebb/self.h"
 
 /* What the API server accepts in an events.k8s.io/v1 Event
  * (ValidateEventCreate): a note of at most 1 KiB (ebb keeps it under),
@@ -220,15 +221,16 @@ static void on_event_done(struct ebb_kube_req *req, int status, const char *body
 {
     char msg[300];
     (void)req;
-    (void)ud;
 
+    /* an Event about a pod evicted is a courtesy (debug); one about ebb
+     * itself (ud set) is how a failed reload is seen: say why it is not */
     if (status != 201 && status != 200) {
         ebb_kube_answer_text("event not recorded", status, body, len, msg, sizeof(msg));
-        ebb_log(EBB_LOG_DEBUG, "%s", msg);
+        ebb_log(ud ? EBB_LOG_WARN : EBB_LOG_DEBUG, "%s", msg);
     }
 }
 
-static void post_event(struct ebb_kube_evict *ke, const struct ebb_kube_event *e)
+static void post_event(struct ebb_kube_evict *ke, const struct ebb_kube_event *e, bool self)
 {
     char path[512];
     char *body = ebb_kube_event_body(e);
@@ -241,6 +243,7 @@ static void post_event(struct ebb_kube_evict *ke, const struct ebb_kube_event *e
     ro.path = path;
     ro.body = body;
     ro.body_len = strlen(body);
+    ro.ud = self ? ke : NULL;
     ebb_kube_request(ke->kube, &ro, NULL);
     free(body);
 }
@@ -248,7 +251,7 @@ static void post_event(struct ebb_kube_evict *ke, const struct ebb_kube_event *e
 void ebb_kube_evict_event(struct ebb_kube_evict *ke, const struct ebb_kube_event *e)
 {
     if (ke != NULL && e != NULL && e->name != NULL && e->name[0] != '\0')
-        post_event(ke, e);
+        post_event(ke, e, false);
 }
 
 /* Normal "Descheduled" by the plugin on the pod, or a Warning when the
@@ -268,21 +271,30 @@ static void pod_event(struct ebb_kube_evict *ke, const struct ebb_eviction *ev, 
              ev->node ? ev->node : "", ev->evictor ? " (" : "", ev->evictor ? ev->evictor : "",
              ev->evictor ? ": " : "", ev->evictor ? ev->action : "", ev->evictor ? ")" : "",
              ok ? "" : " failed: ", ok ? "" : (error ? error : ""));
-    post_event(ke, &e);
+    post_event(ke, &e, false);
 }
 
 void ebb_kube_evict_self_event(struct ebb_kube_evict *ke, const char *type, const char *reason,
                                const char *note)
 {
-    const char *pod = getenv("POD_NAME"), *ns = getenv("POD_NAMESPACE");
+    static bool told;
+    char ns[64], pod[254], why[512];
     /* the note is cut to what the API takes, with an ellipsis: ebb_kube_event_body */
     struct ebb_kube_event e = { .ns = ns, .name = pod, .type = type, .reason = reason,
                                 .action = reason, .note = note };
 
-    if (ke == NULL || pod == NULL || ns == NULL || pod[0] == '\0' || ns[0] == '\0')
+    if (ke == NULL)
         return;
+    /* ebb's own pod is found in one place (ebb_self_pod); when there is
+     * none, the log says why once, and the log line of the event stands */
+    if (ebb_self_pod(ns, sizeof(ns), pod, sizeof(pod), why, sizeof(why)) != 0) {
+        if (!told)
+            ebb_log(EBB_LOG_WARN, "no Event about ebb can be posted (%s): %s", reason, why);
+        told = true;
+        return;
+    }
     e.instance = ke->identity ? ke->identity : pod;
-    post_event(ke, &e);
+    post_event(ke, &e, true);
 }
 
 struct inflight {

@@ -8,6 +8,7 @@
 #include <cjson/cJSON.h>
 
 #include "ebb/leader.h"
+#include "ebb/self.h"
 
 struct ebb_leader {
     uv_loop_t *loop;
@@ -20,6 +21,7 @@ struct ebb_leader {
     bool leading;
     bool closing;
     bool busy;                  /* a request is in flight */
+    const char *verb;           /* of the write in flight: "create" or "update" */
     struct ebb_kube_req *req;
     /* what we last saw of the lease */
     char rv[128];
@@ -29,6 +31,9 @@ struct ebb_leader {
     int64_t transitions;
     uint64_t observed_ms;       /* loop time when `record` last changed */
     uint64_t last_renew_ms;     /* loop time of our last successful renew */
+    char error[1024];            /* why the lease cannot be read or written, "" when it can */
+    char told_holder[256];      /* the holder a follower last logged */
+    bool told_holder_set;
     void (*closed_cb)(void *);
     void *closed_ud;
 };
@@ -42,6 +47,49 @@ static void set_leading(struct ebb_leader *l, bool leading)
             leading ? "acquired" : "lost", l->ns, l->name, l->identity);
     if (l->fn)
         l->fn(l->ud, leading);
+}
+
+/* Every answer about the lease passes here: one that is not what the
+ * protocol expects (a 403, a namespace that does not exist, a 5xx, a
+ * transport failure, a body that is not a Lease) is an error named in the
+ * log, once per change, and kept for /readyz until an answer is good
+ * again. Expected answers are 200 (read, written), 201 (created), 404 on a
+ * read (no lease yet: create it) and 409 (someone else wrote first). */
+static void lease_answer(struct ebb_leader *l, const char *verb, int status, const char *body, size_t len,
+                         bool readable)
+{
+    char what[300], err[sizeof(l->error)];
+
+    if (readable) {
+        if (l->error[0])
+            ebb_log(EBB_LOG_INFO, "leader election: lease %s/%s can be read and written again", l->ns,
+                    l->name);
+        l->error[0] = '\0';
+        return;
+    }
+    snprintf(what, sizeof(what), "%s lease %s/%s", verb, l->ns, l->name);
+    if (status >= 200 && status < 300)
+        snprintf(err, sizeof(err), "%s: %d the answer is not a Lease ebb can read", what, status);
+    else   /* the server's words; a transport failure without a made-up status */
+        ebb_kube_answer_text(what, status, body, len, err, sizeof(err));
+    if (strcmp(err, l->error) != 0)
+        ebb_log(EBB_LOG_ERROR, "leader election: %s (ebb does not lead while it cannot)", err);
+    memcpy(l->error, err, sizeof(err));
+}
+
+/* A follower says who leads, once per change of holder. */
+static void tell_holder(struct ebb_leader *l)
+{
+    if (l->told_holder_set && strcmp(l->told_holder, l->holder) == 0)
+        return;
+    snprintf(l->told_holder, sizeof(l->told_holder), "%s", l->holder);
+    l->told_holder_set = true;
+    if (l->holder[0])
+        ebb_log(EBB_LOG_INFO, "leader election: lease %s/%s is held by %s; standing by as %s", l->ns, l->name,
+                l->holder, l->identity);
+    else
+        ebb_log(EBB_LOG_INFO, "leader election: lease %s/%s is free; taking it as %s", l->ns, l->name,
+                l->identity);
 }
 
 static void micro_time(char *buf, size_t len)
@@ -117,8 +165,6 @@ static bool observe(struct ebb_leader *l, const char *body, size_t len)
         !lease_text(cJSON_GetObjectItemCaseSensitive(spec, "holderIdentity"), &holder, sizeof(l->holder)) ||
         !lease_text(cJSON_GetObjectItemCaseSensitive(spec, "acquireTime"), &acq, sizeof(l->acquired)) ||
         !lease_text(cJSON_GetObjectItemCaseSensitive(spec, "renewTime"), &renew, 64)) {
-        ebb_log(EBB_LOG_WARN, "leader election: the answer about lease %s/%s is not a Lease ebb "
-                "can read (%zu bytes)", l->ns, l->name, len);
         cJSON_Delete(o);
         return false;
     }
@@ -141,16 +187,19 @@ static bool observe(struct ebb_leader *l, const char *body, size_t len)
 static void after_write(struct ebb_kube_req *req, int status, const char *body, size_t len, void *ud)
 {
     struct ebb_leader *l = ud;
+    bool read = false;
     (void)req;
 
     l->busy = false;
     l->req = NULL;
     if (l->closing)
         return;
+    if (status == 200 || status == 201)
+        read = observe(l, body, len);
+    lease_answer(l, l->verb, status, body, len, read || status == 409);
     if (status == 200 || status == 201) {
         /* the server stored our write: the Lease it answers must be ours,
          * or ebb does not lead on its word */
-        bool read = observe(l, body, len);
         if (read && strcmp(l->holder, l->identity) == 0) {
             l->last_renew_ms = uv_now(l->loop);
             set_leading(l, true);
@@ -187,6 +236,7 @@ static void write_lease(struct ebb_leader *l, bool create, const char *holder, i
     o.path = path;
     o.body = body;
     o.body_len = strlen(body);
+    l->verb = create ? "create" : "update";
     l->busy = true;
     if (ebb_kube_request(l->kube, &o, &l->req) != 0) {
         l->busy = false;
@@ -206,21 +256,25 @@ static void after_get(struct ebb_kube_req *req, int status, const char *body, si
     if (l->closing)
         return;
     if (status == 404) {
+        /* no lease yet, or no namespace: the create that follows tells */
         write_lease(l, true, l->identity, 0);
         return;
     }
     if (status != 200 || !observe(l, body, len)) {
+        lease_answer(l, "read", status, body, len, false);
         if (l->leading && now - l->last_renew_ms >= l->renew_ms)
             set_leading(l, false);
         schedule(l, l->retry_ms);
         return;
     }
+    lease_answer(l, "read", status, body, len, true);
     if (strcmp(l->holder, l->identity) == 0) {
         write_lease(l, false, l->identity, l->transitions);   /* renew */
         return;
     }
     if (l->leading)
         set_leading(l, false);   /* someone took it */
+    tell_holder(l);
     if (l->holder[0] == '\0' || now - l->observed_ms >= l->lease_ms) {
         write_lease(l, false, l->identity, l->transitions + 1);   /* free or expired: take it */
         return;
@@ -267,7 +321,7 @@ int ebb_leader_create(uv_loop_t *loop, struct ebb_kube *kube, const struct ebb_l
                       ebb_leader_fn fn, void *ud, struct ebb_leader **out)
 {
     struct ebb_leader *l;
-    char host[200] = "ebb";
+    char host[200] = "ebb", why[512];
 
     if (loop == NULL || kube == NULL || out == NULL)
         return EBB_EINVAL;
@@ -277,7 +331,16 @@ int ebb_leader_create(uv_loop_t *loop, struct ebb_kube *kube, const struct ebb_l
     l->kube = kube;
     l->fn = fn;
     l->ud = ud;
-    snprintf(l->ns, sizeof(l->ns), "%s", o && o->ns ? o->ns : "kube-system");
+    if (o && o->ns) {
+        snprintf(l->ns, sizeof(l->ns), "%s", o->ns);
+    } else if (ebb_self_namespace(l->ns, sizeof(l->ns), why, sizeof(why)) == 0) {
+        /* in a pod, ebb's own namespace: its Role there is all it needs */
+        ebb_log(EBB_LOG_INFO, "leader election: lease namespace %s (the service account's)", l->ns);
+    } else {
+        /* outside a pod, as upstream */
+        snprintf(l->ns, sizeof(l->ns), "kube-system");
+        ebb_log(EBB_LOG_DEBUG, "leader election: lease namespace kube-system (%s)", why);
+    }
     snprintf(l->name, sizeof(l->name), "%s", o && o->name ? o->name : "descheduler");
     if (o && o->identity) {
         snprintf(l->identity, sizeof(l->identity), "%s", o->identity);
@@ -303,6 +366,11 @@ void ebb_leader_start(struct ebb_leader *l)
 bool ebb_leader_leading(const struct ebb_leader *l)
 {
     return l->leading;
+}
+
+const char *ebb_leader_error(const struct ebb_leader *l)
+{
+    return l->error[0] ? l->error : NULL;
 }
 
 const char *ebb_leader_identity(const struct ebb_leader *l)

@@ -82,9 +82,10 @@ int ebb_kube_evict_start(void *ke, struct ebb_eviction *ev);
 /* Post `e` (an Event about any object: ebb_kube_event_body). */
 void ebb_kube_evict_event(struct ebb_kube_evict *ke, const struct ebb_kube_event *e);
 
-/* An Event about ebb itself, on its own Pod when the downward API names it
- * (POD_NAME and POD_NAMESPACE, as deploy/ sets them); otherwise nothing
- * (the log has it). */
+/* An Event about ebb itself, on its own Pod (ebb_self_pod: the downward
+ * API's POD_NAME and POD_NAMESPACE, else the service account's namespace
+ * and the hostname). When there is no pod, or the server refuses the
+ * Event, the log says why (a warning). */
 void ebb_kube_evict_self_event(struct ebb_kube_evict *ke, const char *type, const char *reason,
                                const char *note);
 

@@ -14,7 +14,7 @@
 struct ebb_leader;
 
 struct ebb_leader_opts {
-    const char *ns;              /* default "kube-system" */
+    const char *ns;              /* default: the pod's own (ebb_self_namespace), else "kube-system" */
     const char *name;            /* default "descheduler" */
     const char *identity;        /* default "<hostname>_<random>" */
     double lease_s;              /* default 137 */
@@ -31,6 +31,9 @@ int ebb_leader_create(uv_loop_t *loop, struct ebb_kube *kube, const struct ebb_l
 void ebb_leader_start(struct ebb_leader *l);
 bool ebb_leader_leading(const struct ebb_leader *l);
 const char *ebb_leader_identity(const struct ebb_leader *l);
+/* Why the lease cannot be read or written ("update lease NS/NAME: 403
+ * ..."), NULL while every answer is one the protocol expects. */
+const char *ebb_leader_error(const struct ebb_leader *l);
 /* Stop; if leading, release the lease first. `cb` runs when freed. */
 void ebb_leader_close(struct ebb_leader *l, void (*cb)(void *ud), void *ud);
 

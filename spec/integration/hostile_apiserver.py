@@ -10,6 +10,9 @@ real server would for every resource but pods, and for pods as --mode says:
   stale    WATCH: accepted (200), then an ERROR event, again and again
   lease    like a real server for pods; every Lease write answered 200 with
            what is not a Lease held by anyone (ebb must not lead on it)
+  lease403 every Lease request answered 403 Forbidden (no RBAC for Leases)
+  leasens  a Lease read answered 404, its create 404: the namespace is gone
+  lease500 every Lease request answered 500 (etcd is down)
 
 It writes its port to --port-file once it listens, and serves until killed.
 """
@@ -21,6 +24,7 @@ import time
 from http.server import BaseHTTPRequestHandler
 
 MODE = None
+LEASE_FAIL = ("lease403", "leasens", "lease500")
 NODE = {"metadata": {"name": "n1", "uid": "u-n1", "resourceVersion": "1", "labels": {"kubernetes.io/hostname": "n1"}},
         "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"},
                    "capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"},
@@ -86,6 +90,8 @@ class Handler(BaseHTTPRequestHandler):
                 return self.pods_list()
             if path == "/api/v1/pods" and MODE in ("line", "stale") and watch:
                 return self.pods_watch()
+            if path.startswith("/apis/coordination.k8s.io/") and MODE in LEASE_FAIL:
+                return self.lease_fail("get")
             if path.startswith("/apis/coordination.k8s.io/"):
                 return self.send_body(404, json.dumps({"kind": "Status", "code": 404}).encode())
             if path in LISTS:
@@ -130,9 +136,26 @@ class Handler(BaseHTTPRequestHandler):
         self.chunk(b'{"type":"ERROR","object":{"kind":"Status","code":500,"message":"etcd is sad"}}\n')
         self.wfile.write(b"0\r\n\r\n")
 
+    def lease_fail(self, verb):
+        ns = self.path.split("/namespaces/")[1].split("/")[0]
+        if MODE == "lease403":
+            code, msg = 403, ('leases.coordination.k8s.io "descheduler" is forbidden: User '
+                              '"system:serviceaccount:ebb-system:ebb" cannot %s resource "leases" in API group '
+                              '"coordination.k8s.io" in the namespace "%s"' % (verb, ns))
+        elif MODE == "leasens" and verb == "get":
+            code, msg = 404, 'leases.coordination.k8s.io "descheduler" not found'
+        elif MODE == "leasens":
+            code, msg = 404, 'namespaces "%s" not found' % ns
+        else:
+            code, msg = 500, "etcdserver: request timed out"
+        st = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "message": msg, "code": code}
+        self.send_body(code, json.dumps(st).encode())
+
     def do_POST(self):
         n = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(n)
+        if self.path.startswith("/apis/coordination.k8s.io/") and MODE in LEASE_FAIL:
+            return self.lease_fail(self.command.lower())
         if self.path.startswith("/apis/coordination.k8s.io/") and MODE == "lease":
             return self.send_body(201, b'{"kind":"Lease","spec":"not one"}')
         self.send_body(201, body)

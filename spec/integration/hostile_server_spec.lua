@@ -130,8 +130,33 @@ describe("ebb run against a hostile API server", function()
 
   it("a Lease write answered with what is not a Lease held by ebb: ebb does not lead on it", function()
     local run = start("lease", { "--leader-elect", "--leader-elect-retry-period", "1s" })
-    assert.is_true(run:ready())
     assert.not_matches("acquired lease", run:stderr())
     assert.equal(0, R.metric(assert(run:metrics()), "ebb_leader"))
+    -- and it says so: not silence
+    local ok, body = run:ready()
+    assert.is_false(ok)
+    assert.matches("leader election: create lease kube%-system/descheduler: 201 the answer is not a Lease", body)
   end)
+
+  -- A Lease ebb cannot read or write, whatever the reason, is an error in
+  -- the log (once, named) and on /readyz, never a silent standby.
+  local LEASE_FAILS = {
+    { "lease403", "read lease ebb%-system/descheduler: 403 [^\n]*cannot get resource \"leases\"" },
+    { "leasens", "create lease ebb%-system/descheduler: 404 namespaces \"ebb%-system\" not found" },
+    { "lease500", "read lease ebb%-system/descheduler: 500 etcdserver: request timed out" },
+  }
+  for _, case in ipairs(LEASE_FAILS) do
+    it("a Lease ebb cannot use (" .. case[1] .. ") is an error in the log and on /readyz", function()
+      local run = start(case[1], { "--leader-elect", "--leader-elect-retry-period", "1s",
+                                   "--leader-elect-resource-namespace", "ebb-system" })
+      local err = run:stderr()
+      assert.matches("leader election: " .. case[2], err)
+      local _, n = err:gsub("leader election: [^\n]*ebb does not lead while it cannot", "")
+      assert.equal(1, n, err)   -- once per change, not every retry
+      assert.equal(0, R.metric(assert(run:metrics()), "ebb_leader"))
+      local ok, body = run:ready()
+      assert.is_false(ok)
+      assert.matches("leader election: " .. case[2], body)
+    end)
+  end
 end)

@@ -208,6 +208,46 @@ describe("hot reload during ebb run", function()
     assert.matches("evicter%.lua", events[1].note)
   end)
 
+  -- Where a failed reload is reported: ebb's own pod, found without extra
+  -- environment when the downward API is not there; or the log says why.
+  local SELF_CASES = {
+    { "the downward API", { POD_NAME = "ebb-7d9f8c6b5-x2k4p", POD_NAMESPACE = "kube-system" },
+      "kube-system", "ebb-7d9f8c6b5-x2k4p" },
+    { "the service account's namespace and the hostname", { HOSTNAME = "ebb-5c8d7f9b6-q7w2r" },
+      "default", "ebb-5c8d7f9b6-q7w2r", "default\n" },
+    { "no pod at all", { HOSTNAME = "ebb-5c8d7f9b6-q7w2r" }, nil, nil, nil,
+      "no Event about ebb can be posted %(PolicyReloadFailed%): [^\n]*not in a pod" },
+  }
+  for _, case in ipairs(SELF_CASES) do
+    it("reports a failed reload on ebb's own pod found from " .. case[1], function()
+      srv = S.start{ snapshot = DEMO }
+      local d = scratch()
+      local env = { EBB_SERVICEACCOUNT_NAMESPACE_FILE = d .. "/namespace" }
+      for k, v in pairs(case[2]) do env[k] = v end
+      if case[5] then write(d .. "/namespace", case[5]) end
+      local dir, update = configmap{ ["evicter.lua"] = evicter(GRAFANA, "v1") }
+      local run = start{ policy = POLICY, "--policy-dir", dir, "--interval", "1s", "--reload-debounce", "100ms",
+                         env = env }
+      assert.is_not_nil(run:wait_log("cycle 1:", 15), run:stderr())
+      update(2, { ["evicter.lua"] = "local x = = 1\nreturn {}\n" })
+      assert.is_not_nil(run:wait_log("policy reload failed", 10), run:stderr())
+      if case[6] then
+        assert.is_not_nil(run:wait_log(case[6], 10), run:stderr())
+        return
+      end
+      local ev = S.eventually(function()
+        local _, list = srv:request("GET", "/apis/events.k8s.io/v1/namespaces/" .. case[3] .. "/events")
+        for _, e in ipairs(list and list.items or {}) do
+          if e.reason == "PolicyReloadFailed" then return e end
+        end
+      end, 10)
+      assert.is_truthy(ev, run:stderr())
+      assert.equal("Pod", ev.regarding.kind)
+      assert.equal(case[4], ev.regarding.name)
+      assert.equal(case[3], ev.regarding.namespace)
+    end)
+  end
+
   it("refuses a bad script at start with a clear error, exit 2", function()
     srv = S.start{ snapshot = DEMO }
     for _, case in ipairs(BAD) do
