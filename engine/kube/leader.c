@@ -58,7 +58,7 @@ static void set_leading(struct ebb_leader *l, bool leading)
 static void lease_answer(struct ebb_leader *l, const char *verb, int status, const char *body, size_t len,
                          bool readable)
 {
-    char what[300], err[sizeof(l->error)];
+    char what[400], err[sizeof(l->error)];   /* verb, namespace, name: a DNS label and a name */
 
     if (readable) {
         if (l->error[0])
@@ -67,7 +67,7 @@ static void lease_answer(struct ebb_leader *l, const char *verb, int status, con
         l->error[0] = '\0';
         return;
     }
-    snprintf(what, sizeof(what), "%s lease %s/%s", verb, l->ns, l->name);
+    snprintf(what, sizeof(what), "%.16s lease %.63s/%.253s", verb, l->ns, l->name);
     if (status >= 200 && status < 300)
         snprintf(err, sizeof(err), "%s: %d the answer is not a Lease ebb can read", what, status);
     else   /* the server's words; a transport failure without a made-up status */
