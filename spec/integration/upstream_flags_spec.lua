@@ -194,6 +194,40 @@ describe("ebb as upstream's descheduler (no command, upstream's flags)", functio
     assert.equal(15, lease.spec.leaseDurationSeconds)
   end)
 
+  it("logs each node's utilization and class at --v=3 (none at --v=0), in both formats", function()
+    local helm = S.read("spec/fixtures/policies/helm-default.yaml")
+    local snapshot = S.json.decode(S.read("spec/fixtures/utilization.json"))
+    local nodes = {}
+    for _, item in ipairs(snapshot.items) do
+      if item.kind == "Node" then nodes[#nodes + 1] = item.metadata.name end
+    end
+    table.sort(nodes)
+    local NODE = '^"Node is (%a[%a ]+)" node="([^"]+)" usage={[^}]*"cpu":"[^"]+"[^}]*} usagePercentage={[^}]*"cpu":[%d%.]+'
+    for _, case in ipairs{ { "--v=3", "text" }, { "--v=3", "json" }, { "--v=0", "text" } } do
+      T.srv = S.start{ snapshot = "spec/fixtures/utilization.json" }
+      local run = T.start{ command = false, policy = helm, "--dry-run", case[1], "--logging-format=" .. case[2] }
+      assert.equal(0, run:wait(30), run:stderr())
+      local msgs = {}
+      if case[2] == "json" then
+        for _, o in ipairs(json_records(run:stderr())) do msgs[#msgs + 1] = o.msg end
+      else
+        msgs = klog_messages(run:stderr())
+      end
+      local seen = {}
+      for _, m in ipairs(msgs) do
+        local class, node = m:match(NODE)
+        if node then
+          assert.truthy(({ underutilized = 1, overutilized = 1, ["appropriately utilized"] = 1 })[class], m)
+          seen[#seen + 1] = node
+        end
+      end
+      table.sort(seen)
+      assert.same(case[1] == "--v=3" and nodes or {}, seen, run:stderr())
+      T.srv:stop()
+      T.srv = nil
+    end
+  end)
+
   it("refuses --leader-elect without an interval, as upstream does", function()
     T.srv = S.start{ snapshot = DEMO }
     local run = start("--leader-elect")
