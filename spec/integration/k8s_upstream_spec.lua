@@ -17,6 +17,7 @@ describe("ebb as upstream's descheduler against kube-apiserver", function()
     local ns = cp:namespace("upstream")
     local n1 = ns .. "-n1"
     cp:node(n1)
+    cp:node(ns .. "-n2")   -- somewhere to go: the cycle needs two ready nodes
     cp:replicaset(ns, "web", 2, { cpu = "100m", node_selector = { ["kubernetes.io/hostname"] = n1 } })
     cp:wait(function() return #cp:pods(ns, "app=web", "bound") == 2 end, 30, "kube-scheduler binding the web pods")
     cp:patch("/api/v1/nodes/" .. n1, { spec = { taints = {
