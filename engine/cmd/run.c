@@ -59,8 +59,14 @@ static void usage(FILE *f)
           "  --feature-gates K=V   EvictionsInBackground=true: a 429 \"Eviction triggered\n"
           "                        evacuation\" to a pod annotated request-evict-only is an\n"
           "                        eviction going on (see docs/evictions-in-background.md)\n"
+          "  --logging-format F    text (klog's lines, the default) or json (one object a line)\n"
+          "  --v N                 log verbosity: 3 and up adds debug records (-v: the same)\n"
+          "  --disable-metrics     serve /healthz and /readyz only\n"
           "Upstream names are accepted too: --policy-config-file, --descheduling-interval,\n"
-          "--client-connection-kubeconfig, --client-connection-qps, --client-connection-burst.\n",
+          "--client-connection-kubeconfig, --client-connection-qps, --client-connection-burst,\n"
+          "--secure-port (plain HTTP); booleans as --flag or --flag=true|false. Flags ebb\n"
+          "cannot honour (TLS serving, tracing, ...) are refused by name: see\n"
+          "docs/upstream-flags-and-logs.md.\n",
           f);
 }
 

@@ -404,6 +404,65 @@ static void test_log_formats(void **state)
     }
 }
 
+/* Every one- and two-byte text, in every format: one record a line, and
+ * the message (klog's after its header, JSON's "msg" once decoded) is
+ * exactly ebb_escape(EBB_ESC_LINE) of the text. */
+static int every_format;
+
+static void log_every_pair(void)
+{
+    int level = ebb_log_level, format = ebb_log_format;
+
+    ebb_log_level = EBB_LOG_INFO;
+    ebb_log_format = every_format;
+    for (int a = 0; a < 256; a++)
+        for (int b = -1; b < 256; b++) {
+            char t[2] = { (char)a, (char)b };
+            ebb_log_text(EBB_LOG_INFO, NULL, t, b < 0 ? 1 : 2);
+        }
+    ebb_log_level = level;
+    ebb_log_format = format;
+}
+
+static void test_log_every_pair(void **state)
+{
+    (void)state;
+    for (every_format = EBB_LOG_PLAIN; every_format <= EBB_LOG_JSON; every_format++) {
+        char *text = capture(log_every_pair), *line, *save = NULL;
+        int a = 0, b = -1, n = 0;
+
+        /* strtok_r would merge empty lines: there are none to merge, each
+         * record has a header */
+        for (line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save), n++) {
+            char t[2] = { (char)a, (char)b }, want[64];
+            const char *msg;
+            cJSON *o = NULL;
+
+            ebb_escape(want, sizeof(want), t, b < 0 ? 1 : 2, EBB_ESC_LINE);
+            if (every_format == EBB_LOG_PLAIN) {
+                assert_int_equal(strncmp(line, "ebb: info: ", 11), 0);
+                msg = line + 11;
+            } else if (every_format == EBB_LOG_KLOG) {
+                assert_non_null(msg = strstr(line, "] "));
+                msg += 2;
+            } else {
+                assert_non_null(o = cJSON_Parse(line));
+                assert_true(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, "msg")));
+                msg = cJSON_GetObjectItemCaseSensitive(o, "msg")->valuestring;
+            }
+            if (strcmp(msg, want) != 0)
+                fail_msg("format %d, bytes %02x %02x: \"%s\", want \"%s\"", every_format, a, b & 0xff, msg, want);
+            cJSON_Delete(o);
+            if (++b == 256) {
+                a++;
+                b = -1;
+            }
+        }
+        assert_int_equal(n, 256 * 257);
+        free(text);
+    }
+}
+
 static void test_json_text(void **state)
 {
     cJSON *o = cJSON_CreateObject(), *j;
@@ -436,6 +495,7 @@ int main(void)
         cmocka_unit_test(test_error_texts),
         cmocka_unit_test(test_log_records),
         cmocka_unit_test(test_log_formats),
+        cmocka_unit_test(test_log_every_pair),
         cmocka_unit_test(test_json_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
