@@ -343,7 +343,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
     if (!ebb_flag_no_arguments(argc, argv))
         return EXIT_INPUT;
     if (o->policy == NULL) {
-        fprintf(stderr, "ebb: error: run needs --policy\n");
+        fprintf(stderr, "ebb: error: run needs --policy (or upstream's --policy-config-file)\n");
         return EXIT_INPUT;
     }
     if (o->interval_s == 0)

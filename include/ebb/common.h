@@ -69,8 +69,9 @@ void ebb_error_clear(struct ebb_error *err);
  *                  (local time, as klog; pid; the C file and line that logged)
  *   EBB_LOG_JSON   component-base's JSON logger: one object a line,
  *                  {"ts":1764309384.123456,"caller":"run.c:812","level":"warning","v":0,"msg":"..."}
- *                  ("v" on info and debug records only, "err" on errors, as
- *                  zap's Kubernetes encoder writes them)
+ *                  ("v" on info and debug records only, as component-base
+ *                  writes it; ebb's records are messages, so there are no
+ *                  other keys)
  * Debug records are klog's V(3): `--v=3` and up shows them. */
 enum { EBB_LOG_OFF = -1, EBB_LOG_ERROR, EBB_LOG_WARN, EBB_LOG_INFO, EBB_LOG_DEBUG };
 enum { EBB_LOG_PLAIN, EBB_LOG_KLOG, EBB_LOG_JSON };
