@@ -302,6 +302,10 @@ static int parse(int argc, char **argv, struct run_opts *o)
         case F_SYNC_TIMEOUT: dur = "--sync-timeout"; d = &o->sync_timeout_s; break;
         case F_PAGE:
             o->page_size = (int)strtol(optarg, &end, 10);
+            if (*optarg == '\0' || *end != '\0' || o->page_size < 1 || o->page_size > 100000) {
+                fprintf(stderr, "ebb: error: --page-size: \"%s\" is not a number from 1 to 100000\n", optarg);
+                return EXIT_INPUT;
+            }
             break;
         case F_RELOAD_DEBOUNCE: dur = "--reload-debounce"; d = &o->reload_debounce_s; break;
         case F_RELOAD_POLL: dur = "--reload-poll"; d = &o->reload_poll_s; break;

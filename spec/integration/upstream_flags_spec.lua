@@ -80,6 +80,8 @@ local REFUSED = {
   { "--logging-format=xml", "--logging-format" }, { "--v=loud", "--v" }, { "--dry-run=maybe", "--dry-run" },
   { "--disable-metrics=sometimes", "--disable-metrics" }, { "--leader-elect=yes", "--leader-elect" },
   { "--descheduling-interval=often", "--interval" },
+  -- ebb's own flags read with the same care
+  { "--page-size=lots", "--page-size" }, { "--page-size=0", "--page-size" },
 }
 
 describe("ebb as upstream's descheduler (no command, upstream's flags)", function()
