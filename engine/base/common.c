@@ -15,6 +15,7 @@
 #include "ebb/common.h"
 
 int ebb_log_level = EBB_LOG_INFO;
+int ebb_log_format = EBB_LOG_PLAIN;
 
 const char *ebb_strerror(int rc)
 {
@@ -92,24 +93,99 @@ void ebb_error_format(const struct ebb_error *err, char *buf, size_t len)
                EBB_ESC_LINE);
 }
 
-/* One record: "ebb: LEVEL: " and `len` bytes of `text` escaped for a line,
- * at most EBB_LOG_MAX bytes and its newline, written whole. */
-static void log_record(int level, const char *text, size_t len)
+/* The start of a record in ebb_log_format, into `buf` (at least 128 bytes):
+ * returns its length. `file` is the logging C file: its base name is said,
+ * as klog says the Go file's. */
+static size_t log_header(char *buf, size_t cap, const char *file, int line, int level)
 {
     static const char *names[] = { "error", "warning", "info", "debug" };
-    char stack[1024], *line = NULL;
-    size_t cap = EBB_LOG_MAX + 2, n;
+    const char *base = strrchr(file ? file : "", '/');
+    struct timespec ts;
+    struct tm tm;
+    int n;
+
+    base = base ? base + 1 : file ? file : "";
+    level = level < 0 ? 0 : level > 3 ? 3 : level;
+    if (ebb_log_format == EBB_LOG_PLAIN)
+        n = snprintf(buf, cap, "ebb: %s: ", names[level]);
+    else if (ebb_log_format == EBB_LOG_KLOG) {
+        clock_gettime(CLOCK_REALTIME, &ts);
+        localtime_r(&ts.tv_sec, &tm);
+        n = snprintf(buf, cap, "%c%02d%02d %02d:%02d:%02d.%06ld %7d %.64s:%d] ", "EWII"[level],
+                     tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                     ts.tv_nsec / 1000, (int)getpid(), base, line);
+    } else {
+        /* the file name is a C identifier's spelling: nothing in it to escape */
+        clock_gettime(CLOCK_REALTIME, &ts);
+        n = snprintf(buf, cap, "{\"ts\":%lld.%06ld,\"caller\":\"%.64s:%d\",\"level\":\"%s\",",
+                     (long long)ts.tv_sec, ts.tv_nsec / 1000, base, line, names[level]);
+        if (n > 0 && level >= EBB_LOG_INFO)
+            n += snprintf(buf + n, cap - (size_t)n, "\"v\":%d,",
+                          level == EBB_LOG_DEBUG ? EBB_LOG_DEBUG_V : 0);
+        if (n > 0)
+            n += snprintf(buf + n, cap - (size_t)n, "\"msg\":\"");
+    }
+    return n < 0 ? 0 : (size_t)n;
+}
+
+/* Quote `len` bytes of `s`, already escaped for a line, as the inside of a
+ * JSON string: only '"' and '\\' are left to quote (EBB_ESC_LINE leaves no
+ * control byte and only UTF-8). Returns the bytes written, at most `cap`;
+ * a byte that does not fit ends the copy, never half of a pair. */
+static size_t json_quote(char *out, size_t cap, const char *s, size_t len)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < len; i++) {
+        bool q = s[i] == '"' || s[i] == '\\';
+        if (n + 1 + q > cap)
+            break;
+        if (q)
+            out[n++] = '\\';
+        out[n++] = s[i];
+    }
+    return n;
+}
+
+/* One record: the header in ebb_log_format and `len` bytes of `text`
+ * escaped for a line, at most EBB_LOG_MAX bytes of it and its newline,
+ * written whole.
+ *
+ * Invariant: this is the one place a record is written, and every byte of
+ * `text` (a script's print, a pod's name, a server's answer) goes through
+ * ebb_escape(EBB_ESC_LINE) here, in every format: a record is one line and,
+ * in JSON, one object whose "msg" decodes to that escaped text. */
+static void log_record(const char *file, int line_no, int level, const char *text, size_t len)
+{
+    char stack[1024], *line = NULL, *esc = NULL;
+    size_t cap = 2 * EBB_LOG_MAX + 256, n, e, room;
 
     /* the counting pass stops at EBB_LOG_MAX: a huge text costs no more */
-    if (ebb_escape(NULL, EBB_LOG_MAX + 1, text, len, EBB_ESC_LINE) + 32 > sizeof(stack))
+    e = ebb_escape(NULL, EBB_LOG_MAX + 1, text, len, EBB_ESC_LINE);
+    if (2 * e + 256 > sizeof(stack))
         line = malloc(cap);
     if (line == NULL) {
         /* short, or out of memory: then the record is cut, still with its ellipsis */
         line = stack;
         cap = sizeof(stack);
     }
-    n = (size_t)snprintf(line, cap, "ebb: %s: ", names[level < 0 ? 0 : level > 3 ? 3 : level]);
-    n += ebb_escape(line + n, cap - 1 - n, text, len, EBB_ESC_LINE);
+    n = log_header(line, cap - 8, file, line_no, level);
+    /* the escaped text ends where a record of EBB_LOG_MAX bytes would */
+    room = EBB_LOG_MAX + 1 > n + 64 ? EBB_LOG_MAX + 1 - n : 64;
+    if (ebb_log_format != EBB_LOG_JSON) {
+        n += ebb_escape(line + n, room < cap - 1 - n ? room : cap - 1 - n, text, len, EBB_ESC_LINE);
+    } else {
+        /* escaped first, then quoted: the JSON holds exactly the text records have */
+        if (room > (cap - n - 8) / 2)
+            room = (cap - n - 8) / 2;
+        if ((esc = malloc(room + 1)) != NULL) {
+            e = ebb_escape(esc, room + 1, text, len, EBB_ESC_LINE);
+            n += json_quote(line + n, cap - 8 - n, esc, e);
+            free(esc);
+        }
+        memcpy(line + n, "\"}", 2);
+        n += 2;
+    }
     line[n++] = '\n';
     flockfile(stderr);   /* one record at a time from any thread (ebb run has two) */
     fwrite(line, 1, n, stderr);
@@ -118,7 +194,7 @@ static void log_record(int level, const char *text, size_t len)
         free(line);
 }
 
-void ebb_log(int level, const char *fmt, ...)
+void ebb_log_at(const char *file, int line, int level, const char *fmt, ...)
 {
     char stack[1024], *msg = stack;
     va_list ap;
@@ -144,12 +220,13 @@ void ebb_log(int level, const char *fmt, ...)
             n = (int)(want - 1);
         }
     }
-    log_record(level, msg, (size_t)n);
+    log_record(file, line, level, msg, (size_t)n);
     if (msg != stack)
         free(msg);
 }
 
-void ebb_log_text(int level, const char *prefix, const char *text, size_t len)
+void ebb_log_text_at(const char *file, int line, int level, const char *prefix, const char *text,
+                     size_t len)
 {
     char stack[1024], *joined = stack;
     size_t plen = prefix ? strlen(prefix) : 0, n;
@@ -173,7 +250,7 @@ void ebb_log_text(int level, const char *prefix, const char *text, size_t len)
     }
     memcpy(joined, prefix ? prefix : "", plen);
     memcpy(joined + plen, text ? text : "", len);
-    log_record(level, joined, n);
+    log_record(file, line, level, joined, n);
     if (joined != stack)
         free(joined);
 }

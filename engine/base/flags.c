@@ -67,6 +67,18 @@ static int parse_bool(const char *v, size_t n)
     return -1;
 }
 
+bool ebb_flag_bool(const char *flag, const char *v, bool *out)
+{
+    int b = v == NULL ? 1 : parse_bool(v, strlen(v));
+
+    if (b < 0) {
+        fprintf(stderr, "ebb: error: %s: \"%s\" is not true or false\n", flag, v);
+        return false;
+    }
+    *out = b == 1;
+    return true;
+}
+
 static void trim(const char **s, size_t *n)
 {
     while (*n > 0 && isspace((unsigned char)**s))

@@ -4,6 +4,7 @@
  *                [--cycles N] [--output table|json]
  *   ebb check    --policy FILE [--policy-dir DIR]...
  *   ebb version
+ *   ebb --policy-config-file FILE [upstream's flags]   (as upstream's image is run)
  *
  * Exit status: 0 done, 2 the input is wrong (flags, policy, snapshot,
  * scripts; the message names the file, line and field), 1 anything else.
@@ -70,6 +71,8 @@ static void usage(FILE *f)
           "               (strategy fixtures: DIR/<name>.lua + DIR/<name>_test.yaml)\n"
           "  ebb convert  FILE [--output yaml|json]   (a v1alpha1 policy as v1alpha2)\n"
           "  ebb version\n"
+          "  ebb --policy-config-file FILE [--descheduling-interval D] [upstream's flags]\n"
+          "               (as upstream's descheduler: `ebb run` with one cycle by default)\n"
           "\n"
           "  --snapshot FILE    a cluster recorded as `kubectl get ... -o json` (or YAML)\n"
           "  --policy FILE      a descheduler/v1alpha2 DeschedulerPolicy (v1alpha1 is converted)\n"
@@ -397,6 +400,28 @@ static int cmd_simulate(int argc, char **argv)
     return run(&o, false);
 }
 
+/* Flags and no command: upstream's image, Job, CronJob and Helm chart run
+ * the descheduler so. That is `ebb run` with upstream's default interval,
+ * 0: one cycle and exit, unless --descheduling-interval asks for a loop (a
+ * later flag wins). `ebb run` reads upstream's flags itself. */
+static int cmd_upstream(int argc, char **argv)
+{
+    char **args = calloc((size_t)argc + 3, sizeof(*args));
+    int rc;
+
+    if (args == NULL) {
+        fprintf(stderr, "ebb: error: out of memory\n");
+        return 1;
+    }
+    args[0] = argv[0];
+    args[1] = "run";
+    args[2] = "--descheduling-interval=0";
+    memcpy(args + 3, argv + 1, (size_t)(argc - 1) * sizeof(*args));
+    rc = ebb_run_main(argc + 2, args);
+    free(args);
+    return rc;
+}
+
 static int cmd_check(int argc, char **argv)
 {
     struct opts o;
@@ -426,6 +451,8 @@ int main(int argc, char **argv)
         printf("ebb %s\n", EBB_VERSION);
         return 0;
     }
+    if (argv[1][0] == '-')
+        return cmd_upstream(argc, argv);
     if (strcmp(argv[1], "simulate") == 0)
         return cmd_simulate(argc, argv);
     if (strcmp(argv[1], "check") == 0)

@@ -66,8 +66,14 @@ static void usage(FILE *f)
           "  --feature-gates K=V   EvictionsInBackground=true: a 429 \"Eviction triggered\n"
           "                        evacuation\" to a pod annotated request-evict-only is an\n"
           "                        eviction going on (see docs/evictions-in-background.md)\n"
+          "  --logging-format F    text (klog's lines, the default) or json (one object a line)\n"
+          "  --v N                 log verbosity: 3 and up adds debug records (-v: the same)\n"
+          "  --disable-metrics     serve /healthz and /readyz only\n"
           "Upstream names are accepted too: --policy-config-file, --descheduling-interval,\n"
-          "--client-connection-kubeconfig, --client-connection-qps, --client-connection-burst.\n",
+          "--client-connection-kubeconfig, --client-connection-qps, --client-connection-burst,\n"
+          "--secure-port (plain HTTP); booleans as --flag or --flag=true|false. Flags ebb\n"
+          "cannot honour (TLS serving, tracing, ...) are refused by name: see\n"
+          "docs/upstream-flags-and-logs.md.\n",
           f);
 }
 
@@ -78,8 +84,34 @@ static int parse(int argc, char **argv, struct run_opts *o)
         F_LE_RENEW, F_LE_RETRY, F_LE_NAME, F_LE_NS, F_LE_LOCK, F_QPS, F_BURST, F_BIND, F_PORT,
         F_STALE, F_PAGE, F_NOW, F_RELOAD_DEBOUNCE, F_NO_RELOAD, F_RELOAD_POLL,
         F_SCRIPT_TIMEOUT, F_SCRIPT_MEMORY, F_TRIGGER_DELAY, F_FEATURES, F_SYNC_TIMEOUT,
+        F_V, F_LOG_FORMAT, F_NO_METRICS, F_CONTENT_TYPE, F_SECURE_PORT, F_IGNORED, F_HTTP2,
+        F_REFUSED = 2000,
     };
-    static const struct option longopts[] = {
+    /* Upstream's flags ebb cannot honour: each refused by name, with why, so
+     * that a manifest written for upstream fails at once and says what to
+     * drop rather than running with a setting silently lost. */
+    static const char *const no_tls = "ebb serves /metrics, /healthz and /readyz over plain HTTP and has "
+                                      "no TLS server: terminate TLS in front of it, or leave the flag out";
+    static const char *const no_otel = "ebb has no OpenTelemetry tracing";
+    static const struct {
+        const char *name;
+        const char *why;
+    } refused[] = {
+        { "tls-cert-file", NULL }, { "tls-private-key-file", NULL }, { "cert-dir", NULL },
+        { "tls-cipher-suites", NULL }, { "tls-min-version", NULL }, { "tls-sni-cert-key", NULL },
+        { "tls-curve-preferences", NULL }, { "http2-max-streams-per-connection", NULL },
+        { "permit-address-sharing", "ebb binds its port alone (no SO_REUSEADDR sharing)" },
+        { "permit-port-sharing", "ebb binds its port alone (no SO_REUSEPORT sharing)" },
+        { "otel-collector-endpoint", no_otel }, { "otel-transport-ca-cert", no_otel },
+        { "otel-service-name", no_otel }, { "otel-trace-namespace", no_otel },
+        { "otel-sample-rate", no_otel }, { "otel-fallback-no-op-on-error", no_otel },
+        { "vmodule", "ebb's log has one verbosity (--v), not one per file" },
+        { "log-json-info-buffer-size", "ebb writes each record to stderr whole, unbuffered" },
+        { "log-json-split-stream", "ebb writes every record to stderr" },
+        { "log-text-info-buffer-size", "ebb writes each record to stderr whole, unbuffered" },
+        { "log-text-split-stream", "ebb writes every record to stderr" },
+    };
+    static const struct option ebb_longopts[] = {
         { "policy", required_argument, NULL, F_POLICY },
         { "policy-config-file", required_argument, NULL, F_POLICY },
         { "policy-dir", required_argument, NULL, F_DIR },
@@ -89,7 +121,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
         { "interval", required_argument, NULL, F_INTERVAL },
         { "descheduling-interval", required_argument, NULL, F_INTERVAL },
         { "once", no_argument, NULL, F_ONCE },
-        { "dry-run", no_argument, NULL, F_DRY },
+        { "dry-run", optional_argument, NULL, F_DRY },
         { "leader-elect", optional_argument, NULL, F_LE },
         { "leader-elect-lease-duration", required_argument, NULL, F_LE_DUR },
         { "leader-elect-renew-deadline", required_argument, NULL, F_LE_RENEW },
@@ -103,7 +135,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
         { "client-connection-burst", required_argument, NULL, F_BURST },
         { "bind-address", required_argument, NULL, F_BIND },
         { "port", required_argument, NULL, F_PORT },
-        { "secure-port", required_argument, NULL, F_PORT },
+        { "secure-port", required_argument, NULL, F_SECURE_PORT },
         { "max-stale", required_argument, NULL, F_STALE },
         { "sync-timeout", required_argument, NULL, F_SYNC_TIMEOUT },
         { "page-size", required_argument, NULL, F_PAGE },
@@ -118,10 +150,25 @@ static int parse(int argc, char **argv, struct run_opts *o)
         { "verbose", no_argument, NULL, 'v' },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
+        { "v", required_argument, NULL, F_V },
+        { "logging-format", required_argument, NULL, F_LOG_FORMAT },
+        { "disable-metrics", optional_argument, NULL, F_NO_METRICS },
+        { "client-connection-content-type", required_argument, NULL, F_CONTENT_TYPE },
+        { "log-flush-frequency", required_argument, NULL, F_IGNORED },
+        { "enable-http2", optional_argument, NULL, F_HTTP2 },
+        { "disable-http2-serving", optional_argument, NULL, F_HTTP2 },
     };
-    int c;
+    struct option longopts[EBB_ARRAY_LEN(ebb_longopts) + EBB_ARRAY_LEN(refused) + 1];
+    int c, li;
     char *end;
+    bool b;
+    double ignored;
+
+    memcpy(longopts, ebb_longopts, sizeof(ebb_longopts));
+    for (size_t i = 0; i < EBB_ARRAY_LEN(refused); i++)
+        longopts[EBB_ARRAY_LEN(ebb_longopts) + i] =
+            (struct option){ refused[i].name, optional_argument, NULL, F_REFUSED + (int)i };
+    longopts[EBB_ARRAY_LEN(longopts) - 1] = (struct option){ NULL, 0, NULL, 0 };
 
     memset(o, 0, sizeof(*o));
     o->now = EBB_TIME_NONE;
@@ -136,12 +183,21 @@ static int parse(int argc, char **argv, struct run_opts *o)
     o->reload_debounce_s = 1;
     o->reload_poll_s = 60;
     o->trigger_delay_s = 1;
+    /* a server's log, for operators and their collectors: klog's lines
+     * unless --logging-format says json */
+    ebb_log_format = EBB_LOG_KLOG;
     opterr = 0;
     optind = 2;
-    while ((c = getopt_long(argc, argv, ":vqh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":vqh", longopts, &li)) != -1) {
         const char *dur = NULL;   /* a flag that takes a Go duration, read into *d */
         double *d = NULL;
 
+        if (c >= F_REFUSED && c < F_REFUSED + (int)EBB_ARRAY_LEN(refused)) {
+            const char *why = refused[c - F_REFUSED].why;
+            fprintf(stderr, "ebb: error: --%s: not supported: %s\n", refused[c - F_REFUSED].name,
+                    why ? why : no_tls);
+            return EXIT_INPUT;
+        }
         switch (c) {
         case F_POLICY: o->policy = optarg; break;
         case F_DIR:
@@ -155,8 +211,63 @@ static int parse(int argc, char **argv, struct run_opts *o)
         case F_CONTEXT: o->context = optarg; break;
         case F_INTERVAL: dur = "--interval"; d = &o->interval_s; break;
         case F_ONCE: o->once = true; break;
-        case F_DRY: o->dry_run = true; break;
-        case F_LE: o->leader_elect = optarg == NULL || strcmp(optarg, "true") == 0; break;
+        case F_DRY:
+            if (!ebb_flag_bool("--dry-run", optarg, &o->dry_run))
+                return EXIT_INPUT;
+            break;
+        case F_LE:
+            if (!ebb_flag_bool("--leader-elect", optarg, &o->leader_elect))
+                return EXIT_INPUT;
+            break;
+        case F_NO_METRICS:
+            if (!ebb_flag_bool("--disable-metrics", optarg, &o->disable_metrics))
+                return EXIT_INPUT;
+            break;
+        case F_HTTP2: {
+            /* honoured as it stands when it asks for no HTTP/2 */
+            bool disable = strcmp(longopts[li].name, "disable-http2-serving") == 0;
+            char flag[64];
+            snprintf(flag, sizeof(flag), "--%s", longopts[li].name);
+            if (!ebb_flag_bool(flag, optarg, &b))
+                return EXIT_INPUT;
+            if (b != disable) {
+                fprintf(stderr, "ebb: error: %s=%s: not supported: ebb serves HTTP/1.1 only\n", flag,
+                        b ? "true" : "false");
+                return EXIT_INPUT;
+            }
+            break;
+        }
+        case F_IGNORED:
+            /* honoured as it stands: each record is written whole at once */
+            dur = "--log-flush-frequency";
+            d = &ignored;
+            break;
+        case F_V: {
+            long v = strtol(optarg, &end, 10);
+            if (*optarg == '\0' || *end != '\0' || v < 0 || v > 10) {
+                fprintf(stderr, "ebb: error: --v: \"%s\" is not a log verbosity from 0 to 10\n", optarg);
+                return EXIT_INPUT;
+            }
+            ebb_log_level = v >= EBB_LOG_DEBUG_V ? EBB_LOG_DEBUG : EBB_LOG_INFO;
+            break;
+        }
+        case F_LOG_FORMAT:
+            if (strcmp(optarg, "text") == 0) {
+                ebb_log_format = EBB_LOG_KLOG;
+            } else if (strcmp(optarg, "json") == 0) {
+                ebb_log_format = EBB_LOG_JSON;
+            } else {
+                fprintf(stderr, "ebb: error: --logging-format: \"%s\" is not text or json\n", optarg);
+                return EXIT_INPUT;
+            }
+            break;
+        case F_CONTENT_TYPE:
+            if (strcmp(optarg, "application/json") != 0) {
+                fprintf(stderr, "ebb: error: --client-connection-content-type: \"%s\" is not supported: "
+                                "ebb speaks application/json to the API server\n", optarg);
+                return EXIT_INPUT;
+            }
+            break;
         case F_LE_DUR: dur = "--leader-elect-lease-duration"; d = &o->lo.lease_s; break;
         case F_LE_RENEW: dur = "--leader-elect-renew-deadline"; d = &o->lo.renew_deadline_s; break;
         case F_LE_RETRY: dur = "--leader-elect-retry-period"; d = &o->lo.retry_s; break;
@@ -184,16 +295,24 @@ static int parse(int argc, char **argv, struct run_opts *o)
             break;
         case F_BIND: o->bind = optarg; break;
         case F_PORT:
+        case F_SECURE_PORT:
             o->port = (int)strtol(optarg, &end, 10);
             if (*optarg == '\0' || *end != '\0' || o->port < 0 || o->port > 65535) {
-                fprintf(stderr, "ebb: error: --port: \"%s\" is not a port (0-65535)\n", optarg);
+                fprintf(stderr, "ebb: error: --%s: \"%s\" is not a port (0-65535)\n", longopts[li].name, optarg);
                 return EXIT_INPUT;
             }
+            if (c == F_SECURE_PORT && o->port > 0)
+                ebb_log(EBB_LOG_WARN, "--secure-port %d: ebb serves plain HTTP there, not HTTPS: "
+                                      "probes need scheme: HTTP", o->port);
             break;
         case F_STALE: dur = "--max-stale"; d = &o->max_stale_s; break;
         case F_SYNC_TIMEOUT: dur = "--sync-timeout"; d = &o->sync_timeout_s; break;
         case F_PAGE:
             o->page_size = (int)strtol(optarg, &end, 10);
+            if (*optarg == '\0' || *end != '\0' || o->page_size < 1 || o->page_size > 100000) {
+                fprintf(stderr, "ebb: error: --page-size: \"%s\" is not a number from 1 to 100000\n", optarg);
+                return EXIT_INPUT;
+            }
             break;
         case F_RELOAD_DEBOUNCE: dur = "--reload-debounce"; d = &o->reload_debounce_s; break;
         case F_RELOAD_POLL: dur = "--reload-poll"; d = &o->reload_poll_s; break;
@@ -235,7 +354,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
     if (!ebb_flag_no_arguments(argc, argv))
         return EXIT_INPUT;
     if (o->policy == NULL) {
-        fprintf(stderr, "ebb: error: run needs --policy\n");
+        fprintf(stderr, "ebb: error: run needs --policy (or upstream's --policy-config-file)\n");
         return EXIT_INPUT;
     }
     if (o->interval_s == 0)
@@ -307,6 +426,10 @@ static void account_cycle(struct runner *r, double seconds, bool triggered)
         const struct ebb_plan_refusal *f = &p->refusals[i];
         char ns[256];
         const char *slash = strchr(f->pod, '/');
+        /* each refusal and its reason at the default level: why a pod a
+         * strategy picked stayed is the first thing an operator asks */
+        ebb_log(EBB_LOG_INFO, "eviction refused: pod %s on %s (%s): %s%s%s", f->pod, f->node ? f->node : "-",
+                f->plugin ? f->plugin : "-", f->why, f->detail ? ": " : "", f->detail ? f->detail : "");
         if (strcmp(f->why, "filtered") == 0 || strcmp(f->why, "not-found") == 0)
             continue;
         snprintf(ns, sizeof(ns), "%.*s", slash ? (int)(slash - f->pod) : 0, f->pod);
@@ -489,7 +612,7 @@ static void on_http(struct ebb_http_req *req, void *ud)
     struct runner *r = ud;
     const char *path = ebb_http_req_path(req);
 
-    if (strcmp(path, "/metrics") == 0) {
+    if (strcmp(path, "/metrics") == 0 && !r->o.disable_metrics) {
         size_t len;
         char *text;
         refresh_gauges(r);
@@ -994,7 +1117,8 @@ int ebb_run_main(int argc, char **argv)
                                      .max_total_queued = 32u << 20 };
         if ((rc = ebb_httpd_create(r->loop, &ho, &r->httpd, &err)) != 0)
             goto input;
-        ebb_log(EBB_LOG_INFO, "serving /metrics, /healthz, /readyz on %s:%d", r->o.bind, ebb_httpd_port(r->httpd));
+        ebb_log(EBB_LOG_INFO, "serving %s/healthz, /readyz on %s:%d", r->o.disable_metrics ? "" : "/metrics, ",
+                r->o.bind, ebb_httpd_port(r->httpd));
     }
     uv_timer_init(r->loop, &r->cycle_timer);
     uv_timer_init(r->loop, &r->resume_timer);

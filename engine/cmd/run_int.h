@@ -58,6 +58,7 @@ struct run_opts {
     int burst;
     const char *bind;
     int port;
+    bool disable_metrics;         /* --disable-metrics: no /metrics, health still served */
     double max_stale_s;
     double sync_timeout_s;        /* the first sync (and a --once cycle) must start by then */
     int page_size;

@@ -296,6 +296,30 @@ bool ebb_usage_above(const struct ebb_usage *u, size_t i)
     return false;
 }
 
+/* Each node's usage and class at debug level (--v=3), in upstream's words
+ * (nodeutilization.go): "Node is underutilized" node="..." usage={...}
+ * usagePercentage={...}. */
+static void log_class(const struct ebb_usage *u, size_t i, uint8_t cls)
+{
+    static const char *const what[] = { "appropriately utilized", "underutilized", "overutilized" };
+    char used[512], pct[512];
+    size_t a = 0, b = 0;
+
+    for (uint16_t k = 0; k < u->nres; k++) {
+        const char *name = ebb_resource_name(u->res[k]);
+        char q[48];
+        ebb_quantity_format(u->used[i * u->nres + k], name && strcmp(name, "cpu") == 0, q, sizeof(q));
+        if (a < sizeof(used))
+            a += (size_t)snprintf(used + a, sizeof(used) - a, "%s\"%s\":\"%s\"", k ? "," : "",
+                                  name ? name : "?", q);
+        if (b < sizeof(pct))
+            b += (size_t)snprintf(pct + b, sizeof(pct) - b, "%s\"%s\":%.2f", k ? "," : "",
+                                  name ? name : "?", u->pct[i * u->nres + k]);
+    }
+    ebb_log(EBB_LOG_DEBUG, "\"Node is %s\" node=\"%s\" usage={%s} usagePercentage={%s}",
+            what[cls < 3 ? cls : 0], u->nodes[i]->name, used, pct);
+}
+
 void ebb_usage_classify(struct ebb_usage *u, int rule, size_t *nunder, size_t *nover)
 {
     size_t under = 0, over = 0;
@@ -316,6 +340,8 @@ void ebb_usage_classify(struct ebb_usage *u, int rule, size_t *nunder, size_t *n
                 cls = EBB_USAGE_OVER;
         }
         u->cls[i] = cls;
+        if (ebb_log_level >= EBB_LOG_DEBUG)
+            log_class(u, i, cls);
         under += cls == EBB_USAGE_UNDER;
         over += cls == EBB_USAGE_OVER;
     }

@@ -342,6 +342,127 @@ static void test_log_records(void **state)
     free(text);
 }
 
+/* The same records in each format: every line is one record with its
+ * header (klog's, or one JSON object), and the message is the plain
+ * format's escaped text whatever the format. */
+static void test_log_formats(void **state)
+{
+    static const char *const msgs[] = {
+        "pod web\\n1: server said \\x1b]0;owned\\x07 " FFFD,
+        "[Plugin] a\\x00b\\r\\nebb: error: forged",
+    };
+    static const char *const levels[] = { "warning", "info", "info", "error" };
+    static const char klog_levels[] = "WIIE";
+    (void)state;
+
+    for (int format = EBB_LOG_KLOG; format <= EBB_LOG_JSON; format++) {
+        char *text, *line, *save = NULL;
+        int n = 0;
+
+        ebb_log_format = format;
+        text = capture(log_some);
+        ebb_log_format = EBB_LOG_PLAIN;
+        assert_true(ebb_utf8_valid(text, strlen(text)));
+        for (line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save), n++) {
+            const char *msg;
+            for (const char *c = line; *c; c++)
+                assert_true((unsigned char)*c >= 0x20 && *c != 0x7f);
+            assert_true(n < 4);
+            if (format == EBB_LOG_KLOG) {
+                int mo, d, h, mi, sec, us, pid, at = 0;
+                char file[64];
+                assert_int_equal(line[0], klog_levels[n]);
+                assert_int_equal(sscanf(line + 1, "%2d%2d %2d:%2d:%2d.%6d %d %63[^:]:%*d] %n", &mo, &d, &h,
+                                        &mi, &sec, &us, &pid, file, &at), 8);
+                assert_true(at > 0);
+                assert_int_equal(pid, (int)getpid());
+                assert_string_equal(file, "test_common.c");
+                msg = line + 1 + at;
+                if (n < 2)
+                    assert_string_equal(msg, msgs[n]);
+            } else {
+                cJSON *o = cJSON_Parse(line), *ts, *lv, *v, *m, *caller;
+                assert_non_null(o);
+                assert_true(cJSON_IsNumber(ts = cJSON_GetObjectItemCaseSensitive(o, "ts")));
+                assert_true(ts->valuedouble > 1.7e9);
+                assert_true(cJSON_IsString(lv = cJSON_GetObjectItemCaseSensitive(o, "level")));
+                assert_string_equal(lv->valuestring, levels[n]);
+                v = cJSON_GetObjectItemCaseSensitive(o, "v");
+                assert_true(n == 1 || n == 2 ? cJSON_IsNumber(v) && v->valueint == 0 : v == NULL);
+                assert_true(cJSON_IsString(caller = cJSON_GetObjectItemCaseSensitive(o, "caller")));
+                assert_int_equal(strncmp(caller->valuestring, "test_common.c:", 14), 0);
+                assert_true(cJSON_IsString(m = cJSON_GetObjectItemCaseSensitive(o, "msg")));
+                if (n < 2)
+                    assert_string_equal(m->valuestring, msgs[n]);
+                else
+                    assert_int_equal(memcmp(m->valuestring + strlen(m->valuestring) - 3, ELLIPSIS, 3), 0);
+                cJSON_Delete(o);
+            }
+        }
+        assert_int_equal(n, 4);
+        free(text);
+    }
+}
+
+/* Every one- and two-byte text, in every format: one record a line, and
+ * the message (klog's after its header, JSON's "msg" once decoded) is
+ * exactly ebb_escape(EBB_ESC_LINE) of the text. */
+static int every_format;
+
+static void log_every_pair(void)
+{
+    int level = ebb_log_level, format = ebb_log_format;
+
+    ebb_log_level = EBB_LOG_INFO;
+    ebb_log_format = every_format;
+    for (int a = 0; a < 256; a++)
+        for (int b = -1; b < 256; b++) {
+            char t[2] = { (char)a, (char)b };
+            ebb_log_text(EBB_LOG_INFO, NULL, t, b < 0 ? 1 : 2);
+        }
+    ebb_log_level = level;
+    ebb_log_format = format;
+}
+
+static void test_log_every_pair(void **state)
+{
+    (void)state;
+    for (every_format = EBB_LOG_PLAIN; every_format <= EBB_LOG_JSON; every_format++) {
+        char *text = capture(log_every_pair), *line, *save = NULL;
+        int a = 0, b = -1, n = 0;
+
+        /* strtok_r would merge empty lines: there are none to merge, each
+         * record has a header */
+        for (line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save), n++) {
+            char t[2] = { (char)a, (char)b }, want[64];
+            const char *msg;
+            cJSON *o = NULL;
+
+            ebb_escape(want, sizeof(want), t, b < 0 ? 1 : 2, EBB_ESC_LINE);
+            if (every_format == EBB_LOG_PLAIN) {
+                assert_int_equal(strncmp(line, "ebb: info: ", 11), 0);
+                msg = line + 11;
+            } else if (every_format == EBB_LOG_KLOG) {
+                assert_non_null(msg = strstr(line, "] "));
+                msg += 2;
+            } else {
+                assert_non_null(o = cJSON_Parse(line));
+                assert_true(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, "msg")));
+                msg = cJSON_GetObjectItemCaseSensitive(o, "msg")->valuestring;
+            }
+            if (strcmp(msg, want) != 0)
+                fail_msg("format %d, bytes %02x %02x: \"%s\", want \"%s\"", every_format, a, b & 0xff, msg, want);
+            cJSON_Delete(o);
+            if (++b == 256) {
+                a++;
+                b = -1;
+            }
+        }
+        assert_int_equal(n, 256 * 257);
+        free(text);
+    }
+}
+
 static void test_json_text(void **state)
 {
     cJSON *o = cJSON_CreateObject(), *j;
@@ -373,6 +494,8 @@ int main(void)
         cmocka_unit_test(test_escape_dup),
         cmocka_unit_test(test_error_texts),
         cmocka_unit_test(test_log_records),
+        cmocka_unit_test(test_log_formats),
+        cmocka_unit_test(test_log_every_pair),
         cmocka_unit_test(test_json_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

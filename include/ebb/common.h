@@ -55,18 +55,37 @@ void ebb_error_format(const struct ebb_error *err, char *buf, size_t len);
 
 void ebb_error_clear(struct ebb_error *err);
 
-/* Logging: one record per line to stderr, "ebb: LEVEL: " and the message
- * escaped for a line (EBB_ESC_LINE below): whatever a script printed, a pod
- * was named or a server answered, a record is one line, holds no control
- * byte and is UTF-8, so no text can forge another record or drive the
- * terminal. A record longer than EBB_LOG_MAX bytes is cut, ending in "...".
+/* Logging: one record per line to stderr, the message escaped for a line
+ * (EBB_ESC_LINE below): whatever a script printed, a pod was named or a
+ * server answered, a record is one line, holds no control byte and is
+ * UTF-8, so no text can forge another record or drive the terminal. A
+ * record longer than EBB_LOG_MAX bytes is cut, ending in "...".
  * ebb_log_text logs `prefix` (may be NULL) and `len` bytes of `text`, which
- * may hold NUL bytes (printed as \x00), the way scripts' text is logged. */
+ * may hold NUL bytes (printed as \x00), the way scripts' text is logged.
+ *
+ * ebb_log_format picks how a record starts:
+ *   EBB_LOG_PLAIN  "ebb: warning: msg" (the short commands: simulate, check)
+ *   EBB_LOG_KLOG   klog's header: "W1128 05:56:24.123456   12345 run.c:812] msg"
+ *                  (local time, as klog; pid; the C file and line that logged)
+ *   EBB_LOG_JSON   component-base's JSON logger: one object a line,
+ *                  {"ts":1764309384.123456,"caller":"run.c:812","level":"warning","v":0,"msg":"..."}
+ *                  ("v" on info and debug records only, as component-base
+ *                  writes it; ebb's records are messages, so there are no
+ *                  other keys)
+ * Debug records are klog's V(3): `--v=3` and up shows them. */
 enum { EBB_LOG_OFF = -1, EBB_LOG_ERROR, EBB_LOG_WARN, EBB_LOG_INFO, EBB_LOG_DEBUG };
+enum { EBB_LOG_PLAIN, EBB_LOG_KLOG, EBB_LOG_JSON };
+#define EBB_LOG_DEBUG_V 3
 #define EBB_LOG_MAX 16384
 extern int ebb_log_level;
-void ebb_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void ebb_log_text(int level, const char *prefix, const char *text, size_t len);
+extern int ebb_log_format;
+void ebb_log_at(const char *file, int line, int level, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+void ebb_log_text_at(const char *file, int line, int level, const char *prefix, const char *text,
+                     size_t len);
+/* macros so that a record can name the file and line that logged it */
+#define ebb_log(...) ebb_log_at(__FILE__, __LINE__, __VA_ARGS__)
+#define ebb_log_text(...) ebb_log_text_at(__FILE__, __LINE__, __VA_ARGS__)
 
 #define EBB_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 

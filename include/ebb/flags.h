@@ -22,6 +22,11 @@ bool ebb_flag_script_timeout(const char *flag, const char *v, bool allow_off, ui
 /* --script-memory: a quantity from 1Mi to 16Gi, in bytes. */
 bool ebb_flag_script_memory(const char *flag, const char *v, size_t *bytes);
 
+/* A boolean flag as pflag reads one: `--flag` alone (v is NULL) is true,
+ * `--flag=V` takes V as strconv.ParseBool does (1, t, true, TRUE, 0, f,
+ * false...). */
+bool ebb_flag_bool(const char *flag, const char *v, bool *out);
+
 /* --feature-gates: "Name=bool,Name=bool" (repeatable; a later value wins)
  * into *gates (EBB_FEATURE_* bits, ebb.h): set for true, cleared for
  * false. bool as Go's strconv.ParseBool reads it (1, t, true, TRUE, 0, f,

@@ -81,7 +81,7 @@ current-context: mute
     assert.equal(1, code, run:stderr())
     figure("--sync-timeout 3s: exit 1 after %.1f s", K.now() - t0)
     local err = run:stderr()
-    local line = err:match("error: the caches did not sync within 3 s %(%-%-sync%-timeout%): ([^\n]+)")
+    local line = err:match("E%d%d%d%d [^\n]*%] the caches did not sync within 3 s %(%-%-sync%-timeout%): ([^\n]+)")
     assert.is_string(line, err)
     for _, r in ipairs(RESOURCES) do
       assert.matches(r .. " %(", line)

@@ -51,7 +51,9 @@ current-context: serve
   end
   -- a free port for /metrics (--port 0 would switch the server off)
   local mport = tostring(shell.free_port())
+  -- opts.command == false: no `run`, upstream's way of starting the binary
   local args = { "run", "--kubeconfig", kubeconfig, "--port", mport, "--bind-address", "127.0.0.1" }
+  if opts.command == false then table.remove(args, 1) end
   if policy then   -- else the flags name it
     args[#args + 1] = "--policy"
     args[#args + 1] = policy
