@@ -45,7 +45,7 @@ describe("ebb run and a failing control plane", function()
     assert.equal(1, run:wait(30), run:stderr())
     figure("403 before the first sync: exit 1 after %.1f s (--sync-timeout 60s)", K.now() - t0)
     local err = run:stderr()
-    local line = err:match("error: the caches cannot sync: ([^\n]+)")
+    local line = err:match("E%d%d%d%d [^\n]*%] the caches cannot sync: ([^\n]+)")
     assert.is_string(line, err)
     assert.matches("^LIST /[^ ]+: 403 [%w.]+ is forbidden: User \"system:serviceaccount:" ..
       ns:gsub("%-", "%%-") .. ":nobody\" cannot list resource", line)
