@@ -10,12 +10,12 @@ describe("generation hash", function()
 
   before_each(function()
     root = S.tmpdir()
-    S.sh("mkdir -p " .. S.shq(root .. "/work/strategies/lib"))
-    S.write(root .. "/work/policy.yaml", assert(S.read("deploy/base/policy.yaml")))
-    S.write(root .. "/work/strategies/annotated_pod_lifetime.lua",
+    S.sh("mkdir -p " .. S.shq(root .. "/site/strategies/lib"))
+    S.write(root .. "/site/policy.yaml", assert(S.read("deploy/base/policy.yaml")))
+    S.write(root .. "/site/strategies/annotated_pod_lifetime.lua",
       assert(S.read("deploy/base/strategies/annotated_pod_lifetime.lua")))
-    S.write(root .. "/work/strategies/lib/util.lua", "return { two = 2 }\n")
-    S.sh("ln -s work " .. S.shq(root .. "/link"))
+    S.write(root .. "/site/strategies/lib/util.lua", "return { two = 2 }\n")
+    S.sh("ln -s site " .. S.shq(root .. "/link"))
   end)
 
   after_each(function()
@@ -33,14 +33,14 @@ describe("generation hash", function()
   end
 
   it("is the same however --policy-dir and --policy are spelled", function()
-    local w = root .. "/work"
+    local w = root .. "/site"
     local spellings = {
       { w, "policy.yaml", "strategies" },
       { w, "policy.yaml", "strategies/" },
       { w, "./policy.yaml", "./strategies" },
       { w, "policy.yaml", "./strategies//" },
       { w, w .. "/policy.yaml", w .. "/strategies" },
-      { root, "work/policy.yaml", "work/strategies" },
+      { root, "site/policy.yaml", "site/strategies" },
       { root, "link/policy.yaml", "link/strategies" },
       { root, root .. "/link/policy.yaml", root .. "/link/strategies/" },
       { w .. "/strategies", "../policy.yaml", "." },
@@ -53,7 +53,7 @@ describe("generation hash", function()
   end)
 
   it("changes with every byte and name of the content", function()
-    local w = root .. "/work"
+    local w = root .. "/site"
     local base = hash(w, "policy.yaml", "strategies")
     local seen = { [base] = "unchanged" }
     local changes = {
