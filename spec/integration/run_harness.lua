@@ -13,6 +13,25 @@ local shell = require("spec.shell")
 local R = {}
 R.NOW = "2026-11-22T12:00:00Z"
 
+-- The bundled demo cluster, and the policy the `ebb run` specs run on it:
+-- PodLifeTime over 7 days, 7 evictions (6 of them with an owner that
+-- recreates the pod) and 5 PDB refusals at R.NOW.
+R.DEMO = "spec/fixtures/demo-cluster.json"
+R.LIFETIME = [[
+apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+profiles:
+- name: default
+  pluginConfig:
+  - name: DefaultEvictor
+  - name: PodLifeTime
+    args:
+      maxPodLifeTimeSeconds: 604800
+  plugins:
+    deschedule:
+      enabled: [PodLifeTime]
+]]
+
 local Run = {}
 Run.__index = Run
 

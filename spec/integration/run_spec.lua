@@ -5,23 +5,7 @@
 local R = require("spec.integration.run_harness")
 local S = R.S
 
-local DEMO = "spec/fixtures/demo-cluster.json"
-
--- PodLifeTime over 7 days: 7 evictions, 5 PDB refusals.
-local LIFETIME = [[
-apiVersion: descheduler/v1alpha2
-kind: DeschedulerPolicy
-profiles:
-- name: default
-  pluginConfig:
-  - name: DefaultEvictor
-  - name: PodLifeTime
-    args:
-      maxPodLifeTimeSeconds: 604800
-  plugins:
-    deschedule:
-      enabled: [PodLifeTime]
-]]
+local DEMO, LIFETIME = R.DEMO, R.LIFETIME   -- 7 evictions, 5 PDB refusals
 
 -- Evicts nothing (an age no pod has), to watch the caches alone.
 local QUIET = LIFETIME:gsub("604800", "999999999")

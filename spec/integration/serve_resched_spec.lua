@@ -6,24 +6,7 @@ local R = require("spec.integration.run_harness")
 local S = R.S
 local shell = require("spec.shell")
 
-local DEMO = "spec/fixtures/demo-cluster.json"
-
--- PodLifeTime over 7 days: 7 evictions (6 of them with an owner that
--- recreates the pod), 5 PDB refusals.
-local LIFETIME = [[
-apiVersion: descheduler/v1alpha2
-kind: DeschedulerPolicy
-profiles:
-- name: default
-  pluginConfig:
-  - name: DefaultEvictor
-  - name: PodLifeTime
-    args:
-      maxPodLifeTimeSeconds: 604800
-  plugins:
-    deschedule:
-      enabled: [PodLifeTime]
-]]
+local DEMO, LIFETIME = R.DEMO, R.LIFETIME   -- 7 evictions, 5 PDB refusals
 
 local EVICTED = { "monitoring/grafana-5c8d7e6f9-r4t6y", "batch/spark-driver-9c8b7a6d5-u1v2w",
   "payments/ledger-db-0", "shop/frontend-6b8f9d7c5-a1b2c", "shop/frontend-6b8f9d7c5-d3e4f",

@@ -6,23 +6,7 @@
 local R = require("spec.integration.run_harness")
 local S = R.S
 
-local DEMO = "spec/fixtures/demo-cluster.json"
-
--- PodLifeTime over 7 days: 7 evictions, 5 PDB refusals (run_spec.lua).
-local LIFETIME = [[
-apiVersion: descheduler/v1alpha2
-kind: DeschedulerPolicy
-profiles:
-- name: default
-  pluginConfig:
-  - name: DefaultEvictor
-  - name: PodLifeTime
-    args:
-      maxPodLifeTimeSeconds: 604800
-  plugins:
-    deschedule:
-      enabled: [PodLifeTime]
-]]
+local DEMO, LIFETIME = R.DEMO, R.LIFETIME   -- 7 evictions, 5 PDB refusals
 
 -- klog's header: Lmmdd hh:mm:ss.uuuuuu PID file:line] msg
 local KLOG = "^[IWEF]%d%d%d%d %d%d:%d%d:%d%d%.%d%d%d%d%d%d +%d+ [%w_%.]+:%d+%] (.*)$"
