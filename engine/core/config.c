@@ -641,12 +641,16 @@ static int parse_set(struct ctx *c, const struct ebb_val *plugins, const char *k
             /* DefaultEvictor always gets an entry (see add_default_evictor). */
             if (strcmp(name, DEFAULT_EVICTOR) != 0 && ebb_profile_config(prof, name) == NULL) {
                 /* a typo on either side: point at the entry it nearly matches */
-                const char *cand[64], *near;
+                const char **cand = calloc(prof->nconfigs + 1, sizeof(*cand)), *near;
                 size_t nc = 0;
                 char hint[256] = "";
-                for (size_t k = 0; k < prof->nconfigs && nc < 64; k++)
+                if (cand == NULL)
+                    return nomem(c);
+                for (size_t k = 0; k < prof->nconfigs; k++)
                     cand[nc++] = prof->configs[k].name;
-                if ((near = ebb_nearest_name(name, cand, nc)) != NULL)
+                near = ebb_nearest_name(name, cand, nc);
+                free(cand);
+                if (near != NULL)
                     snprintf(hint, sizeof(hint), "; did you mean \"%s\" (the pluginConfig entry at line "
                              "%d), or is that entry's name misspelled?", near,
                              ebb_profile_config(prof, near)->line);

@@ -93,4 +93,25 @@ describe("plugin name typos", function()
       assert.not_matches("did you mean", out)
     end)
   end
+  it("the guess looks at every pluginConfig entry, not the first few (70 script plugins)", function()
+    local tmp = S.tmpdir()
+    local cfg, en = {}, {}
+    for i = 1, 70 do
+      local name = string.format("Plugin%02dBalancer", i)
+      S.write(string.format("%s/p%02d.lua", tmp, i), string.format(
+        'return { name = "%s", deschedule = function() end }\n', name))
+      cfg[#cfg + 1] = "  - name: " .. name .. "\n"
+      en[#en + 1] = "        - " .. (i == 70 and "Plugin70Balancr" or name) .. "\n"
+    end
+    S.write(tmp .. "/policy.yaml", "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\n" ..
+      "profiles:\n- name: many\n  pluginConfig:\n" .. table.concat(cfg) ..
+      "  plugins:\n    deschedule:\n      enabled:\n" .. table.concat(en))
+    local code, out, err = S.run(string.format("%s check --policy %s --policy-dir %s",
+      S.shq(EBB), S.shq(tmp .. "/policy.yaml"), S.shq(tmp)))
+    S.rmdir(tmp)
+    out = out .. (err or "")
+    assert.equal(2, code, out)
+    assert.matches('unable to find "Plugin70Balancr" plugin config', out)
+    assert.matches('did you mean "Plugin70Balancer"', out)
+  end)
 end)
