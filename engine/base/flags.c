@@ -1,7 +1,9 @@
 /* Command-line values the subcommands share; see ebb/flags.h. */
 #include <ctype.h>
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ebb/flags.h"
@@ -76,6 +78,23 @@ bool ebb_flag_bool(const char *flag, const char *v, bool *out)
         return false;
     }
     *out = b == 1;
+    return true;
+}
+
+bool ebb_flag_int(const char *flag, const char *v, long min, long max, long *out)
+{
+    char *end;
+    long n;
+
+    errno = 0;
+    n = strtol(v, &end, 10);
+    if (!(*v == '-' || isdigit((unsigned char)*v)) || *end != '\0' || errno != 0 || n < min ||
+        n > max) {
+        fprintf(stderr, "ebb: error: %s: \"%s\" is not a number from %ld to %ld\n", flag, v, min,
+                max);
+        return false;
+    }
+    *out = n;
     return true;
 }
 

@@ -236,7 +236,13 @@ int ebb_record_main(int argc, char **argv)
         case 'o': output = optarg; break;
         case 'k': kubeconfig = optarg; break;
         case 'c': context = optarg; break;
-        case 'p': r.page_size = atoi(optarg) > 0 ? atoi(optarg) : 500; break;
+        case 'p': {
+            long v;
+            if (!ebb_flag_int("--page-size", optarg, 1, 100000, &v))
+                return EXIT_INPUT;
+            r.page_size = (int)v;
+            break;
+        }
         case 'P': pr.policy = optarg; break;
         case 'd':
             if (pr.ndirs == EBB_ARRAY_LEN(pr.dirs)) {

@@ -27,6 +27,10 @@ bool ebb_flag_script_memory(const char *flag, const char *v, size_t *bytes);
  * false...). */
 bool ebb_flag_bool(const char *flag, const char *v, bool *out);
 
+/* A decimal integer from min to max (no sign but '-', no spaces, no
+ * suffix, no overflow): "FLAG: \"V\" is not a number from MIN to MAX". */
+bool ebb_flag_int(const char *flag, const char *v, long min, long max, long *out);
+
 /* --feature-gates: "Name=bool,Name=bool" (repeatable; a later value wins)
  * into *gates (EBB_FEATURE_* bits, ebb.h): set for true, cleared for
  * false. bool as Go's strconv.ParseBool reads it (1, t, true, TRUE, 0, f,

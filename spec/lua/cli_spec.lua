@@ -313,6 +313,16 @@ profiles:
     end)
   end)
 
+  it("record refuses a page size that is not a whole number in range, naming the flag", function()
+    for _, v in ipairs({ "", "0", "-5", "10x", " 10", "100001", "99999999999999999999", "1e3" }) do
+      local code, out, err = run("record", "-o", "never-written.json", "--page-size", v)
+      assert.equal(2, code, v)
+      assert.equal("", out)
+      assert.matches('^ebb: error: %-%-page%-size: "' .. v:gsub("%p", "%%%0") .. '" is not a number from 1 to 100000\n$', err)
+    end
+    assert.is_nil(io.open("never-written.json"))
+  end)
+
   it("prints its version", function()
     local code, out = run("version")
     assert.equal(0, code)
