@@ -31,6 +31,7 @@ struct ebb_engine;
 struct ebb_ctx;   /* what a native plugin is handed during a call */
 
 struct ebb_plugin_ops;   /* the engine of a kind of plugin (engine/core/engine.h) */
+struct ebb_evmem;        /* the memory of evictions (ebb/evmemory.h) */
 
 struct ebb_engine_opts {
     const char *home;           /* directory with lua/ and policies/; NULL: $EBB_HOME,
@@ -47,6 +48,12 @@ struct ebb_engine_opts {
      * The core calls plugins only through such a table; NULL: none, and a
      * plugin file is an error. */
     const struct ebb_plugin_ops *scripts;
+    /* The memory of evictions (ebb/evmemory.h): borrowed, the caller's to
+     * keep across cycles, reloads and engines, and to free after the
+     * engine. The engine adds every eviction it makes (simulate, dry-run:
+     * when decided; live: when the API accepted it); LoopGuard and Lua
+     * read it. NULL: nothing is remembered. */
+    struct ebb_evmem *memory;
 };
 
 /* A plugin whose deschedule/balance failed this many runs in a row is
@@ -184,6 +191,8 @@ const struct ebb_policy *ebb_engine_policy(const struct ebb_engine *e);
 int ebb_engine_run_cycle(struct ebb_engine *e);
 
 struct ebb_plan *ebb_engine_plan(struct ebb_engine *e);
+/* The memory handed in ebb_engine_opts.memory (NULL: none). */
+struct ebb_evmem *ebb_engine_memory(const struct ebb_engine *e);
 
 /* Time spent in each plugin's deschedule/balance calls (strategy duration
  * metrics, benchmarks). Fills up to max entries, returns how many exist. */
@@ -219,6 +228,8 @@ struct ebb_eviction {
                                         "create Kind name" (logs, Events, the plan) */
     bool evict_only;                 /* EvictionsInBackground is on and the pod is annotated
                                         request-evict-only */
+    ebb_str workload_kind, workload; /* the memory's key of the pod (ebb/evmemory.h);
+                                        NULL without a memory */
 };
 
 /* In EBB_MODE_LIVE, an eviction that passed every local check is handed to

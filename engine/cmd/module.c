@@ -355,6 +355,7 @@ static int l_simulate(lua_State *L)
         ebb_whatif_destroy(o.whatif);
     }
     ebb_engine_destroy(e);
+    ebb_evmem_free(&o.memory);
     return 1;
 }
 
@@ -372,6 +373,7 @@ static int l_check(lua_State *L)
     if (ebb_simulate(&o, &e, &err) != 0)
         return push_error(L, &err);
     ebb_engine_destroy(e);
+    ebb_evmem_free(&o.memory);
     lua_pushboolean(L, 1);
     return 1;
 }

@@ -1065,6 +1065,7 @@ int ebb_run_main(int argc, char **argv)
 
     if (r == NULL)
         return 1;
+    ebb_evmem_init(&r->memory, 0);
     if ((rc = parse(argc, argv, &r->o)) != 0) {
         free(r);
         return rc;
@@ -1164,6 +1165,7 @@ int ebb_run_main(int argc, char **argv)
     ebb_metrics_destroy(r->metrics);
     ebb_engine_destroy(r->pending);
     ebb_engine_destroy(r->engine);
+    ebb_evmem_free(&r->memory);
     ebb_changes_destroy(r->changes);
     ebb_kube_config_free(r->kc);
     free(r);
@@ -1183,6 +1185,7 @@ fail:
     }
     ebb_kube_evict_destroy(r->evict);
     ebb_engine_destroy(r->engine);
+    ebb_evmem_free(&r->memory);
     ebb_kube_config_free(r->kc);
     free(r);
     return rc < 0 ? 1 : rc;

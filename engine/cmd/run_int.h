@@ -31,6 +31,7 @@
 
 #include "ebb.h"
 #include "ebb/changes.h"
+#include "ebb/evmemory.h"
 #include "ebb/httpd.h"
 #include "ebb/kube.h"
 #include "ebb/kube_evict.h"
@@ -94,6 +95,9 @@ struct runner {
     /* policy generations (run_reload.c); eo and src are read by a build job */
     struct ebb_engine_opts eo;
     struct ebb_sources src;
+    /* the memory of evictions every generation's engine shares (eo.memory);
+     * freed after the last engine */
+    struct ebb_evmem memory;
     int generation;
     char hash[17];                /* the active generation's content */
     char failed_hash[17];         /* the last content that did not load */

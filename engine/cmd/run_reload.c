@@ -80,6 +80,7 @@ int ebb__run_first_generation(struct runner *r, struct ebb_error *err)
     r->eo.mem_limit = r->o.script_memory;
     r->eo.features = r->o.features;
     r->eo.scripts = ebb_lua_plugins();
+    r->eo.memory = &r->memory;
     r->src.policy = r->o.policy;
     r->src.dirs = r->o.dirs;
     r->src.ndirs = (size_t)r->o.ndirs;

@@ -519,6 +519,7 @@ int ebb_simulate(struct ebb_sim_opts *o, struct ebb_engine **out, struct ebb_err
         .time_budget_ms = o->time_budget_ms,
         .features = o->features,
         .scripts = ebb_lua_plugins(),
+        .memory = &o->memory,
     };
     struct ebb_engine *e = NULL;
     struct ebb_policy *policy = NULL;
@@ -529,10 +530,13 @@ int ebb_simulate(struct ebb_sim_opts *o, struct ebb_engine **out, struct ebb_err
 
     o->whatif = NULL;
     /* a bad scheduler config is an input error found before any work */
-    if (o->reschedule && (rc = load_sched_config(o, &sconf, err)) != 0)
+    if (o->reschedule && (rc = load_sched_config(o, &sconf, err)) != 0) {
+        ebb_evmem_free(&o->memory);
         return rc;
+    }
     if ((rc = ebb_engine_create(&eo, &e, err)) != 0) {
         ebb_sched_config_free(sconf);
+        ebb_evmem_free(&o->memory);
         return rc;
     }
     if ((rc = ebb_engine_load_builtins(e, err)) != 0)
@@ -596,5 +600,6 @@ fail:
     ebb_cache_destroy(cache);
     ebb_policy_free(policy);
     ebb_engine_destroy(e);
+    ebb_evmem_free(&o->memory);
     return rc;
 }

@@ -262,6 +262,7 @@ static int run_case(struct runner *R, const struct ebb_test_file *f, const struc
         cJSON_free(text);
         if (rc == 0) {
             ebb_engine_destroy(e);
+            ebb_evmem_free(&so.memory);
             ebb__tr_printf(r, "  invalid: expected the policy to be refused with \"%s\", but it was "
                               "accepted\n",
                            ebb__tr_text(tc->expect.invalid));
@@ -318,7 +319,9 @@ static int run_case(struct runner *R, const struct ebb_test_file *f, const struc
         ebb__tr_printf(r, "  (out of memory: this report is incomplete)\n");
         r->mismatches++;
     }
+    /* the case's memory of evictions lasted its cycles */
     ebb_engine_destroy(e);
+    ebb_evmem_free(&so.memory);
     return 0;
 }
 

@@ -213,6 +213,7 @@ struct ebb_engine {
     struct ebb_cache *cache;
     struct ebb_evictor evictor;
     struct ebb_plan plan;
+    struct ebb_evmem *memory;       /* ebb_engine_opts.memory: borrowed, may be NULL */
     int cycle;                      /* number of the cycle running / last run */
     /* live mode */
     ebb_evict_start_fn evict_start;

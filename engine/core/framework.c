@@ -80,6 +80,7 @@ int ebb_engine_create(const struct ebb_engine_opts *opts, struct ebb_engine **ou
         return EBB_ENOMEM;
     e->mode = opts ? opts->mode : EBB_MODE_SIMULATE;
     e->scripts = opts ? opts->scripts : NULL;
+    e->memory = opts ? opts->memory : NULL;
     e->evictions_allowed = true;
     e->fixed_now = opts ? opts->now : EBB_TIME_NONE;
     e->mem_limit = opts && opts->mem_limit ? opts->mem_limit : (size_t)64 << 20;
@@ -220,6 +221,11 @@ struct ebb_cache *ebb_engine_cache(struct ebb_engine *e)
 struct ebb_plan *ebb_engine_plan(struct ebb_engine *e)
 {
     return &e->plan;
+}
+
+struct ebb_evmem *ebb_engine_memory(const struct ebb_engine *e)
+{
+    return e->memory;
 }
 
 /* ---- native plugins: their engine --------------------------------------- */
