@@ -1165,6 +1165,7 @@ int ebb_run_main(int argc, char **argv)
     ebb_metrics_destroy(r->metrics);
     ebb_engine_destroy(r->pending);
     ebb_engine_destroy(r->engine);
+    ebb_predictor_destroy(r->predictor);
     ebb_evmem_free(&r->memory);
     ebb_changes_destroy(r->changes);
     ebb_kube_config_free(r->kc);
@@ -1185,6 +1186,7 @@ fail:
     }
     ebb_kube_evict_destroy(r->evict);
     ebb_engine_destroy(r->engine);
+    ebb_predictor_destroy(r->predictor);
     ebb_evmem_free(&r->memory);
     ebb_kube_config_free(r->kc);
     free(r);

@@ -32,6 +32,7 @@
 #include "ebb.h"
 #include "ebb/changes.h"
 #include "ebb/evmemory.h"
+#include "ebb/predict.h"
 #include "ebb/httpd.h"
 #include "ebb/kube.h"
 #include "ebb/kube_evict.h"
@@ -98,6 +99,9 @@ struct runner {
     /* the memory of evictions every generation's engine shares (eo.memory);
      * freed after the last engine */
     struct ebb_evmem memory;
+    /* LoopGuard's bounce prediction (eo.predict), on kube-scheduler's
+     * default profile; destroyed after the last engine */
+    struct ebb_predictor *predictor;
     int generation;
     char hash[17];                /* the active generation's content */
     char failed_hash[17];         /* the last content that did not load */

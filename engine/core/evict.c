@@ -21,7 +21,7 @@ const char *ebb_why_name(int why)
 {
     static const char *const names[] = {
         "ok", "filtered", "node-limit", "namespace-limit", "total-limit", "pdb", "api-error",
-        "not-found", "evictor", "background",
+        "not-found", "evictor", "background", "futile", "cooldown", "unavailable",
     };
     return why >= 0 && why < EBB_WHY_MAX ? names[why] : "unknown";
 }
@@ -372,6 +372,19 @@ static int send_live(struct ebb_ctx *ctx, struct ebb_pod *pod, ebb_str reason,
     return EBB_WHY_PENDING;
 }
 
+void ebb__ctx_veto(struct ebb_ctx *ctx, const struct ebb_pod *pod, int why, const char *detail,
+                   bool record)
+{
+    struct ebb_plugin_inst *who = ctx->caller ? ctx->caller : ctx->plugin;
+    char key[512];
+
+    ctx->engine->veto = why;
+    if (record)
+        ebb_plan_add_refusal(&ctx->engine->plan, ebb_pod_key(pod, key, sizeof(key)), pod->node,
+                             who ? who->def->name : NULL, ctx->profile->name, ebb_why_name(why),
+                             detail);
+}
+
 static int refuse(struct ebb_ctx *ctx, const struct ebb_pod *pod, int why, const char *detail)
 {
     char key[512];
@@ -489,8 +502,16 @@ int ebb__evict(struct ebb_ctx *ctx, struct ebb_pod *pod, ebb_str reason, char *d
         detail[0] = '\0';
     if (pod->flags & EBB_POD_GONE)
         return refuse(ctx, pod, EBB_WHY_NOT_FOUND, "already evicted in this cycle");
-    if (!ebb_ctx_filter(ctx, pod) || !ebb_ctx_pre_eviction_filter(ctx, pod))
+    e->veto = 0;
+    if (!ebb_ctx_filter(ctx, pod) || !ebb_ctx_pre_eviction_filter(ctx, pod)) {
+        /* a filter that said why has put its refusal in the plan */
+        if ((rc = e->veto) != 0) {
+            e->veto = 0;
+            return rc;
+        }
         return refuse(ctx, pod, EBB_WHY_FILTERED, NULL);
+    }
+    e->veto = 0;
     if (e->background != NULL && ebb_background_has(e->background, pod) &&
         ebb_background_annotated(pod, EBB_ANNOTATION_REQUEST_EVICT_ONLY)) {
         /* asked before and still going: nothing to ask, as upstream */

@@ -5,6 +5,7 @@
 
 #include "../ebb.h"
 #include "evmemory.h"
+#include "predict.h"
 #include "sched.h"
 #include "snapshot.h"
 #include "whatif.h"
@@ -70,6 +71,8 @@ struct ebb_sim_opts {
     uint64_t cycle_arms[8];        /* calls into Lua in them (each arms a budget) */
     uint64_t build_ns;             /* plugins registered and the policy bound
                                       (what a reload costs), the snapshot aside */
+    uint64_t predictions;          /* LoopGuard's bounce predictions made */
+    uint64_t predict_ns;           /* time in them */
 };
 
 /* Resident set size of this process in bytes (0 if unknown). */
