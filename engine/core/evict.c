@@ -496,6 +496,7 @@ int ebb__evict(struct ebb_ctx *ctx, struct ebb_pod *pod, ebb_str reason, char *d
     struct ebb_engine *e = ctx->engine;
     struct ebb_evictor *ev = &e->evictor;
     const struct ebb_pdb *pdb = NULL;
+    bool ok;
     int d, rc;
 
     if (detail_len)
@@ -503,7 +504,10 @@ int ebb__evict(struct ebb_ctx *ctx, struct ebb_pod *pod, ebb_str reason, char *d
     if (pod->flags & EBB_POD_GONE)
         return refuse(ctx, pod, EBB_WHY_NOT_FOUND, "already evicted in this cycle");
     e->veto = 0;
-    if (!ebb_ctx_filter(ctx, pod) || !ebb_ctx_pre_eviction_filter(ctx, pod)) {
+    e->evicting = true;
+    ok = ebb_ctx_filter(ctx, pod) && ebb_ctx_pre_eviction_filter(ctx, pod);
+    e->evicting = false;
+    if (!ok) {
         /* a filter that said why has put its refusal in the plan */
         if ((rc = e->veto) != 0) {
             e->veto = 0;

@@ -20,9 +20,13 @@
  *   evicted from in this cycle or the one before (a node it drains, and so
  *   would select again next cycle).
  *
- * Each refusal goes into the plan once per pod and cycle, with the plugin
- * that asked and a reason (futile, cooldown, unavailable) that says where
- * and why. Engine thread only; the state is per profile. */
+ * LoopGuard answers only when a plugin asks to evict a pod (the evictor's
+ * own check); while a strategy lists its candidates it says yes. So the
+ * strategies choose as they would without it, LoopGuard vetoes evictions,
+ * and the bounce prediction runs once per eviction asked, not per pod
+ * listed. Each refusal goes into the plan once per pod and cycle, with the
+ * plugin that asked and a reason (futile, cooldown, unavailable) that says
+ * where and why. Engine thread only; the state is per profile. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -377,6 +381,8 @@ static bool lg_filter(void *state, struct ebb_ctx *ctx, const struct ebb_pod *po
     ebb_str kind = NULL, name = NULL;
     bool refuse = false;
 
+    if (!ctx->engine->evicting)
+        return true;
     if (g->cycle != ctx->engine->cycle)
         lg_cycle_begin(g, ctx, NULL);   /* a policy bound since the cycle began */
     if (ebb_evmem_workload_of(ebb_ctx_cache(ctx), pod, &kind, &name) != 0)
@@ -419,7 +425,7 @@ static bool lg_pre_eviction_filter(void *state, struct ebb_ctx *ctx, const struc
     char detail[700];
     size_t drained;
 
-    if (!g->bounce || e->predict == NULL || pod->node == NULL)
+    if (!e->evicting || !g->bounce || e->predict == NULL || pod->node == NULL)
         return true;
     if (g->cycle != e->cycle)
         lg_cycle_begin(g, ctx, NULL);
