@@ -206,6 +206,21 @@ static void progress(struct resched *r, const char *fmt, ...)
     fflush(stderr);
 }
 
+/* The memory learns where the replacement of `replaces` ("ns/name") went:
+ * LoopGuard's cooldown reads a bounce from it. */
+static void remember_landed(struct resched *r, const char *replaces, ebb_str name, ebb_str node)
+{
+    const char *slash = strchr(replaces, '/');
+    ebb_str ns, pod;
+
+    if (slash == NULL)
+        return;
+    ns = ebb_str_find(replaces, (size_t)(slash - replaces));
+    pod = ebb_str_find(slash + 1, strlen(slash + 1));
+    if (ns != NULL && pod != NULL)
+        ebb_evmem_landed(&r->o->memory, ns, pod, name, node);
+}
+
 /* Schedule every waiting pod in queue order. A pod placed is bound (and
  * leaves the queue); one that is not stays, as a pending pod of the cache. */
 static int place_all(struct resched *r, int cycle, size_t *placed, size_t *unplaced)
@@ -250,6 +265,8 @@ static int place_all(struct resched *r, int cycle, size_t *placed, size_t *unpla
                 goto out;
             if ((rc = ebb_whatif_landed(r->w, q->owner, res.node->name)) != 0)
                 goto out;
+            if (q->replaces != NULL)
+                remember_landed(r, q->replaces, q->name, res.node->name);
             qent_clear(q);
             continue;
         }
@@ -411,6 +428,7 @@ static int reschedule(struct ebb_sim_opts *o, struct ebb_engine *e,
             (rc = ebb_engine_settle_pdbs(e)) != 0 ||
             (rc = ebb_whatif_state(r.w, r.cache, cycle, nev, replaced, placed, unplaced, gone, r.q.n)) != 0)
             goto fail;
+        ebb_whatif_guarded(r.w, ebb_engine_plan(e));
         progress(&r, "cycle %d/%d: %zu evicted, %zu placed, %zu pending", cycle, max, nev, placed, r.q.n);
         if (nev == 0) {
             r.w->converged = true;
