@@ -713,7 +713,7 @@ static void guard_section(FILE *f, const struct ebb_whatif *w, const struct ebb_
         total += w->states[i].guarded[0] + w->states[i].guarded[1] + w->states[i].guarded[2];
     if (total == 0)
         return;
-    fprintf(f, "<section id="loopguard"><h2>LoopGuard</h2><p class="note">Evictions LoopGuard "
+    fprintf(f, "<section id=\"loopguard\"><h2>LoopGuard</h2><p class=\"note\">Evictions LoopGuard "
                "refused: %zu. <b>futile</b>: the scheduler model puts the replacement back where "
                "the plugin would evict it again; <b>cooldown</b>: the workload was evicted too "
                "recently; <b>unavailable</b>: the workload has as many pods down as it may.</p>",
