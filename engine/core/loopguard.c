@@ -18,7 +18,10 @@
  *   cluster as it will be; the eviction is futile when it lands on the node
  *   the pod leaves, or on a node the same plugin of the same profile
  *   evicted from in this cycle or the one before (a node it drains, and so
- *   would select again next cycle).
+ *   would select again next cycle), or, for the plugins that drain the
+ *   busiest nodes (LowNodeUtilization, LowNodeLoad), on a node that would
+ *   then be at least as busy (requests, the busier of cpu and memory, in
+ *   percent of allocatable) as the node it leaves is now.
  *
  * LoopGuard answers only when a plugin asks to evict a pod (the evictor's
  * own check); while a strategy lists its candidates it says yes. So the
@@ -417,6 +420,33 @@ static size_t drained_by(const struct loopguard *g, struct ebb_ctx *ctx, ebb_str
     return n;
 }
 
+/* The busier of cpu and memory requests of `node`, in percent of its
+ * allocatable, with `add`'s requests on it too (NULL: none); -1 unknown. */
+static double busy(struct ebb_cache *c, ebb_str node, const struct ebb_pod *add)
+{
+    const struct ebb_node *n = ebb_cache_node(c, node);
+    const struct ebb_podvec *pv = ebb_cache_pods_on_node(c, node);
+    static const int res[2] = { EBB_RES_CPU, EBB_RES_MEMORY };
+    double most = -1;
+
+    if (n == NULL)
+        return -1;
+    for (int k = 0; k < 2; k++) {
+        int64_t alloc = ebb_res_get(&n->allocatable, res[k]);
+        double used = (double)pv->req[res[k]] + (add ? (double)ebb_res_get(&add->requests, res[k]) : 0);
+        if (alloc > 0 && 100.0 * used / (double)alloc > most)
+            most = 100.0 * used / (double)alloc;
+    }
+    return most;
+}
+
+/* The plugins that drain the busiest nodes toward the others. */
+static bool balances(const char *plugin)
+{
+    return plugin != NULL &&
+           (strcmp(plugin, "LowNodeUtilization") == 0 || strcmp(plugin, "LowNodeLoad") == 0);
+}
+
 static bool lg_pre_eviction_filter(void *state, struct ebb_ctx *ctx, const struct ebb_pod *pod)
 {
     struct loopguard *g = state;
@@ -448,6 +478,21 @@ static bool lg_pre_eviction_filter(void *state, struct ebb_ctx *ctx, const struc
                  pr.node, asker(ctx), drained, drained == 1 ? "" : "s");
         veto(g, ctx, pod, EBB_WHY_FUTILE, detail);
         return false;
+    }
+    if (balances(asker(ctx))) {
+        /* a balancing plugin picks the busiest nodes: one the replacement
+         * leaves at least as busy as the node it left is one it picks next */
+        struct ebb_cache *c = ebb_ctx_cache(ctx);
+        double from = busy(c, pod->node, NULL), to = busy(c, pr.node, pod);
+        if (from >= 0 && to >= from) {
+            snprintf(detail, sizeof(detail),
+                     "LoopGuard: its replacement would land on %s, which would then be as busy as "
+                     "%s is now (%.0f%% against %.0f%% of allocatable, the busier of cpu and "
+                     "memory requests): %s would select it there again",
+                     pr.node, pod->node, to, from, asker(ctx));
+            veto(g, ctx, pod, EBB_WHY_FUTILE, detail);
+            return false;
+        }
     }
     return true;
 }
