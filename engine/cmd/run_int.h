@@ -60,6 +60,8 @@ struct run_opts {
     int burst;
     const char *bind;
     int port;
+    bool metrics_workload_labels; /* --metrics-workload-labels: workload_kind, workload on
+                                     the eviction counters */
     bool disable_metrics;         /* --disable-metrics: no /metrics, health still served */
     double max_stale_s;
     double sync_timeout_s;        /* the first sync (and a --once cycle) must start by then */
