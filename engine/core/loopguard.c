@@ -13,7 +13,9 @@
  *   Running and Ready, or evicted in this cycle), PDB or not; Koordinator's
  *   default rule when unset: 1 below 4 replicas, 2 up to 10, 10% (rounded
  *   up) above.
- * - preEvictionFilter, bounce prediction: the engine's predictor (the
+ * - preEvictionFilter, bounce prediction (not for the `restartPlugins`,
+ *   whose reason to evict is the pod's age, restarts or failure, which its
+ *   replacement does not have): the engine's predictor (the
  *   kube-scheduler model, wired by cmd/) places the replacement on the
  *   cluster as it will be; the eviction is futile when it lands on the node
  *   the pod leaves, or on a node the same plugin of the same profile
@@ -49,6 +51,13 @@ struct loopguard {
     int64_t max_unavailable;                    /* a count, or ... */
     bool max_unavailable_percent;               /* ... a percentage of replicas */
     bool bounce;                                /* bouncePrediction */
+    /* PodLifeTime, RemovePodsHavingTooManyRestarts, RemoveFailedPods and
+     * the args' restartPlugins: plugins that evict a pod for what it is (its
+     * age, its restarts, its failure), not for where it runs: their
+     * replacements are fresh pods they do not pick again wherever they
+     * land, so no prediction is asked for their evictions */
+    size_t nrestart;
+    char **restart;
     /* per cycle */
     int cycle;
     int64_t cycle_start, prev_cycle_start;      /* the clock at this cycle and the last */
@@ -67,7 +76,51 @@ static void lg_destroy(void *state)
         return;
     ebb__counts_free(&g->down);
     ebb__counts_free(&g->refused);
+    for (size_t i = 0; i < g->nrestart; i++)
+        free(g->restart[i]);
+    free(g->restart);
     free(g);
+}
+
+static const char *const restart_default[] = {
+    "PodLifeTime", "RemovePodsHavingTooManyRestarts", "RemoveFailedPods",
+};
+
+static int restart_arg(struct loopguard *g, const struct ebb_val *args, struct ebb_error *err)
+{
+    const struct ebb_val *list = NULL;
+    size_t n;
+    int rc;
+
+    if (args != NULL && (rc = ebb__args_strs(args, "restartPlugins", "", &list, err)) != 0)
+        return rc;
+    /* the upstream ones always, then the args' (a policy's own scripts) */
+    n = EBB_ARRAY_LEN(restart_default) + (list ? list->u.seq.n : 0);
+    if ((g->restart = calloc(n + 1, sizeof(*g->restart))) == NULL)
+        return EBB_ENOMEM;
+    for (size_t k = 0; k < n; k++) {
+        size_t i = k - EBB_ARRAY_LEN(restart_default);
+        const char *s = k < EBB_ARRAY_LEN(restart_default) ? restart_default[k]
+                                                           : list->u.seq.items[i]->u.str.s;
+        if (s[0] == '\0') {
+            char f[64];
+            return ebb_error_set(err, EBB_ESCHEMA, NULL, list->u.seq.items[i]->line,
+                                 ebb__args_index(f, sizeof(f), "restartPlugins", i),
+                                 "a plugin name must not be empty");
+        }
+        if ((g->restart[k] = strdup(s)) == NULL)
+            return EBB_ENOMEM;
+        g->nrestart++;
+    }
+    return 0;
+}
+
+static bool restarts(const struct loopguard *g, const char *plugin)
+{
+    for (size_t i = 0; plugin != NULL && i < g->nrestart; i++)
+        if (strcmp(g->restart[i], plugin) == 0)
+            return true;
+    return false;
 }
 
 static int duration_arg(const struct ebb_val *args, const char *key, int64_t *out,
@@ -126,7 +179,7 @@ static int lg_create(const struct ebb_val *args, void **state, struct ebb_error 
 {
     static const char *const known[] = {
         "cooldown", "maxCooldown", "cooldownWindow", "maxUnavailablePerWorkload",
-        "bouncePrediction", NULL,
+        "bouncePrediction", "restartPlugins", NULL,
     };
     struct loopguard *g = calloc(1, sizeof(*g));
     bool has = false;
@@ -145,6 +198,8 @@ static int lg_create(const struct ebb_val *args, void **state, struct ebb_error 
          (rc = duration_arg(args, "cooldownWindow", &g->window, err)) != 0 ||
          (rc = max_unavailable_arg(g, args, err)) != 0 ||
          (rc = ebb__args_bool(args, "bouncePrediction", "", &g->bounce, &has, err)) != 0))
+        goto fail;
+    if ((rc = restart_arg(g, args, err)) != 0)
         goto fail;
     if (g->max_cooldown < g->cooldown) {
         rc = ebb_error_set(err, EBB_ESCHEMA, NULL, ebb_val_get(args, "maxCooldown")
@@ -455,7 +510,8 @@ static bool lg_pre_eviction_filter(void *state, struct ebb_ctx *ctx, const struc
     char detail[700];
     size_t drained;
 
-    if (!e->evicting || !g->bounce || e->predict == NULL || pod->node == NULL)
+    if (!e->evicting || !g->bounce || e->predict == NULL || pod->node == NULL ||
+        restarts(g, asker(ctx)))
         return true;
     if (g->cycle != e->cycle)
         lg_cycle_begin(g, ctx, NULL);

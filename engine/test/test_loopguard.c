@@ -338,6 +338,25 @@ static void without_memory(void **state)
     done(e);
 }
 
+/* A plugin named in restartPlugins evicts a pod for what it is: no
+ * prediction is asked for its evictions. */
+static void restart_plugins_are_not_predicted(void **state)
+{
+    struct ebb_engine *e;
+
+    (void)state;
+    cluster();
+    e = engine("{restartPlugins: [SomethingElse, EvictTargets]}", true);
+    landing[0][0] = "web-5d8f7c9b6-a1", landing[0][1] = "node-a";
+    nlanding = 1;
+    ntargets = 1;
+    targets[0] = "web-5d8f7c9b6-a1";
+    assert_int_equal(ebb_engine_run_cycle(e), 0);
+    assert_int_equal(results[0], EBB_WHY_OK);
+    assert_int_equal(npredicted, 0);
+    done(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -348,6 +367,7 @@ int main(void)
         cmocka_unit_test(bounce_means_max_cooldown),
         cmocka_unit_test(availability),
         cmocka_unit_test(without_memory),
+        cmocka_unit_test(restart_plugins_are_not_predicted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

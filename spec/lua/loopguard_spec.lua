@@ -245,6 +245,30 @@ profiles:
     end
   end)
 
+  it("asks no prediction for the plugins that evict a pod for its age or restarts", function()
+    -- deploy/'s policy (LoopGuard with its restartPlugins) on the deploy
+    -- fixture: the pods PodLifeTime-like plugins restart would land back
+    -- where they were, which is no loop: evicted as without LoopGuard
+    local text = assert(io.open("deploy/base/policy.yaml")):read("a")
+    local function sim(t)
+      return h.simulate{ snapshot = "spec/fixtures/deploy-cluster.json", policy_text = t,
+                         policy_dirs = { "deploy/base/strategies" } }
+    end
+    local with = sim(text)
+    assert.equal(3, #with.evictions)
+    assert.same({}, with.refusals)
+    -- without restartPlugins, the Lua strategy's evictions are predicted
+    local bare = text:gsub("    args:\n      # plugins that evict a pod for its age.-      restartPlugins: %[AnnotatedPodLifeTime%]\n", "")
+    assert.is_not.equal(text, bare)
+    local plan = sim(bare)
+    assert.equal(1, #plan.evictions)
+    assert.equal("RemovePodsHavingTooManyRestarts", plan.evictions[1].plugin)
+    for _, r in ipairs(plan.refusals) do
+      assert.equal("futile", r.why)
+      assert.equal("AnnotatedPodLifeTime", r.plugin)
+    end
+  end)
+
   describe("args", function()
     local function bad(args)
       local plan, msg = h.try{ snapshot = "spec/fixtures/whatif-loop.json",
@@ -267,6 +291,8 @@ profiles:
       assert.matches("maxUnavailablePerWorkload.*at least 1", bad{ maxUnavailablePerWorkload = 0 })
       assert.matches("bouncePrediction.*expected a boolean", bad{ bouncePrediction = "yes" })
       assert.matches("coolDown", bad{ coolDown = "5m" })
+      assert.matches("restartPlugins%[1%].*must not be empty", bad{ restartPlugins = { "PodLifeTime", "" } })
+      assert.matches("restartPlugins.*expected", bad{ restartPlugins = "PodLifeTime" })
     end)
   end)
 end)
