@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ebb/evmemory.h"
 #include "core/engine.h"
 
 static int refuse(struct ebb_ctx *ctx, const struct ebb_pod *pod, int why, const char *detail);
@@ -20,7 +21,7 @@ const char *ebb_why_name(int why)
 {
     static const char *const names[] = {
         "ok", "filtered", "node-limit", "namespace-limit", "total-limit", "pdb", "api-error",
-        "not-found", "evictor", "background",
+        "not-found", "evictor", "background", "futile", "cooldown", "unavailable",
     };
     return why >= 0 && why < EBB_WHY_MAX ? names[why] : "unknown";
 }
@@ -105,9 +106,55 @@ void ebb__background_cycle(struct ebb_engine *e)
     ebb_background_expire(e->background, ebb__engine_now(e));
 }
 
+/* How long after an eviction a new pod of the workload is taken for its
+ * replacement. */
+#define LANDING_HORIZON 3600
+
+/* A bound pod the watch brought: when it is new (created within the
+ * horizon) and its workload has an eviction since which no replacement
+ * landed, it is the replacement of the oldest such one (a controller
+ * recreates in order): the memory learns where it landed (a bounce when on
+ * the node that pod left). */
+static void memory_landed(struct ebb_engine *e, const struct ebb_pod *p)
+{
+    struct ebb_evmem *m = e->memory;
+    int64_t now = ebb__engine_now(e);
+    const struct ebb_evmem_entry *same = NULL, *oldest = NULL;
+    bool taken = false;
+    ebb_str kind, workload;
+
+    if (m == NULL || m->n == 0 || p == NULL || p->node == NULL || p->created == EBB_TIME_NONE ||
+        p->created < now - LANDING_HORIZON || (p->flags & (EBB_POD_GONE | EBB_POD_TERMINATING)) ||
+        p->nowners == 0)
+        return;
+    if (ebb_evmem_workload_of(e->cache, p, &kind, &workload) != 0)
+        return;
+    for (size_t i = m->n; i-- > 0 && m->v[i].at >= now - LANDING_HORIZON && !taken;) {
+        const struct ebb_evmem_entry *x = &m->v[i];
+        if (x->ns != p->ns || x->kind != kind || x->workload != workload)
+            continue;
+        if (x->replacement == p->name && (x->flags & EBB_EVMEM_LANDED))
+            taken = true;   /* this pod was taken for one already */
+        else if (x->pod == p->name)
+            /* a StatefulSet's pod comes back under its name: that eviction */
+            same = same ? same : (!(x->flags & EBB_EVMEM_LANDED) && x->uid != p->uid ? x : NULL);
+        else if (!(x->flags & EBB_EVMEM_LANDED) && x->at <= p->created)
+            oldest = x;   /* older ones come later: the oldest wins */
+    }
+    if (!taken && (same != NULL || oldest != NULL))
+        ebb_evmem_landed(m, same ? same->ns : oldest->ns, same ? same->pod : oldest->pod, p->name,
+                         p->node);
+    ebb_str_release(kind);
+    ebb_str_release(workload);
+}
+
 void ebb_engine_pod_changed(struct ebb_engine *e, ebb_str ns, ebb_str name)
 {
-    if (e == NULL || e->background == NULL || e->cache == NULL)
+    if (e == NULL || e->cache == NULL)
+        return;
+    if (e->memory != NULL && e->mode == EBB_MODE_LIVE)
+        memory_landed(e, ebb_cache_pod(e->cache, ns, name));
+    if (e->background == NULL)
         return;
     ebb_background_observe(e->background, ns, name, ebb_cache_pod(e->cache, ns, name),
                            e->background_done, e->background_done_ud);
@@ -201,6 +248,35 @@ size_t ebb_engine_evictions_inflight(const struct ebb_engine *e)
     return e->inflight;
 }
 
+/* An eviction made: into the memory, when there is one. `kind`/`workload`
+ * (may be NULL) are the pod's top-level workload, worked out from `pod`
+ * when NULL (a pod gone since: itself). A memory out of memory loses the
+ * entry, not the eviction: it is logged. */
+static void remember(struct ebb_engine *e, const struct ebb_pod *pod, ebb_str ns, ebb_str name,
+                     ebb_str uid, ebb_str node, ebb_str plugin, ebb_str profile, ebb_str kind,
+                     ebb_str workload)
+{
+    struct ebb_evmem_entry ent = { 0 };
+    ebb_str k = NULL, w = NULL;
+
+    if (e->memory == NULL)
+        return;
+    if (kind == NULL && pod != NULL && ebb_evmem_workload_of(e->cache, pod, &k, &w) == 0)
+        kind = k, workload = w;
+    if (kind == NULL) {
+        k = ebb_str_cstr("Pod"), w = ebb_str_ref(name);
+        kind = k, workload = w;
+    }
+    ent.at = ebb__engine_now(e);
+    ent.ns = ns, ent.pod = name, ent.uid = uid, ent.node = node;
+    ent.plugin = plugin, ent.profile = profile;
+    ent.kind = kind, ent.workload = workload;
+    if (kind == NULL || workload == NULL || ebb_evmem_add(e->memory, &ent) != 0)
+        ebb_log(EBB_LOG_WARN, "pod %s/%s: out of memory: the eviction is not remembered", ns, name);
+    ebb_str_release(k);
+    ebb_str_release(w);
+}
+
 static void eviction_free(struct ebb_eviction *ev)
 {
     ebb_str_release(ev->ns);
@@ -211,6 +287,8 @@ static void eviction_free(struct ebb_eviction *ev)
     ebb_str_release(ev->profile);
     ebb_str_release(ev->reason);
     ebb_str_release(ev->evictor);
+    ebb_str_release(ev->workload_kind);
+    ebb_str_release(ev->workload);
     free(ev->path);
     free(ev->body);
     free(ev->action);
@@ -244,6 +322,8 @@ void ebb_engine_eviction_done(struct ebb_engine *e, struct ebb_eviction *ev, int
         ebb_plan_add_eviction_str(&e->plan, key, ev->node, ev->plugin, ev->profile, ev->reason);
         if (ev->action != NULL)
             ebb_plan_set_action(&e->plan, ev->action, ev->body);
+        remember(e, p, ev->ns, ev->name, ev->uid, ev->node, ev->plugin, ev->profile,
+                 ev->workload_kind, ev->workload);
         if (p != NULL)
             ebb_cache_hide_pod(e->cache, p);
     } else {
@@ -259,10 +339,13 @@ void ebb_engine_eviction_done(struct ebb_engine *e, struct ebb_eviction *ev, int
             /* a pod that ended meanwhile is not waited for */
             ebb_log(EBB_LOG_DEBUG, "pod %s: eviction in background of a finished pod ignored", key);
         else if (ebb_background_assume(e->background, ev->ns, ev->name, ev->uid, ev->node, p,
-                                       ev->profile, ev->plugin, ebb__engine_now(e)) == 0)
+                                       ev->profile, ev->plugin, ebb__engine_now(e)) == 0) {
             ebb_plan_add_refusal(&e->plan, key, ev->node, ev->plugin, ev->profile,
                                  ebb_why_name(why), detail);
-        else
+            /* the API accepted it: the pod goes, in its own time */
+            remember(e, p, ev->ns, ev->name, ev->uid, ev->node, ev->plugin, ev->profile,
+                     ev->workload_kind, ev->workload);
+        } else
             why = EBB_WHY_API_ERROR;
     }
     if (ev->lua_waiting) {
@@ -299,6 +382,12 @@ static int send_live(struct ebb_ctx *ctx, struct ebb_pod *pod, ebb_str reason,
     ev->grace_period = e->policy && e->policy->has_grace_period ? e->policy->grace_period_seconds : -1;
     ev->pod_slot = pod->slot;
     ev->pod_serial = pod->serial;
+    /* the key now: the pod may be gone from the cache when the API answers */
+    if (e->memory != NULL &&
+        ebb_evmem_workload_of(e->cache, pod, &ev->workload_kind, &ev->workload) != 0) {
+        eviction_free(ev);
+        return refuse(ctx, pod, EBB_WHY_API_ERROR, "out of memory");
+    }
     ev->evict_only = act == NULL && e->background != NULL &&
                      ebb_background_annotated(pod, EBB_ANNOTATION_REQUEST_EVICT_ONLY);
     if (act != NULL) {
@@ -327,6 +416,19 @@ static int send_live(struct ebb_ctx *ctx, struct ebb_pod *pod, ebb_str reason,
     if (pending)
         *pending = ev;
     return EBB_WHY_PENDING;
+}
+
+void ebb__ctx_veto(struct ebb_ctx *ctx, const struct ebb_pod *pod, int why, const char *detail,
+                   bool record)
+{
+    struct ebb_plugin_inst *who = ctx->caller ? ctx->caller : ctx->plugin;
+    char key[512];
+
+    ctx->engine->veto = why;
+    if (record)
+        ebb_plan_add_refusal(&ctx->engine->plan, ebb_pod_key(pod, key, sizeof(key)), pod->node,
+                             who ? who->def->name : NULL, ctx->profile->name, ebb_why_name(why),
+                             detail);
 }
 
 static int refuse(struct ebb_ctx *ctx, const struct ebb_pod *pod, int why, const char *detail)
@@ -371,6 +473,14 @@ static void record(struct ebb_ctx *ctx, struct ebb_pod *pod, ebb_str reason,
                           reason);
     if (act != NULL)
         ebb_plan_set_action(&e->plan, act->text, act->body);
+    /* dry-run remembers what it decided, as the live run it previews would */
+    if (e->memory != NULL) {
+        ebb_str plugin = ebb_str_cstr(ctx->plugin ? ctx->plugin->def->name : "");
+        ebb_str profile = ebb_str_cstr(ctx->profile->name);
+        remember(e, pod, pod->ns, pod->name, pod->uid, pod->node, plugin, profile, NULL, NULL);
+        ebb_str_release(plugin);
+        ebb_str_release(profile);
+    }
     ebb_cache_hide_pod(e->cache, pod);
 }
 
@@ -432,14 +542,26 @@ int ebb__evict(struct ebb_ctx *ctx, struct ebb_pod *pod, ebb_str reason, char *d
     struct ebb_engine *e = ctx->engine;
     struct ebb_evictor *ev = &e->evictor;
     const struct ebb_pdb *pdb = NULL;
+    bool ok;
     int d, rc;
 
     if (detail_len)
         detail[0] = '\0';
     if (pod->flags & EBB_POD_GONE)
         return refuse(ctx, pod, EBB_WHY_NOT_FOUND, "already evicted in this cycle");
-    if (!ebb_ctx_filter(ctx, pod) || !ebb_ctx_pre_eviction_filter(ctx, pod))
+    e->veto = 0;
+    e->evicting = true;
+    ok = ebb_ctx_filter(ctx, pod) && ebb_ctx_pre_eviction_filter(ctx, pod);
+    e->evicting = false;
+    if (!ok) {
+        /* a filter that said why has put its refusal in the plan */
+        if ((rc = e->veto) != 0) {
+            e->veto = 0;
+            return rc;
+        }
         return refuse(ctx, pod, EBB_WHY_FILTERED, NULL);
+    }
+    e->veto = 0;
     if (e->background != NULL && ebb_background_has(e->background, pod) &&
         ebb_background_annotated(pod, EBB_ANNOTATION_REQUEST_EVICT_ONLY)) {
         /* asked before and still going: nothing to ask, as upstream */
