@@ -3,7 +3,10 @@
  * JSON is read through a window that holds at least one item: a small
  * scanner finds each item's byte extent (strings and escapes respected,
  * lines counted), the item alone goes to cJSON (in a bump arena,
- * json_arena.c), is decoded into the cache and its tree dropped. The JSON
+ * json_arena.c), is decoded into the cache and its tree dropped. Reading
+ * and parsing run on a thread of their own, decoding on the caller's, the
+ * parsed items handed over in file order through a ring of arenas
+ * (load_piped). The JSON
  * file stays open in the cache so a pod's or node's full object can be
  * read back (pod.object).
  *
