@@ -316,8 +316,9 @@ static int run(const struct opts *o, bool check)
             fprintf(stderr, "stats: cycle %d: %.1f ms\n", i + 1, (double)so.cycle_ns[i] / 1e6);
         if (so.whatif != NULL) {
             double place = (double)so.place_ns / 1e9;
-            fprintf(stderr, "stats: scheduler model built in %.1f ms, resident %.1f MB\n",
-                    (double)so.sched_build_ns / 1e6, (double)ebb_rss_bytes() / 1048576.0);
+            fprintf(stderr, "stats: scheduler model built in %.1f ms (%.1f ms of CPU), resident %.1f MB\n",
+                    (double)so.sched_build_ns / 1e6, (double)so.sched_build_cpu_ns / 1e6,
+                    (double)ebb_rss_bytes() / 1048576.0);
             double cpu = (double)so.place_cpu_ns / 1e9;
             double all = (double)(so.place_cpu_ns + so.replace_cpu_ns + so.cycles_cpu_ns) / 1e9;
             fprintf(stderr, "stats: %llu pods scheduled in %.1f ms (%.1f ms of CPU): %.0f a second of CPU; "

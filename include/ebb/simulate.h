@@ -50,6 +50,7 @@ struct ebb_sim_opts {
     bool progress;                 /* a progress line on stderr */
     struct ebb_whatif *whatif;     /* out: the record (caller destroys) */
     uint64_t sched_build_ns;       /* out: the scheduler's indexes built */
+    uint64_t sched_build_cpu_ns;   /* out: the same in CPU time of this thread */
     uint64_t place_ns;             /* out: time spent scheduling and binding */
     uint64_t place_cpu_ns;         /* out: the same in CPU time of this thread */
     uint64_t replace_cpu_ns;       /* out: CPU time making replacements (and the sync) */
