@@ -652,6 +652,22 @@ bool ebb_utf8_valid(const char *s, size_t n)
     uint32_t cp;
 
     while (p < end) {
+        /* ASCII other than NUL, most of what a cluster holds, 8 bytes at
+         * a time: no byte with its high bit set, none zero */
+        if (end - p >= 8) {
+            uint64_t w;
+            memcpy(&w, p, 8);
+            if (((w | ((w & 0x7f7f7f7f7f7f7f7fULL) + 0x7f7f7f7f7f7f7f7fULL)) &
+                 0x8080808080808080ULL) == 0x8080808080808080ULL &&
+                (w & 0x8080808080808080ULL) == 0) {
+                p += 8;
+                continue;
+            }
+        }
+        if (*p != 0 && *p < 0x80) {
+            p++;
+            continue;
+        }
         size_t k = utf8_char(p, (size_t)(end - p), &cp);
         if (k == 0 || cp == 0)
             return false;

@@ -380,7 +380,7 @@ static int reschedule(struct ebb_sim_opts *o, struct ebb_engine *e,
                                  .seeded = o->seeded, .seed = o->seed };
     size_t placed, unplaced, replaced, gone, nev;
     int max = o->max_cycles < 0 ? 10 : o->max_cycles, rc, cycle;
-    uint64_t t0 = mono_ns();
+    uint64_t t0 = mono_ns(), b0 = cpu_ns();
 
     r.now = o->now != EBB_TIME_NONE ? o->now : (int64_t)time(NULL);
     /* names of replacements: their own stream, from the seed or fixed */
@@ -392,6 +392,7 @@ static int reschedule(struct ebb_sim_opts *o, struct ebb_engine *e,
     /* LoopGuard predicts on the what-if's own model of the cluster */
     ebb_predictor_borrow(pred, r.sched);
     o->sched_build_ns = mono_ns() - t0;
+    o->sched_build_cpu_ns = cpu_ns() - b0;
     if ((rc = queue_snapshot(r.cache, &r.q, &r.seq)) != 0 || (rc = place_all(&r, 0, &placed, &unplaced)) != 0 ||
         (rc = ebb_whatif_state(r.w, r.cache, 0, 0, 0, placed, unplaced, 0, r.q.n)) != 0)
         goto fail;

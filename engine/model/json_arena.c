@@ -7,6 +7,7 @@
  * so, the watch cache each LIST item and watch event. The tree is bounded
  * as well as the text (EBB_JSON_TREE_MAX): a few bytes of JSON make a
  * node of 64. */
+#include <pthread.h>
 #include <stdalign.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -25,12 +26,21 @@ struct arena_chunk {
     max_align_t data[];
 };
 
-static struct ebb_json_arena *the_arena;   /* the one being used by the cJSON hooks */
+/* The arena this thread parses into, NULL when it parses none: cJSON's
+ * hooks are installed once for the process (hooks_install) and never
+ * swapped, so a thread that parses into an arena (the snapshot loader's
+ * parser thread) and one that builds or copies trees with malloc (the
+ * loader's caller, ebb serve's copies) do not race on them. */
+static _Thread_local struct ebb_json_arena *the_arena;
 
 static void *arena_malloc(size_t n)
 {
     struct ebb_json_arena *a = the_arena;
-    struct arena_chunk *c = a->cur;
+    struct arena_chunk *c;
+
+    if (a == NULL)
+        return malloc(n);
+    c = a->cur;
 
     n = (n + alignof(max_align_t) - 1) & ~(alignof(max_align_t) - 1);
     /* A few bytes of JSON make a node of 64: the tree is bounded, not only
@@ -63,7 +73,26 @@ static void *arena_malloc(size_t n)
 
 static void arena_free(void *p)
 {
-    (void)p;   /* everything goes at once in ebb_json_arena_reset */
+    /* in an arena everything goes at once, in ebb_json_arena_reset; a tree
+     * parsed in an arena is never given to cJSON_Delete */
+    if (the_arena == NULL)
+        free(p);
+}
+
+static pthread_once_t hooks_once = PTHREAD_ONCE_INIT;
+
+static void hooks_set(void)
+{
+    cJSON_Hooks h = { arena_malloc, arena_free };
+
+    cJSON_InitHooks(&h);
+}
+
+/* cJSON's hooks for the process: the first parse installs them (or
+ * ebb_json_arena_create, which runs before a watcher's threads parse). */
+static void hooks_install(void)
+{
+    pthread_once(&hooks_once, hooks_set);
 }
 
 /* Everything handed out is free again; chunks past ARENA_KEEP go back to
@@ -103,17 +132,15 @@ void ebb__json_arena_release(struct ebb_json_arena *a)
     a->head = a->cur = NULL;
 }
 
-/* With the arena's hooks installed, then cJSON is put back on malloc. */
+/* In this thread's arena `a`, then this thread is back on malloc. */
 cJSON *ebb__json_arena_parse_raw(struct ebb_json_arena *a, const char *text, size_t len,
                                  const char **endp)
 {
-    cJSON_Hooks h = { arena_malloc, arena_free };
     cJSON *j;
 
+    hooks_install();
     the_arena = a;
-    cJSON_InitHooks(&h);
     j = cJSON_ParseWithLengthOpts(text, len, endp, false);
-    cJSON_InitHooks(NULL);
     the_arena = NULL;
     return j;
 }
@@ -124,6 +151,7 @@ int ebb_json_arena_create(struct ebb_json_arena **out)
 {
     if (out == NULL)
         return EBB_EINVAL;
+    hooks_install();
     return (*out = calloc(1, sizeof(**out))) != NULL ? 0 : EBB_ENOMEM;
 }
 

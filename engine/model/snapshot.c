@@ -3,7 +3,10 @@
  * JSON is read through a window that holds at least one item: a small
  * scanner finds each item's byte extent (strings and escapes respected,
  * lines counted), the item alone goes to cJSON (in a bump arena,
- * json_arena.c), is decoded into the cache and its tree dropped. The JSON
+ * json_arena.c), is decoded into the cache and its tree dropped. Reading
+ * and parsing run on a thread of their own, decoding on the caller's, the
+ * parsed items handed over in file order through a ring of arenas
+ * (load_piped). The JSON
  * file stays open in the cache so a pod's or node's full object can be
  * read back (pod.object).
  *
@@ -14,6 +17,7 @@
  * A server's answers are read elsewhere: list_reader.c, and
  * ebb_object_from_text in json_arena.c. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -57,6 +61,9 @@ struct loader {
     uint16_t src;
     bool has_src;
     struct ebb_json_arena arena;
+    struct ebb_json_arena *ar;      /* what the next item is parsed into: &arena, or
+                                       the pipe's next free slot's */
+    struct pipe *pipe;              /* the parser of a piped load (load_piped), else NULL */
     ebb_snapshot_item_fn item_fn;   /* ebb_snapshot_load_each */
     bool compact;                   /* a whole view: lay its pods out (ebb_cache_compact) */
     void *item_ud;
@@ -407,17 +414,17 @@ static int parse_error(struct loader *l, const struct origin *o, const char *p, 
     char near[25];
     size_t k;
 
-    if (l->arena.oom) {
-        ebb_json_arena_reset(&l->arena);
+    if (l->ar->oom) {
+        ebb_json_arena_reset(l->ar);
         return lfail(l, EBB_ENOMEM, o->line, o->prefix, o->idx, NULL, "out of memory");
     }
-    if (l->arena.over) {
-        ebb_json_arena_reset(&l->arena);
+    if (l->ar->over) {
+        ebb_json_arena_reset(l->ar);
         return lfail(l, EBB_ELIMIT, o->line, o->prefix, o->idx, NULL,
                      "the item makes more than %zu MiB of JSON values: not a Kubernetes object "
                      "(etcd keeps objects of at most 1.5 MiB)", EBB_JSON_TREE_MAX >> 20);
     }
-    ebb_json_arena_reset(&l->arena);
+    ebb_json_arena_reset(l->ar);
     if (endp == NULL || endp < p || endp > p + n)
         endp = p;
     for (k = 0; k + 1 < sizeof(near) && endp + k < p + n; k++)
@@ -427,41 +434,175 @@ static int parse_error(struct loader *l, const struct origin *o, const char *p, 
                  "invalid JSON near \"%s\"", near);
 }
 
+/* ---- a JSON file on two threads ----------------------------------------------
+
+ * The parser thread reads the file, finds each item and parses it into the
+ * arena of a free slot of a ring; the caller's thread takes the slots in
+ * file order, decodes each item into the cache and frees its slot. Both
+ * cores work: parsing and decoding each cost about half of a load.
+ *
+ * Invariants: slot i holds item `taken + k` for k < parsed - taken, and
+ * only the parser writes slots in [parsed, taken + PIPE_SLOTS), only the
+ * decoder reads slots in [taken, parsed), each under `mu`'s hand-over. The
+ * first error in file order is the one reported: the decoder stops at its
+ * own (and tells the parser, which stops at its next slot); the parser's
+ * own, kept in `perr`, is reported only once every item before it has been
+ * taken without one. The decoder's thread makes the cache, the seen map
+ * and the item callbacks' calls exactly as a serial load does. */
+#define PIPE_SLOTS 32
+/* Each side wakes the other after this many slots, not after each one. */
+#define PIPE_BATCH 8
+
+struct pipe_slot {
+    cJSON *j;
+    struct origin o;
+    struct ebb_json_arena arena;
+};
+
+struct pipe {
+    pthread_mutex_t mu;
+    pthread_cond_t have_items, have_room;
+    size_t parsed, taken;          /* items handed over, items decoded */
+    bool parser_waits, decoder_waits;
+    bool done;                     /* the parser returned: parser_rc */
+    bool stop;                     /* the decoder failed: the parser stops */
+    int parser_rc;
+    struct ebb_error perr;         /* the parser's error */
+    struct loader parser;          /* the parser's loader (its own window) */
+    struct pipe_slot slots[PIPE_SLOTS];
+};
+
+/* The parser: the next free slot's arena becomes l->ar. EBB_ESTATE when
+ * the decoder has stopped (its error is the one reported). */
+static int pipe_room(struct loader *l)
+{
+    struct pipe *pp = l->pipe;
+    int rc = 0;
+
+    pthread_mutex_lock(&pp->mu);
+    while (pp->parsed - pp->taken == PIPE_SLOTS && !pp->stop) {
+        pp->parser_waits = true;
+        pthread_cond_wait(&pp->have_room, &pp->mu);
+    }
+    pp->parser_waits = false;
+    if (pp->stop)
+        rc = EBB_ESTATE;
+    else
+        l->ar = &pp->slots[pp->parsed % PIPE_SLOTS].arena;
+    pthread_mutex_unlock(&pp->mu);
+    return rc;
+}
+
+/* The parser: the item parsed into the slot pipe_room gave is handed over. */
+static void pipe_put(struct loader *l, cJSON *j, const struct origin *o)
+{
+    struct pipe *pp = l->pipe;
+    struct pipe_slot *sl;
+
+    pthread_mutex_lock(&pp->mu);
+    sl = &pp->slots[pp->parsed % PIPE_SLOTS];
+    sl->j = j;
+    sl->o = *o;
+    pp->parsed++;
+    if (pp->decoder_waits && pp->parsed - pp->taken >= PIPE_BATCH)
+        pthread_cond_signal(&pp->have_items);
+    pthread_mutex_unlock(&pp->mu);
+}
+
+static int load_json(struct loader *l);
+
+static void *pipe_parser(void *arg)
+{
+    struct pipe *pp = arg;
+    int rc = load_json(&pp->parser);
+
+    pthread_mutex_lock(&pp->mu);
+    pp->parser_rc = rc;
+    pp->done = true;
+    pthread_cond_signal(&pp->have_items);
+    pthread_mutex_unlock(&pp->mu);
+    return NULL;
+}
+
 /* Decode a parsed item whose text is p[0, n), [off, off+n) of the file,
- * then drop its tree. */
+ * then drop its tree; when piped, hand it to the decoder instead. */
 static int take_parsed(struct loader *l, cJSON *j, const char *p, size_t n, uint64_t off,
                        struct origin *o)
 {
     int rc;
 
+    (void)p;
     o->src.off = off;
     o->src.len = l->has_src ? (uint32_t)n : 0;
     o->src.file = l->src;
+    if (l->pipe != NULL) {
+        pipe_put(l, j, o);
+        return 0;
+    }
     rc = take(l, j, o);
-    ebb_json_arena_reset(&l->arena);
+    ebb_json_arena_reset(l->ar);
     return rc;
+}
+
+/* One pass over an item's text [p, p+n) for what cJSON does not say: its
+ * newlines (*lines, for the next item's line), whether it holds a raw NUL
+ * byte (*nul) and whether it holds a "\u0000" escape (the return). The
+ * bytes go 64 at a time through a loop of fixed length the compiler
+ * vectorizes; backslashes are rare, and only they are looked at one by
+ * one, each escape stepped over whole as ebb_json_nul_scrub does. */
+static bool item_scan(const char *p, size_t n, int *lines, bool *nul)
+{
+    const unsigned char *u = (const unsigned char *)p;
+    unsigned nl = 0, z = 0, bs = 0;
+    size_t i = 0;
+
+    for (; i + 64 <= n; i += 64) {
+        unsigned char cnl = 0, cz = 0, cbs = 0;
+        for (size_t k = 0; k < 64; k++) {
+            cnl += u[i + k] == '\n';
+            cz |= u[i + k] == '\0';
+            cbs |= u[i + k] == '\\';
+        }
+        nl += cnl;
+        z |= cz;
+        bs |= cbs;
+    }
+    for (; i < n; i++) {
+        nl += u[i] == '\n';
+        z |= u[i] == '\0';
+        bs |= u[i] == '\\';
+    }
+    *lines = (int)nl;
+    *nul = z != 0;
+    if (bs == 0 || z != 0)
+        return false;
+    for (const char *q = p, *end = p + n; (q = memchr(q, '\\', (size_t)(end - q))) != NULL; q += 2)
+        if (end - q >= 6 && q[1] == 'u' && memcmp(q + 2, "0000", 4) == 0)
+            return true;
+    return false;
 }
 
 /* A NUL in the item [p, p+n) (the window, writable): a "\u0000" escape,
  * which cJSON would cut a string at, is read as U+FFFD as the API server
  * holds it in annotations and free text (ebb_json_nul_scrub, in place);
  * a raw NUL byte is not JSON. Returns 0 when the item must be parsed
- * again (*again), or the error. */
-static int item_nul(struct loader *l, struct origin *o, char *p, size_t n, bool *again)
+ * again (*again), or the error; *lines gets the newlines in the item. */
+static int item_nul(struct loader *l, struct origin *o, char *p, size_t n, bool *again, int *lines)
 {
     const char *z;
+    bool nul;
 
-    *again = false;
-    if ((z = memchr(p, '\0', n)) != NULL) {
-        ebb_json_arena_reset(&l->arena);
+    *again = item_scan(p, n, lines, &nul);
+    if (nul) {
+        z = memchr(p, '\0', n);
+        ebb_json_arena_reset(l->ar);
         return lfail(l, EBB_EPARSE, o->line + count_lines(p, z), o->prefix, o->idx, NULL,
                      "a NUL byte in the JSON text (write it as \\u0000)");
     }
-    if (memmem(p, n, "\\u0000", 6) == NULL)
+    if (!*again)
         return 0;
-    ebb_json_arena_reset(&l->arena);
+    ebb_json_arena_reset(l->ar);
     ebb_json_nul_scrub(p, n);
-    *again = true;
     return 0;
 }
 
@@ -469,15 +610,15 @@ static int item_nul(struct loader *l, struct origin *o, char *p, size_t n, bool 
 static int take_text(struct loader *l, char *p, size_t n, uint64_t off, struct origin *o)
 {
     const char *endp = NULL;
-    cJSON *j = ebb__json_arena_parse_raw(&l->arena, p, n, &endp);
+    cJSON *j = ebb__json_arena_parse_raw(l->ar, p, n, &endp);
     bool again;
-    int rc;
+    int rc, lines;
 
     if (j == NULL)
         return parse_error(l, o, p, n, endp);
-    if ((rc = item_nul(l, o, p, n, &again)) != 0)
+    if ((rc = item_nul(l, o, p, n, &again, &lines)) != 0)
         return rc;
-    if (again && (j = ebb__json_arena_parse_raw(&l->arena, p, n, &endp)) == NULL)
+    if (again && (j = ebb__json_arena_parse_raw(l->ar, p, n, &endp)) == NULL)
         return parse_error(l, o, p, n, endp);
     return take_parsed(l, j, p, n, off, o);
 }
@@ -485,28 +626,32 @@ static int take_text(struct loader *l, char *p, size_t n, uint64_t off, struct o
 /* The item at buf[pos] ('{'). Most items lie inside the window: cJSON
  * parses straight from it and says where the item ends. When the window
  * ends inside the item (or the item is bad), the scanner finds its extent,
- * refilling as needed, and exactly that is parsed. *n gets the length. */
-static int take_item(struct loader *l, struct origin *o, long *n)
+ * refilling as needed, and exactly that is parsed. *n gets the length,
+ * *lines the newlines inside it. */
+static int take_item(struct loader *l, struct origin *o, long *n, int *lines)
 {
     char *p = l->buf + l->pos;
     const char *endp = NULL;
-    cJSON *j = ebb__json_arena_parse_raw(&l->arena, p, l->len - l->pos, &endp);
+    cJSON *j;
     bool again;
     int nl, rc;
 
-    if (j != NULL) {
+    if (l->pipe != NULL && (rc = pipe_room(l)) != 0)
+        return rc;
+    if ((j = ebb__json_arena_parse_raw(l->ar, p, l->len - l->pos, &endp)) != NULL) {
         *n = endp - p;
-        if ((rc = item_nul(l, o, p, (size_t)*n, &again)) != 0)
+        if ((rc = item_nul(l, o, p, (size_t)*n, &again, lines)) != 0)
             return rc;
         if (!again)
             return take_parsed(l, j, p, (size_t)*n, l->base + l->pos, o);
         return take_text(l, p, (size_t)*n, l->base + l->pos, o);
     }
-    if (l->arena.oom || l->arena.over)
+    if (l->ar->oom || l->ar->over)
         return parse_error(l, o, p, l->len - l->pos, endp);
-    ebb_json_arena_reset(&l->arena);
+    ebb_json_arena_reset(l->ar);
     if ((*n = window_value(l, o->line, o->prefix, o->idx, &nl)) < 0)
         return (int)*n;
+    *lines = nl;
     return take_text(l, l->buf + l->pos, (size_t)*n, l->base + l->pos, o);
 }
 
@@ -526,7 +671,7 @@ static const char *scalar_type(int c)
 static int stream_array(struct loader *l, const char *prefix)
 {
     struct origin o = { .prefix = prefix };
-    int c, rc;
+    int c, rc, lines = 0;
     long n = 0;
 
     l->pos++;
@@ -543,9 +688,9 @@ static int stream_array(struct loader *l, const char *prefix)
             return lfail(l, EBB_ESCHEMA, o.line, prefix, o.idx, NULL,
                          "expected an object, got %s", scalar_type(c));
         }
-        if ((rc = take_item(l, &o, &n)) != 0)
+        if ((rc = take_item(l, &o, &n, &lines)) != 0)
             return rc;
-        l->line += count_lines(l->buf + l->pos, l->buf + l->pos + n);
+        l->line += lines;
         l->pos += (size_t)n;
         if ((c = next_nonws(l)) == ',') {
             l->pos++;
@@ -568,6 +713,8 @@ static int take_object_at(struct loader *l, uint64_t off, size_t n, int line)
     size_t got = 0;
     int rc;
 
+    if (l->pipe != NULL && (rc = pipe_room(l)) != 0)
+        return rc;
     if ((p = malloc(n)) == NULL)
         return lfail(l, EBB_ENOMEM, line, NULL, -1, NULL, "out of memory");
     while (got < n) {
@@ -814,6 +961,72 @@ static int sniff(struct loader *l)
     return next_nonws(l);
 }
 
+/* JSON from l->f on two threads (see "a JSON file on two threads"): this
+ * thread decodes what the parser thread hands over. Without a thread (or
+ * the memory for the ring) the load is serial. */
+static int load_piped(struct loader *l)
+{
+    struct pipe *pp;
+    pthread_t th;
+    bool threaded;
+    int rc = 0;
+
+    if ((pp = calloc(1, sizeof(*pp))) == NULL)
+        return load_json(l);
+    pthread_mutex_init(&pp->mu, NULL);
+    pthread_cond_init(&pp->have_items, NULL);
+    pthread_cond_init(&pp->have_room, NULL);
+    ebb_error_clear(&pp->perr);
+    /* the window, the file and the line count are the parser's until it
+     * is joined */
+    pp->parser = *l;
+    pp->parser.err = &pp->perr;
+    pp->parser.pipe = pp;
+    if ((threaded = pthread_create(&th, NULL, pipe_parser, pp) == 0)) {
+        for (;;) {
+            struct pipe_slot *sl;
+
+            pthread_mutex_lock(&pp->mu);
+            while (pp->parsed == pp->taken && !pp->done) {
+                pp->decoder_waits = true;
+                pthread_cond_wait(&pp->have_items, &pp->mu);
+            }
+            pp->decoder_waits = false;
+            if (pp->parsed == pp->taken) {
+                pthread_mutex_unlock(&pp->mu);
+                break;
+            }
+            sl = &pp->slots[pp->taken % PIPE_SLOTS];
+            pthread_mutex_unlock(&pp->mu);
+
+            rc = take(l, sl->j, &sl->o);
+            ebb_json_arena_reset(&sl->arena);
+
+            pthread_mutex_lock(&pp->mu);
+            pp->taken++;
+            if (rc != 0)
+                pp->stop = true;
+            if (pp->parser_waits && (rc != 0 || pp->parsed - pp->taken <= PIPE_SLOTS - PIPE_BATCH))
+                pthread_cond_signal(&pp->have_room);
+            pthread_mutex_unlock(&pp->mu);
+            if (rc != 0)
+                break;
+        }
+        pthread_join(th, NULL);
+        if (rc == 0 && (rc = pp->parser_rc) != 0 && l->err != NULL)
+            *l->err = pp->perr;
+        l->buf = pp->parser.buf;   /* loader_done frees it */
+    }
+    for (size_t i = 0; i < PIPE_SLOTS; i++)
+        ebb__json_arena_release(&pp->slots[i].arena);
+    ebb__json_arena_release(&pp->parser.arena);
+    pthread_cond_destroy(&pp->have_room);
+    pthread_cond_destroy(&pp->have_items);
+    pthread_mutex_destroy(&pp->mu);
+    free(pp);
+    return threaded ? rc : load_json(l);
+}
+
 /* JSON from l->f (owned: it goes to the cache or is closed). */
 static int load_stream(struct loader *l)
 {
@@ -853,7 +1066,7 @@ static int load_stream(struct loader *l)
                      ebb_strerror(rc));
     }
     l->has_src = true;
-    return load_json(l);
+    return load_piped(l);
 }
 
 static void loader_init(struct loader *l, struct ebb_cache *cache, const char *name,
@@ -865,6 +1078,7 @@ static void loader_init(struct loader *l, struct ebb_cache *cache, const char *n
     l->stats = stats;
     l->err = err;
     l->line = 1;
+    l->ar = &l->arena;
     ebb__map_init(&l->seen);
     if (stats != NULL)
         memset(stats, 0, sizeof(*stats));

@@ -8,8 +8,11 @@
  *                  ebb_object_from_text)
  *   list_reader.c  a server's LIST answer read as it arrives
  *
- * Engine thread only: the arena swaps cJSON's allocation hooks while it
- * parses. */
+ * An arena is used by one thread at a time. cJSON's allocation hooks are
+ * installed once for the process: a thread parsing into an arena gets
+ * arena memory, every other cJSON call malloc (json_arena.c). A JSON
+ * snapshot is parsed on a thread of its own while the caller's thread
+ * decodes (snapshot.c). */
 #ifndef EBB_SNAPSHOT_INT_H
 #define EBB_SNAPSHOT_INT_H
 

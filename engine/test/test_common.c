@@ -149,6 +149,36 @@ static void check_escaped(const unsigned char *in, size_t len, enum ebb_esc how)
 
 /* Every one- and two-byte input, and every three- and four-byte one whose
  * first byte starts a multi-byte character, in every mode. */
+/* ebb_utf8_valid skips plain ASCII 8 bytes at a time: a NUL, a byte of
+ * 0x80 or more, a bad or a good sequence at every offset of a long ASCII
+ * text is judged as the character-by-character reading judges it. */
+static void test_utf8_valid_offsets(void **state)
+{
+    (void)state;
+    static const struct { const char *s; size_t n; bool ok; } ins[] = {
+        { "\0", 1, false }, { "\x80", 1, false }, { "\xff", 1, false },
+        { "\xc3\xa9", 2, true }, { "\xe2\x80\xa6", 3, true }, { "\xf0\x9f\x98\x80", 4, true },
+        { "\xc3", 1, false }, { "\xed\xa0\x80", 3, false }, { "\xc0\xaf", 2, false },
+        { "\x7f", 1, true },
+    };
+    char buf[64];
+
+    for (size_t t = 0; t < sizeof(ins) / sizeof(ins[0]); t++) {
+        for (size_t at = 0; at + ins[t].n <= 40; at++) {
+            memset(buf, 'a', 40);
+            memcpy(buf + at, ins[t].s, ins[t].n);
+            if (ebb_utf8_valid(buf, 40) != ins[t].ok)
+                fail_msg("input %zu at offset %zu: expected %s", t, at, ins[t].ok ? "valid" : "invalid");
+        }
+    }
+    memset(buf, 'a', 40);
+    assert_true(ebb_utf8_valid(buf, 40));
+    assert_true(ebb_utf8_valid(buf, 0));
+    /* cut inside a sequence at the end of a long text */
+    memcpy(buf + 38, "\xe2\x80", 2);
+    assert_false(ebb_utf8_valid(buf, 40));
+}
+
 static void test_escape_every_short_input(void **state)
 {
     static const enum ebb_esc modes[] = { EBB_ESC_LINE, EBB_ESC_JSON, EBB_ESC_HTML, EBB_ESC_UTF8 };
@@ -489,6 +519,7 @@ int main(void)
         cmocka_unit_test(test_escape_json),
         cmocka_unit_test(test_escape_html),
         cmocka_unit_test(test_escape_utf8),
+        cmocka_unit_test(test_utf8_valid_offsets),
         cmocka_unit_test(test_escape_every_short_input),
         cmocka_unit_test(test_escape_cut),
         cmocka_unit_test(test_escape_dup),

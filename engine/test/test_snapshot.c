@@ -623,6 +623,74 @@ static void test_streaming(void **state)
     unlink(path);
 }
 
+/* A JSON file is parsed on one thread and decoded on another, many items
+ * apart: the error reported is still the first in file order, whichever
+ * thread finds it, and the parser stops once the decoder has failed. */
+static void write_items(const char *path, int n, int bad_qty, int bad_json, int dup)
+{
+    struct gen g = { .line = 1 };
+    char *item = malloc(8 * 1024);
+
+    assert_non_null(item);
+    assert_non_null(g.f = fopen(path, "w"));
+    put(&g, "{\n    \"apiVersion\": \"v1\",\n    \"items\": [\n        ");
+    for (int i = 0; i < n; i++) {
+        if (i == bad_json) {
+            put(&g, "{\"apiVersion\": \"v1\", \"kind\": \"Pod\", \"metadata\": {\"name\": }}");
+        } else {
+            pod_text(item, 8 * 1024, i == dup ? 1 : i, i == bad_qty ? "fast" : "1", 0);
+            put(&g, item);
+        }
+        put(&g, i + 1 < n ? ",\n        " : "\n");
+    }
+    put(&g, "    ],\n    \"kind\": \"List\"\n}\n");
+    assert_int_equal(fclose(g.f), 0);
+    free(item);
+}
+
+static void test_first_error_in_order(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/ebb-test-snapshot-XXXXXX";
+    struct ebb_cache *c;
+    struct ebb_error err;
+    int fd = mkstemp(path);
+
+    assert_true(fd >= 0);
+    close(fd);
+
+    /* a decode error, then (well within what the parser reads ahead) bad JSON */
+    write_items(path, 400, 100, 110, -1);
+    assert_int_equal(ebb_cache_create(&c), 0);
+    assert_int_equal(ebb_snapshot_load(c, path, NULL, &err), EBB_ESCHEMA);
+    assert_string_equal(err.field, "items[100].spec.containers[0].resources.requests.cpu");
+    ebb_cache_destroy(c);
+
+    /* bad JSON alone: the parser's error, after every item before it */
+    write_items(path, 400, -1, 310, -1);
+    assert_int_equal(ebb_cache_create(&c), 0);
+    assert_int_equal(ebb_snapshot_load(c, path, NULL, &err), EBB_EPARSE);
+    assert_string_equal(err.field, "items[310]");
+    assert_int_equal(ebb_cache_count(c, EBB_KIND_POD), 310);
+    ebb_cache_destroy(c);
+
+    /* a pod twice (the decoder's check), then bad JSON */
+    write_items(path, 400, -1, 390, 5);
+    assert_int_equal(ebb_cache_create(&c), 0);
+    assert_int_equal(ebb_snapshot_load(c, path, NULL, &err), EBB_ESCHEMA);
+    assert_string_equal(err.field, "items[5]");
+    assert_non_null(strstr(err.msg, "is already items[1]"));
+    ebb_cache_destroy(c);
+
+    /* the first item bad, the parser far ahead: it stops and is joined */
+    write_items(path, 3000, 0, -1, -1);
+    assert_int_equal(ebb_cache_create(&c), 0);
+    assert_int_equal(ebb_snapshot_load(c, path, NULL, &err), EBB_ESCHEMA);
+    assert_string_equal(err.field, "items[0].spec.containers[0].resources.requests.cpu");
+    ebb_cache_destroy(c);
+    unlink(path);
+}
+
 /* ---- LIST pages -------------------------------------------------------------- */
 
 /* As kube-apiserver answers: the items leave kind and apiVersion to the List. */
@@ -956,6 +1024,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_shapes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_streaming, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_first_error_in_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_reader, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_reader_refuses, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_reader_big_item, setup, teardown),

@@ -62,6 +62,7 @@ struct ebb_sim_opts {
     ebb_cycle_hook_fn cycle_hook, done_hook;
     void *hook_ud;
     uint64_t sched_build_ns;       /* out: the scheduler's indexes built */
+    uint64_t sched_build_cpu_ns;   /* out: the same in CPU time of this thread */
     uint64_t place_ns;             /* out: time spent scheduling and binding */
     uint64_t place_cpu_ns;         /* out: the same in CPU time of this thread */
     uint64_t replace_cpu_ns;       /* out: CPU time making replacements (and the sync) */
