@@ -140,10 +140,6 @@ struct ebb_native_plugin {
                    struct ebb_error *err);
     bool (*filter)(void *state, struct ebb_ctx *ctx, const struct ebb_pod *pod);
     bool (*pre_eviction_filter)(void *state, struct ebb_ctx *ctx, const struct ebb_pod *pod);
-    /* Why filter or preEvictionFilter (`ext`) says no to `pod` (ebb
-     * explain; may be NULL): a text into buf, or NULL when it says yes. */
-    const char *(*why_not)(void *state, struct ebb_ctx *ctx, const struct ebb_pod *pod, int ext,
-                           char *buf, size_t len);
 };
 
 /* Register a native plugin; the struct is copied. EBB_EEXIST if the name is
@@ -229,35 +225,6 @@ struct ebb_plan *ebb_engine_plan(struct ebb_engine *e);
 struct ebb_evmem *ebb_engine_memory(const struct ebb_engine *e);
 /* Replace the predictor of ebb_engine_opts (fn NULL: none). Between cycles. */
 void ebb_engine_set_predictor(struct ebb_engine *e, ebb_predict_fn fn, void *ud);
-/* ---- ebb explain ---------------------------------------------------------- */
-
-/* Called once a cycle has begun (its plugins' cycle_begin run) and before
- * any strategy runs; NULL: none (one pointer test per cycle). */
-typedef void (*ebb_cycle_hook_fn)(void *ud, struct ebb_engine *e);
-void ebb_engine_set_cycle_hook(struct ebb_engine *e, ebb_cycle_hook_fn fn, void *ud);
-
-/* One filter plugin's answer about one pod. */
-struct ebb_filter_verdict {
-    const char *profile, *plugin;
-    int ext;                    /* EBB_EXT_FILTER or EBB_EXT_PREEVICTIONFILTER */
-    bool evictable;
-    const char *reason;         /* why not, when the plugin says (NULL otherwise) */
-};
-typedef void (*ebb_verdict_fn)(void *ud, const struct ebb_filter_verdict *v);
-/* Ask every filter and preEvictionFilter plugin of every profile (the
- * profile's evict plugin's filter too, as the evictor does) about `pod`,
- * one call of fn each, in the order the evictor asks them, without
- * stopping at the first no. Asked as a strategy listing candidates asks
- * (LoopGuard answers only at eviction time: its refusals are in the
- * plan). 0, or EBB_ESTATE without a policy and cache. */
-int ebb_engine_filter_verdicts(struct ebb_engine *e, const struct ebb_pod *pod, ebb_verdict_fn fn,
-                               void *ud);
-
-/* Where the replacement of `pod` would land, as LoopGuard asks it (the
- * engine's predictor, ebb_engine_opts.predict): 0 with *out filled, or
- * EBB_ESTATE when the engine has no predictor. */
-int ebb_engine_predict(struct ebb_engine *e, struct ebb_pod *pod, struct ebb_prediction *out);
-
 /* Number of the cycle running, or of the last one run (0: none yet). */
 int ebb_engine_cycle_number(const struct ebb_engine *e);
 

@@ -21,7 +21,6 @@
 
 #include "ebb.h"
 #include "ebb/convert.h"
-#include "ebb/explain.h"
 #include "ebb/flags.h"
 #include "ebb/record.h"
 #include "ebb/reload.h"
@@ -71,8 +70,6 @@ static void usage(FILE *f)
           "  ebb test     [DIR] [--policy-dir DIR]... [--run PATTERN] [-v]\n"
           "               (strategy fixtures: DIR/<name>.lua + DIR/<name>_test.yaml)\n"
           "  ebb convert  FILE [--output yaml|json]   (a v1alpha1 policy as v1alpha2)\n"
-          "  ebb explain  NAMESPACE/POD --policy FILE (--snapshot FILE | --kubeconfig FILE)\n"
-          "               [--output text|json]        (why the policy evicts the pod or not)\n"
           "  ebb version\n"
           "  ebb --policy-config-file FILE [--descheduling-interval D] [upstream's flags]\n"
           "               (as upstream's descheduler: `ebb run` with one cycle by default)\n"
@@ -494,8 +491,6 @@ int main(int argc, char **argv)
         return ebb_test_main(argc, argv);
     if (strcmp(argv[1], "convert") == 0)
         return ebb_convert_main(argc, argv);
-    if (strcmp(argv[1], "explain") == 0)
-        return ebb_explain_main(argc, argv);
     fprintf(stderr, "ebb: error: unknown command \"%s\"\n", argv[1]);
     usage(stderr);
     return EXIT_INPUT;

@@ -585,8 +585,6 @@ int ebb_simulate(struct ebb_sim_opts *o, struct ebb_engine **out, struct ebb_err
     }
     if ((rc = ebb_engine_load_builtins(e, err)) != 0)
         goto fail;
-    if (o->cycle_hook != NULL)
-        ebb_engine_set_cycle_hook(e, o->cycle_hook, o->hook_ud);
     if (o->prometheus_url != NULL)
         ebb_engine_set_prom(e, ask_now, o);
     for (int i = 0; i < o->ndirs; i++)
@@ -638,8 +636,6 @@ int ebb_simulate(struct ebb_sim_opts *o, struct ebb_engine **out, struct ebb_err
             }
         }
     }
-    if (o->done_hook != NULL && ebb_engine_cache(e) != NULL)
-        o->done_hook(o->hook_ud, e);
     /* the engine outlives this call, the predictor does not */
     predict_stats(o, pred);
     ebb_engine_set_predictor(e, NULL, NULL);

@@ -414,51 +414,37 @@ static bool covered_by_pdb(struct ebb_cache *c, const struct ebb_pod *p)
     return false;
 }
 
-/* Filter less minReplicas and minPodAge. *why (may be NULL) gets the
- * reason of a VERDICT_NO in upstream's words (ebb explain). */
-#define NO(text) (why != NULL ? (*why = (text)) : NULL, VERDICT_NO)
-
+/* Filter less minReplicas and minPodAge. */
 static int static_verdict(const struct default_evictor *d, struct ebb_cache *c,
-                          const struct ebb_pod *p, const char **why)
+                          const struct ebb_pod *p)
 {
     if (p->flags & EBB_POD_EVICT_ANNOTATION)
         return VERDICT_YES_FINAL;
     if (d->mandatory && (p->flags & EBB_POD_PREFER_NO_EVICTION))
-        return NO("pod has the prefer-no-eviction annotation and noEvictionPolicy is Mandatory");
-    if (p->flags & EBB_POD_MIRROR)
-        return NO("pod is a mirror pod");
-    if (p->flags & EBB_POD_STATIC)
-        return NO("pod is a static pod");
-    if (p->flags & EBB_POD_TERMINATING)
-        return NO("pod is terminating");
+        return VERDICT_NO;
+    if (p->flags & (EBB_POD_MIRROR | EBB_POD_STATIC | EBB_POD_TERMINATING))
+        return VERDICT_NO;
     if (d->protect & P_SYSTEM_CRITICAL) {
-        if ((p->flags & EBB_POD_HAS_PRIORITY) && p->priority >= SYSTEM_CRITICAL)
-            return NO("pod has system critical priority and is protected against eviction");
-        if ((p->flags & EBB_POD_HAS_PRIORITY) && p->priority >= d->threshold)
-            return NO("pod has higher priority than specified priority class threshold");
+        if ((p->flags & EBB_POD_HAS_PRIORITY) &&
+            (p->priority >= SYSTEM_CRITICAL || p->priority >= d->threshold))
+            return VERDICT_NO;
     }
-    if (p->nowners == 0 && (d->protect & P_FAILED_BARE))
-        return NO("pod does not have any ownerRefs");
-    if (p->nowners == 0 && p->phase != EBB_PHASE_FAILED)
-        return NO("pod does not have any ownerRefs and is not in failed phase");
+    if (p->nowners == 0 && ((d->protect & P_FAILED_BARE) || p->phase != EBB_PHASE_FAILED))
+        return VERDICT_NO;
     if ((d->protect & P_LOCAL_STORAGE) && (p->flags & EBB_POD_LOCAL_STORAGE))
-        return NO("pod has local storage and is protected against eviction");
+        return VERDICT_NO;
     if ((d->protect & P_DAEMONSET) && has_owner_kind(p, d->daemonset))
-        return NO("daemonset pods are protected against eviction");
+        return VERDICT_NO;
     if ((d->protect & P_PVC) && protected_by_pvc(d, c, p))
-        return NO(d->nprotected_sc > 0 ? "pod using protected storage class"
-                                       : "pod with PVC is protected against eviction");
+        return VERDICT_NO;
     if ((d->protect & P_WITHOUT_PDB) && !covered_by_pdb(c, p))
-        return NO("pod does not have a PodDisruptionBudget and is protected against eviction");
+        return VERDICT_NO;
     if ((d->protect & P_RESOURCE_CLAIMS) && (p->flags & EBB_POD_RESOURCE_CLAIMS))
-        return NO("pod has ResourceClaims and descheduler is configured to protect "
-                  "ResourceClaims pods");
+        return VERDICT_NO;
     if (d->label_selector && !ebb_selector_matches(d->label_selector, &p->labels))
-        return NO("pod labels do not match the labelSelector filter in the policy parameter");
+        return VERDICT_NO;
     return VERDICT_YES;
 }
-
-#undef NO
 
 /* static_verdict, kept per slot for the pods the cache holds. */
 static int verdict_of(struct default_evictor *d, struct ebb_cache *c, const struct ebb_pod *p)
@@ -467,7 +453,7 @@ static int verdict_of(struct default_evictor *d, struct ebb_cache *c, const stru
     int v;
 
     if (ebb_cache_pod_at(c, p->slot) != p)
-        return static_verdict(d, c, p, NULL);   /* not a cached pod: nothing to key on */
+        return static_verdict(d, c, p);   /* not a cached pod: nothing to key on */
     if (d->verdict_cache != c || d->verdict_content != ebb_cache_content_version(c)) {
         if (d->nverdict > 0)
             memset(d->verdict, VERDICT_UNKNOWN, d->nverdict);
@@ -478,13 +464,13 @@ static int verdict_of(struct default_evictor *d, struct ebb_cache *c, const stru
         uint8_t *v8;
         slots = ebb_cache_pod_slots(c);
         if ((v8 = realloc(d->verdict, slots)) == NULL)
-            return static_verdict(d, c, p, NULL);
+            return static_verdict(d, c, p);
         memset(v8 + d->nverdict, VERDICT_UNKNOWN, slots - d->nverdict);
         d->verdict = v8;
         d->nverdict = slots;
     }
     if ((v = d->verdict[p->slot]) == VERDICT_UNKNOWN)
-        d->verdict[p->slot] = (uint8_t)(v = static_verdict(d, c, p, NULL));
+        d->verdict[p->slot] = (uint8_t)(v = static_verdict(d, c, p));
     return v;
 }
 
@@ -547,45 +533,6 @@ static bool de_pre_eviction_filter(void *state, struct ebb_ctx *ctx, const struc
     return true;
 }
 
-static const char *de_why_not(void *state, struct ebb_ctx *ctx, const struct ebb_pod *p, int ext,
-                              char *buf, size_t len)
-{
-    struct default_evictor *d = state;
-    struct ebb_cache *c = ebb_ctx_cache(ctx);
-    const char *why = NULL;
-    int v;
-
-    if (ext == EBB_EXT_PREEVICTIONFILTER) {
-        if (de_pre_eviction_filter(state, ctx, p))
-            return NULL;
-        if (d->ns_selector && !ebb_selector_is_empty(d->ns_selector)) {
-            struct ebb_namespace *ns = ebb_cache_namespace(c, p->ns);
-            if (ns == NULL || !ebb_selector_matches(d->ns_selector, &ns->labels))
-                return "pod namespace do not match the namespaceLabelSelector filter in the "
-                       "policy parameter";
-        }
-        return "pod does not fit on any other node because of nodeSelector(s), Taint(s), or "
-               "nodes marked as unschedulable";
-    }
-    if (de_filter(state, ctx, p))
-        return NULL;
-    if (d->threshold_unresolved)
-        return "the PriorityClass priorityThreshold names does not exist";
-    if ((v = static_verdict(d, c, p, &why)) == VERDICT_NO)
-        return why;
-    if (d->min_replicas > 1 && p->nowners == 1) {
-        uint32_t n = ebb_cache_count_owned(c, p->owners[0].uid);
-        if (n < (uint64_t)d->min_replicas) {
-            snprintf(buf, len, "owner has %u replicas which is less than minReplicas of %lld", n,
-                     (long long)d->min_replicas);
-            return buf;
-        }
-    }
-    snprintf(buf, len, "pod age is not older than MinPodAge: %llds",
-             (long long)d->min_age_s);
-    return buf;
-}
-
 const struct ebb_native_plugin ebb__default_evictor = {
     .name = "DefaultEvictor",
     .create = de_create,
@@ -593,5 +540,4 @@ const struct ebb_native_plugin ebb__default_evictor = {
     .cycle_begin = de_cycle_begin,
     .filter = de_filter,
     .pre_eviction_filter = de_pre_eviction_filter,
-    .why_not = de_why_not,
 };

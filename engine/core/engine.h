@@ -221,8 +221,6 @@ struct ebb_engine {
     /* A filter plugin that refused with its own reason (ebb__ctx_veto) set
      * this; ebb__evict reads it when the filters say no and clears it. */
     int veto;
-    ebb_cycle_hook_fn cycle_hook;   /* ebb explain: once a cycle has begun */
-    void *cycle_hook_ud;
     bool evicting;                  /* ebb__evict is asking the filters (not a listing) */
     int cycle;                      /* number of the cycle running / last run */
     /* live mode */

@@ -208,58 +208,6 @@ bool ebb_ctx_pre_eviction_filter(struct ebb_ctx *ctx, const struct ebb_pod *pod)
     return true;
 }
 
-/* ebb explain: every filter's answer, none skipped. */
-static void verdict_of(struct ebb_ctx *ctx, struct ebb_plugin_inst *inst, int ext,
-                       const struct ebb_pod *pod, ebb_verdict_fn fn, void *ud)
-{
-    struct ebb_ctx sub = { ctx->engine, ctx->profile, inst, ext, NULL };
-    struct ebb_filter_verdict v = { ctx->profile->name, inst->def->name, ext, true, NULL };
-    char buf[256];
-
-    v.evictable = ebb__plugin_pod_check(inst, ext, ctx, pod);
-    if (!v.evictable && inst->def->type == EBB_PLUGIN_NATIVE && inst->def->native.why_not)
-        v.reason = inst->def->native.why_not(inst->state, &sub, pod, ext, buf, sizeof(buf));
-    fn(ud, &v);
-}
-
-int ebb_engine_filter_verdicts(struct ebb_engine *e, const struct ebb_pod *pod, ebb_verdict_fn fn,
-                               void *ud)
-{
-    if (e == NULL || e->policy == NULL || e->cache == NULL || pod == NULL || fn == NULL)
-        return EBB_ESTATE;
-    for (size_t p = 0; p < e->nprofiles; p++) {
-        struct ebb_profile_inst *pr = e->profiles[p];
-        struct ebb_ctx ctx = { e, pr, NULL, EBB_EXT_FILTER, NULL };
-        struct ebb_plugin_inst *evp = evict_plugin(pr);
-        bool listed = false;
-
-        for (size_t i = 0; i < pr->nset[EBB_EXT_FILTER]; i++) {
-            verdict_of(&ctx, pr->set[EBB_EXT_FILTER][i], EBB_EXT_FILTER, pod, fn, ud);
-            listed |= pr->set[EBB_EXT_FILTER][i] == evp;
-        }
-        if (evp != NULL && (evp->def->exts & (1u << EBB_EXT_FILTER)) && !listed)
-            verdict_of(&ctx, evp, EBB_EXT_FILTER, pod, fn, ud);
-        ctx.ext = EBB_EXT_PREEVICTIONFILTER;
-        for (size_t i = 0; i < pr->nset[EBB_EXT_PREEVICTIONFILTER]; i++)
-            verdict_of(&ctx, pr->set[EBB_EXT_PREEVICTIONFILTER][i], EBB_EXT_PREEVICTIONFILTER,
-                       pod, fn, ud);
-    }
-    return 0;
-}
-
-int ebb_engine_predict(struct ebb_engine *e, struct ebb_pod *pod, struct ebb_prediction *out)
-{
-    if (e == NULL || e->predict == NULL || pod == NULL)
-        return EBB_ESTATE;
-    return e->predict(e->predict_ud, e, pod, out);
-}
-
-void ebb_engine_set_cycle_hook(struct ebb_engine *e, ebb_cycle_hook_fn fn, void *ud)
-{
-    e->cycle_hook = fn;
-    e->cycle_hook_ud = ud;
-}
-
 struct ebb_cache *ebb_ctx_cache(struct ebb_ctx *ctx)
 {
     return ctx->engine->cache;

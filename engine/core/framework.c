@@ -1079,8 +1079,6 @@ static int cycle_begin(struct ebb_engine *e)
     e->cycle_profile = e->cycle_index = 0;
     e->waiting = NULL;
     e->answer_ready = false;
-    if (e->cycle_hook != NULL)
-        e->cycle_hook(e->cycle_hook_ud, e);
     return cycle_advance(e);
 }
 

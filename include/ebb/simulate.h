@@ -56,11 +56,6 @@ struct ebb_sim_opts {
      * called (a snapshot's) is kept. The caller frees it (ebb_evmem_free)
      * after destroying the engine; on failure ebb_simulate has freed it. */
     struct ebb_evmem memory;
-    /* ebb explain: cycle_hook is called as each cycle begins
-     * (ebb_engine_set_cycle_hook), done_hook after the last cycle while the
-     * engine can still predict (ebb_engine_predict); NULL: none. */
-    ebb_cycle_hook_fn cycle_hook, done_hook;
-    void *hook_ud;
     uint64_t sched_build_ns;       /* out: the scheduler's indexes built */
     uint64_t sched_build_cpu_ns;   /* out: the same in CPU time of this thread */
     uint64_t place_ns;             /* out: time spent scheduling and binding */

@@ -225,29 +225,9 @@ profiles:
     local _, out = shell.run(string.format("%s simulate --snapshot %s --policy %s --now %s --output json",
       S.shq(S.EBB), S.shq(dir .. "/cluster.json"), S.shq(dir .. "/policy.yaml"), when))
     local plan = json.decode(out)
+    S.rmdir(dir)
     local sim = {}
     for _, e in ipairs(plan.evictions) do sim[#sim + 1] = { pod = e.pod, node = e.node, plugin = e.plugin } end
     assert.same(live, sim)
-    -- ebb explain on the live cluster (recorded as it goes): each pod the
-    -- dry run evicted, by the same plugin, and a pod it left alone
-    for _, e in ipairs(live) do
-      local code2, o2, e2 = shell.run(string.format("%s explain %s --kubeconfig %s --policy %s --now %s --output json",
-        S.shq(S.EBB), S.shq(e.pod), S.shq(cp.kubeconfig), S.shq(dir .. "/policy.yaml"), when))
-      assert.equal(0, code2, e2)
-      local doc = json.decode(o2)
-      assert.equal(e.node, doc.node)
-      local by = {}
-      for _, st in ipairs(doc.profiles[1].strategies) do
-        for _, oc in ipairs(st.outcomes) do
-          if oc.outcome == "evicted" then by[#by + 1] = st.plugin end
-        end
-      end
-      assert.same({ e.plugin }, by)
-    end
-    local code3, o3, e3 = shell.run(string.format("%s explain %s/no-such-pod --kubeconfig %s --policy %s",
-      S.shq(S.EBB), ns, S.shq(cp.kubeconfig), S.shq(dir .. "/policy.yaml")))
-    assert.equal(2, code3, o3)
-    assert.matches("pod " .. ns:gsub("%-", "%%-") .. "/no%-such%-pod is not in the cluster", e3)
-    S.rmdir(dir)
   end)
 end)
