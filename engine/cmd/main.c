@@ -348,6 +348,7 @@ static int run(const struct opts *o, bool check)
             if (ebb_report_write(so.whatif, ebb_engine_plan(e), &ro, o->report, &err) != 0) {
                 ebb_whatif_destroy(so.whatif);
                 ebb_engine_destroy(e);
+                ebb_evmem_free(&so.memory);
                 return fail_input(&err);
             }
             if (o->stats) {
@@ -366,6 +367,7 @@ static int run(const struct opts *o, bool check)
             if (s == NULL) {
                 ebb_whatif_destroy(so.whatif);
                 ebb_engine_destroy(e);
+                ebb_evmem_free(&so.memory);
                 return 1;
             }
             puts(s);
@@ -383,6 +385,7 @@ static int run(const struct opts *o, bool check)
     }
     ebb_whatif_destroy(so.whatif);
     ebb_engine_destroy(e);
+    ebb_evmem_free(&so.memory);
     return 0;
 }
 

@@ -1073,6 +1073,16 @@ void ebb_cache_hide_pod(struct ebb_cache *c, struct ebb_pod *p)
     c->version++;
 }
 
+void ebb_cache_unhide_pod(struct ebb_cache *c, struct ebb_pod *p)
+{
+    if (!(p->flags & EBB_POD_GONE))
+        return;
+    p->flags &= (uint16_t)~EBB_POD_GONE;
+    if (p->node)
+        account(node_vec(c, p->node, false), p, +1);
+    c->version++;
+}
+
 void ebb_cache_unhide_all(struct ebb_cache *c)
 {
     for (uint32_t i = 0; i < c->pods.n; i++) {

@@ -528,6 +528,38 @@ int ebb_sched_sync(struct ebb_sched *s)
     return 0;
 }
 
+int ebb_sched_predict(struct ebb_sched *s, struct ebb_pod *leaving, const struct ebb_pod *pod,
+                      struct ebb_sched_result *r)
+{
+    struct ebb_sched_stats st;
+    uint32_t i = UINT32_MAX, start;
+    uint64_t rng;
+    int rc, rc2;
+
+    if (s == NULL || pod == NULL || r == NULL)
+        return EBB_EINVAL;
+    if (leaving != NULL && ebb_pod_occupies(leaving) &&
+        (i = ebb__sched_node_index(s, leaving->node)) != UINT32_MAX)
+        ebb_cache_hide_pod(s->cache, leaving);
+    rc = ebb_sched_sync(s);
+    start = s->next_start;
+    rng = s->rng;
+    st = s->stats;
+    if (rc == 0)
+        rc = ebb_sched_schedule(s, pod, r);
+    s->next_start = start;
+    s->rng = rng;
+    s->stats = st;
+    if (i != UINT32_MAX) {
+        /* back as it was: the cache's sums, then the scheduler's own */
+        ebb_cache_unhide_pod(s->cache, leaving);
+        mirror(&s->nodes[i]);
+        if ((rc2 = account(s, leaving, i)) != 0 && rc == 0)
+            rc = rc2;
+    }
+    return rc;
+}
+
 int ebb_sched_bind(struct ebb_sched *s, struct ebb_pod *pod, const struct ebb_node *node)
 {
     struct ebb_object obj = { .kind = EBB_KIND_POD };

@@ -112,6 +112,8 @@ void ebb_cache_each(const struct ebb_cache *c, int kind, void (*fn)(void *obj, v
 void ebb_cache_hide_pod(struct ebb_cache *c, struct ebb_pod *p);
 /* Show every hidden pod again (after a dry-run cycle). */
 void ebb_cache_unhide_all(struct ebb_cache *c);
+/* Show one hidden pod again (a prediction that hid it for a moment). */
+void ebb_cache_unhide_pod(struct ebb_cache *c, struct ebb_pod *p);
 /* Delete every hidden pod (between cycles in simulation). */
 void ebb_cache_purge_hidden(struct ebb_cache *c);
 
