@@ -449,10 +449,13 @@ static void print_text(FILE *f, const cJSON *d)
                 fprintf(f, "    %-22s not a candidate (never asked about the pod)\n", str(it, "plugin"));
                 continue;
             }
-            snprintf(buf, sizeof(buf), "candidate: asked the filters %.0f time%s",
+            snprintf(buf, sizeof(buf), "candidate (%.0f filter check%s while listing)",
                      num(it, "filterChecks"), num(it, "filterChecks") == 1 ? "" : "s");
-            fprintf(f, "    %-22s %s, %d eviction%s asked\n", str(it, "plugin"), buf,
-                    cJSON_GetArraySize(evs), cJSON_GetArraySize(evs) == 1 ? "" : "s");
+            if (cJSON_GetArraySize(evs) == 0)
+                fprintf(f, "    %-22s %s, no eviction asked\n", str(it, "plugin"), buf);
+            else
+                fprintf(f, "    %-22s %s, %d eviction%s asked:\n", str(it, "plugin"), buf,
+                        cJSON_GetArraySize(evs), cJSON_GetArraySize(evs) == 1 ? "" : "s");
             cJSON_ArrayForEach(ev, evs) {
                 const char *by = str(ev, "refusedBy"), *detail = str(ev, "detail");
                 if (strcmp(str(ev, "outcome"), "evicted") == 0)

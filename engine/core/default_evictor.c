@@ -477,7 +477,7 @@ static void say_why(const struct default_evictor *d, struct ebb_ctx *ctx, const 
     if ((d->protect & P_SYSTEM_CRITICAL) && (p->flags & EBB_POD_HAS_PRIORITY)) {
         if (p->priority >= SYSTEM_CRITICAL)
             ebb_ctx_say_why(ctx, "pod has system critical priority");
-        if (p->priority >= d->threshold)
+        if ((d->has_threshold_value || d->threshold_name != NULL) && p->priority >= d->threshold)
             ebb_ctx_say_why(ctx, "pod has higher priority than specified priority class threshold");
     }
     if ((d->protect & P_LOCAL_STORAGE) && (p->flags & EBB_POD_LOCAL_STORAGE))

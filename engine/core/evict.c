@@ -379,7 +379,7 @@ void ebb__ctx_veto(struct ebb_ctx *ctx, const struct ebb_pod *pod, int why, cons
     char key[512];
 
     if (ctx->engine->explaining)
-        ebb_ctx_say_why(ctx, "%s: %s", ebb_why_name(why), detail ? detail : "");
+        ebb_ctx_say_why(ctx, "%s", detail ? detail : ebb_why_name(why));
     if (ctx->engine->sweeping)
         return;   /* ebb explain's look at the filters: nothing to record */
     ctx->engine->veto = why;
@@ -511,6 +511,18 @@ static int observed_evict(struct ebb_ctx *ctx, struct ebb_pod *pod, ebb_str reas
     e->observe_detail[0] = '\0';
     e->observe_refuser = NULL;
     rc = evict(ctx, pod, reason, detail, detail_len, pending);
+    /* the limits refuse without a word in the plan: say which and how full */
+    if (rc == EBB_WHY_NODE_LIMIT)
+        snprintf(e->observe_detail, sizeof(e->observe_detail),
+                 "maxNoOfPodsToEvictPerNode %lld reached on node %s",
+                 (long long)e->evictor.max_per_node, pod->node ? pod->node : "");
+    else if (rc == EBB_WHY_NAMESPACE_LIMIT)
+        snprintf(e->observe_detail, sizeof(e->observe_detail),
+                 "maxNoOfPodsToEvictPerNamespace %lld reached in namespace %s",
+                 (long long)e->evictor.max_per_namespace, pod->ns);
+    else if (rc == EBB_WHY_TOTAL_LIMIT)
+        snprintf(e->observe_detail, sizeof(e->observe_detail),
+                 "maxNoOfPodsToEvictTotal %lld reached", (long long)e->evictor.max_total);
     o.kind = EBB_OBSERVE_EVICT;
     o.profile = ctx->profile->name;
     o.plugin = ctx->plugin ? ctx->plugin->def->name : NULL;
