@@ -274,6 +274,17 @@ static int before_cycles(void *ud, struct ebb_engine *e, struct ebb_error *err)
     ebb_str_release(kind);
     ebb_str_release(wl);
     replacement(x, e, pod);
+    /* every strategy of every profile, in the policy's order: one that never
+     * meets the pod is listed as no candidate */
+    {
+        struct ebb_plugin_time pt[256];
+        size_t n = ebb_engine_plugin_times(e, pt, EBB_ARRAY_LEN(pt));
+        for (size_t i = 0; i < n && i < EBB_ARRAY_LEN(pt); i++) {
+            cJSON *profile = profile_of(x, pt[i].profile);
+            if (profile != NULL)
+                strategy_of(x, profile, pt[i].plugin);
+        }
+    }
     ebb_engine_observe(e, pod, observe, x);
     return 0;
 }
@@ -298,8 +309,6 @@ static void after_cycle(struct explain *x, struct ebb_engine *e, struct ebb_evme
 {
     struct ebb_cache *c = ebb_engine_cache(e);
     const struct ebb_pod *pod = x->pod;
-    struct ebb_plugin_time pt[256];
-    size_t n = ebb_engine_plugin_times(e, pt, EBB_ARRAY_LEN(pt));
     struct ebb_limits lim;
     const struct ebb_pdb *const *pdbs;
     const struct ebb_evmem_entry *ents[MAX_MEMORY_ENTRIES];
@@ -308,11 +317,6 @@ static void after_cycle(struct explain *x, struct ebb_engine *e, struct ebb_evme
     bool evicted = false;
     size_t total;
 
-    for (size_t i = 0; i < n && i < EBB_ARRAY_LEN(pt); i++) {
-        cJSON *profile = profile_of(x, pt[i].profile);
-        if (profile != NULL)
-            strategy_of(x, profile, pt[i].plugin);
-    }
     cJSON_ArrayForEach(it, x->profiles) {
         cJSON *s, *ev;
         cJSON_ArrayForEach(s, cJSON_GetObjectItem(it, "strategies"))
@@ -446,15 +450,15 @@ static void print_text(FILE *f, const cJSON *d)
         cJSON_ArrayForEach(it, cJSON_GetObjectItem(p, "strategies")) {
             const cJSON *evs = cJSON_GetObjectItem(it, "evictions");
             if (!cJSON_IsTrue(cJSON_GetObjectItem(it, "candidate"))) {
-                fprintf(f, "    %-22s not a candidate (never asked about the pod)\n", str(it, "plugin"));
+                fprintf(f, "    %-30s not a candidate (never asked about the pod)\n", str(it, "plugin"));
                 continue;
             }
             snprintf(buf, sizeof(buf), "candidate (%.0f filter check%s while listing)",
                      num(it, "filterChecks"), num(it, "filterChecks") == 1 ? "" : "s");
             if (cJSON_GetArraySize(evs) == 0)
-                fprintf(f, "    %-22s %s, no eviction asked\n", str(it, "plugin"), buf);
+                fprintf(f, "    %-30s %s, no eviction asked\n", str(it, "plugin"), buf);
             else
-                fprintf(f, "    %-22s %s, %d eviction%s asked:\n", str(it, "plugin"), buf,
+                fprintf(f, "    %-30s %s, %d eviction%s asked:\n", str(it, "plugin"), buf,
                         cJSON_GetArraySize(evs), cJSON_GetArraySize(evs) == 1 ? "" : "s");
             cJSON_ArrayForEach(ev, evs) {
                 const char *by = str(ev, "refusedBy"), *detail = str(ev, "detail");
