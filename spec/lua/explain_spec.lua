@@ -255,6 +255,21 @@ profiles:
                    .. "did you mean shop/frontend-6b8f9d7c5-a1b2c?", err, 1, true)
   end)
 
+  it("docs/explain.md's examples are what it prints", function()
+    local doc = assert(S.read("docs/explain.md"))
+    local n = 0
+    for pod, shown in doc:gmatch("%$ ebb explain (%S+) %-%-snapshot spec/fixtures/demo%-cluster%.json \\\n"
+                                 .. "    %-%-policy spec/fixtures/demo%-policy%.yaml %-%-now 2026%-11%-22T12:00:00Z\n(.-)```") do
+      n = n + 1
+      local code, out = S.run(S.cmdline(EBB, "explain", pod, "--snapshot", DEMO, "--policy",
+                                        "spec/fixtures/demo-policy.yaml", "--now", NOW, "-q"))
+      assert.are.equal(0, code)
+      shown = shown:gsub("%.%.%.\n$", "")
+      assert.are.equal(shown, out:sub(1, #shown), pod)
+    end
+    assert.are.equal(2, n)
+  end)
+
   it("bad flags and arguments are errors naming them", function()
     local cases = {
       { { "explain", "frontend", "--snapshot", DEMO, "--policy", lifetime }, "\"frontend\" is not NAMESPACE/POD" },
