@@ -323,6 +323,13 @@ static int run(const struct opts *o, bool check)
                     ran, (double)so.cycles_ns / 1e6, (double)so.cycles_cpu_ns / 1e6,
                     (double)so.replace_cpu_ns / 1e6, all > 0 ? (double)so.placements / all : 0.0);
         }
+        if (so.predictions > 0) {
+            double each = (double)(so.predict_ns - so.predict_build_ns) / (double)so.predictions;
+            fprintf(stderr, "stats: LoopGuard: %llu bounce predictions in %.1f ms: %.1f us each, "
+                            "%llu scheduler models built for them in %.1f ms\n",
+                    (unsigned long long)so.predictions, (double)so.predict_ns / 1e6, each / 1e3,
+                    (unsigned long long)so.predict_builds, (double)so.predict_build_ns / 1e6);
+        }
         fprintf(stderr, "stats: calls into Lua: %llu in cycle 1, %llu in all%s\n",
                 (unsigned long long)so.cycle_arms[0], (unsigned long long)ebb_budget_arms(),
                 o->script_timeout_ms == EBB_BUDGET_OFF ? " (budget off)" : " (each armed a time budget)");

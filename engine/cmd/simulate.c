@@ -526,6 +526,8 @@ static void predict_stats(struct ebb_sim_opts *o, const struct ebb_predictor *pr
     ebb_predictor_get_stats(pred, &st);
     o->predictions = st.predictions;
     o->predict_ns = st.ns;
+    o->predict_builds = st.builds;
+    o->predict_build_ns = st.build_ns;
 }
 
 static int load_sched_config(struct ebb_sim_opts *o, struct ebb_sched_config **out,

@@ -66,6 +66,12 @@ struct loopguard {
     struct ebb_map down;                        /* (owner uid) -> pods not Running and Ready */
     bool down_known;
     struct ebb_map refused;                     /* (pod uid) -> 1: in the plan this cycle */
+    /* the memory's entries of this cycle per (namespace, workload name),
+     * counted as they come (the memory only grows during a cycle): a kind
+     * sharing a name with another in one namespace counts with it, which
+     * holds back more, never less */
+    struct ebb_map gone;                        /* -> count, keys the memory's */
+    size_t mcursor;                             /* entries counted so far */
 };
 
 static void lg_destroy(void *state)
@@ -76,6 +82,7 @@ static void lg_destroy(void *state)
         return;
     ebb__counts_free(&g->down);
     ebb__counts_free(&g->refused);
+    ebb__map_free(&g->gone);
     for (size_t i = 0; i < g->nrestart; i++)
         free(g->restart[i]);
     free(g->restart);
@@ -227,7 +234,29 @@ static int lg_cycle_begin(void *state, struct ebb_ctx *ctx, struct ebb_error *er
     g->down_known = false;
     ebb__counts_free(&g->down);
     ebb__counts_free(&g->refused);
+    ebb__map_free(&g->gone);
+    g->mcursor = ctx->engine->memory ? ctx->engine->memory->n : 0;
     return 0;
+}
+
+/* Pods of (ns, workload) evicted in this cycle, from the memory. */
+static int64_t gone_in_cycle(struct loopguard *g, const struct ebb_evmem *m, ebb_str ns,
+                             ebb_str workload)
+{
+    if (g->mcursor > m->n) {
+        ebb__map_free(&g->gone);
+        g->mcursor = 0;
+    }
+    for (; g->mcursor < m->n; g->mcursor++) {
+        const struct ebb_evmem_entry *e = &m->v[g->mcursor];
+        uintptr_t n;
+        if (e->at < g->cycle_start)
+            continue;
+        n = (uintptr_t)ebb__map_get(&g->gone, e->ns, e->workload);
+        if (ebb__map_put(&g->gone, e->ns, e->workload, (void *)(n + 1), NULL) != 0)
+            break;   /* out of memory: counted next time */
+    }
+    return (int64_t)(uintptr_t)ebb__map_get(&g->gone, ns, workload);
 }
 
 /* "1h30m", "10m", "45s" */
@@ -276,13 +305,25 @@ static bool cooled(struct loopguard *g, struct ebb_ctx *ctx, const struct ebb_po
     char detail[700], a[32], b[32], c[32], d[32];
 
     since = now - (g->max_cooldown > g->window ? g->max_cooldown : g->window);
-    n = ebb_evmem_find(m, pod->ns, kind, name, since, ent, LG_FIND_MAX);
-    if (n > LG_FIND_MAX)
-        n = LG_FIND_MAX;
+    /* the entries before this cycle (this cycle's are staged work, held by
+     * availability), newest first: past them by a binary search, as the
+     * memory is ordered by time */
+    {
+        size_t lo = 0, hi = m->n;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (m->v[mid].at < g->cycle_start)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        n = 0;
+        for (size_t i = lo; i-- > 0 && m->v[i].at >= since && n < LG_FIND_MAX;)
+            if (m->v[i].ns == pod->ns && m->v[i].kind == kind && m->v[i].workload == name)
+                ent[n++] = &m->v[i];
+    }
     for (size_t i = 0; i < n; i++) {
         const struct ebb_evmem_entry *e = ent[i];
-        if (e->at >= g->cycle_start)
-            continue;   /* this cycle's: staged work, held by availability */
         if (last == EBB_TIME_NONE)
             last = e->at;
         oldest = e->at;
@@ -408,7 +449,6 @@ static bool unavailable(struct loopguard *g, struct ebb_ctx *ctx, const struct e
     struct ebb_cache *c = ebb_ctx_cache(ctx);
     struct ebb_evmem *m = ctx->engine->memory;
     const struct ebb_owner *o = controller(pod);
-    const struct ebb_evmem_entry *ent[1];
     int64_t replicas, allowed, down, gone = 0;
     char detail[600];
 
@@ -419,7 +459,7 @@ static bool unavailable(struct loopguard *g, struct ebb_ctx *ctx, const struct e
     replicas = replicas_of(c, pod, o);
     allowed = allowed_down(g, replicas > 0 ? replicas : 1);
     if (m != NULL)
-        gone = (int64_t)ebb_evmem_find(m, pod->ns, kind, name, g->cycle_start, ent, 0);
+        gone = gone_in_cycle(g, m, pod->ns, name);
     down = ebb__count_get(&g->down, o->uid) + gone;
     if (down < allowed)
         return false;

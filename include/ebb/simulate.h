@@ -77,7 +77,9 @@ struct ebb_sim_opts {
     uint64_t build_ns;             /* plugins registered and the policy bound
                                       (what a reload costs), the snapshot aside */
     uint64_t predictions;          /* LoopGuard's bounce predictions made */
-    uint64_t predict_ns;           /* time in them */
+    uint64_t predict_ns;           /* time in them, the scheduler model's builds included */
+    uint64_t predict_builds;       /* scheduler models the predictor built for itself */
+    uint64_t predict_build_ns;     /* time building them */
 };
 
 /* Resident set size of this process in bytes (0 if unknown). */
