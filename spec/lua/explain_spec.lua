@@ -255,6 +255,48 @@ profiles:
                    .. "did you mean shop/frontend-6b8f9d7c5-a1b2c?", err, 1, true)
   end)
 
+  it("a Lua filter's verdict (a script gives no reason), and no eviction asked past it", function()
+    -- a site filter keeping the payments namespace, in a policy directory
+    local dir = S.tmpdir()
+    S.write(dir .. "/keep_payments.lua", [[
+return {
+  name = "KeepPayments",
+  filter = function(ctx, pod) return pod.namespace ~= "payments" end,
+}
+]])
+    local pol = policy([[
+apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+profiles:
+- name: default
+  pluginConfig:
+  - name: DefaultEvictor
+  - name: KeepPayments
+  - name: PodLifeTime
+    args:
+      maxPodLifeTimeSeconds: 604800
+  plugins:
+    filter:
+      enabled: [KeepPayments]
+    deschedule:
+      enabled: [PodLifeTime]
+]])
+    local code, out, err = S.run(S.cmdline(EBB, "explain", "payments/ledger-db-0", "--snapshot", DEMO,
+                                           "--policy", pol, "--policy-dir", dir, "--now", NOW,
+                                           "--output", "json", "-q"))
+    S.rmdir(dir)
+    assert.are.equal(0, code, err)
+    local d = assert(json.decode(out, 1, json.null))
+    assert.is_false(d.evicted)
+    assert.are.equal("evictable", filter(d, "default", "DefaultEvictor", "filter").verdict)
+    local f = filter(d, "default", "KeepPayments", "filter")
+    assert.are.equal("protected", f.verdict)
+    assert.are.equal("", f.reason)
+    local s = strategy(d, "default", "PodLifeTime")
+    assert.is_true(s.candidate)
+    assert.are.equal(0, #s.evictions)   -- listing, the filters said no: nothing asked
+  end)
+
   it("docs/explain.md's examples are what it prints", function()
     local doc = assert(S.read("docs/explain.md"))
     local n = 0
