@@ -228,6 +228,12 @@ static void replacement(struct explain *x, struct ebb_engine *e, struct ebb_pod 
         cJSON_AddStringToObject(o, "kind", by->kind);
         cJSON_AddStringToObject(o, "name", by->name);
     }
+    if (pod->node == NULL) {
+        cJSON_AddStringToObject(r, "status", "unscheduled");
+        cJSON_AddNullToObject(r, "node");
+        cJSON_AddStringToObject(r, "message", "the pod is bound to no node: no eviction replaces it");
+        return;
+    }
     if (ebb_predictor_predict(x->pred, e, pod, &pr) != 0) {
         cJSON_AddStringToObject(r, "status", "unknown");
         cJSON_AddNullToObject(r, "node");
@@ -401,6 +407,22 @@ static void after_cycle(struct explain *x, struct ebb_engine *e, struct ebb_evme
     }
 }
 
+/* The document's keys in the documented order (they were added as the
+ * cycle went). */
+static void reorder(cJSON *doc)
+{
+    static const char *const order[] = {
+        "apiVersion", "kind", "source", "input", "policy", "pod", "evicted", "profiles",
+        "limits", "podDisruptionBudgets", "replacement", "memory",
+    };
+
+    for (size_t i = 0; i < EBB_ARRAY_LEN(order); i++) {
+        cJSON *it = cJSON_DetachItemFromObjectCaseSensitive(doc, order[i]);
+        if (it != NULL)
+            cJSON_AddItemToObject(doc, order[i], it);
+    }
+}
+
 /* ---- text ---------------------------------------------------------------- */
 
 static const char *str(const cJSON *o, const char *key)
@@ -471,8 +493,12 @@ static void print_text(FILE *f, const cJSON *d)
         }
     }
     fprintf(f, "\nlimits after the cycle:\n");
-    snprintf(buf, sizeof(buf), "node %s", str(pod, "node"));
-    print_limit(f, "per node", cJSON_GetObjectItem(l, "perNode"), buf);
+    if (cJSON_IsNull(cJSON_GetObjectItem(pod, "node")))
+        fprintf(f, "  %-13s none applies: the pod is on no node\n", "per node");
+    else {
+        snprintf(buf, sizeof(buf), "node %s", str(pod, "node"));
+        print_limit(f, "per node", cJSON_GetObjectItem(l, "perNode"), buf);
+    }
     snprintf(buf, sizeof(buf), "namespace %s", str(pod, "namespace"));
     print_limit(f, "per namespace", cJSON_GetObjectItem(l, "perNamespace"), buf);
     print_limit(f, "total", cJSON_GetObjectItem(l, "total"), "");
@@ -503,6 +529,8 @@ static void print_text(FILE *f, const cJSON *d)
         if (strcmp(str(r, "status"), "placed") == 0)
             fprintf(f, "the scheduler model places it on %s%s\n", str(r, "node"),
                     strcmp(str(r, "node"), str(pod, "node")) == 0 ? " (the node it is on: a bounce)" : "");
+        else if (strcmp(str(r, "status"), "unscheduled") == 0)
+            fprintf(f, "but %s\n", str(r, "message"));
         else if (strcmp(str(r, "status"), "pending") == 0)
             fprintf(f, "it would stay Pending: %s\n", str(r, "message"));
         else
@@ -697,6 +725,7 @@ int ebb_explain_main(int argc, char **argv)
         goto out;
     }
     if (json) {
+        reorder(x.doc);
         if ((text = cJSON_Print(x.doc)) == NULL) {
             fprintf(stderr, "ebb: error: out of memory\n");
             rc = 1;

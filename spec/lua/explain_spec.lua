@@ -297,6 +297,22 @@ profiles:
     assert.are.equal(0, #s.evictions)   -- listing, the filters said no: nothing asked
   end)
 
+  it("a Pending pod: no node limit applies, nothing replaces it", function()
+    local code, out, err = S.run(S.cmdline(EBB, "explain", "prod/web-7d4b9c-pend1", "--snapshot",
+                                           "spec/fixtures/kubectl-list.json", "--policy", lifetime,
+                                           "--now", NOW, "--output", "json", "-q"))
+    assert.are.equal(0, code, err)
+    local d = assert(json.decode(out, 1, json.null))
+    assert.are.equal(json.null, d.pod.node)
+    assert.are.equal("unscheduled", d.replacement.status)
+    assert.are.equal("ReplicaSet", d.replacement.recreatedBy.kind)
+    assert.is_false(strategy(d, "default", "PodLifeTime").candidate)
+    local _, text = S.run(S.cmdline(EBB, "explain", "prod/web-7d4b9c-pend1", "--snapshot",
+                                    "spec/fixtures/kubectl-list.json", "--policy", lifetime, "--now", NOW, "-q"))
+    assert.matches("pod prod/web-7d4b9c-pend1 on no node", text, 1, true)
+    assert.matches("per node      none applies: the pod is on no node", text, 1, true)
+  end)
+
   it("docs/explain.md's examples are what it prints", function()
     local doc = assert(S.read("docs/explain.md"))
     local n = 0
