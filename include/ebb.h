@@ -241,6 +241,52 @@ struct ebb_plugin_time {
 };
 size_t ebb_engine_plugin_times(const struct ebb_engine *e, struct ebb_plugin_time *out, size_t max);
 
+/* ---- observing one pod (`ebb explain`) ----------------------------------- */
+
+/* What the engine did about the observed pod. */
+enum {
+    EBB_OBSERVE_VERDICT = 1,    /* at the cycle's start, each filter/preEvictionFilter
+                                   plugin of each profile asked about the pod alone,
+                                   as a strategy listing candidates asks */
+    EBB_OBSERVE_CHECK,          /* a filter plugin asked during the cycle (by a strategy
+                                   listing, or by the evictor about an eviction) */
+    EBB_OBSERVE_EVICT,          /* an eviction of the pod asked, and its outcome */
+};
+struct ebb_observation {
+    int kind;                   /* EBB_OBSERVE_* */
+    const char *profile;
+    const char *plugin;         /* VERDICT, CHECK: the filter plugin; EVICT: the strategy */
+    const char *caller;         /* CHECK: the plugin whose call asked (NULL: none) */
+    int ext;                    /* VERDICT, CHECK: EBB_EXT_FILTER or EBB_EXT_PREEVICTIONFILTER */
+    int verdict;                /* VERDICT, CHECK: 1 evictable, 0 protected, -1 the plugin
+                                   failed; EVICT: an enum ebb_why */
+    bool evicting;              /* CHECK: the evictor asked, about an eviction */
+    const char *detail;         /* why ("" when nothing was said) */
+    const char *refuser;        /* EVICT refused by a filter: that plugin (else NULL) */
+};
+typedef void (*ebb_observe_fn)(void *ud, const struct ebb_observation *o);
+/* Observe `pod` (a pod of the engine's cache; NULL: stop) from the next
+ * cycle on. It decides nothing: every policy decides as unobserved; the
+ * only extra work is the VERDICT sweep at the cycle's start (one check per
+ * filter plugin) and the reasons filters give (ebb_ctx_say_why). Unset, it
+ * costs one pointer comparison per check and per eviction. */
+void ebb_engine_observe(struct ebb_engine *e, const struct ebb_pod *pod, ebb_observe_fn fn,
+                        void *ud);
+
+/* The eviction limits of the bound policy and how full they are for
+ * (node, ns) after the last cycle (evictions in background included). */
+struct ebb_limits {
+    int64_t max_per_node, max_per_namespace, max_total;   /* EBB_UNLIMITED: none */
+    uint64_t node, ns, total;   /* evictions counted against each */
+};
+void ebb_engine_limits(const struct ebb_engine *e, ebb_str node, ebb_str ns,
+                       struct ebb_limits *out);
+/* What the simulated cycles took of a PodDisruptionBudget: true and the
+ * disruptions it still allows and its healthy pods, or false when no
+ * eviction touched it (its status stands). */
+bool ebb_engine_pdb_left(const struct ebb_engine *e, const struct ebb_pdb *pdb,
+                         int32_t *allowed, int32_t *healthy);
+
 /* ---- live mode ------------------------------------------------------------ */
 
 /* An eviction the engine has decided on and the API must now carry out. */
@@ -319,6 +365,11 @@ const char *ebb_ctx_profile(const struct ebb_ctx *ctx);
 /* The profile's Filter / PreEvictionFilter (AND of its filter plugins). */
 bool ebb_ctx_filter(struct ebb_ctx *ctx, const struct ebb_pod *pod);
 bool ebb_ctx_pre_eviction_filter(struct ebb_ctx *ctx, const struct ebb_pod *pod);
+/* A filter saying no tells why (upstream's words for DefaultEvictor): kept
+ * only while the pod is observed (ebb_ctx_explaining), else nothing. */
+bool ebb_ctx_explaining(const struct ebb_ctx *ctx);
+void ebb_ctx_say_why(struct ebb_ctx *ctx, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 /* Ask the evictor to evict; returns an enum ebb_why. In live mode a native
  * plugin cannot wait: the request is sent and EBB_WHY_OK returned; the real
  * outcome is recorded in the plan and metrics when the API answers. */

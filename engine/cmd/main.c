@@ -22,6 +22,7 @@
 #include "ebb.h"
 #include "ebb/convert.h"
 #include "ebb/flags.h"
+#include "ebb/explain.h"
 #include "ebb/record.h"
 #include "ebb/reload.h"
 #include "ebb/report.h"
@@ -63,6 +64,8 @@ static void usage(FILE *f)
           "               [--cycles N] [--output table|json] [--prometheus-url URL]\n"
           "               [--reschedule [--scheduler-config FILE] [--seed S] [--report FILE.html]]\n"
           "  ebb check    --policy FILE [--policy-dir DIR]...\n"
+          "  ebb explain  NAMESPACE/POD --policy FILE (--snapshot FILE | --kubeconfig FILE)\n"
+          "               [--output text|json]   (why the pod is or is not evicted)\n"
           "  ebb run      --policy FILE [--policy-dir DIR]... [--kubeconfig FILE] [--once] ...\n"
           "               (ebb run --help for the rest)\n"
           "  ebb record   -o FILE [--kubeconfig FILE]\n"
@@ -487,6 +490,8 @@ int main(int argc, char **argv)
         return ebb_run_main(argc, argv);
     if (strcmp(argv[1], "record") == 0)
         return ebb_record_main(argc, argv);
+    if (strcmp(argv[1], "explain") == 0)
+        return ebb_explain_main(argc, argv);
     if (strcmp(argv[1], "test") == 0)
         return ebb_test_main(argc, argv);
     if (strcmp(argv[1], "convert") == 0)

@@ -328,6 +328,8 @@ int ebb_record_main(int argc, char **argv)
         remove(tmp);
         return 1;
     }
+    if (ebb_log_level < EBB_LOG_INFO)
+        return 0;   /* -q: errors only */
     fprintf(stderr, "ebb: recorded %zu objects to %s (", r.items, output);
     for (size_t i = 0; i < EBB_ARRAY_LEN(resources); i++)
         if (r.counts[i])

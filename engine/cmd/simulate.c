@@ -619,6 +619,8 @@ int ebb_simulate(struct ebb_sim_opts *o, struct ebb_engine **out, struct ebb_err
         goto fail;
     policy = NULL;
     o->build_ns += mono_ns() - t0;
+    if (o->before_cycles != NULL && (rc = o->before_cycles(o->before_ud, e, err)) != 0)
+        goto fail;
     if (ebb_engine_cache(e) != NULL && o->reschedule) {
         if ((rc = check_bound_nodes(o, ebb_engine_cache(e), err)) != 0 ||
             (rc = reschedule(o, e, sconf, pred, err)) != 0)

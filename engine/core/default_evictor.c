@@ -446,6 +446,68 @@ static int static_verdict(const struct default_evictor *d, struct ebb_cache *c,
     return VERDICT_YES;
 }
 
+/* Why Filter says no, in upstream's words (defaultevictor.go and
+ * constraints.go: every failing check, as its "Pod fails the following
+ * checks" log lists them). Only while the pod is observed (ebb explain):
+ * it decides nothing. */
+static void say_why(const struct default_evictor *d, struct ebb_ctx *ctx, const struct ebb_pod *p)
+{
+    struct ebb_cache *c = ebb_ctx_cache(ctx);
+
+    if (p->flags & EBB_POD_EVICT_ANNOTATION)
+        return;
+    if (d->threshold_unresolved)
+        ebb_ctx_say_why(ctx, "priorityThreshold: PriorityClass %s not found",
+                        d->threshold_name ? d->threshold_name : "");
+    if (d->mandatory && (p->flags & EBB_POD_PREFER_NO_EVICTION)) {
+        ebb_ctx_say_why(ctx, "pod has the descheduler.alpha.kubernetes.io/prefer-no-eviction "
+                        "annotation and noEvictionPolicy is Mandatory");
+        return;
+    }
+    if (p->flags & EBB_POD_MIRROR)
+        ebb_ctx_say_why(ctx, "pod is a mirror pod");
+    if (p->flags & EBB_POD_STATIC)
+        ebb_ctx_say_why(ctx, "pod is a static pod");
+    if (p->flags & EBB_POD_TERMINATING)
+        ebb_ctx_say_why(ctx, "pod is terminating");
+    if ((d->protect & P_FAILED_BARE) && p->nowners == 0)
+        ebb_ctx_say_why(ctx, "pod does not have any ownerRefs");
+    else if (p->nowners == 0 && p->phase != EBB_PHASE_FAILED)
+        ebb_ctx_say_why(ctx, "pod does not have any ownerRefs and is not in failed phase");
+    if ((d->protect & P_SYSTEM_CRITICAL) && (p->flags & EBB_POD_HAS_PRIORITY)) {
+        if (p->priority >= SYSTEM_CRITICAL)
+            ebb_ctx_say_why(ctx, "pod has system critical priority");
+        if ((d->has_threshold_value || d->threshold_name != NULL) && p->priority >= d->threshold)
+            ebb_ctx_say_why(ctx, "pod has higher priority than specified priority class threshold");
+    }
+    if ((d->protect & P_LOCAL_STORAGE) && (p->flags & EBB_POD_LOCAL_STORAGE))
+        ebb_ctx_say_why(ctx, "pod has local storage and descheduler is not configured with "
+                        "evictLocalStoragePods");
+    if ((d->protect & P_DAEMONSET) && has_owner_kind(p, d->daemonset))
+        ebb_ctx_say_why(ctx, "pod is related to daemonset and descheduler is not configured "
+                        "with evictDaemonSetPods");
+    if ((d->protect & P_PVC) && protected_by_pvc(d, c, p))
+        ebb_ctx_say_why(ctx, "pod has a PVC and descheduler is configured to ignore PVC pods");
+    if ((d->protect & P_WITHOUT_PDB) && !covered_by_pdb(c, p))
+        ebb_ctx_say_why(ctx, "no PodDisruptionBudget found for pod");
+    if ((d->protect & P_RESOURCE_CLAIMS) && (p->flags & EBB_POD_RESOURCE_CLAIMS))
+        ebb_ctx_say_why(ctx, "pod has ResourceClaims and descheduler is configured to protect "
+                        "ResourceClaims pods");
+    if (d->label_selector && !ebb_selector_matches(d->label_selector, &p->labels))
+        ebb_ctx_say_why(ctx, "pod labels do not match the labelSelector filter in the policy "
+                        "parameter");
+    if (d->min_replicas > 1 && p->nowners == 1) {
+        uint64_t n = ebb_cache_count_owned(c, p->owners[0].uid);
+        if (n < (uint64_t)d->min_replicas)
+            ebb_ctx_say_why(ctx, "owner has %llu replicas which is less than minReplicas of %lld",
+                            (unsigned long long)n, (long long)d->min_replicas);
+    }
+    if (d->has_min_age &&
+        (p->started == EBB_TIME_NONE || ebb_ctx_now(ctx) - p->started < d->min_age_s))
+        ebb_ctx_say_why(ctx, "pod age is not older than MinPodAge: %llds seconds",
+                        (long long)d->min_age_s);
+}
+
 /* static_verdict, kept per slot for the pods the cache holds. */
 static int verdict_of(struct default_evictor *d, struct ebb_cache *c, const struct ebb_pod *p)
 {
@@ -479,6 +541,9 @@ static bool de_filter(void *state, struct ebb_ctx *ctx, const struct ebb_pod *p)
     struct default_evictor *d = state;
     struct ebb_cache *c = ebb_ctx_cache(ctx);
     int v;
+
+    if (ebb_ctx_explaining(ctx))
+        say_why(d, ctx, p);
 
     /* a PriorityClass named by priorityThreshold is missing: upstream would
      * not have started at all, so nothing is evictable, whatever it carries */
@@ -522,13 +587,19 @@ static bool de_pre_eviction_filter(void *state, struct ebb_ctx *ctx, const struc
 
     if (d->node_fit) {
         fit_nodes(d, c);
-        if (!ebb_pod_fits_any_other_node(c, p, d->fit_nodes, d->nfit_nodes))
+        if (!ebb_pod_fits_any_other_node(c, p, d->fit_nodes, d->nfit_nodes)) {
+            ebb_ctx_say_why(ctx, "pod does not fit on any other node because of nodeSelector(s), "
+                            "Taint(s), or nodes marked as unschedulable");
             return false;
+        }
     }
     if (d->ns_selector && !ebb_selector_is_empty(d->ns_selector)) {
         struct ebb_namespace *ns = ebb_cache_namespace(c, p->ns);
-        if (ns == NULL || !ebb_selector_matches(d->ns_selector, &ns->labels))
+        if (ns == NULL || !ebb_selector_matches(d->ns_selector, &ns->labels)) {
+            ebb_ctx_say_why(ctx, "pod's namespace does not match the namespaceLabelSelector "
+                            "filter in the policy parameter");
             return false;
+        }
     }
     return true;
 }

@@ -223,6 +223,16 @@ struct ebb_engine {
     int veto;
     bool evicting;                  /* ebb__evict is asking the filters (not a listing) */
     int cycle;                      /* number of the cycle running / last run */
+    /* ebb_engine_observe: the pod watched (NULL: none) and what the
+     * checks about it said */
+    const struct ebb_pod *observe_pod;
+    ebb_observe_fn observe;
+    void *observe_ud;
+    bool explaining;                /* a check of the observed pod runs: reasons kept */
+    bool sweeping;                  /* the VERDICT sweep: a veto changes nothing */
+    char observe_why[512];          /* the reason the running check gave */
+    char observe_detail[600];       /* the last refusal's detail, for EVICT */
+    const char *observe_refuser;    /* the filter that last said no while evicting */
     /* live mode */
     ebb_evict_start_fn evict_start;
     void *evict_ud;

@@ -424,6 +424,10 @@ void ebb__ctx_veto(struct ebb_ctx *ctx, const struct ebb_pod *pod, int why, cons
     struct ebb_plugin_inst *who = ctx->caller ? ctx->caller : ctx->plugin;
     char key[512];
 
+    if (ctx->engine->explaining)
+        ebb_ctx_say_why(ctx, "%s", detail ? detail : ebb_why_name(why));
+    if (ctx->engine->sweeping)
+        return;   /* ebb explain's look at the filters: nothing to record */
     ctx->engine->veto = why;
     if (record)
         ebb_plan_add_refusal(&ctx->engine->plan, ebb_pod_key(pod, key, sizeof(key)), pod->node,
@@ -434,6 +438,9 @@ void ebb__ctx_veto(struct ebb_ctx *ctx, const struct ebb_pod *pod, int why, cons
 static int refuse(struct ebb_ctx *ctx, const struct ebb_pod *pod, int why, const char *detail)
 {
     char key[512];
+
+    if (ctx->engine->observe_pod == pod && detail != NULL)
+        snprintf(ctx->engine->observe_detail, sizeof(ctx->engine->observe_detail), "%s", detail);
     ebb_plan_add_refusal(&ctx->engine->plan, ebb_pod_key(pod, key, sizeof(key)), pod->node,
                          ctx->plugin ? ctx->plugin->def->name : NULL, ctx->profile->name,
                          ebb_why_name(why), detail);
@@ -536,8 +543,52 @@ static int evict_by_plugin(struct ebb_ctx *ctx, struct ebb_pod *pod, ebb_str rea
     return EBB_WHY_OK;
 }
 
+static int evict(struct ebb_ctx *ctx, struct ebb_pod *pod, ebb_str reason, char *detail,
+                 size_t detail_len, struct ebb_eviction **pending);
+
+/* The observed pod's eviction (ebb_engine_observe): its outcome told. */
+static int observed_evict(struct ebb_ctx *ctx, struct ebb_pod *pod, ebb_str reason,
+                          char *detail, size_t detail_len, struct ebb_eviction **pending)
+{
+    struct ebb_engine *e = ctx->engine;
+    struct ebb_observation o = { 0 };
+    int rc;
+
+    e->observe_detail[0] = '\0';
+    e->observe_refuser = NULL;
+    rc = evict(ctx, pod, reason, detail, detail_len, pending);
+    /* the limits refuse without a word in the plan: say which and how full */
+    if (rc == EBB_WHY_NODE_LIMIT)
+        snprintf(e->observe_detail, sizeof(e->observe_detail),
+                 "maxNoOfPodsToEvictPerNode %lld reached on node %s",
+                 (long long)e->evictor.max_per_node, pod->node ? pod->node : "");
+    else if (rc == EBB_WHY_NAMESPACE_LIMIT)
+        snprintf(e->observe_detail, sizeof(e->observe_detail),
+                 "maxNoOfPodsToEvictPerNamespace %lld reached in namespace %s",
+                 (long long)e->evictor.max_per_namespace, pod->ns);
+    else if (rc == EBB_WHY_TOTAL_LIMIT)
+        snprintf(e->observe_detail, sizeof(e->observe_detail),
+                 "maxNoOfPodsToEvictTotal %lld reached", (long long)e->evictor.max_total);
+    o.kind = EBB_OBSERVE_EVICT;
+    o.profile = ctx->profile->name;
+    o.plugin = ctx->plugin ? ctx->plugin->def->name : NULL;
+    o.verdict = rc == EBB_WHY_PENDING ? EBB_WHY_OK : rc;
+    o.detail = rc == EBB_WHY_OK || rc == EBB_WHY_PENDING ? "" : e->observe_detail;
+    o.refuser = rc != EBB_WHY_OK && rc != EBB_WHY_PENDING ? e->observe_refuser : NULL;
+    e->observe(e->observe_ud, &o);
+    return rc;
+}
+
 int ebb__evict(struct ebb_ctx *ctx, struct ebb_pod *pod, ebb_str reason, char *detail,
                size_t detail_len, struct ebb_eviction **pending)
+{
+    if (ctx->engine->observe_pod == pod)
+        return observed_evict(ctx, pod, reason, detail, detail_len, pending);
+    return evict(ctx, pod, reason, detail, detail_len, pending);
+}
+
+static int evict(struct ebb_ctx *ctx, struct ebb_pod *pod, ebb_str reason, char *detail,
+                 size_t detail_len, struct ebb_eviction **pending)
 {
     struct ebb_engine *e = ctx->engine;
     struct ebb_evictor *ev = &e->evictor;
@@ -589,4 +640,29 @@ int ebb__evict(struct ebb_ctx *ctx, struct ebb_pod *pod, ebb_str reason, char *d
         ebb__pdb_commit(&ev->pdb_state, pdb, pod);
     record(ctx, pod, reason, NULL);
     return EBB_WHY_OK;
+}
+
+void ebb_engine_limits(const struct ebb_engine *e, ebb_str node, ebb_str ns,
+                       struct ebb_limits *out)
+{
+    const struct ebb_evictor *ev = &e->evictor;
+
+    out->max_per_node = ev->max_per_node;
+    out->max_per_namespace = ev->max_per_namespace;
+    out->max_total = ev->max_total;
+    out->node = ebb__count_get(&ev->per_node, node) + ebb_background_on_node(e->background, node);
+    out->ns = ebb__count_get(&ev->per_ns, ns) + ebb_background_in_namespace(e->background, ns);
+    out->total = ev->total + ebb_background_count(e->background);
+}
+
+bool ebb_engine_pdb_left(const struct ebb_engine *e, const struct ebb_pdb *pdb,
+                         int32_t *allowed, int32_t *healthy)
+{
+    const struct ebb_pdb_state *st = ebb__map_get(&e->evictor.pdb_state, pdb->ns, pdb->name);
+
+    if (st == NULL)
+        return false;
+    *allowed = st->allowed;
+    *healthy = st->healthy;
+    return true;
 }

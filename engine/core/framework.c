@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -531,15 +532,58 @@ static bool set_aside(const struct ebb_engine *e, const struct ebb_plugin_inst *
  * of that plugin's evictions. The failure is reported once a cycle, and the
  * setting aside once: no more calls of the plugin this cycle, where each
  * pod cost a whole budget before. */
+/* 1 evictable, 0 protected, -1 the plugin failed (it answers no) */
+static int pod_check(struct ebb_plugin_inst *inst, int ext, struct ebb_ctx *ctx,
+                     const struct ebb_pod *pod);
+
+/* The observed pod (ebb_engine_observe): the check with its reason kept,
+ * then told to the observer. What the plugin answers is not changed. */
+static bool observed_check(struct ebb_plugin_inst *inst, int ext, struct ebb_ctx *ctx,
+                           const struct ebb_pod *pod, int kind)
+{
+    struct ebb_engine *e = ctx->engine;
+    struct ebb_observation o = { 0 };
+    int rc;
+    bool ok;
+
+    e->observe_why[0] = '\0';
+    e->explaining = true;
+    rc = pod_check(inst, ext, ctx, pod);
+    ok = rc > 0;
+    e->explaining = false;
+    o.kind = kind;
+    o.profile = ctx->profile->name;
+    o.plugin = inst->def->name;
+    o.caller = kind == EBB_OBSERVE_CHECK && ctx->plugin ? ctx->plugin->def->name : NULL;
+    o.ext = ext;
+    o.verdict = rc;
+    o.evicting = e->evicting;
+    o.detail = e->observe_why;
+    if (!ok && e->evicting) {
+        e->observe_refuser = inst->def->name;
+        snprintf(e->observe_detail, sizeof(e->observe_detail), "%s", e->observe_why);
+    }
+    e->observe(e->observe_ud, &o);
+    return ok;
+}
+
 bool ebb__plugin_pod_check(struct ebb_plugin_inst *inst, int ext, struct ebb_ctx *ctx,
                            const struct ebb_pod *pod)
+{
+    if (ctx->engine->observe_pod == pod)
+        return observed_check(inst, ext, ctx, pod, EBB_OBSERVE_CHECK);
+    return pod_check(inst, ext, ctx, pod) > 0;
+}
+
+static int pod_check(struct ebb_plugin_inst *inst, int ext, struct ebb_ctx *ctx,
+                     const struct ebb_pod *pod)
 {
     struct ebb_ctx sub = { ctx->engine, ctx->profile, inst, ext, ctx->plugin };
     struct ebb_error err = { 0 };
     int rc;
 
     if (set_aside(ctx->engine, inst))
-        return false;
+        return -1;
     if ((rc = inst->def->ops->check(&sub, pod, &err)) >= 0)
         return rc > 0;
     if (set_aside(ctx->engine, inst)) {
@@ -551,7 +595,9 @@ bool ebb__plugin_pod_check(struct ebb_plugin_inst *inst, int ext, struct ebb_ctx
         inst->reported_cycle = ctx->engine->cycle;
         report(ctx->engine, inst, ext_funcs[ext], &err);
     }
-    return false;
+    if (ctx->engine->explaining)
+        ebb_ctx_say_why(ctx, "%s failed: %s", ext_funcs[ext], err.msg);
+    return -1;
 }
 
 static uint64_t now_ns(void)
@@ -1032,6 +1078,61 @@ int ebb_engine_cycle_begin(struct ebb_engine *e)
     return cycle_begin(e);
 }
 
+/* The observed pod at the cycle's start: every filter and preEvictionFilter
+ * plugin of every profile asked about it alone (the profile ANDs them and
+ * stops at the first no), as a strategy listing candidates asks. A veto
+ * in it records nothing (e->sweeping). */
+static void sweep(struct ebb_engine *e)
+{
+    static const int exts[2] = { EBB_EXT_FILTER, EBB_EXT_PREEVICTIONFILTER };
+
+    e->sweeping = true;
+    for (size_t p = 0; p < e->nprofiles; p++) {
+        struct ebb_profile_inst *pr = e->profiles[p];
+        struct ebb_ctx ctx = { e, pr, NULL, EBB_EXT_FILTER, NULL };
+        for (int x = 0; x < 2; x++)
+            for (size_t i = 0; i < pr->nset[exts[x]]; i++)
+                observed_check(pr->set[exts[x]][i], exts[x], &ctx, e->observe_pod,
+                               EBB_OBSERVE_VERDICT);
+    }
+    e->sweeping = false;
+    e->veto = 0;
+}
+
+void ebb_engine_observe(struct ebb_engine *e, const struct ebb_pod *pod, ebb_observe_fn fn,
+                        void *ud)
+{
+    e->observe_pod = fn != NULL ? pod : NULL;
+    e->observe = fn;
+    e->observe_ud = ud;
+}
+
+bool ebb_ctx_explaining(const struct ebb_ctx *ctx)
+{
+    return ctx->engine->explaining;
+}
+
+void ebb_ctx_say_why(struct ebb_ctx *ctx, const char *fmt, ...)
+{
+    struct ebb_engine *e = ctx->engine;
+    size_t n;
+    va_list ap;
+
+    if (!e->explaining)
+        return;
+    /* several reasons (upstream lists every check that fails): ", "-joined */
+    n = strlen(e->observe_why);
+    if (n > 0 && n + 2 < sizeof(e->observe_why)) {
+        memcpy(e->observe_why + n, ", ", 3);
+        n += 2;
+    }
+    if (n + 1 >= sizeof(e->observe_why))
+        return;
+    va_start(ap, fmt);
+    vsnprintf(e->observe_why + n, sizeof(e->observe_why) - n, fmt, ap);
+    va_end(ap);
+}
+
 static int cycle_begin(struct ebb_engine *e)
 {
     int rc;
@@ -1074,6 +1175,8 @@ static int cycle_begin(struct ebb_engine *e)
                 report(e, inst, NULL, &err);
         }
     }
+    if (e->observe_pod != NULL)
+        sweep(e);
     e->cycle_active = true;
     e->cycle_ext = EBB_EXT_DESCHEDULE;
     e->cycle_profile = e->cycle_index = 0;

@@ -56,6 +56,11 @@ struct ebb_sim_opts {
      * called (a snapshot's) is kept. The caller frees it (ebb_evmem_free)
      * after destroying the engine; on failure ebb_simulate has freed it. */
     struct ebb_evmem memory;
+    /* Called once the cache is loaded and the policy bound, before cycle 1
+     * (ebb explain: find and observe its pod); non-zero stops with that
+     * code, err filled. NULL: nothing. */
+    int (*before_cycles)(void *ud, struct ebb_engine *e, struct ebb_error *err);
+    void *before_ud;
     uint64_t sched_build_ns;       /* out: the scheduler's indexes built */
     uint64_t sched_build_cpu_ns;   /* out: the same in CPU time of this thread */
     uint64_t place_ns;             /* out: time spent scheduling and binding */
