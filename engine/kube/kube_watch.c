@@ -1,6 +1,6 @@
-/* The watch cache: one informer per resource (LIST, then WATCH), a poller
- * for metrics.k8s.io, and a queue that holds changes while a cycle runs.
- * See include/ebb/watch.h.
+/* The watch cache: one informer per resource (a streaming list or a paged
+ * LIST, then WATCH), a poller for metrics.k8s.io, and a queue that holds
+ * changes while a cycle runs. See include/ebb/watch.h.
  *
  * Every byte a server sends is bounded here or below: a LIST answer is
  * read as it arrives (ebb_list_reader: one item held at a time), at most
@@ -10,7 +10,14 @@
  * EBB_HOLD_QUEUE_MAX in all. Past a bound, that request fails (and is
  * retried with backoff, a page with half the limit) or the resource is
  * listed again; never more memory. An object ebb cannot keep is skipped
- * alone (ebb_decode_from_server decides), never its page or its stream. */
+ * alone (ebb_decode_from_server decides), never its page or its stream.
+ *
+ * A streaming list is a watch whose initial events are a LIST round: its
+ * events are bounded as a watch's (one line held at a time), its objects
+ * are counted as a round's (EBB_LIST_OBJECTS_MAX), what it held is marked
+ * seen, and its initial-events-end bookmark ends the round as a last page
+ * does (what it did not hold is deleted; synced; the watch goes on in the
+ * same stream from the bookmark's resourceVersion). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -67,6 +74,12 @@ struct informer {
     char last_error[1024];        /* what broke it last (sync timeouts name it): a
                                    * 403's message whole, with verb and resource */
     int refused;                  /* 401/403 to its last LIST while never synced, else 0 */
+    bool streaming;               /* the watch in progress is a streaming list whose
+                                   * initial-events-end bookmark is not in yet: a round */
+    bool paged;                   /* the server refused the streaming list: paged LIST
+                                   * from now on (said once) */
+    bool by_stream;               /* the last round completed was a streaming list */
+    uint64_t stream_last;         /* ms, the last object event of that stream */
     struct ebb_kube_req *req;
     /* the LIST in progress */
     struct ebb_list_reader *reader;
@@ -242,6 +255,12 @@ static void skipped(struct informer *i, const struct ebb_skip *why)
 
 static void start_list(struct informer *i, const char *cont);
 static void start_watch(struct informer *i);
+static void start_sync(struct informer *i);
+static bool use_stream(const struct informer *i);
+static void start_stream(struct informer *i);
+static bool initial_events_end(const cJSON *obj);
+static void stream_end(struct informer *i);
+static int stream_refused(struct informer *i, const char *why);
 static void cancel_req(struct informer *i);
 
 static void on_timer(uv_timer_t *t)
@@ -250,9 +269,12 @@ static void on_timer(uv_timer_t *t)
 
     if (i->state == ST_CLOSED)
         return;
-    if (i->poll || !i->synced || i->relisting || i->rv[0] == '\0')
-        start_list(i, i->cont);   /* the page that failed, or the first */
-    else
+    if (i->poll || !i->synced || i->relisting || i->rv[0] == '\0') {
+        if (i->cont[0] == '\0' && use_stream(i))
+            start_stream(i);
+        else
+            start_list(i, i->cont);   /* the page that failed, or the first */
+    } else
         start_watch(i);
 }
 
@@ -269,6 +291,7 @@ static void retry_later(struct informer *i)
         cap = 30000;
     i->attempt++;
     i->state = ST_RETRY;
+    i->streaming = false;   /* the next round decides again (start_sync) */
     uv_timer_start(&i->timer, on_timer,
                    (uint64_t)((double)((uint64_t)(rand() % (int)cap) + 1) * ebb__informers_backoff), 0);
 }
@@ -405,10 +428,22 @@ static void first_sync(struct ebb_informers *s)
 {
     if (s->compacted || !ebb_informers_synced(s))
         return;
+    char streamed[512] = "", paged[512] = "";
+    size_t ns = 0, np = 0;
+
     s->compacted = true;
-    ebb_log(EBB_LOG_INFO, "watch: caches synced in %.2f s: %zu nodes, %zu pods",
-            (double)(uv_hrtime() - s->started_at) / 1e9, ebb_cache_count(s->cache, EBB_KIND_NODE),
-            ebb_cache_count(s->cache, EBB_KIND_POD));
+    /* how each resource was listed: what the specs and operators check */
+    for (size_t k = 0; k < s->n; k++) {
+        char *b = s->inf[k].by_stream ? streamed : paged;
+        size_t *n = s->inf[k].by_stream ? &ns : &np;
+        int w = snprintf(b + *n, sizeof(streamed) - *n, "%s%s", *n ? ", " : "", s->inf[k].name);
+        if (w > 0)
+            *n = *n + (size_t)w < sizeof(streamed) ? *n + (size_t)w : sizeof(streamed) - 1;
+    }
+    ebb_log(EBB_LOG_INFO, "watch: caches synced in %.2f s: %zu nodes, %zu pods (streaming list: %s; "
+            "paged LIST: %s)", (double)(uv_hrtime() - s->started_at) / 1e9,
+            ebb_cache_count(s->cache, EBB_KIND_NODE), ebb_cache_count(s->cache, EBB_KIND_POD),
+            ns ? streamed : "none", np ? paged : "none");
     ebb_cache_build_indexes(s->cache);
     if (ebb_cache_compact(s->cache) != 0)
         ebb_log(EBB_LOG_WARN, "watch: out of memory laying out the pods; they stay where they are");
@@ -663,6 +698,7 @@ static bool queue(struct informer *i, int type, const char *data, size_t len, bo
         broke(i, msg);
         i->overflow = true;
         i->relisting = true;
+        i->streaming = false;
         cancel_req(i);
         uv_timer_stop(&i->timer);
         i->state = ST_IDLE;
@@ -737,6 +773,7 @@ static void page_end(struct informer *i, const char *rv, const char *cont)
     i->limit = i->set->o.page_size;
     i->synced = true;
     i->refused = 0;
+    i->by_stream = false;
     i->st.lists++;
     if (i->poll) {
         uv_timer_start(&i->timer, on_timer, (uint64_t)(i->set->o.metrics_interval_s * 1000), 0);
@@ -875,6 +912,7 @@ static void start_list(struct informer *i, const char *cont)
         snprintf(i->cont, sizeof(i->cont), "%s", cont);
     }
     i->state = ST_LISTING;
+    i->streaming = false;
     if (ebb_list_reader_create(list_item, i, &i->reader) != 0 ||
         (i->cont[0] && (esc = curl_easy_escape(NULL, i->cont, 0)) == NULL)) {
         broke(i, "cannot start a LIST: out of memory");
@@ -908,7 +946,7 @@ static void relist(struct informer *i, const char *why)
     ebb_decode_shown(why, i->last_error + 11, sizeof(i->last_error) - 11);
     i->relisting = true;
     free_seen(i);
-    start_list(i, NULL);
+    start_sync(i);
 }
 
 /* The stream said what the API never says (not JSON, not an event, a type
@@ -1001,6 +1039,18 @@ static int apply_event(struct informer *i, char *line, size_t len)
     if (strcmp(t, "ERROR") == 0) {
         const cJSON *code = cJSON_GetObjectItemCaseSensitive(obj, "code");
         bool gone = cJSON_IsNumber(code) && code->valuedouble == 410;
+        if (i->streaming) {
+            /* the server does not serve the streaming list (v1.35 on an
+             * etcd without progress requests: 500 "... RequestWatchProgress
+             * is disabled") */
+            const cJSON *m = cJSON_GetObjectItemCaseSensitive(obj, "message");
+            char msg[400];
+            snprintf(msg, sizeof(msg), "an ERROR event: %d %.300s",
+                     cJSON_IsNumber(code) ? (int)code->valuedouble : 0,
+                     cJSON_IsString(m) ? m->valuestring : "(no message)");
+            ebb_json_arena_reset(s->arena);
+            return stream_refused(i, msg);
+        }
         ebb_json_arena_reset(s->arena);
         if (gone) {
             relist(i, "resourceVersion expired (410)");
@@ -1014,6 +1064,8 @@ static int apply_event(struct informer *i, char *line, size_t len)
     if (strcmp(t, "BOOKMARK") == 0) {
         event_rv(i, obj);
         progressed(i);
+        if (i->streaming && initial_events_end(obj))
+            stream_end(i);
         ebb_json_arena_reset(s->arena);
         return 0;
     }
@@ -1045,7 +1097,11 @@ static int apply_event(struct informer *i, char *line, size_t len)
         return 0;
     }
     key_of(o.kind, o.u.any, &ns, &name);
-    if (strcmp(t, "DELETED") != 0 && !room_for(s, o.kind, ns, name)) {
+    if (i->streaming)
+        i->stream_last = now_ms(s);
+    if (strcmp(t, "DELETED") != 0 &&
+        (!room_for(s, o.kind, ns, name) ||
+         (i->streaming && i->seen.live >= EBB_LIST_OBJECTS_MAX && ebb__map_get(&i->seen, name, ns) == NULL))) {
         /* the cache holds as many of the resource as it keeps */
         snprintf(why.ns, sizeof(why.ns), "%s", ns ? ns : "");
         snprintf(why.name, sizeof(why.name), "%s", name);
@@ -1077,12 +1133,15 @@ static int apply_event(struct informer *i, char *line, size_t len)
         }
         if (ebb_cache_put(s->cache, &o) != 0)
             ebb_object_free(&o);
+        else if (i->streaming)
+            list_seen(i, i->kind, ns, name);
         spill_tend(s);
     }
     event_rv(i, obj);
     progressed(i);
     i->st.events++;
-    changed(s, i->kind, t, ns, name);
+    if (!i->streaming)   /* a round says RELIST once it is in, as a LIST does */
+        changed(s, i->kind, t, ns, name);
     ebb_str_release(ns);
     ebb_str_release(name);
     ebb_json_arena_reset(s->arena);
@@ -1107,6 +1166,8 @@ static void on_watch_open(struct ebb_kube_req *req, void *ud)
     (void)req;
 
     i->opened = true;
+    if (i->streaming)
+        return;   /* current once its initial-events-end bookmark is in, not before */
     if (i->broken_since != 0) {
         ebb_log(EBB_LOG_INFO, "watch %s: resumed from resourceVersion %s", i->name, i->rv);
         i->reopened_from = i->broken_since;
@@ -1194,6 +1255,31 @@ static void on_watch_done(struct ebb_kube_req *req, int status, const char *body
         retry_later(i);
         return;
     }
+    if (i->streaming) {
+        if (status == 200) {
+            stream_refused(i, "the stream ended before its initial-events-end bookmark");
+            return;
+        }
+        snprintf(what, sizeof(what), "WATCH %s (streaming list)", i->path);
+        ebb_kube_answer_text(what, status, body, len, msg, sizeof(msg));
+        if (status == 400 || status == 422) {
+            /* sendInitialEvents or resourceVersionMatch refused (v1.25:
+             * 422 "resourceVersionMatch is forbidden for watch") */
+            stream_refused(i, msg);
+            return;
+        }
+        if (status == 401 || status == 403 || status == 404) {
+            /* what a LIST says of it is what readiness and a front end
+             * waiting for the first sync act on (ebb_informers_refused) */
+            ebb_log(EBB_LOG_DEBUG, "watch %s: %s; trying a LIST", i->name, msg);
+            start_list(i, NULL);
+            return;
+        }
+        broke(i, msg);   /* 5xx, a cut: the stream is asked again */
+        i->st.resumes++;
+        retry_later(i);
+        return;
+    }
     if (status == 200) {
         /* the server's timeoutSeconds: carry on from where we are (a
          * watch that ended at once having brought nothing waits first) */
@@ -1245,6 +1331,7 @@ static void start_watch(struct informer *i)
     curl_free(esc);
     o.path = path;
     i->state = ST_WATCHING;
+    i->streaming = false;
     i->line_len = 0;
     i->progress = false;
     i->opened = false;
@@ -1259,6 +1346,161 @@ static void start_watch(struct informer *i)
     }
 }
 
+/* ---- streaming list -------------------------------------------------------- */
+
+/* How long a streaming list may bring no object before its
+ * initial-events-end bookmark (tests lower it). */
+uint64_t ebb__informers_stream_idle_ms = EBB_STREAM_IDLE_MS;
+
+static bool use_stream(const struct informer *i)
+{
+    return !i->poll && !i->paged && i->set->o.sync_mode != EBB_SYNC_LIST;
+}
+
+/* A new round: a streaming list where the server may offer it, else the
+ * first page of a LIST. */
+static void start_sync(struct informer *i)
+{
+    if (use_stream(i))
+        start_stream(i);
+    else
+        start_list(i, NULL);
+}
+
+/* What the queue holds belongs to a request that was replaced. */
+static void drop_queue(struct informer *i)
+{
+    struct queued *q;
+
+    while ((q = i->qhead) != NULL) {
+        i->qhead = q->next;
+        free_queued(i, q);
+    }
+    i->qtail = NULL;
+    i->queued = i->st.queued = 0;
+}
+
+/* metadata.annotations["k8s.io/initial-events-end"] == "true" */
+static bool initial_events_end(const cJSON *obj)
+{
+    const cJSON *md = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(md, "annotations");
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(a, "k8s.io/initial-events-end");
+
+    return cJSON_IsString(v) && strcmp(v->valuestring, "true") == 0;
+}
+
+/* The initial-events-end bookmark: the round is complete, as after a
+ * LIST's last page (its resourceVersion is in i->rv already); the stream
+ * goes on as the watch. */
+static void stream_end(struct informer *i)
+{
+    uv_timer_stop(&i->timer);
+    i->streaming = false;
+    drop_unseen(i);
+    free_seen(i);
+    i->cont[0] = '\0';
+    i->synced = true;
+    i->refused = 0;
+    i->by_stream = true;
+    i->st.lists++;
+    i->st.streamed++;
+    i->relisting = false;
+    i->broken_since = i->reopened_from = 0;   /* the view is the server's as of now */
+    i->last_error[0] = '\0';
+    i->attempt = 0;
+    ebb_log(EBB_LOG_DEBUG, "watch %s: listed by a streaming list as of resourceVersion %s", i->name, i->rv);
+    changed(i->set, i->kind, "RELIST", NULL, NULL);
+    first_sync(i->set);
+}
+
+/* The server does not serve the streaming list: this resource is listed
+ * in pages from now on, said once (--sync-mode=watchlist: an error, the
+ * stream asked again after a backoff). What the refused stream brought
+ * stays until the LIST round ends and replaces it. Returns 1 (the stream
+ * was replaced). */
+static int stream_refused(struct informer *i, const char *why)
+{
+    char shown[600];
+
+    cancel_req(i);
+    uv_timer_stop(&i->timer);
+    i->streaming = false;
+    free_seen(i);
+    ebb_decode_shown(why, shown, sizeof(shown));
+    if (i->set->o.sync_mode == EBB_SYNC_WATCHLIST) {
+        char msg[700];
+        snprintf(msg, sizeof(msg), "streaming list refused (--sync-mode=watchlist): %s", shown);
+        broke(i, msg);
+        i->st.resumes++;
+        retry_later(i);
+        return 1;
+    }
+    i->paged = true;
+    ebb_log(EBB_LOG_INFO, "watch %s: the server does not offer a streaming list (%s); paged LIST from now on",
+            i->name, shown);
+    start_list(i, NULL);
+    return 1;
+}
+
+/* No initial-events-end bookmark while nothing came for
+ * ebb__informers_stream_idle_ms: a server that ignored sendInitialEvents
+ * (or forgot the annotation). While a cycle holds the events, the time
+ * waits. */
+static void on_stream_timer(uv_timer_t *t)
+{
+    struct informer *i = t->data;
+    uint64_t idle, limit = ebb__informers_stream_idle_ms;
+    char msg[160];
+
+    if (i->state != ST_WATCHING || !i->streaming || i->req == NULL)
+        return;
+    idle = now_ms(i->set) - i->stream_last;
+    if (i->set->hold || idle < limit) {
+        uv_timer_start(&i->timer, on_stream_timer, idle < limit ? limit - idle : limit, 0);
+        return;
+    }
+    snprintf(msg, sizeof(msg), "no initial-events-end bookmark after %.1f s without an object",
+             (double)limit / 1000.0);
+    stream_refused(i, msg);
+}
+
+/* A WATCH with sendInitialEvents=true from resourceVersion "" (the most
+ * recent, a consistent read), as client-go's WatchList asks. */
+static void start_stream(struct informer *i)
+{
+    char path[768];
+    struct ebb_kube_req_opts o = {
+        .method = "GET", .stream = true, .on_data = on_watch_data, .on_done = on_watch_done,
+        .on_open = on_watch_open, .ud = i,
+    };
+
+    cancel_req(i);
+    ebb_list_reader_destroy(i->reader);
+    i->reader = NULL;
+    drop_queue(i);
+    free_seen(i);
+    i->cont[0] = '\0';
+    snprintf(path, sizeof(path),
+             "%s?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"
+             "&timeoutSeconds=%d", i->path, i->set->o.watch_timeout_s);
+    o.path = path;
+    i->state = ST_WATCHING;
+    i->streaming = true;
+    i->line_len = 0;
+    i->progress = false;
+    i->opened = false;
+    i->opened_at = i->stream_last = now_ms(i->set);
+    o.timeout_ms = ((long)i->set->o.watch_timeout_s + WATCH_IDLE_MARGIN_S) * 1000;
+    if (ebb_kube_request(i->set->kube, &o, &i->req) != 0) {
+        i->streaming = false;
+        broke(i, "cannot start a streaming list");
+        retry_later(i);
+        return;
+    }
+    uv_timer_start(&i->timer, on_stream_timer, ebb__informers_stream_idle_ms, 0);
+}
+
 /* ---- public --------------------------------------------------------------- */
 
 void ebb_informers_start(struct ebb_informers *s)
@@ -1266,7 +1508,7 @@ void ebb_informers_start(struct ebb_informers *s)
     s->started = true;
     s->started_at = uv_hrtime();
     for (size_t k = 0; k < s->n; k++)
-        start_list(&s->inf[k], NULL);
+        start_sync(&s->inf[k]);
 }
 
 /* A reloaded policy may need a source the first one did not: it is added
@@ -1288,7 +1530,7 @@ void ebb_informers_enable(struct ebb_informers *s, bool metrics, bool koord_metr
         add(s, "pods.metrics.k8s.io", "/apis/metrics.k8s.io/v1beta1/pods", EBB_KIND_POD_METRICS, true);
     }
     for (size_t k = first; s->started && k < s->n; k++)
-        start_list(&s->inf[k], NULL);
+        start_sync(&s->inf[k]);
 }
 
 int ebb_informers_refused(const struct ebb_informers *s, char *why, size_t len)
@@ -1382,7 +1624,8 @@ static void drain(struct informer *i)
         } else if (q->type == Q_PAGE_END) {
             const char *rv = q->data, *cont = q->data + strlen(q->data) + 1;
             page_end(i, rv, cont);
-        } else if (!i->relisting) {
+        } else if (!i->relisting || i->streaming) {
+            /* a relist's own stream applies; a replaced watch's events not */
             int rc = apply_event(i, q->data, q->len);
             if (rc != 0) {
                 /* the rest of the queue belongs to a stream we restart */
@@ -1423,6 +1666,7 @@ size_t ebb_informers_stats(const struct ebb_informers *s, struct ebb_informer_st
     for (size_t k = 0; k < s->n && k < max; k++) {
         out[k] = s->inf[k].st;
         out[k].synced = s->inf[k].synced;
+        out[k].paged = s->inf[k].synced && !s->inf[k].by_stream;
         out[k].last_error = s->inf[k].last_error[0] ? s->inf[k].last_error : NULL;
         out[k].watching = s->inf[k].state == ST_WATCHING && s->inf[k].broken_since == 0;
     }

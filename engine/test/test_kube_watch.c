@@ -44,10 +44,14 @@ static void on_skip(void *ud, const char *resource, const struct ebb_skip *why)
     e->nskip++;
 }
 
+/* The tests of paged LISTs ask for them; those of the streaming list set
+ * this before env_open. */
+static int sync_mode = EBB_SYNC_LIST;
+
 static void env_open(struct env *e, bool hold)
 {
     struct ebb_kube_config cfg = { .server = e->server };
-    struct ebb_informers_opts io = { .page_size = 16 };
+    struct ebb_informers_opts io = { .page_size = 16, .sync_mode = sync_mode };
     struct ebb_error err;
 
     memset(e, 0, sizeof(*e));
@@ -113,6 +117,16 @@ static void stream(struct env *e, int r, const char *events)
            "\r\n%zx\r\n%s\r\n", strlen(events), events);
 }
 
+/* More events on the stream resource r keeps open (one chunk). */
+static void push(struct env *e, int r, const char *events)
+{
+    char *t;
+
+    assert_true(asprintf(&t, "%zx\r\n%s\r\n", strlen(events), events) >= 0);
+    e->texts[e->ntexts++] = t;
+    assert_true(ks_push(&e->srv, r, t, strlen(t)));
+}
+
 #define POD(name, extra)                                                                          \
     "{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"d\",\"uid\":\"u-" name "\","             \
     "\"resourceVersion\":\"5\"},\"spec\":{\"nodeName\":\"n1\"" extra "}}"
@@ -152,6 +166,10 @@ static uint64_t stat_of(struct env *e, const char *what)
             return st[i].skipped;
         if (strcmp(what, "lists") == 0)
             return st[i].lists;
+        if (strcmp(what, "streamed") == 0)
+            return st[i].streamed;
+        if (strcmp(what, "paged") == 0)
+            return st[i].paged;
     }
     fail_msg("no pods informer");
     return 0;
@@ -358,6 +376,64 @@ static void test_hold_bounded(void **state)
     env_close(&e);
 }
 
+/* ---- the streaming list ---------------------------------------------------- */
+
+#define BOOKMARK_END(rv)                                                                           \
+    "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{"    \
+    "\"resourceVersion\":\"" rv "\",\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}}}}\n"
+
+/* Every resource but pods: a streaming list of nothing, at once. */
+static void others_streamed(struct env *e)
+{
+    for (int r = KS_NODES; r < KS_PODS; r++)
+        stream(e, r, BOOKMARK_END("3"));
+}
+
+static bool pods_in(struct env *e) { return ebb_cache_count(e->cache, EBB_KIND_POD) >= 2; }
+
+/* The streaming list asked as client-go's WatchList asks; the resource is
+ * synced by its initial-events-end bookmark, not before (events without it
+ * are in the cache, the resource is not synced); no LIST is made; the
+ * same stream goes on as the watch; an object ebb cannot keep is skipped
+ * alone, as in a LIST. */
+static void test_stream_syncs_at_bookmark(void **state)
+{
+    struct env e;
+    char buf[512];
+    (void)state;
+
+    sync_mode = EBB_SYNC_AUTO;
+    env_open(&e, false);
+    sync_mode = EBB_SYNC_LIST;
+    others_streamed(&e);
+    stream(&e, KS_PODS,
+           "{\"type\":\"ADDED\",\"object\":" POD("p1", "") "}\n"
+           "{\"type\":\"ADDED\",\"object\":" POD("p2", ",\"priority\":\"high\"") "}\n"
+           "{\"type\":\"ADDED\",\"object\":" POD("p3", "") "}\n");
+    ebb_informers_start(e.inf);
+    run_until(&e, pods_in);
+    run_until(&e, all_out);
+    assert_false(synced(&e));
+    assert_int_equal(ebb_informers_not_current(e.inf, 0, buf, sizeof(buf)), 1);
+    assert_non_null(strstr(buf, "pods (not synced"));
+    assert_string_equal(e.srv.url[KS_PODS], "/api/v1/pods?watch=1&sendInitialEvents=true&resourceVersionMatch="
+                        "NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=300");
+    /* the end, then a change, on the same stream */
+    push(&e, KS_PODS, BOOKMARK_END("10") "{\"type\":\"DELETED\",\"object\":" POD("p1", "") "}\n");
+    run_until(&e, synced_and_out);
+    assert_null(pod(&e, "p1"));
+    assert_non_null(pod(&e, "p3"));
+    assert_int_equal(e.nskip, 1);
+    assert_string_equal(e.skip[0].name, "p2");
+    assert_int_equal(stat_of(&e, "lists"), 1);
+    assert_int_equal(stat_of(&e, "streamed"), 1);
+    assert_int_equal(stat_of(&e, "paged"), 0);
+    for (int i = 0; i < e.srv.nlog; i++)
+        assert_null(strstr(e.srv.log[i], "limit="));   /* no LIST of anything */
+    assert_int_equal(ebb_informers_not_current(e.inf, 0, buf, sizeof(buf)), 0);
+    env_close(&e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -367,6 +443,7 @@ int main(void)
         cmocka_unit_test(test_watch_broken_again_and_again),
         cmocka_unit_test(test_idle_watch_cut_is_routine),
         cmocka_unit_test(test_hold_bounded),
+        cmocka_unit_test(test_stream_syncs_at_bookmark),
     };
 
     signal(SIGPIPE, SIG_IGN);
