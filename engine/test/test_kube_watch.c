@@ -16,6 +16,7 @@
 
 extern double ebb__informers_backoff;
 extern uint64_t ebb__informers_quick_ms;
+extern uint64_t ebb__informers_stream_idle_ms;
 extern double ebb__kube_backoff;
 extern size_t ebb__informers_queue_max;
 size_t ebb__informers_queued(const struct ebb_informers *s);
@@ -434,6 +435,141 @@ static void test_stream_syncs_at_bookmark(void **state)
     env_close(&e);
 }
 
+/* A server that refuses the streaming list gets paged LISTs for that
+ * resource, the others stay streamed: 422 (v1.25: "resourceVersionMatch
+ * is forbidden for watch"), an ERROR event (v1.35 on an etcd without
+ * progress requests), a stream that goes quiet without its
+ * initial-events-end bookmark (a server that ignores sendInitialEvents, or
+ * a bookmark without the annotation). What the refused stream brought is
+ * replaced by the LIST (p0 is gone); the next round is a LIST again. */
+static void refused_then_listed(int how)
+{
+    static const char invalid[] =
+        "HTTP/1.1 422 Unprocessable Entity\r\nContent-Type: application/json\r\nContent-Length: 147\r\n\r\n"
+        "{\"kind\":\"Status\",\"status\":\"Failure\",\"message\":\"resourceVersionMatch: Forbidden: "
+        "resourceVersionMatch is forbidden for watch\",\"code\":422}           ";
+    struct env e;
+    (void)0;
+
+    sync_mode = EBB_SYNC_AUTO;
+    env_open(&e, false);
+    sync_mode = EBB_SYNC_LIST;
+    others_streamed(&e);
+    if (how == 0)
+        ks_add(&e.srv, KS_PODS, invalid, sizeof(invalid) - 1, 1, false, false);
+    else if (how == 1)
+        stream(&e, KS_PODS, "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"status\":\"Failure\",\"message\":"
+               "\"a watch stream was requested by the client but the required storage feature "
+               "RequestWatchProgress is disabled\",\"reason\":\"InternalError\",\"code\":500}}\n");
+    else
+        stream(&e, KS_PODS, "{\"type\":\"ADDED\",\"object\":" POD("p0", "") "}\n"
+               "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Pod\",\"metadata\":{\"resourceVersion\":\"8\"}}}\n");
+    ok_json(&e, KS_PODS, "{\"metadata\":{\"resourceVersion\":\"9\"},\"items\":[" POD("p1", "") "]}");
+    stream(&e, KS_PODS, "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,\"message\":\"too old\"}}\n");
+    ok_json(&e, KS_PODS, "{\"metadata\":{\"resourceVersion\":\"20\"},\"items\":[" POD("p2", "") "]}");
+    ebb__informers_stream_idle_ms = 100;
+    ebb_informers_start(e.inf);
+    run_until(&e, synced_and_out);
+    ebb__informers_stream_idle_ms = EBB_STREAM_IDLE_MS;
+    assert_null(pod(&e, "p0"));
+    assert_null(pod(&e, "p1"));   /* relisted after the 410: by a LIST */
+    assert_non_null(pod(&e, "p2"));
+    assert_int_equal(stat_of(&e, "lists"), 2);
+    assert_int_equal(stat_of(&e, "streamed"), 0);
+    assert_int_equal(stat_of(&e, "paged"), 1);
+    assert_string_equal(e.srv.log[e.srv.nlog - 1], "/api/v1/pods?watch=1&resourceVersion=20&"
+                        "allowWatchBookmarks=true&timeoutSeconds=300");
+    {
+        /* one streaming request, then LISTs */
+        int streams = 0, lists = 0;
+        for (int i = 0; i < e.srv.nlog; i++) {
+            if (strncmp(e.srv.log[i], "/api/v1/pods?", 13) != 0)
+                continue;
+            streams += strstr(e.srv.log[i], "sendInitialEvents=true") != NULL;
+            lists += strncmp(e.srv.log[i], "/api/v1/pods?limit=", 19) == 0;
+        }
+        assert_int_equal(streams, 1);
+        assert_int_equal(lists, 2);
+    }
+    env_close(&e);
+}
+
+static void test_stream_refused_422(void **state) { (void)state; refused_then_listed(0); }
+static void test_stream_refused_error_event(void **state) { (void)state; refused_then_listed(1); }
+static void test_stream_without_end_bookmark(void **state) { (void)state; refused_then_listed(2); }
+
+/* A relist by a streaming list is a LIST round: what was cached and is no
+ * longer there is deleted at the initial-events-end bookmark (not before:
+ * p2 is still there while the stream goes on), what was deleted and
+ * created again is there; events held by a cycle are applied in order on
+ * release. */
+static void test_stream_relist_drops_gone(void **state)
+{
+    struct env e;
+    (void)state;
+
+    sync_mode = EBB_SYNC_AUTO;
+    env_open(&e, false);
+    sync_mode = EBB_SYNC_LIST;
+    others_streamed(&e);
+    stream(&e, KS_PODS, "{\"type\":\"ADDED\",\"object\":" POD("p1", "") "}\n"
+           "{\"type\":\"ADDED\",\"object\":" POD("p2", "") "}\n" BOOKMARK_END("10")
+           "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,\"message\":\"too old\"}}\n");
+    stream(&e, KS_PODS, "{\"type\":\"ADDED\",\"object\":" POD("p1", "") "}\n"
+           "{\"type\":\"ADDED\",\"object\":" POD("p3", "") "}\n");
+    ebb_informers_start(e.inf);
+    run_until(&e, all_out);
+    while (pod(&e, "p3") == NULL)
+        uv_run(&e.loop, UV_RUN_NOWAIT);
+    assert_non_null(pod(&e, "p2"));   /* the round is not over */
+    assert_int_equal(stat_of(&e, "lists"), 1);
+    ebb_informers_hold(e.inf, true);
+    push(&e, KS_PODS, BOOKMARK_END("30") "{\"type\":\"ADDED\",\"object\":" POD("p4", "") "}\n");
+    run_until(&e, all_out);
+    assert_non_null(pod(&e, "p2"));   /* held */
+    assert_int_equal(stat_of(&e, "lists"), 1);
+    ebb_informers_hold(e.inf, false);
+    assert_null(pod(&e, "p2"));
+    assert_non_null(pod(&e, "p1"));
+    assert_non_null(pod(&e, "p3"));
+    assert_non_null(pod(&e, "p4"));
+    assert_int_equal(stat_of(&e, "lists"), 2);
+    assert_int_equal(stat_of(&e, "streamed"), 2);
+    assert_int_equal(ebb__informers_queued(e.inf), 0);
+    env_close(&e);
+}
+
+static bool some_errors(struct env *e) { return stat_of(e, "errors") >= 3; }
+
+/* --sync-mode=watchlist: a refusal is an error, the stream asked again,
+ * never a LIST; readiness says why. */
+static void test_stream_forced(void **state)
+{
+    static const char invalid[] =
+        "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: 83\r\n\r\n"
+        "{\"kind\":\"Status\",\"status\":\"Failure\",\"message\":\"sendInitialEvents: nope\",\"code\":400}";
+    struct env e;
+    char buf[512];
+    (void)state;
+
+    sync_mode = EBB_SYNC_WATCHLIST;
+    env_open(&e, false);
+    sync_mode = EBB_SYNC_LIST;
+    others_streamed(&e);
+    ks_add(&e.srv, KS_PODS, invalid, sizeof(invalid) - 1, 3, false, false);
+    for (int k = 0; k < 3; k++)
+        ks_add(&e.srv, KS_PODS, invalid, sizeof(invalid) - 1, 1, false, false);
+    ebb_informers_start(e.inf);
+    run_until(&e, some_errors);
+    assert_false(synced(&e));
+    assert_int_equal(ebb_informers_not_current(e.inf, 0, buf, sizeof(buf)), 1);
+    assert_non_null(strstr(buf, "streaming list refused (--sync-mode=watchlist)"));
+    assert_non_null(strstr(buf, "sendInitialEvents: nope"));
+    for (int i = 0; i < e.srv.nlog; i++)
+        assert_null(strstr(e.srv.log[i], "limit="));
+    env_close(&e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -444,6 +580,11 @@ int main(void)
         cmocka_unit_test(test_idle_watch_cut_is_routine),
         cmocka_unit_test(test_hold_bounded),
         cmocka_unit_test(test_stream_syncs_at_bookmark),
+        cmocka_unit_test(test_stream_refused_422),
+        cmocka_unit_test(test_stream_refused_error_event),
+        cmocka_unit_test(test_stream_without_end_bookmark),
+        cmocka_unit_test(test_stream_relist_drops_gone),
+        cmocka_unit_test(test_stream_forced),
     };
 
     signal(SIGPIPE, SIG_IGN);
