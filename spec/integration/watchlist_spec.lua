@@ -189,26 +189,32 @@ describe("ebb run's streaming list against kube-apiserver v1.35", function()
     local err = run:stderr()
     assert.matches("%(streaming list: " .. ALL:gsub("%-", "%%-") .. "; paged LIST: none%)", err)
     assert.not_matches("does not offer a streaming list", err)
-    -- what the stream brought is the cluster: the three pods of ns
-    local before = R.metric(run:metrics(), "ebb_cache_objects", '{kind="Pod"}')
-    local pods = cp:pods(ns)
-    cp:delete("/api/v1/namespaces/" .. ns .. "/pods/" .. pods[1].metadata.name, "?gracePeriodSeconds=0")
-    cp:wait(function()
-      local n = R.metric(run:metrics(), "ebb_cache_objects", '{kind="Pod"}')
-      return n ~= nil and n ~= before and n
-    end, 20, "the delete seen by ebb")
+    -- after the initial events the same stream is the watch: a pod created
+    -- and then deleted arrives, then goes
+    local n0 = R.metric(run:metrics(), "ebb_cache_objects", '{kind="Pod"}')
+    cp:pod(ns, "solo", { node = ns .. "-n1" })
+    cp:wait(function() return R.metric(run:metrics(), "ebb_cache_objects", '{kind="Pod"}') == n0 + 1 end, 20,
+      "the new pod seen by ebb")
+    cp:delete("/api/v1/namespaces/" .. ns .. "/pods/solo", "?gracePeriodSeconds=0")
+    cp:wait(function() return R.metric(run:metrics(), "ebb_cache_objects", '{kind="Pod"}') == n0 end, 20,
+      "the delete seen by ebb")
     local m = run:metrics()
     for _, r in ipairs(RESOURCES) do
       assert.equal(1, R.metric(m, "ebb_watch_streamed_lists_total", '{resource="' .. r .. '"}'), r)
     end
-    local lists, streams = 0, 0
-    for _, ev in ipairs(ebb_requests(cp, from)) do
-      if ev.verb == "list" then lists = lists + 1 end
-      if ev.verb == "watch" and ev.requestURI:match("sendInitialEvents=true") then streams = streams + 1 end
-    end
+    -- a watch is in the audit log once it ends (ResponseComplete)
+    run:stop()
+    local lists, streams
+    cp:wait(function()
+      lists, streams = 0, 0
+      for _, ev in ipairs(ebb_requests(cp, from)) do
+        if ev.verb == "list" then lists = lists + 1 end
+        if ev.verb == "watch" and ev.requestURI:match("sendInitialEvents=true") then streams = streams + 1 end
+      end
+      return streams >= #RESOURCES
+    end, 15, "ebb's streaming lists in the audit log")
     assert.equal(0, lists)
     assert.equal(#RESOURCES, streams)
-    run:stop()
     cp:restart_apiserver{ without = { "--watch-cache" } }   -- the watch cache back, for what runs after
   end)
 end)
