@@ -848,7 +848,8 @@ static int apply_event(struct informer *i, char *line, size_t len)
         drop_key(i, &why);
         event_rv(i, obj);
         progressed(i);
-        i->st.events++;
+        if (!i->streaming)   /* the initial events are a round's items, not changes */
+            i->st.events++;
         ebb_json_arena_reset(s->arena);
         return 0;
     }
@@ -869,7 +870,8 @@ static int apply_event(struct informer *i, char *line, size_t len)
         skipped(i, &why);
         event_rv(i, obj);
         progressed(i);
-        i->st.events++;
+        if (!i->streaming)   /* the initial events are a round's items, not changes */
+            i->st.events++;
         ebb_json_arena_reset(s->arena);
         return 0;
     }
@@ -895,7 +897,8 @@ static int apply_event(struct informer *i, char *line, size_t len)
     }
     event_rv(i, obj);
     progressed(i);
-    i->st.events++;
+    if (!i->streaming)   /* the initial events are a round's items, not changes */
+        i->st.events++;
     if (!i->streaming)   /* a round says RELIST once it is in, as a LIST does */
         ebb__watch_changed(s, i->kind, t, ns, name);
     ebb_str_release(ns);

@@ -429,6 +429,7 @@ static void test_stream_syncs_at_bookmark(void **state)
     assert_int_equal(stat_of(&e, "lists"), 1);
     assert_int_equal(stat_of(&e, "streamed"), 1);
     assert_int_equal(stat_of(&e, "paged"), 0);
+    assert_int_equal(stat_of(&e, "events"), 1);   /* the DELETED: the initial events are the list */
     for (int i = 0; i < e.srv.nlog; i++)
         assert_null(strstr(e.srv.log[i], "limit="));   /* no LIST of anything */
     assert_int_equal(ebb_informers_not_current(e.inf, 0, buf, sizeof(buf)), 0);

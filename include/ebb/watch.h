@@ -120,7 +120,7 @@ struct ebb_informer_stats {
     const char *resource;        /* "pods", "nodes", ... */
     bool synced;
     bool watching;
-    uint64_t events;             /* watch events applied */
+    uint64_t events;             /* watch events applied (not a streaming list's initial ones) */
     uint64_t lists;              /* LIST rounds completed (1 + relists), streamed or paged */
     uint64_t streamed;           /* of them, by a streaming list */
     bool paged;                  /* the server refused the streaming list: paged LISTs */
