@@ -1006,35 +1006,50 @@ void ebb__watch_on_watch_done(struct ebb_kube_req *req, int status, const char *
     i->req = NULL;
     if (i->state == ST_CLOSED)
         return;
-    if (i->line_len > 0) {
-        /* the stream ended in the middle of an event: nothing of it applies */
-        i->line_len = 0;
-        ebb__watch_broke(i, "the watch stream ended inside an event; resuming");
-        i->st.resumes++;
-        ebb__watch_retry_later(i);
-        return;
-    }
     if (i->streaming) {
-        if (status == 200) {
+        bool torn = i->line_len > 0;
+        i->line_len = 0;
+        if (status == 200 && !torn) {
             ebb__watch_stream_refused(i, "the stream ended before its initial-events-end bookmark");
             return;
         }
         snprintf(what, sizeof(what), "WATCH %s (streaming list)", i->path);
-        ebb_kube_answer_text(what, status, body, len, msg, sizeof(msg));
-        if (status == 400 || status == 422) {
+        if (torn)
+            snprintf(msg, sizeof(msg), "%s: the stream ended inside an event", what);
+        else
+            ebb_kube_answer_text(what, status, body, len, msg, sizeof(msg));
+        if (!torn && (status == 400 || status == 422)) {
             /* sendInitialEvents or resourceVersionMatch refused (v1.25:
              * 422 "resourceVersionMatch is forbidden for watch") */
             ebb__watch_stream_refused(i, msg);
             return;
         }
-        if (status == 401 || status == 403 || status == 404) {
+        if (!torn && (status == 401 || status == 403 || status == 404)) {
             /* what a LIST says of it is what readiness and a front end
              * waiting for the first sync act on (ebb_informers_refused) */
             ebb_log(EBB_LOG_DEBUG, "watch %s: %s; trying a LIST", i->name, msg);
             ebb__watch_start_list(i, NULL);
             return;
         }
-        ebb__watch_broke(i, msg);   /* 5xx, a cut: the stream is asked again */
+        /* 5xx, a cut: the stream is asked again, but a server whose
+         * streams never reach their end (one that cuts a stream past what
+         * it queues for a reader) is listed in pages instead */
+        if (++i->stream_fails >= STREAM_FAILS_MAX && i->set->o.sync_mode == EBB_SYNC_AUTO) {
+            char why[1200];
+            snprintf(why, sizeof(why), "%d streaming lists in a row broke before their initial-events-end "
+                     "bookmark, the last: %s", i->stream_fails, msg);
+            ebb__watch_stream_refused(i, why);
+            return;
+        }
+        ebb__watch_broke(i, msg);
+        i->st.resumes++;
+        ebb__watch_retry_later(i);
+        return;
+    }
+    if (i->line_len > 0) {
+        /* the stream ended in the middle of an event: nothing of it applies */
+        i->line_len = 0;
+        ebb__watch_broke(i, "the watch stream ended inside an event; resuming");
         i->st.resumes++;
         ebb__watch_retry_later(i);
         return;

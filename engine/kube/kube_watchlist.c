@@ -69,6 +69,7 @@ void ebb__watch_stream_end(struct informer *i)
     i->by_stream = true;
     i->st.lists++;
     i->st.streamed++;
+    i->stream_fails = 0;
     i->relisting = false;
     i->broken_since = i->reopened_from = 0;   /* the view is the server's as of now */
     i->last_error[0] = '\0';

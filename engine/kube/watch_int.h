@@ -22,6 +22,9 @@ enum { ST_IDLE, ST_LISTING, ST_WATCHING, ST_RETRY, ST_CLOSED };
  * anything is reopened with backoff, not at once. */
 #define WATCH_QUICK_MS 10000
 #define WATCH_IDLE_MARGIN_S 30        /* past the server's timeoutSeconds */
+/* Streaming lists in a row that may break (a 5xx, a cut) before the
+ * resource is listed in pages instead (--sync-mode=auto). */
+#define STREAM_FAILS_MAX 3
 
 struct informers_s;
 
@@ -59,6 +62,7 @@ struct informer {
                                    * from now on (said once) */
     bool by_stream;               /* the last round completed was a streaming list */
     uint64_t stream_last;         /* ms, the last object event of that stream */
+    int stream_fails;             /* streaming lists in a row that broke before their end */
     struct ebb_kube_req *req;
     /* the LIST in progress */
     struct ebb_list_reader *reader;

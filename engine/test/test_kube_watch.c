@@ -441,7 +441,8 @@ static void test_stream_syncs_at_bookmark(void **state)
  * is forbidden for watch"), an ERROR event (v1.35 on an etcd without
  * progress requests), a stream that goes quiet without its
  * initial-events-end bookmark (a server that ignores sendInitialEvents, or
- * a bookmark without the annotation). What the refused stream brought is
+ * a bookmark without the annotation), a stream cut inside an event three
+ * times in a row (a server that ends a stream past what it queues). What the refused stream brought is
  * replaced by the LIST (p0 is gone); the next round is a LIST again. */
 static void refused_then_listed(int how)
 {
@@ -462,9 +463,13 @@ static void refused_then_listed(int how)
         stream(&e, KS_PODS, "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"status\":\"Failure\",\"message\":"
                "\"a watch stream was requested by the client but the required storage feature "
                "RequestWatchProgress is disabled\",\"reason\":\"InternalError\",\"code\":500}}\n");
-    else
+    else if (how == 2)
         stream(&e, KS_PODS, "{\"type\":\"ADDED\",\"object\":" POD("p0", "") "}\n"
                "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Pod\",\"metadata\":{\"resourceVersion\":\"8\"}}}\n");
+    else   /* cut inside an event, again and again (a server past what it queues) */
+        for (int k = 0; k < 3; k++)
+            answer(&e, KS_PODS, false, false, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                   "Transfer-Encoding: chunked\r\n\r\n%s", "30\r\n{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"p0\r\n");
     ok_json(&e, KS_PODS, "{\"metadata\":{\"resourceVersion\":\"9\"},\"items\":[" POD("p1", "") "]}");
     stream(&e, KS_PODS, "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,\"message\":\"too old\"}}\n");
     ok_json(&e, KS_PODS, "{\"metadata\":{\"resourceVersion\":\"20\"},\"items\":[" POD("p2", "") "]}");
@@ -489,7 +494,7 @@ static void refused_then_listed(int how)
             streams += strstr(e.srv.log[i], "sendInitialEvents=true") != NULL;
             lists += strncmp(e.srv.log[i], "/api/v1/pods?limit=", 19) == 0;
         }
-        assert_int_equal(streams, 1);
+        assert_int_equal(streams, how == 3 ? 3 : 1);
         assert_int_equal(lists, 2);
     }
     env_close(&e);
@@ -498,6 +503,7 @@ static void refused_then_listed(int how)
 static void test_stream_refused_422(void **state) { (void)state; refused_then_listed(0); }
 static void test_stream_refused_error_event(void **state) { (void)state; refused_then_listed(1); }
 static void test_stream_without_end_bookmark(void **state) { (void)state; refused_then_listed(2); }
+static void test_stream_cut_again_and_again(void **state) { (void)state; refused_then_listed(3); }
 
 /* A relist by a streaming list is a LIST round: what was cached and is no
  * longer there is deleted at the initial-events-end bookmark (not before:
@@ -584,6 +590,7 @@ int main(void)
         cmocka_unit_test(test_stream_refused_422),
         cmocka_unit_test(test_stream_refused_error_event),
         cmocka_unit_test(test_stream_without_end_bookmark),
+        cmocka_unit_test(test_stream_cut_again_and_again),
         cmocka_unit_test(test_stream_relist_drops_gone),
         cmocka_unit_test(test_stream_forced),
     };

@@ -11,7 +11,8 @@
  * bookmark (or its last page) is in; what the stream or the list did not
  * hold is then deleted, as after a LIST. A server that refuses the
  * streaming list (400 or 422, an ERROR event, a stream that ends, or goes
- * quiet for EBB_STREAM_IDLE_MS, before the initial-events-end bookmark)
+ * quiet for EBB_STREAM_IDLE_MS, before the initial-events-end bookmark;
+ * three streams in a row that break before it)
  * gets paged LISTs for that resource from then on, said once in the log
  * (EBB_SYNC_AUTO); EBB_SYNC_LIST never asks for a stream, EBB_SYNC_WATCHLIST
  * never falls back (a refusal is an error, retried with backoff); after a disconnect the watch
