@@ -20,7 +20,10 @@
  *            REPEAT_MAX, so an input of a few KiB can be a huge body)
  *   L bytes  what is written
  * Flags: 0x01 the informers are held (a cycle runs) until nothing more
- * comes, then released; 0x02 the metrics.k8s.io pollers run too.
+ * comes, then released; 0x02 the metrics.k8s.io pollers run too; 0x04
+ * the first sync of each resource asks for a streaming list (WATCH with
+ * sendInitialEvents: its answers are its initial events, refusals, or
+ * silence), else paged LISTs.
  * A resource's requests take its answers in order; one that finds none is
  * answered with an empty List (a LIST) or left open (a WATCH). The run
  * ends once every answer is out and the client has had time to read it
@@ -38,6 +41,7 @@
 extern double ebb__informers_backoff;
 extern double ebb__kube_backoff;
 extern size_t ebb__informers_queue_max;
+extern uint64_t ebb__informers_stream_idle_ms;
 size_t ebb__informers_queued(const struct ebb_informers *s);
 
 #define REPEAT_MAX ((size_t)4 << 20)
@@ -118,6 +122,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* small enough that what a cycle holds goes past it */
     ebb__informers_queue_max = 16u << 10;
     io.metrics = (data[0] & 0x02) != 0;
+    io.sync_mode = (data[0] & 0x04) != 0 ? EBB_SYNC_AUTO : EBB_SYNC_LIST;
+    ebb__informers_stream_idle_ms = 20;   /* a silent stream falls back within a run */
     held = (data[0] & 0x01) != 0;
     snprintf(server, sizeof(server), "http://127.0.0.1:%d", w.port);
     if (ebb_kube_create(&loop, &cfg, &ko, &kube, &err) != 0 || ebb_cache_create(&cache) != 0 ||

@@ -145,3 +145,31 @@ seed("metrics", 2, *all_lists(),
      answer(7, http(200, json.dumps({"kind": "PodMetricsList", "items": [
          {"metadata": {"name": "p", "namespace": "d"}, "timestamp": "2026-01-01T00:00:00Z",
           "containers": [{"name": "c", "usage": {"cpu": "9223372036854775807", "memory": "1"}}]}]}))))
+
+
+# flag 0x04: streaming lists (a WATCH with sendInitialEvents) first
+def end_mark(rv="100"):
+    return ev("BOOKMARK", {"kind": "Pod", "metadata": {"resourceVersion": rv,
+                                                      "annotations": {"k8s.io/initial-events-end": "true"}}})
+
+
+def all_streams(rv="100"):
+    return [answer(i, chunked([ev("ADDED", o) for o in items(k)] + [end_mark(rv)], end=False), keep_open=True)
+            for k, i in KIND_OF.items()]
+
+
+# every resource streamed, then changes on the same streams
+seed("stream-sync", 4, *all_streams(),
+     answer(5, chunked([ev("MODIFIED", pods[0]), ev("DELETED", pods[0])], end=False), keep_open=True,
+            more=True))
+# the same while a cycle holds the informers
+seed("stream-held", 5, *all_streams())
+# refusals: 422 (v1.25), an ERROR event (a watch cache on an old etcd), a
+# stream that ends before its end bookmark; paged LISTs after each
+seed("stream-refused", 4,
+     answer(0, http(422, json.dumps({"kind": "Status", "status": "Failure", "reason": "Invalid", "code": 422,
+                                     "message": "resourceVersionMatch is forbidden for watch"}))),
+     answer(1, chunked([ev("ERROR", {"kind": "Status", "code": 500, "reason": "InternalError",
+                                     "message": "the required storage feature RequestWatchProgress is disabled"})])),
+     answer(5, chunked([ev("ADDED", p) for p in pods[:2]])),
+     answer(5, http(200, lst("Pod", pods[:3]))))

@@ -421,6 +421,9 @@ int ebb_metrics_register_standard_with(struct ebb_metrics *m, bool workload_labe
                             "Watch events applied to the cache", resource, NULL, 0) ||
         !ebb_metrics_family(m, EBB_METRIC_COUNTER, "ebb_watch_lists_total",
                             "Complete LISTs of the resource (the first one and every relist)", resource, NULL, 0) ||
+        !ebb_metrics_family(m, EBB_METRIC_COUNTER, "ebb_watch_streamed_lists_total",
+                            "Of those, the ones made by a streaming list (WATCH with sendInitialEvents)",
+                            resource, NULL, 0) ||
         !ebb_metrics_family(m, EBB_METRIC_COUNTER, "ebb_watch_resumes_total",
                             "Watches restarted from the last resourceVersion", resource, NULL, 0) ||
         !ebb_metrics_family(m, EBB_METRIC_COUNTER, "ebb_watch_errors_total",

@@ -85,7 +85,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
     enum {
         F_POLICY = 1000, F_DIR, F_KUBECONFIG, F_CONTEXT, F_INTERVAL, F_ONCE, F_DRY, F_LE, F_LE_DUR,
         F_LE_RENEW, F_LE_RETRY, F_LE_NAME, F_LE_NS, F_LE_LOCK, F_QPS, F_BURST, F_BIND, F_PORT,
-        F_STALE, F_PAGE, F_NOW, F_RELOAD_DEBOUNCE, F_NO_RELOAD, F_RELOAD_POLL,
+        F_STALE, F_PAGE, F_SYNC_MODE, F_NOW, F_RELOAD_DEBOUNCE, F_NO_RELOAD, F_RELOAD_POLL,
         F_SCRIPT_TIMEOUT, F_SCRIPT_MEMORY, F_TRIGGER_DELAY, F_FEATURES, F_SYNC_TIMEOUT,
         F_V, F_LOG_FORMAT, F_NO_METRICS, F_WORKLOAD_LABELS, F_CONTENT_TYPE, F_SECURE_PORT, F_IGNORED, F_HTTP2,
         F_REFUSED = 2000,
@@ -142,6 +142,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
         { "max-stale", required_argument, NULL, F_STALE },
         { "sync-timeout", required_argument, NULL, F_SYNC_TIMEOUT },
         { "page-size", required_argument, NULL, F_PAGE },
+        { "sync-mode", required_argument, NULL, F_SYNC_MODE },
         { "now", required_argument, NULL, F_NOW },
         { "reload-debounce", required_argument, NULL, F_RELOAD_DEBOUNCE },
         { "reload-poll", required_argument, NULL, F_RELOAD_POLL },
@@ -319,6 +320,18 @@ static int parse(int argc, char **argv, struct run_opts *o)
             o->page_size = (int)strtol(optarg, &end, 10);
             if (*optarg == '\0' || *end != '\0' || o->page_size < 1 || o->page_size > 100000) {
                 fprintf(stderr, "ebb: error: --page-size: \"%s\" is not a number from 1 to 100000\n", optarg);
+                return EXIT_INPUT;
+            }
+            break;
+        case F_SYNC_MODE:
+            if (strcmp(optarg, "auto") == 0) {
+                o->sync_mode = EBB_SYNC_AUTO;
+            } else if (strcmp(optarg, "list") == 0) {
+                o->sync_mode = EBB_SYNC_LIST;
+            } else if (strcmp(optarg, "watchlist") == 0) {
+                o->sync_mode = EBB_SYNC_WATCHLIST;
+            } else {
+                fprintf(stderr, "ebb: error: --sync-mode: \"%s\" is not auto, list or watchlist\n", optarg);
                 return EXIT_INPUT;
             }
             break;
@@ -647,6 +660,8 @@ static void refresh_gauges(struct runner *r)
         ebb_metric_set(ebb_metrics_find(r->metrics, "ebb_watch_up"), v, st[i].watching);
         ebb_metric_set(ebb_metrics_find(r->metrics, "ebb_watch_events_total"), v, (double)st[i].events);
         ebb_metric_set(ebb_metrics_find(r->metrics, "ebb_watch_lists_total"), v, (double)st[i].lists);
+        ebb_metric_set(ebb_metrics_find(r->metrics, "ebb_watch_streamed_lists_total"), v,
+                       (double)st[i].streamed);
         ebb_metric_set(ebb_metrics_find(r->metrics, "ebb_watch_resumes_total"), v, (double)st[i].resumes);
         ebb_metric_set(ebb_metrics_find(r->metrics, "ebb_watch_errors_total"), v, (double)st[i].errors);
     }
@@ -1234,6 +1249,7 @@ int ebb_run_main(int argc, char **argv)
         goto fail;
     ebb_engine_set_prom(r->engine, ebb__run_queue_query, r);
     io.page_size = r->o.page_size;
+    io.sync_mode = r->o.sync_mode;
     io.metrics = metrics;
     io.koord_metrics = koord;
     if ((rc = ebb_informers_create(r->loop, r->kube, r->cache, &io, &r->inf)) != 0)

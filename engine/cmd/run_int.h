@@ -66,6 +66,7 @@ struct run_opts {
     double max_stale_s;
     double sync_timeout_s;        /* the first sync (and a --once cycle) must start by then */
     int page_size;
+    int sync_mode;                /* --sync-mode: EBB_SYNC_* */
     int64_t now;                  /* --now: a fixed clock (tests, replays) */
     bool reload;                  /* watch --policy and --policy-dir for changes */
     uint64_t script_timeout_ms;   /* engine defaults for every Lua sandbox */

@@ -1,6 +1,8 @@
-/* The watch cache: one informer per resource (LIST, then WATCH), a poller
- * for metrics.k8s.io, and a queue that holds changes while a cycle runs.
- * See include/ebb/watch.h.
+/* The watch cache: one informer per resource (a streaming list or a paged
+ * LIST, then WATCH), a poller for metrics.k8s.io, and a queue that holds
+ * changes while a cycle runs. See include/ebb/watch.h; the streaming list's
+ * requests and fallback are in kube_watchlist.c, the spill in kube_spill.c,
+ * the state they share in kube/watch_int.h.
  *
  * Every byte a server sends is bounded here or below: a LIST answer is
  * read as it arrives (ebb_list_reader: one item held at a time), at most
@@ -10,7 +12,14 @@
  * EBB_HOLD_QUEUE_MAX in all. Past a bound, that request fails (and is
  * retried with backoff, a page with half the limit) or the resource is
  * listed again; never more memory. An object ebb cannot keep is skipped
- * alone (ebb_decode_from_server decides), never its page or its stream. */
+ * alone (ebb_decode_from_server decides), never its page or its stream.
+ *
+ * A streaming list is a watch whose initial events are a LIST round: its
+ * events are bounded as a watch's (one line held at a time), its objects
+ * are counted as a round's (EBB_LIST_OBJECTS_MAX), what it held is marked
+ * seen, and its initial-events-end bookmark ends the round as a last page
+ * does (what it did not hold is deleted; synced; the watch goes on in the
+ * same stream from the bookmark's resourceVersion). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -23,116 +32,7 @@
 #include "ebb/quantity.h"
 #include "ebb/snapshot.h"
 #include "ebb/watch.h"
-#include "base/map.h"
-
-enum { ST_IDLE, ST_LISTING, ST_WATCHING, ST_RETRY, ST_CLOSED };
-
-/* A LIST page is answered within the API server's own request timeout
- * (--request-timeout, 60 s). */
-#define LIST_TIMEOUT_MS 60000
-/* A watch event is one object plus {"type":...,"object":...}. */
-#define EVENT_MAX (EBB_OBJECT_MAX + ((size_t)64 << 10))
-/* A watch that ends (200) sooner than this without having brought
- * anything is reopened with backoff, not at once. */
-#define WATCH_QUICK_MS 10000
-#define WATCH_IDLE_MARGIN_S 30        /* past the server's timeoutSeconds */
-
-struct informers_s;
-
-enum { Q_ITEM, Q_PAGE_END, Q_EVENT };
-
-struct queued {
-    struct queued *next;
-    int type;                     /* Q_* */
-    bool big;                     /* Q_ITEM: larger than EBB_OBJECT_MAX, not kept */
-    size_t len;
-    char data[];                  /* Q_PAGE_END: resourceVersion, NUL, continue, NUL */
-};
-
-struct informer {
-    struct ebb_informers *set;
-    const char *name;             /* "pods" */
-    const char *path;             /* "/api/v1/pods" */
-    int kind;
-    bool poll;                    /* metrics: LIST every interval, no watch */
-    int state;
-    char rv[128];
-    bool synced;                  /* listed at least once */
-    bool relisting;               /* a LIST to replace what is cached */
-    struct ebb_map seen;          /* (ns, name) seen by the LIST in progress */
-    uint64_t broken_since;        /* ms; 0: healthy */
-    uint64_t reopened_from;       /* broken_since before the watch reopened, until it
-                                   * proves itself (an event, a bookmark): a failure
-                                   * right after the reopening counts from then */
-    char last_error[1024];        /* what broke it last (sync timeouts name it): a
-                                   * 403's message whole, with verb and resource */
-    int refused;                  /* 401/403 to its last LIST while never synced, else 0 */
-    struct ebb_kube_req *req;
-    /* the LIST in progress */
-    struct ebb_list_reader *reader;
-    char cont[4096];              /* the continue token of the page asked for */
-    int limit;                    /* items asked for per page (halved when a page is too large) */
-    size_t round_pages;           /* pages in this LIST round (EBB_LIST_OBJECTS_MAX) */
-    /* the watch in progress */
-    char *line;                   /* an event line split across chunks */
-    size_t line_len, line_cap;
-    bool line_over;               /* the event went past EVENT_MAX */
-    uint64_t opened_at;           /* ms, when the watch was asked for */
-    bool progress;                /* the watch brought an event or a bookmark */
-    bool opened;                  /* the server accepted the watch (2xx, headers in) */
-    int bad;                      /* answers in a row that were not what the API promises */
-    uv_timer_t timer;             /* retries and polls */
-    int attempt;
-    struct queued *qhead, *qtail;
-    size_t queued, queued_bytes;
-    bool overflow;                /* the queue went past its bound: relist once released */
-    struct ebb_informer_stats st;
-};
-
-#define SPILL_SEGMENT ((uint64_t)32 << 20)   /* see spill_tend */
-#define SPILL_SLACK (2 * SPILL_SEGMENT)
-
-static FILE *spill_file(void);
-
-struct segment {
-    uint16_t src;                 /* the cache's source index */
-    uint64_t size;
-};
-
-struct ebb_informers {
-    uv_loop_t *loop;
-    struct ebb_kube *kube;
-    struct ebb_cache *cache;
-    struct ebb_informers_opts o;
-    FILE *spill;                  /* bytes of cached objects, for pod.object */
-    uint16_t spill_src;
-    struct ebb_json_arena *arena; /* watch events and LIST items are parsed here */
-    bool hold;
-    bool started;
-    uint64_t started_at;          /* uv_hrtime() of ebb_informers_start */
-    bool compacted;               /* laid out once, when everything first synced */
-    uint64_t spill_off;           /* bytes in the spill file written to: ftell would
-                                   * flush its buffer (and lseek) every event */
-    uint64_t spill_check;         /* size of the spill file at which to start another */
-    struct segment *segs;         /* the spill files before it, see spill_tend */
-    size_t nsegs, capsegs;
-    uint64_t spill_moves, spill_moved;
-    size_t queued_bytes;          /* of every informer's queue (EBB_HOLD_QUEUE_MAX) */
-    size_t n;
-    struct informer inf[10];
-    ebb_informer_change_fn change;
-    void *change_ud;
-    ebb_informer_skip_fn skip;
-    void *skip_ud;
-    int closing;                  /* timers still to close */
-    void (*closed_cb)(void *);
-    void *closed_ud;
-};
-
-static uint64_t now_ms(struct ebb_informers *s)
-{
-    return uv_now(s->loop);
-}
+#include "kube/watch_int.h"
 
 /* ---- setup -------------------------------------------------------------- */
 
@@ -176,14 +76,7 @@ int ebb_informers_create(uv_loop_t *loop, struct ebb_kube *kube, struct ebb_cach
         free(s);
         return EBB_ENOMEM;
     }
-    s->spill_check = SPILL_SEGMENT;
-    if ((s->spill = spill_file()) == NULL || ebb_cache_add_source(cache, s->spill, &s->spill_src) != 0) {
-        if (s->spill == NULL)   /* a read-only root filesystem without a volume at /tmp */
-            ebb_log(EBB_LOG_ERROR, "watch: cannot create a file in /tmp for the objects' text (%s): "
-                                   "ebb needs a writable /tmp (an emptyDir, as deploy/ mounts)",
-                    strerror(errno));
-        if (s->spill)
-            fclose(s->spill);
+    if (ebb__spill_open(&s->spill, cache) != 0) {
         ebb_json_arena_destroy(s->arena);
         free(s);
         return EBB_EIO;
@@ -218,7 +111,7 @@ void ebb_informers_on_skip(struct ebb_informers *s, ebb_informer_skip_fn fn, voi
     s->skip_ud = ud;
 }
 
-static void changed(struct ebb_informers *s, int kind, const char *type, ebb_str ns, ebb_str name)
+void ebb__watch_changed(struct ebb_informers *s, int kind, const char *type, ebb_str ns, ebb_str name)
 {
     if (s->change)
         s->change(s->change_ud, kind, type, ns, name);
@@ -240,9 +133,7 @@ static void skipped(struct informer *i, const struct ebb_skip *why)
 
 /* ---- retry -------------------------------------------------------------- */
 
-static void start_list(struct informer *i, const char *cont);
 static void start_watch(struct informer *i);
-static void cancel_req(struct informer *i);
 
 static void on_timer(uv_timer_t *t)
 {
@@ -250,9 +141,12 @@ static void on_timer(uv_timer_t *t)
 
     if (i->state == ST_CLOSED)
         return;
-    if (i->poll || !i->synced || i->relisting || i->rv[0] == '\0')
-        start_list(i, i->cont);   /* the page that failed, or the first */
-    else
+    if (i->poll || !i->synced || i->relisting || i->rv[0] == '\0') {
+        if (i->cont[0] == '\0' && ebb__watch_use_stream(i))
+            ebb__watch_start_stream(i);
+        else
+            ebb__watch_start_list(i, i->cont);   /* the page that failed, or the first */
+    } else
         start_watch(i);
 }
 
@@ -261,7 +155,7 @@ static void on_timer(uv_timer_t *t)
 double ebb__informers_backoff = 1.0;
 
 /* Back off with full jitter: 100 ms doubling to 30 s. */
-static void retry_later(struct informer *i)
+void ebb__watch_retry_later(struct informer *i)
 {
     uint64_t cap = 100u << (i->attempt < 9 ? i->attempt : 9);
 
@@ -269,6 +163,7 @@ static void retry_later(struct informer *i)
         cap = 30000;
     i->attempt++;
     i->state = ST_RETRY;
+    i->streaming = false;   /* the next round decides again (ebb__watch_start_sync) */
     uv_timer_start(&i->timer, on_timer,
                    (uint64_t)((double)((uint64_t)(rand() % (int)cap) + 1) * ebb__informers_backoff), 0);
 }
@@ -276,11 +171,11 @@ static void retry_later(struct informer *i)
 /* The view of this resource is not current from now on (or from when the
  * watch last reopened without proving itself: a watch the server accepts
  * and then breaks, again and again, is stale all along). */
-static void broke(struct informer *i, const char *why)
+void ebb__watch_broke(struct informer *i, const char *why)
 {
     i->st.errors++;
     if (i->broken_since == 0)
-        i->broken_since = i->reopened_from ? i->reopened_from : now_ms(i->set);
+        i->broken_since = i->reopened_from ? i->reopened_from : ebb__watch_now_ms(i->set);
     i->reopened_from = 0;
     /* what a server said goes into /readyz and the log: shown safely */
     ebb_decode_shown(why, i->last_error, sizeof(i->last_error));
@@ -288,7 +183,7 @@ static void broke(struct informer *i, const char *why)
 }
 
 /* The request in flight, if any, is dropped (its on_done is ignored). */
-static void cancel_req(struct informer *i)
+void ebb__watch_cancel_req(struct informer *i)
 {
     struct ebb_kube_req *r = i->req;
 
@@ -311,7 +206,7 @@ static void list_seen(void *ud, int kind, ebb_str ns, ebb_str name)
 }
 
 /* A LIST round is over (done, or given up): what it saw is forgotten. */
-static void free_seen(struct informer *i)
+void ebb__watch_free_seen(struct informer *i)
 {
     i->round_pages = 0;
     for (size_t k = 0; k < i->seen.cap; k++) {
@@ -369,14 +264,14 @@ static void collect_gone(void *obj, void *ud)
 }
 
 /* A full LIST replaced what was cached: delete what it no longer holds. */
-static void drop_unseen(struct informer *i)
+void ebb__watch_drop_unseen(struct informer *i)
 {
     struct gone g = { i, 0, 0, NULL };
 
     ebb_cache_each(i->set->cache, i->kind, collect_gone, &g);
     for (size_t k = 0; k < g.n; k++) {
         if (ebb_cache_delete(i->set->cache, i->kind, g.v[k].ns, g.v[k].name) == 0)
-            changed(i->set, i->kind, "DELETED", g.v[k].ns, g.v[k].name);
+            ebb__watch_changed(i->set, i->kind, "DELETED", g.v[k].ns, g.v[k].name);
         ebb_str_release(g.v[k].ns);
         ebb_str_release(g.v[k].name);
     }
@@ -401,145 +296,41 @@ static void smooth(struct ebb_informers *s, struct ebb_node_metrics *m)
 /* Once every resource has been listed the first time, before any cycle:
  * sort the indexes once and lay the pods out in the order cycles visit
  * them (ebb_cache_compact; slots are renumbered, which nothing holds yet). */
-static void first_sync(struct ebb_informers *s)
+void ebb__watch_first_sync(struct ebb_informers *s)
 {
     if (s->compacted || !ebb_informers_synced(s))
         return;
+    char streamed[512] = "", paged[512] = "";
+    size_t ns = 0, np = 0;
+
     s->compacted = true;
-    ebb_log(EBB_LOG_INFO, "watch: caches synced in %.2f s: %zu nodes, %zu pods",
-            (double)(uv_hrtime() - s->started_at) / 1e9, ebb_cache_count(s->cache, EBB_KIND_NODE),
-            ebb_cache_count(s->cache, EBB_KIND_POD));
+    /* how each resource was listed: what the specs and operators check */
+    for (size_t k = 0; k < s->n; k++) {
+        char *b = s->inf[k].by_stream ? streamed : paged;
+        size_t *n = s->inf[k].by_stream ? &ns : &np;
+        int w = snprintf(b + *n, sizeof(streamed) - *n, "%s%s", *n ? ", " : "", s->inf[k].name);
+        if (w > 0)
+            *n = *n + (size_t)w < sizeof(streamed) ? *n + (size_t)w : sizeof(streamed) - 1;
+    }
+    ebb_log(EBB_LOG_INFO, "watch: caches synced in %.2f s: %zu nodes, %zu pods (streaming list: %s; "
+            "paged LIST: %s)", (double)(uv_hrtime() - s->started_at) / 1e9,
+            ebb_cache_count(s->cache, EBB_KIND_NODE), ebb_cache_count(s->cache, EBB_KIND_POD),
+            ns ? streamed : "none", np ? paged : "none");
     ebb_cache_build_indexes(s->cache);
     if (ebb_cache_compact(s->cache) != 0)
         ebb_log(EBB_LOG_WARN, "watch: out of memory laying out the pods; they stay where they are");
 }
 
-/* Every new version of a pod or node is appended to the spill, so under
- * churn it would grow without end. It is a chain of files (segments) of
- * about SPILL_SEGMENT bytes: when the one written to is full, a new one
- * starts, and while the older ones hold more than twice their live bytes
- * plus SPILL_SLACK, the one with the fewest live bytes has them copied to
- * the new one and is closed (its disk space goes with it). The spill so
- * stays under about twice the live bytes plus SPILL_SLACK and a segment,
- * and no copy moves more than half a segment (the segment chosen is no
- * more live than the average, under half): the loop is never held long. */
-static FILE *spill_file(void)
-{
-    FILE *f = tmpfile();
-
-    if (f != NULL)
-        setvbuf(f, NULL, _IOFBF, 1u << 20);   /* events append a few KB each: one write per MB */
-    return f;
-}
-
-static void spill_tend(struct ebb_informers *s)
-{
-    uint64_t size = s->spill_off;
-    uint64_t *live;
-    uint16_t next, top = s->spill_src;
-    size_t k;
-    FILE *f;
-    int rc;
-
-    if (size < s->spill_check)
-        return;
-    if (s->nsegs == s->capsegs) {
-        size_t cap = s->capsegs ? s->capsegs * 2 : 16;
-        struct segment *v = realloc(s->segs, cap * sizeof(*v));
-        if (v == NULL)
-            return;
-        s->segs = v;
-        s->capsegs = cap;
-    }
-    if ((f = spill_file()) == NULL || ebb_cache_add_source(s->cache, f, &next) != 0) {
-        if (f)
-            fclose(f);
-        ebb_log(EBB_LOG_WARN, "watch: cannot start a new spill file: %s; the current one grows",
-                strerror(errno));
-        s->spill_check = size + SPILL_SEGMENT;
-        return;
-    }
-    s->segs[s->nsegs++] = (struct segment){ s->spill_src, size };
-    ebb_cache_seal_source(s->cache, s->spill_src);   /* on failure it keeps its buffer */
-    s->spill = f;
-    s->spill_src = next;
-    s->spill_off = 0;
-    s->spill_check = SPILL_SEGMENT;
-    for (k = 0; k < s->nsegs; k++)
-        if (s->segs[k].src > top)
-            top = s->segs[k].src;
-    if (next > top)
-        top = next;
-    if ((live = malloc(((size_t)top + 1) * sizeof(*live))) == NULL)
-        return;
-    ebb_cache_sources_live(s->cache, live, (size_t)top + 1);
-    /* Over the bound, the segment with the fewest live bytes goes first:
-     * most churn rewrites the same pods, so older segments empty on their
-     * own and reclaiming them copies little or nothing. */
-    for (;;) {
-        uint64_t total = 0, total_live = 0, moved = 0;
-        size_t best = SIZE_MAX;
-        for (k = 0; k < s->nsegs; k++) {
-            total += s->segs[k].size;
-            total_live += live[s->segs[k].src];
-            if (best == SIZE_MAX || live[s->segs[k].src] < live[s->segs[best].src])
-                best = k;
-        }
-        if (best == SIZE_MAX || total <= 2 * total_live + SPILL_SLACK)
-            break;
-        if ((rc = ebb_cache_move_source(s->cache, s->segs[best].src, s->spill_src, &moved)) != 0) {
-            ebb_log(EBB_LOG_WARN, "watch: reclaiming a spill file: %s; it stays", ebb_strerror(rc));
-            break;
-        }
-        live[s->spill_src] += moved;
-        live[s->segs[best].src] = 0;
-        s->spill_off += moved;
-        s->spill_moves++;
-        s->spill_moved += moved;
-        s->segs[best] = s->segs[--s->nsegs];
-    }
-    free(live);
-}
-
-/* Append an event line or an item to the spill; *off gets where it starts. */
-static bool write_spill(struct ebb_informers *s, const char *line, size_t len, uint64_t *off)
-{
-    if (fwrite(line, 1, len, s->spill) != len) {
-        long at = ftell(s->spill);   /* where a partial write left it */
-        if (at >= 0)
-            s->spill_off = (uint64_t)at;
-        return false;
-    }
-    *off = s->spill_off;
-    s->spill_off += len;
-    return true;
-}
-
 uint64_t ebb_informers_spill_bytes(const struct ebb_informers *s, uint64_t *live, uint64_t *moves)
 {
-    uint64_t size = s ? s->spill_off : 0, *v;
-    uint16_t top;
-
-    if (live)
-        *live = 0;
-    if (moves)
-        *moves = s ? s->spill_moves : 0;
-    if (s == NULL)
+    if (s == NULL) {
+        if (live)
+            *live = 0;
+        if (moves)
+            *moves = 0;
         return 0;
-    top = s->spill_src;
-    for (size_t k = 0; k < s->nsegs; k++) {
-        size += s->segs[k].size;
-        if (s->segs[k].src > top)
-            top = s->segs[k].src;
     }
-    if (live && (v = malloc(((size_t)top + 1) * sizeof(*v))) != NULL) {
-        ebb_cache_sources_live(s->cache, v, (size_t)top + 1);
-        *live += v[s->spill_src];
-        for (size_t k = 0; k < s->nsegs; k++)
-            *live += v[s->segs[k].src];
-        free(v);
-    }
-    return size;
+    return ebb__spill_bytes(&s->spill, live, moves);
 }
 
 /* Whether the cache holds the object of that key, or has room for one
@@ -599,8 +390,8 @@ static int take_item(struct informer *i, char *text, size_t len)
     }
     if (o.kind == EBB_KIND_NODE_METRICS)
         smooth(s, o.u.node_metrics);
-    if ((o.kind == EBB_KIND_POD || o.kind == EBB_KIND_NODE) && write_spill(s, text, len, &off)) {
-        struct ebb_src src = { off, (uint32_t)len, s->spill_src, 0 };
+    if ((o.kind == EBB_KIND_POD || o.kind == EBB_KIND_NODE) && ebb__spill_write(&s->spill, text, len, &off)) {
+        struct ebb_src src = { off, (uint32_t)len, s->spill.src, 0 };
         if (o.kind == EBB_KIND_POD)
             o.u.pod->src = src;
         else
@@ -613,7 +404,7 @@ static int take_item(struct informer *i, char *text, size_t len)
     } else {
         list_seen(i, o.kind, ns, name);
         if (i->poll)
-            changed(s, i->kind, "MODIFIED", ns, name);
+            ebb__watch_changed(s, i->kind, "MODIFIED", ns, name);
     }
     ebb_str_release(ns);
     ebb_str_release(name);
@@ -660,10 +451,11 @@ static bool queue(struct informer *i, int type, const char *data, size_t len, bo
         i->queued_bytes = 0;
         snprintf(msg, sizeof(msg), "more than %zu KiB of changes while a cycle ran; relisting after it",
                  ebb__informers_queue_max >> 10);
-        broke(i, msg);
+        ebb__watch_broke(i, msg);
         i->overflow = true;
         i->relisting = true;
-        cancel_req(i);
+        i->streaming = false;
+        ebb__watch_cancel_req(i);
         uv_timer_stop(&i->timer);
         i->state = ST_IDLE;
         return false;
@@ -687,7 +479,7 @@ static bool queue(struct informer *i, int type, const char *data, size_t len, bo
     return true;
 }
 
-static void free_queued(struct informer *i, struct queued *q)
+void ebb__watch_free_queued(struct informer *i, struct queued *q)
 {
     i->queued_bytes -= sizeof(*q) + q->len;
     i->set->queued_bytes -= sizeof(*q) + q->len;
@@ -713,35 +505,36 @@ static int list_item(void *ud, char *text, size_t len, size_t index)
  * starts from its resourceVersion. */
 static void page_end(struct informer *i, const char *rv, const char *cont)
 {
-    spill_tend(i->set);   /* once a page: its pods and nodes were appended */
+    ebb__spill_tend(&i->set->spill);   /* once a page: its pods and nodes were appended */
     /* a server could page for ever (with or without objects) */
     if (!i->poll && cont[0] != '\0' && ++i->round_pages < EBB_LIST_OBJECTS_MAX) {
         if (cont != i->cont)
             snprintf(i->cont, sizeof(i->cont), "%s", cont);
-        start_list(i, i->cont);
+        ebb__watch_start_list(i, i->cont);
         return;
     }
     ebb_list_reader_destroy(i->reader);
     i->reader = NULL;
     if (!i->poll && cont[0] != '\0') {
-        broke(i, "the LIST goes on past the most pages ebb takes in one round; listing again");
+        ebb__watch_broke(i, "the LIST goes on past the most pages ebb takes in one round; listing again");
         i->relisting = true;
         i->cont[0] = '\0';
-        free_seen(i);
-        retry_later(i);
+        ebb__watch_free_seen(i);
+        ebb__watch_retry_later(i);
         return;
     }
-    drop_unseen(i);
-    free_seen(i);
+    ebb__watch_drop_unseen(i);
+    ebb__watch_free_seen(i);
     i->cont[0] = '\0';
     i->limit = i->set->o.page_size;
     i->synced = true;
     i->refused = 0;
+    i->by_stream = false;
     i->st.lists++;
     if (i->poll) {
         uv_timer_start(&i->timer, on_timer, (uint64_t)(i->set->o.metrics_interval_s * 1000), 0);
         i->state = ST_IDLE;
-        first_sync(i->set);
+        ebb__watch_first_sync(i->set);
         return;
     }
     snprintf(i->rv, sizeof(i->rv), "%s", rv);
@@ -749,9 +542,9 @@ static void page_end(struct informer *i, const char *rv, const char *cont)
     i->broken_since = i->reopened_from = 0;   /* the view is the server's as of now */
     i->last_error[0] = '\0';
     i->attempt = 0;
-    changed(i->set, i->kind, "RELIST", NULL, NULL);
+    ebb__watch_changed(i->set, i->kind, "RELIST", NULL, NULL);
     start_watch(i);
-    first_sync(i->set);
+    ebb__watch_first_sync(i->set);
 }
 
 /* The page asked for did not come whole: asked again after a backoff
@@ -759,16 +552,16 @@ static void page_end(struct informer *i, const char *rv, const char *cont)
  * again the same). A poll waits for its next turn. */
 static void page_failed(struct informer *i, const char *why)
 {
-    broke(i, why);
-    cancel_req(i);
+    ebb__watch_broke(i, why);
+    ebb__watch_cancel_req(i);
     ebb_list_reader_destroy(i->reader);
     i->reader = NULL;
     if (i->poll) {
-        free_seen(i);
+        ebb__watch_free_seen(i);
         i->state = ST_IDLE;
         uv_timer_start(&i->timer, on_timer, (uint64_t)(i->set->o.metrics_interval_s * 1000), 0);
     } else {
-        retry_later(i);
+        ebb__watch_retry_later(i);
     }
 }
 
@@ -832,9 +625,9 @@ static void on_list_done(struct ebb_kube_req *req, int status, const char *body,
         /* the continue token expired: start the list over */
         ebb_list_reader_destroy(i->reader);
         i->reader = NULL;
-        free_seen(i);
+        ebb__watch_free_seen(i);
         i->cont[0] = '\0';
-        start_list(i, NULL);
+        ebb__watch_start_list(i, NULL);
         return;
     }
     if (status == EBB_ELIMIT && i->limit > 1 && !i->poll) {
@@ -858,7 +651,7 @@ static void on_list_done(struct ebb_kube_req *req, int status, const char *body,
 }
 
 /* Ask for the page after `cont` (NULL or "": the first). */
-static void start_list(struct informer *i, const char *cont)
+void ebb__watch_start_list(struct informer *i, const char *cont)
 {
     char path[sizeof(i->cont) * 3 + 512];
     struct ebb_kube_req_opts o = { .method = "GET", .on_data = on_list_data, .on_done = on_list_done,
@@ -866,7 +659,7 @@ static void start_list(struct informer *i, const char *cont)
                                    .max_bytes = EBB_LIST_PAGE_MAX };
     char *esc = NULL;
 
-    cancel_req(i);
+    ebb__watch_cancel_req(i);
     ebb_list_reader_destroy(i->reader);
     i->reader = NULL;
     if (cont == NULL || cont[0] == '\0') {
@@ -875,10 +668,11 @@ static void start_list(struct informer *i, const char *cont)
         snprintf(i->cont, sizeof(i->cont), "%s", cont);
     }
     i->state = ST_LISTING;
+    i->streaming = false;
     if (ebb_list_reader_create(list_item, i, &i->reader) != 0 ||
         (i->cont[0] && (esc = curl_easy_escape(NULL, i->cont, 0)) == NULL)) {
-        broke(i, "cannot start a LIST: out of memory");
-        retry_later(i);
+        ebb__watch_broke(i, "cannot start a LIST: out of memory");
+        ebb__watch_retry_later(i);
         return;
     }
     if (esc != NULL)
@@ -890,8 +684,8 @@ static void start_list(struct informer *i, const char *cont)
     curl_free(esc);
     o.path = path;
     if (ebb_kube_request(i->set->kube, &o, &i->req) != 0) {
-        broke(i, "cannot start a LIST");
-        retry_later(i);
+        ebb__watch_broke(i, "cannot start a LIST");
+        ebb__watch_retry_later(i);
     }
 }
 
@@ -900,15 +694,15 @@ static void start_list(struct informer *i, const char *cont)
 static void relist(struct informer *i, const char *why)
 {
     ebb_log(EBB_LOG_INFO, "watch %s: %s: relisting", i->name, why);
-    /* stale until the new list is in, counted from when it first broke */
+    /* stale until the new list is in, counted from when it first ebb__watch_broke */
     if (i->broken_since == 0)
-        i->broken_since = i->reopened_from ? i->reopened_from : now_ms(i->set);
+        i->broken_since = i->reopened_from ? i->reopened_from : ebb__watch_now_ms(i->set);
     i->reopened_from = 0;
     snprintf(i->last_error, sizeof(i->last_error), "relisting: ");
     ebb_decode_shown(why, i->last_error + 11, sizeof(i->last_error) - 11);
     i->relisting = true;
-    free_seen(i);
-    start_list(i, NULL);
+    ebb__watch_free_seen(i);
+    ebb__watch_start_sync(i);
 }
 
 /* The stream said what the API never says (not JSON, not an event, a type
@@ -921,14 +715,14 @@ static int bad_stream(struct informer *i, const char *why)
     char msg[200];
 
     snprintf(msg, sizeof(msg), "%s; relisting", why);
-    broke(i, msg);
-    cancel_req(i);
+    ebb__watch_broke(i, msg);
+    ebb__watch_cancel_req(i);
     i->relisting = true;
-    free_seen(i);
+    ebb__watch_free_seen(i);
     i->bad++;
     if (i->attempt < i->bad)
         i->attempt = i->bad;
-    retry_later(i);
+    ebb__watch_retry_later(i);
     return 1;
 }
 
@@ -964,7 +758,7 @@ static void drop_key(struct informer *i, const struct ebb_skip *why)
     ns = ebb_str_ref(ns);
     name = ebb_str_ref(name);
     if (ebb_cache_delete(i->set->cache, i->kind, ns, name) == 0)
-        changed(i->set, i->kind, "DELETED", ns, name);
+        ebb__watch_changed(i->set, i->kind, "DELETED", ns, name);
     ebb_str_release(ns);
     ebb_str_release(name);
 }
@@ -985,7 +779,7 @@ static int apply_event(struct informer *i, char *line, size_t len)
 
     if ((rc = ebb_json_arena_parse(s->arena, line, len, &ev, &reason)) != 0) {
         if (rc == EBB_ENOMEM) {
-            broke(i, "out of memory reading a watch event; resuming");
+            ebb__watch_broke(i, "out of memory reading a watch event; resuming");
             return -1;
         }
         return bad_stream(i, reason == EBB_SKIP_TOO_LARGE ? "a watch event too large"
@@ -1001,6 +795,18 @@ static int apply_event(struct informer *i, char *line, size_t len)
     if (strcmp(t, "ERROR") == 0) {
         const cJSON *code = cJSON_GetObjectItemCaseSensitive(obj, "code");
         bool gone = cJSON_IsNumber(code) && code->valuedouble == 410;
+        if (i->streaming) {
+            /* the server does not serve the streaming list (v1.35 on an
+             * etcd without progress requests: 500 "... RequestWatchProgress
+             * is disabled") */
+            const cJSON *m = cJSON_GetObjectItemCaseSensitive(obj, "message");
+            char msg[400];
+            snprintf(msg, sizeof(msg), "an ERROR event: %d %.300s",
+                     cJSON_IsNumber(code) ? (int)code->valuedouble : 0,
+                     cJSON_IsString(m) ? m->valuestring : "(no message)");
+            ebb_json_arena_reset(s->arena);
+            return ebb__watch_stream_refused(i, msg);
+        }
         ebb_json_arena_reset(s->arena);
         if (gone) {
             relist(i, "resourceVersion expired (410)");
@@ -1008,12 +814,14 @@ static int apply_event(struct informer *i, char *line, size_t len)
         }
         /* resumed from where it was, after a backoff the reopening does
          * not reset: a server that answers every watch so is stale */
-        broke(i, "the watch answered an ERROR event; resuming");
+        ebb__watch_broke(i, "the watch answered an ERROR event; resuming");
         return -1;
     }
     if (strcmp(t, "BOOKMARK") == 0) {
         event_rv(i, obj);
         progressed(i);
+        if (i->streaming && ebb__watch_initial_events_end(obj))
+            ebb__watch_stream_end(i);
         ebb_json_arena_reset(s->arena);
         return 0;
     }
@@ -1025,7 +833,7 @@ static int apply_event(struct informer *i, char *line, size_t len)
     }
     if ((rc = ebb_decode_from_server(obj, i->kind, &o, &why)) == EBB_ENOMEM) {
         ebb_json_arena_reset(s->arena);
-        broke(i, "out of memory decoding a watch event; resuming");
+        ebb__watch_broke(i, "out of memory decoding a watch event; resuming");
         return -1;
     }
     if (rc != 0) {
@@ -1040,12 +848,17 @@ static int apply_event(struct informer *i, char *line, size_t len)
         drop_key(i, &why);
         event_rv(i, obj);
         progressed(i);
-        i->st.events++;
+        if (!i->streaming)   /* the initial events are a round's items, not changes */
+            i->st.events++;
         ebb_json_arena_reset(s->arena);
         return 0;
     }
     key_of(o.kind, o.u.any, &ns, &name);
-    if (strcmp(t, "DELETED") != 0 && !room_for(s, o.kind, ns, name)) {
+    if (i->streaming)
+        i->stream_last = ebb__watch_now_ms(s);
+    if (strcmp(t, "DELETED") != 0 &&
+        (!room_for(s, o.kind, ns, name) ||
+         (i->streaming && i->seen.live >= EBB_LIST_OBJECTS_MAX && ebb__map_get(&i->seen, name, ns) == NULL))) {
         /* the cache holds as many of the resource as it keeps */
         snprintf(why.ns, sizeof(why.ns), "%s", ns ? ns : "");
         snprintf(why.name, sizeof(why.name), "%s", name);
@@ -1057,7 +870,8 @@ static int apply_event(struct informer *i, char *line, size_t len)
         skipped(i, &why);
         event_rv(i, obj);
         progressed(i);
-        i->st.events++;
+        if (!i->streaming)   /* the initial events are a round's items, not changes */
+            i->st.events++;
         ebb_json_arena_reset(s->arena);
         return 0;
     }
@@ -1068,8 +882,8 @@ static int apply_event(struct informer *i, char *line, size_t len)
         ebb_cache_delete(s->cache, i->kind, ns, name);
     } else {
         /* the event line backs pod.object */
-        if ((o.kind == EBB_KIND_POD || o.kind == EBB_KIND_NODE) && write_spill(s, line, len, &off)) {
-            struct ebb_src src = { off, (uint32_t)len, s->spill_src, 1 };
+        if ((o.kind == EBB_KIND_POD || o.kind == EBB_KIND_NODE) && ebb__spill_write(&s->spill, line, len, &off)) {
+            struct ebb_src src = { off, (uint32_t)len, s->spill.src, 1 };
             if (o.kind == EBB_KIND_POD)
                 o.u.pod->src = src;
             else
@@ -1077,12 +891,16 @@ static int apply_event(struct informer *i, char *line, size_t len)
         }
         if (ebb_cache_put(s->cache, &o) != 0)
             ebb_object_free(&o);
-        spill_tend(s);
+        else if (i->streaming)
+            list_seen(i, i->kind, ns, name);
+        ebb__spill_tend(&s->spill);
     }
     event_rv(i, obj);
     progressed(i);
-    i->st.events++;
-    changed(s, i->kind, t, ns, name);
+    if (!i->streaming)   /* the initial events are a round's items, not changes */
+        i->st.events++;
+    if (!i->streaming)   /* a round says RELIST once it is in, as a LIST does */
+        ebb__watch_changed(s, i->kind, t, ns, name);
     ebb_str_release(ns);
     ebb_str_release(name);
     ebb_json_arena_reset(s->arena);
@@ -1091,9 +909,9 @@ static int apply_event(struct informer *i, char *line, size_t len)
 
 static void restart_watch(struct informer *i)
 {
-    cancel_req(i);
+    ebb__watch_cancel_req(i);
     i->st.resumes++;
-    retry_later(i);
+    ebb__watch_retry_later(i);
 }
 
 /* The server accepted the watch from our resourceVersion (2xx, headers
@@ -1101,12 +919,14 @@ static void restart_watch(struct informer *i)
  * resource may send none for minutes). A failure before the watch proves
  * itself (an event, a bookmark) still counts the staleness from the first
  * break (reopened_from), and the backoff goes on growing. */
-static void on_watch_open(struct ebb_kube_req *req, void *ud)
+void ebb__watch_on_watch_open(struct ebb_kube_req *req, void *ud)
 {
     struct informer *i = ud;
     (void)req;
 
     i->opened = true;
+    if (i->streaming)
+        return;   /* current once its initial-events-end bookmark is in, not before */
     if (i->broken_since != 0) {
         ebb_log(EBB_LOG_INFO, "watch %s: resumed from resourceVersion %s", i->name, i->rv);
         i->reopened_from = i->broken_since;
@@ -1116,7 +936,7 @@ static void on_watch_open(struct ebb_kube_req *req, void *ud)
 
 /* Complete lines of the stream; a partial one waits for the next chunk
  * (at most EVENT_MAX of it: a longer one relists). */
-static void on_watch_data(struct ebb_kube_req *req, const char *data, size_t len, void *ud)
+void ebb__watch_on_watch_data(struct ebb_kube_req *req, const char *data, size_t len, void *ud)
 {
     struct informer *i = ud;
     (void)req;
@@ -1137,7 +957,7 @@ static void on_watch_data(struct ebb_kube_req *req, const char *data, size_t len
                 cap *= 2;
             char *b = realloc(i->line, cap);
             if (b == NULL) {
-                broke(i, "out of memory reading a watch event");
+                ebb__watch_broke(i, "out of memory reading a watch event");
                 restart_watch(i);
                 return;
             }
@@ -1176,7 +996,7 @@ static void on_watch_data(struct ebb_kube_req *req, const char *data, size_t len
 /* How long a watch must have been up for its end to be routine (tests: 0). */
 uint64_t ebb__informers_quick_ms = WATCH_QUICK_MS;
 
-static void on_watch_done(struct ebb_kube_req *req, int status, const char *body, size_t len, void *ud)
+void ebb__watch_on_watch_done(struct ebb_kube_req *req, int status, const char *body, size_t len, void *ud)
 {
     struct informer *i = ud;
     char what[600], msg[1024];
@@ -1186,22 +1006,62 @@ static void on_watch_done(struct ebb_kube_req *req, int status, const char *body
     i->req = NULL;
     if (i->state == ST_CLOSED)
         return;
+    if (i->streaming) {
+        bool torn = i->line_len > 0;
+        i->line_len = 0;
+        if (status == 200 && !torn) {
+            ebb__watch_stream_refused(i, "the stream ended before its initial-events-end bookmark");
+            return;
+        }
+        snprintf(what, sizeof(what), "WATCH %s (streaming list)", i->path);
+        if (torn)
+            snprintf(msg, sizeof(msg), "%s: the stream ended inside an event", what);
+        else
+            ebb_kube_answer_text(what, status, body, len, msg, sizeof(msg));
+        if (!torn && (status == 400 || status == 422)) {
+            /* sendInitialEvents or resourceVersionMatch refused (v1.25:
+             * 422 "resourceVersionMatch is forbidden for watch") */
+            ebb__watch_stream_refused(i, msg);
+            return;
+        }
+        if (!torn && (status == 401 || status == 403 || status == 404)) {
+            /* what a LIST says of it is what readiness and a front end
+             * waiting for the first sync act on (ebb_informers_refused) */
+            ebb_log(EBB_LOG_DEBUG, "watch %s: %s; trying a LIST", i->name, msg);
+            ebb__watch_start_list(i, NULL);
+            return;
+        }
+        /* 5xx, a cut: the stream is asked again, but a server whose
+         * streams never reach their end (one that cuts a stream past what
+         * it queues for a reader) is listed in pages instead */
+        if (++i->stream_fails >= STREAM_FAILS_MAX && i->set->o.sync_mode == EBB_SYNC_AUTO) {
+            char why[1200];
+            snprintf(why, sizeof(why), "%d streaming lists in a row broke before their initial-events-end "
+                     "bookmark, the last: %s", i->stream_fails, msg);
+            ebb__watch_stream_refused(i, why);
+            return;
+        }
+        ebb__watch_broke(i, msg);
+        i->st.resumes++;
+        ebb__watch_retry_later(i);
+        return;
+    }
     if (i->line_len > 0) {
         /* the stream ended in the middle of an event: nothing of it applies */
         i->line_len = 0;
-        broke(i, "the watch stream ended inside an event; resuming");
+        ebb__watch_broke(i, "the watch stream ended inside an event; resuming");
         i->st.resumes++;
-        retry_later(i);
+        ebb__watch_retry_later(i);
         return;
     }
     if (status == 200) {
         /* the server's timeoutSeconds: carry on from where we are (a
          * watch that ended at once having brought nothing waits first) */
         i->st.resumes++;
-        if (i->progress || now_ms(i->set) - i->opened_at >= ebb__informers_quick_ms)
+        if (i->progress || ebb__watch_now_ms(i->set) - i->opened_at >= ebb__informers_quick_ms)
             start_watch(i);
         else
-            retry_later(i);
+            ebb__watch_retry_later(i);
         return;
     }
     if (status == 410) {
@@ -1211,7 +1071,7 @@ static void on_watch_done(struct ebb_kube_req *req, int status, const char *body
     snprintf(what, sizeof(what), "WATCH %s ended", i->path);
     ebb_kube_answer_text(what, status, body, len, msg, sizeof(msg));
     if (status == EBB_EIO && i->opened && !i->progress &&
-        now_ms(i->set) - i->opened_at >= ebb__informers_quick_ms) {
+        ebb__watch_now_ms(i->set) - i->opened_at >= ebb__informers_quick_ms) {
         /* A watch that was up, quiet, and then cut without its closing
          * chunk: what a load balancer in front of a managed API server
          * does to an idle connection, or the server at its timeout.
@@ -1221,23 +1081,23 @@ static void on_watch_done(struct ebb_kube_req *req, int status, const char *body
         start_watch(i);
         return;
     }
-    broke(i, msg);
+    ebb__watch_broke(i, msg);
     i->st.resumes++;
-    retry_later(i);
+    ebb__watch_retry_later(i);
 }
 
 static void start_watch(struct informer *i)
 {
     char path[768];
     struct ebb_kube_req_opts o = {
-        .method = "GET", .stream = true, .on_data = on_watch_data, .on_done = on_watch_done,
-        .on_open = on_watch_open, .ud = i,
+        .method = "GET", .stream = true, .on_data = ebb__watch_on_watch_data, .on_done = ebb__watch_on_watch_done,
+        .on_open = ebb__watch_on_watch_open, .ud = i,
     };
     char *esc = curl_easy_escape(NULL, i->rv, 0);
 
     if (esc == NULL) {
-        broke(i, "cannot start a WATCH: out of memory");
-        retry_later(i);
+        ebb__watch_broke(i, "cannot start a WATCH: out of memory");
+        ebb__watch_retry_later(i);
         return;
     }
     snprintf(path, sizeof(path), "%s?watch=1&resourceVersion=%s&allowWatchBookmarks=true&timeoutSeconds=%d",
@@ -1245,17 +1105,18 @@ static void start_watch(struct informer *i)
     curl_free(esc);
     o.path = path;
     i->state = ST_WATCHING;
+    i->streaming = false;
     i->line_len = 0;
     i->progress = false;
     i->opened = false;
-    i->opened_at = now_ms(i->set);
+    i->opened_at = ebb__watch_now_ms(i->set);
     /* the stream's idle limit must outlast the server's timeoutSeconds:
      * else a quiet watch is cut by ebb as the server closes it, and reads
      * as a failure every few minutes */
     o.timeout_ms = ((long)i->set->o.watch_timeout_s + WATCH_IDLE_MARGIN_S) * 1000;
     if (ebb_kube_request(i->set->kube, &o, &i->req) != 0) {
-        broke(i, "cannot start a WATCH");
-        retry_later(i);
+        ebb__watch_broke(i, "cannot start a WATCH");
+        ebb__watch_retry_later(i);
     }
 }
 
@@ -1266,7 +1127,7 @@ void ebb_informers_start(struct ebb_informers *s)
     s->started = true;
     s->started_at = uv_hrtime();
     for (size_t k = 0; k < s->n; k++)
-        start_list(&s->inf[k], NULL);
+        ebb__watch_start_sync(&s->inf[k]);
 }
 
 /* A reloaded policy may need a source the first one did not: it is added
@@ -1288,7 +1149,7 @@ void ebb_informers_enable(struct ebb_informers *s, bool metrics, bool koord_metr
         add(s, "pods.metrics.k8s.io", "/apis/metrics.k8s.io/v1beta1/pods", EBB_KIND_POD_METRICS, true);
     }
     for (size_t k = first; s->started && k < s->n; k++)
-        start_list(&s->inf[k], NULL);
+        ebb__watch_start_sync(&s->inf[k]);
 }
 
 int ebb_informers_refused(const struct ebb_informers *s, char *why, size_t len)
@@ -1375,21 +1236,22 @@ static void drain(struct informer *i)
         i->st.queued = i->queued;
         if (q->type == Q_ITEM) {
             if (take_item(i, q->big ? NULL : q->data, q->len) != 0) {
-                free_queued(i, q);
+                ebb__watch_free_queued(i, q);
                 page_failed(i, "out of memory taking a listed object");
                 continue;
             }
         } else if (q->type == Q_PAGE_END) {
             const char *rv = q->data, *cont = q->data + strlen(q->data) + 1;
             page_end(i, rv, cont);
-        } else if (!i->relisting) {
+        } else if (!i->relisting || i->streaming) {
+            /* a relist's own stream applies; a replaced watch's events not */
             int rc = apply_event(i, q->data, q->len);
             if (rc != 0) {
                 /* the rest of the queue belongs to a stream we restart */
-                free_queued(i, q);
+                ebb__watch_free_queued(i, q);
                 while ((q = i->qhead) != NULL) {
                     i->qhead = q->next;
-                    free_queued(i, q);
+                    ebb__watch_free_queued(i, q);
                 }
                 i->qtail = NULL;
                 i->queued = 0;
@@ -1399,7 +1261,7 @@ static void drain(struct informer *i)
                 return;
             }
         }
-        free_queued(i, q);
+        ebb__watch_free_queued(i, q);
     }
 }
 
@@ -1423,6 +1285,7 @@ size_t ebb_informers_stats(const struct ebb_informers *s, struct ebb_informer_st
     for (size_t k = 0; k < s->n && k < max; k++) {
         out[k] = s->inf[k].st;
         out[k].synced = s->inf[k].synced;
+        out[k].paged = s->inf[k].synced && !s->inf[k].by_stream;
         out[k].last_error = s->inf[k].last_error[0] ? s->inf[k].last_error : NULL;
         out[k].watching = s->inf[k].state == ST_WATCHING && s->inf[k].broken_since == 0;
     }
@@ -1439,7 +1302,7 @@ static void free_informer(struct informer *x)
     free(x->line);
     ebb_list_reader_destroy(x->reader);
     x->reader = NULL;
-    free_seen(x);
+    ebb__watch_free_seen(x);
 }
 
 static void timer_closed(uv_handle_t *h)
@@ -1454,7 +1317,7 @@ static void timer_closed(uv_handle_t *h)
     if (s->closed_cb)
         s->closed_cb(s->closed_ud);
     ebb_json_arena_destroy(s->arena);
-    free(s->segs);
+    ebb__spill_free(&s->spill);
     free(s);   /* the spill files belong to the cache */
 }
 
@@ -1466,7 +1329,7 @@ void ebb_informers_close(struct ebb_informers *s, void (*cb)(void *ud), void *ud
     for (size_t k = 0; k < s->n; k++) {
         struct informer *i = &s->inf[k];
         i->state = ST_CLOSED;
-        cancel_req(i);
+        ebb__watch_cancel_req(i);
         uv_timer_stop(&i->timer);
         uv_close((uv_handle_t *)&i->timer, timer_closed);
     }
@@ -1474,7 +1337,7 @@ void ebb_informers_close(struct ebb_informers *s, void (*cb)(void *ud), void *ud
         if (cb)
             cb(ud);
         ebb_json_arena_destroy(s->arena);
-        free(s->segs);
+        ebb__spill_free(&s->spill);
         free(s);
     }
 }

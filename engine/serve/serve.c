@@ -151,6 +151,12 @@ static void usage(FILE *f)
           "  --scheduler-config FILE      the KubeSchedulerConfiguration of that model\n"
           "faults, for tests:\n"
           "  --close-watches-every SECONDS  end every watch stream on this period\n"
+          "  --watch-list MODE            a watch with sendInitialEvents=true (a streaming list):\n"
+          "                               on (served, the default), refuse (422, as v1.25), error\n"
+          "                               (an ERROR event, as v1.35 on an etcd without progress\n"
+          "                               requests), no-bookmark (the initial events, no\n"
+          "                               initial-events-end bookmark), no-annotation (a bookmark\n"
+          "                               without the k8s.io/initial-events-end annotation)\n"
           "  --fail-fraction F            answer 500 to this share of requests (0 to 1)\n"
           "  --seed N                     the random source of --fail-fraction (default 1)\n"
           "  --latency-ms N               answer every request N ms late\n"
@@ -201,6 +207,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         { "snapshot", required_argument, NULL, 's' },
         { "listen", required_argument, NULL, 'l' },
         { "close-watches-every", required_argument, NULL, 'C' },
+        { "watch-list", required_argument, NULL, 'W' },
         { "fail-fraction", required_argument, NULL, 'F' },
         { "seed", required_argument, NULL, 'S' },
         { "latency-ms", required_argument, NULL, 'L' },
@@ -274,6 +281,16 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             else
                 o->expire_after = (long)ll;
             break;
+        case 'W': {
+            static const char *const modes[] = { "on", "refuse", "error", "no-bookmark", "no-annotation" };
+            size_t k = 0;
+            while (k < EBB_ARRAY_LEN(modes) && strcmp(optarg, modes[k]) != 0)
+                k++;
+            if (k == EBB_ARRAY_LEN(modes))
+                return bad_flag("--watch-list", optarg, "on, refuse, error, no-bookmark or no-annotation");
+            o->watch_list = (int)k;
+            break;
+        }
         case 'K': o->koordinator = true; break;
         case 'I': o->evict_in_background = true; break;
         case 'r': o->reschedule = true; break;

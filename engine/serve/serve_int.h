@@ -147,7 +147,15 @@ struct opts {
     const char *scheduler_config;    /* --scheduler-config FILE; NULL: the defaults */
     uint64_t churn_total;        /* stop after this many; 0: never */
     bool evict_in_background;    /* evictions of request-evict-only pods: KubeVirt's 429 */
+    int watch_list;              /* --watch-list: WL_* */
 };
+
+/* How a watch with sendInitialEvents=true (a streaming list) is answered:
+ * served (its initial events, then the initial-events-end bookmark), or
+ * as a server that does not offer it: 422 (v1.25), an ERROR event (v1.35
+ * on an etcd without progress requests), the initial events without the
+ * bookmark, or with a bookmark that lacks the annotation. */
+enum { WL_ON, WL_REFUSE, WL_ERROR, WL_NO_BOOKMARK, WL_NO_ANNOTATION };
 
 struct watch;                    /* serve_read.c */
 struct delay;                    /* serve_api.c */

@@ -762,6 +762,16 @@ void ebb__serve_watch(struct server *s, struct ebb_http_req *r, const struct rou
 
     if (ebb__table_negotiate(r, &view) != 0 || !query_int(r, "timeoutSeconds", &secs))
         return;
+    if (initial && s->o.watch_list == WL_REFUSE) {
+        reply_invalid_options(r, "FieldValueForbidden", "Forbidden: resourceVersionMatch is forbidden for watch");
+        return;
+    }
+    if (initial && s->o.watch_list == WL_ERROR) {
+        reply_watch_error(r, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
+                             "\"message\":\"a watch stream was requested by the client but the required storage "
+                             "feature RequestWatchProgress is disabled\",\"reason\":\"InternalError\",\"code\":500}");
+        return;
+    }
     if (rvq != NULL && rvq[0] != '\0' && strcmp(rvq, "0") != 0 && !initial) {
         if (!query_rv(r, rvq, &from))
             return;
@@ -811,7 +821,8 @@ void ebb__serve_watch(struct server *s, struct ebb_http_req *r, const struct rou
             if (ebb__filter_match(&w->f, st->v[i]) &&
                 !watch_send_ver(w, "ADDED", st->v[i]))
                 return;
-        if (initial && w->bookmarks && !watch_bookmark(w, true))
+        if (initial && w->bookmarks && s->o.watch_list != WL_NO_BOOKMARK &&
+            !watch_bookmark(w, s->o.watch_list != WL_NO_ANNOTATION))
             return;
     }
     if (secs > 0)

@@ -284,6 +284,17 @@ static bool __attribute__((unused)) ks_add(struct ks *w, int r, const void *data
     return true;
 }
 
+/* Write `len` bytes (borrowed until written) on the connection where
+ * resource `r`'s last answer stays open (a stream that goes on); false
+ * when none is open. */
+static bool __attribute__((unused)) ks_push(struct ks *w, int r, const void *data, size_t len)
+{
+    if (w->open[r] == NULL)
+        return false;
+    send_bytes(w->open[r], data, len, 1, false);
+    return true;
+}
+
 /* Close the listener and every connection (run the loop after). */
 static void __attribute__((unused)) ks_close(struct ks *w)
 {

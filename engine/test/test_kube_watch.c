@@ -16,6 +16,7 @@
 
 extern double ebb__informers_backoff;
 extern uint64_t ebb__informers_quick_ms;
+extern uint64_t ebb__informers_stream_idle_ms;
 extern double ebb__kube_backoff;
 extern size_t ebb__informers_queue_max;
 size_t ebb__informers_queued(const struct ebb_informers *s);
@@ -44,10 +45,14 @@ static void on_skip(void *ud, const char *resource, const struct ebb_skip *why)
     e->nskip++;
 }
 
+/* The tests of paged LISTs ask for them; those of the streaming list set
+ * this before env_open. */
+static int sync_mode = EBB_SYNC_LIST;
+
 static void env_open(struct env *e, bool hold)
 {
     struct ebb_kube_config cfg = { .server = e->server };
-    struct ebb_informers_opts io = { .page_size = 16 };
+    struct ebb_informers_opts io = { .page_size = 16, .sync_mode = sync_mode };
     struct ebb_error err;
 
     memset(e, 0, sizeof(*e));
@@ -113,6 +118,16 @@ static void stream(struct env *e, int r, const char *events)
            "\r\n%zx\r\n%s\r\n", strlen(events), events);
 }
 
+/* More events on the stream resource r keeps open (one chunk). */
+static void push(struct env *e, int r, const char *events)
+{
+    char *t;
+
+    assert_true(asprintf(&t, "%zx\r\n%s\r\n", strlen(events), events) >= 0);
+    e->texts[e->ntexts++] = t;
+    assert_true(ks_push(&e->srv, r, t, strlen(t)));
+}
+
 #define POD(name, extra)                                                                          \
     "{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"d\",\"uid\":\"u-" name "\","             \
     "\"resourceVersion\":\"5\"},\"spec\":{\"nodeName\":\"n1\"" extra "}}"
@@ -152,6 +167,10 @@ static uint64_t stat_of(struct env *e, const char *what)
             return st[i].skipped;
         if (strcmp(what, "lists") == 0)
             return st[i].lists;
+        if (strcmp(what, "streamed") == 0)
+            return st[i].streamed;
+        if (strcmp(what, "paged") == 0)
+            return st[i].paged;
     }
     fail_msg("no pods informer");
     return 0;
@@ -358,6 +377,206 @@ static void test_hold_bounded(void **state)
     env_close(&e);
 }
 
+/* ---- the streaming list ---------------------------------------------------- */
+
+#define BOOKMARK_END(rv)                                                                           \
+    "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{"    \
+    "\"resourceVersion\":\"" rv "\",\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}}}}\n"
+
+/* Every resource but pods: a streaming list of nothing, at once. */
+static void others_streamed(struct env *e)
+{
+    for (int r = KS_NODES; r < KS_PODS; r++)
+        stream(e, r, BOOKMARK_END("3"));
+}
+
+static bool pods_in(struct env *e) { return ebb_cache_count(e->cache, EBB_KIND_POD) >= 2; }
+
+/* The streaming list asked as client-go's WatchList asks; the resource is
+ * synced by its initial-events-end bookmark, not before (events without it
+ * are in the cache, the resource is not synced); no LIST is made; the
+ * same stream goes on as the watch; an object ebb cannot keep is skipped
+ * alone, as in a LIST. */
+static void test_stream_syncs_at_bookmark(void **state)
+{
+    struct env e;
+    char buf[512];
+    (void)state;
+
+    sync_mode = EBB_SYNC_AUTO;
+    env_open(&e, false);
+    sync_mode = EBB_SYNC_LIST;
+    others_streamed(&e);
+    stream(&e, KS_PODS,
+           "{\"type\":\"ADDED\",\"object\":" POD("p1", "") "}\n"
+           "{\"type\":\"ADDED\",\"object\":" POD("p2", ",\"priority\":\"high\"") "}\n"
+           "{\"type\":\"ADDED\",\"object\":" POD("p3", "") "}\n");
+    ebb_informers_start(e.inf);
+    run_until(&e, pods_in);
+    run_until(&e, all_out);
+    assert_false(synced(&e));
+    assert_int_equal(ebb_informers_not_current(e.inf, 0, buf, sizeof(buf)), 1);
+    assert_non_null(strstr(buf, "pods (not synced"));
+    assert_string_equal(e.srv.url[KS_PODS], "/api/v1/pods?watch=1&sendInitialEvents=true&resourceVersionMatch="
+                        "NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=300");
+    /* the end, then a change, on the same stream */
+    push(&e, KS_PODS, BOOKMARK_END("10") "{\"type\":\"DELETED\",\"object\":" POD("p1", "") "}\n");
+    run_until(&e, synced_and_out);
+    assert_null(pod(&e, "p1"));
+    assert_non_null(pod(&e, "p3"));
+    assert_int_equal(e.nskip, 1);
+    assert_string_equal(e.skip[0].name, "p2");
+    assert_int_equal(stat_of(&e, "lists"), 1);
+    assert_int_equal(stat_of(&e, "streamed"), 1);
+    assert_int_equal(stat_of(&e, "paged"), 0);
+    assert_int_equal(stat_of(&e, "events"), 1);   /* the DELETED: the initial events are the list */
+    for (int i = 0; i < e.srv.nlog; i++)
+        assert_null(strstr(e.srv.log[i], "limit="));   /* no LIST of anything */
+    assert_int_equal(ebb_informers_not_current(e.inf, 0, buf, sizeof(buf)), 0);
+    env_close(&e);
+}
+
+/* A server that refuses the streaming list gets paged LISTs for that
+ * resource, the others stay streamed: 422 (v1.25: "resourceVersionMatch
+ * is forbidden for watch"), an ERROR event (v1.35 on an etcd without
+ * progress requests), a stream that goes quiet without its
+ * initial-events-end bookmark (a server that ignores sendInitialEvents, or
+ * a bookmark without the annotation), a stream cut inside an event three
+ * times in a row (a server that ends a stream past what it queues). What the refused stream brought is
+ * replaced by the LIST (p0 is gone); the next round is a LIST again. */
+static void refused_then_listed(int how)
+{
+    static const char invalid[] =
+        "HTTP/1.1 422 Unprocessable Entity\r\nContent-Type: application/json\r\nContent-Length: 147\r\n\r\n"
+        "{\"kind\":\"Status\",\"status\":\"Failure\",\"message\":\"resourceVersionMatch: Forbidden: "
+        "resourceVersionMatch is forbidden for watch\",\"code\":422}           ";
+    struct env e;
+    (void)0;
+
+    sync_mode = EBB_SYNC_AUTO;
+    env_open(&e, false);
+    sync_mode = EBB_SYNC_LIST;
+    others_streamed(&e);
+    if (how == 0)
+        ks_add(&e.srv, KS_PODS, invalid, sizeof(invalid) - 1, 1, false, false);
+    else if (how == 1)
+        stream(&e, KS_PODS, "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"status\":\"Failure\",\"message\":"
+               "\"a watch stream was requested by the client but the required storage feature "
+               "RequestWatchProgress is disabled\",\"reason\":\"InternalError\",\"code\":500}}\n");
+    else if (how == 2)
+        stream(&e, KS_PODS, "{\"type\":\"ADDED\",\"object\":" POD("p0", "") "}\n"
+               "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Pod\",\"metadata\":{\"resourceVersion\":\"8\"}}}\n");
+    else   /* cut inside an event, again and again (a server past what it queues) */
+        for (int k = 0; k < 3; k++)
+            answer(&e, KS_PODS, false, false, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                   "Transfer-Encoding: chunked\r\n\r\n%s", "30\r\n{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"p0\r\n");
+    ok_json(&e, KS_PODS, "{\"metadata\":{\"resourceVersion\":\"9\"},\"items\":[" POD("p1", "") "]}");
+    stream(&e, KS_PODS, "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,\"message\":\"too old\"}}\n");
+    ok_json(&e, KS_PODS, "{\"metadata\":{\"resourceVersion\":\"20\"},\"items\":[" POD("p2", "") "]}");
+    ebb__informers_stream_idle_ms = 100;
+    ebb_informers_start(e.inf);
+    run_until(&e, synced_and_out);
+    ebb__informers_stream_idle_ms = EBB_STREAM_IDLE_MS;
+    assert_null(pod(&e, "p0"));
+    assert_null(pod(&e, "p1"));   /* relisted after the 410: by a LIST */
+    assert_non_null(pod(&e, "p2"));
+    assert_int_equal(stat_of(&e, "lists"), 2);
+    assert_int_equal(stat_of(&e, "streamed"), 0);
+    assert_int_equal(stat_of(&e, "paged"), 1);
+    assert_string_equal(e.srv.log[e.srv.nlog - 1], "/api/v1/pods?watch=1&resourceVersion=20&"
+                        "allowWatchBookmarks=true&timeoutSeconds=300");
+    {
+        /* one streaming request, then LISTs */
+        int streams = 0, lists = 0;
+        for (int i = 0; i < e.srv.nlog; i++) {
+            if (strncmp(e.srv.log[i], "/api/v1/pods?", 13) != 0)
+                continue;
+            streams += strstr(e.srv.log[i], "sendInitialEvents=true") != NULL;
+            lists += strncmp(e.srv.log[i], "/api/v1/pods?limit=", 19) == 0;
+        }
+        assert_int_equal(streams, how == 3 ? 3 : 1);
+        assert_int_equal(lists, 2);
+    }
+    env_close(&e);
+}
+
+static void test_stream_refused_422(void **state) { (void)state; refused_then_listed(0); }
+static void test_stream_refused_error_event(void **state) { (void)state; refused_then_listed(1); }
+static void test_stream_without_end_bookmark(void **state) { (void)state; refused_then_listed(2); }
+static void test_stream_cut_again_and_again(void **state) { (void)state; refused_then_listed(3); }
+
+/* A relist by a streaming list is a LIST round: what was cached and is no
+ * longer there is deleted at the initial-events-end bookmark (not before:
+ * p2 is still there while the stream goes on), what was deleted and
+ * created again is there; events held by a cycle are applied in order on
+ * release. */
+static void test_stream_relist_drops_gone(void **state)
+{
+    struct env e;
+    (void)state;
+
+    sync_mode = EBB_SYNC_AUTO;
+    env_open(&e, false);
+    sync_mode = EBB_SYNC_LIST;
+    others_streamed(&e);
+    stream(&e, KS_PODS, "{\"type\":\"ADDED\",\"object\":" POD("p1", "") "}\n"
+           "{\"type\":\"ADDED\",\"object\":" POD("p2", "") "}\n" BOOKMARK_END("10")
+           "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,\"message\":\"too old\"}}\n");
+    stream(&e, KS_PODS, "{\"type\":\"ADDED\",\"object\":" POD("p1", "") "}\n"
+           "{\"type\":\"ADDED\",\"object\":" POD("p3", "") "}\n");
+    ebb_informers_start(e.inf);
+    run_until(&e, all_out);
+    while (pod(&e, "p3") == NULL)
+        uv_run(&e.loop, UV_RUN_NOWAIT);
+    assert_non_null(pod(&e, "p2"));   /* the round is not over */
+    assert_int_equal(stat_of(&e, "lists"), 1);
+    ebb_informers_hold(e.inf, true);
+    push(&e, KS_PODS, BOOKMARK_END("30") "{\"type\":\"ADDED\",\"object\":" POD("p4", "") "}\n");
+    run_until(&e, all_out);
+    assert_non_null(pod(&e, "p2"));   /* held */
+    assert_int_equal(stat_of(&e, "lists"), 1);
+    ebb_informers_hold(e.inf, false);
+    assert_null(pod(&e, "p2"));
+    assert_non_null(pod(&e, "p1"));
+    assert_non_null(pod(&e, "p3"));
+    assert_non_null(pod(&e, "p4"));
+    assert_int_equal(stat_of(&e, "lists"), 2);
+    assert_int_equal(stat_of(&e, "streamed"), 2);
+    assert_int_equal(ebb__informers_queued(e.inf), 0);
+    env_close(&e);
+}
+
+static bool some_errors(struct env *e) { return stat_of(e, "errors") >= 3; }
+
+/* --sync-mode=watchlist: a refusal is an error, the stream asked again,
+ * never a LIST; readiness says why. */
+static void test_stream_forced(void **state)
+{
+    static const char invalid[] =
+        "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: 83\r\n\r\n"
+        "{\"kind\":\"Status\",\"status\":\"Failure\",\"message\":\"sendInitialEvents: nope\",\"code\":400}";
+    struct env e;
+    char buf[512];
+    (void)state;
+
+    sync_mode = EBB_SYNC_WATCHLIST;
+    env_open(&e, false);
+    sync_mode = EBB_SYNC_LIST;
+    others_streamed(&e);
+    ks_add(&e.srv, KS_PODS, invalid, sizeof(invalid) - 1, 3, false, false);
+    for (int k = 0; k < 3; k++)
+        ks_add(&e.srv, KS_PODS, invalid, sizeof(invalid) - 1, 1, false, false);
+    ebb_informers_start(e.inf);
+    run_until(&e, some_errors);
+    assert_false(synced(&e));
+    assert_int_equal(ebb_informers_not_current(e.inf, 0, buf, sizeof(buf)), 1);
+    assert_non_null(strstr(buf, "streaming list refused (--sync-mode=watchlist)"));
+    assert_non_null(strstr(buf, "sendInitialEvents: nope"));
+    for (int i = 0; i < e.srv.nlog; i++)
+        assert_null(strstr(e.srv.log[i], "limit="));
+    env_close(&e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -367,6 +586,13 @@ int main(void)
         cmocka_unit_test(test_watch_broken_again_and_again),
         cmocka_unit_test(test_idle_watch_cut_is_routine),
         cmocka_unit_test(test_hold_bounded),
+        cmocka_unit_test(test_stream_syncs_at_bookmark),
+        cmocka_unit_test(test_stream_refused_422),
+        cmocka_unit_test(test_stream_refused_error_event),
+        cmocka_unit_test(test_stream_without_end_bookmark),
+        cmocka_unit_test(test_stream_cut_again_and_again),
+        cmocka_unit_test(test_stream_relist_drops_gone),
+        cmocka_unit_test(test_stream_forced),
     };
 
     signal(SIGPIPE, SIG_IGN);

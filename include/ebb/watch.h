@@ -1,8 +1,21 @@
 /* ebb/watch.h: the watch cache (informers).
  *
  * For nodes, pods, namespaces, PVCs, PDBs and priority classes (and
- * Koordinator NodeMetrics when asked): a paged LIST, then a WATCH from the
- * list's resourceVersion with bookmarks; after a disconnect the watch
+ * Koordinator NodeMetrics when asked): a streaming list where the server
+ * offers one (a WATCH with sendInitialEvents=true,
+ * resourceVersionMatch=NotOlderThan and bookmarks, as client-go's WatchList
+ * does: ADDED events of every object, then the BOOKMARK annotated
+ * k8s.io/initial-events-end, after which the same stream goes on as the
+ * watch), else a paged LIST, then a WATCH from the list's resourceVersion
+ * with bookmarks. A resource is synced only once its initial-events-end
+ * bookmark (or its last page) is in; what the stream or the list did not
+ * hold is then deleted, as after a LIST. A server that refuses the
+ * streaming list (400 or 422, an ERROR event, a stream that ends, or goes
+ * quiet for EBB_STREAM_IDLE_MS, before the initial-events-end bookmark;
+ * three streams in a row that break before it)
+ * gets paged LISTs for that resource from then on, said once in the log
+ * (EBB_SYNC_AUTO); EBB_SYNC_LIST never asks for a stream, EBB_SYNC_WATCHLIST
+ * never falls back (a refusal is an error, retried with backoff); after a disconnect the watch
  * resumes from the last resourceVersion seen; "410 Gone" (an expired
  * version) relists, and what the new list no longer holds is deleted. A
  * watch counts as current again as soon as the server accepts it (2xx) from
@@ -45,8 +58,19 @@ struct ebb_informers;
 #define EBB_LIST_OBJECTS_MAX ((size_t)500000)
 #define EBB_HOLD_QUEUE_MAX ((size_t)64 << 20)
 
+/* How the informers sync (--sync-mode): a streaming list where the server
+ * offers it, else paged LIST (auto); paged LIST only; the streaming list
+ * only. */
+enum { EBB_SYNC_AUTO, EBB_SYNC_LIST, EBB_SYNC_WATCHLIST };
+
+/* A streaming list that brings nothing for this long before its
+ * initial-events-end bookmark is taken as refused (a server that ignores
+ * sendInitialEvents sends what it has, then waits). */
+#define EBB_STREAM_IDLE_MS 10000
+
 struct ebb_informers_opts {
     int page_size;               /* LIST limit; 0: 500 */
+    int sync_mode;               /* EBB_SYNC_*; 0: auto */
     int watch_timeout_s;         /* server-side timeoutSeconds; 0: 300 */
     bool metrics;                /* poll metrics.k8s.io */
     double metrics_interval_s;   /* 0: 5 */
@@ -97,8 +121,10 @@ struct ebb_informer_stats {
     const char *resource;        /* "pods", "nodes", ... */
     bool synced;
     bool watching;
-    uint64_t events;             /* watch events applied */
-    uint64_t lists;              /* LIST rounds completed (1 + relists) */
+    uint64_t events;             /* watch events applied (not a streaming list's initial ones) */
+    uint64_t lists;              /* LIST rounds completed (1 + relists), streamed or paged */
+    uint64_t streamed;           /* of them, by a streaming list */
+    bool paged;                  /* the server refused the streaming list: paged LISTs */
     uint64_t resumes;            /* watches restarted from a resourceVersion */
     uint64_t errors;             /* bad answers and failed requests */
     uint64_t skipped;            /* objects skipped alone */

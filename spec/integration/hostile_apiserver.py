@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """A hostile Kubernetes API server for spec/integration/hostile_server_spec.lua
 (test tooling, never part of ebb). It answers ebb run's watch cache as a
-real server would for every resource but pods, and for pods as --mode says:
+real server without the streaming list would (a WATCH with sendInitialEvents
+is refused with 422, as v1.25 does) for every resource but pods, and for pods
+as --mode says:
 
   length   LIST: "Content-Length: 10 GB", then bytes as fast as it can
   endless  LIST: a chunked List whose items never end (new pods, unique names)
@@ -86,6 +88,13 @@ class Handler(BaseHTTPRequestHandler):
         path, _, query = self.path.partition("?")
         watch = "watch=1" in query
         try:
+            if "sendInitialEvents=true" in query:
+                # a server without the streaming list (as v1.25): ebb lists
+                # in pages, where the hostile answers are
+                return self.send_body(422, json.dumps({
+                    "kind": "Status", "status": "Failure", "reason": "Invalid", "code": 422,
+                    "message": "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: "
+                               "resourceVersionMatch is forbidden for watch"}).encode())
             if path == "/api/v1/pods" and MODE in ("length", "endless", "big") and not watch:
                 return self.pods_list()
             if path == "/api/v1/pods" and MODE in ("line", "stale") and watch:

@@ -2,7 +2,8 @@
 -- --version 1.25), with ONE control plane of that version started for this
 -- file and stopped at its end: the caches sync, evictions go through the
 -- Eviction API with a PodDisruptionBudget the disruption controller
--- computed (what it refuses stays), the Lease is taken, and what `ebb
+-- computed (what it refuses stays; the streaming list refused with 422,
+-- paged LISTs instead), the Lease is taken, and what `ebb
 -- record` writes `ebb simulate` decides the same on. The full live suite
 -- runs against v1.35 (k8s_*_spec.lua).
 local K = require("spec.integration.k8s_harness")
@@ -68,6 +69,16 @@ describe("against kube-apiserver v1.25", function()
     runs[#runs + 1] = run
     assert.equal(0, run:wait(90), run:stderr())
     assert.matches("caches synced", run:stderr())
+    -- v1.25 has no streaming list: its 422 makes every resource paged, said once each
+    local err = run:stderr()
+    for _, r in ipairs{ "nodes", "namespaces", "priorityclasses", "persistentvolumeclaims",
+      "poddisruptionbudgets", "pods" } do
+      local _, n = err:gsub("watch " .. r .. ": the server does not offer a streaming list %(WATCH [^\n]- %(streaming " ..
+        "list%): 422 ListOptions%.meta%.k8s%.io \"\" is invalid: [^\n]*resourceVersionMatch is forbidden for watch", "")
+      assert.equal(1, n, r .. "\n" .. err)
+    end
+    assert.matches("%(streaming list: none; paged LIST: nodes, namespaces, priorityclasses, " ..
+      "persistentvolumeclaims, poddisruptionbudgets, pods%)", err)
     assert.equal(1, #run:evicted(), run:stderr())
     assert.matches("429", run:stderr())
     assert.matches("cycle 1: 1 evicted, 2 refused", run:stderr())
