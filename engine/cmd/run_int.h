@@ -57,7 +57,11 @@ struct run_opts {
     double qps;
     int burst;
     const char *bind;
-    int port;
+    int port;                     /* --port/--secure-port; 0: nothing served */
+    bool plain_http;              /* --plain-http: HTTP on the port, not HTTPS */
+    const char *tls_cert_file;    /* --tls-cert-file, with --tls-private-key-file */
+    const char *tls_key_file;
+    const char *cert_dir;         /* --cert-dir: where the self-signed pair goes */
     bool disable_metrics;         /* --disable-metrics: no /metrics, health still served */
     double max_stale_s;
     double sync_timeout_s;        /* the first sync (and a --once cycle) must start by then */

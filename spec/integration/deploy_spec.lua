@@ -300,7 +300,7 @@ describe("deploy/ renders", function()
       local g = c[probe].httpGet
       assert.equal(path, g.path, probe)
       assert.is_true(g.port == port or g.port == c.ports[1].name, probe)
-      assert.equal("HTTP", g.scheme or "HTTP", probe)
+      assert.equal("HTTPS", g.scheme, probe)
     end
     -- the selector picks the template's pods
     for k, v in pairs(d.spec.selector.matchLabels) do
@@ -540,7 +540,7 @@ describe("deploy/ command lines against ebb serve", function()
 
   local function readyz(r)
     local port = r:wait_log("on 127%.0%.0%.1:(%d+)", 10)
-    local code, out = run("curl -s -o /dev/null -w '%{http_code}' --max-time 5 http://127.0.0.1:"
+    local code, out = run("curl -sk -o /dev/null -w '%{http_code}' --max-time 5 https://127.0.0.1:"
       .. tostring(port) .. "/readyz")
     return code == 0 and out
   end

@@ -210,7 +210,9 @@ describe("ebb run's metrics port under hostile clients", function()
 
   local function start()
     T.srv = S.start{ snapshot = "spec/fixtures/demo-cluster.json" }
-    local run = T.start{ policy_file = "spec/fixtures/demo-policy.yaml", "--interval", "1s" }
+    -- plain HTTP: the attacker speaks HTTP (the TLS handshake's bounds are
+    -- engine/test/test_httpd_tls.c's)
+    local run = T.start{ policy_file = "spec/fixtures/demo-policy.yaml", "--interval", "1s", "--plain-http" }
     local port = tonumber(run:wait_log("on 127%.0%.0%.1:(%d+)", 15))
     assert.is_number(port, run:stderr())
     return run, port
@@ -238,7 +240,7 @@ describe("ebb run's probes under hostile clients", function()
 
   setup(function()
     srv = S.start{ snapshot = "spec/fixtures/demo-cluster.json" }
-    run = R.start(srv, { policy_file = "spec/fixtures/demo-policy.yaml", "--interval", "1s" })
+    run = R.start(srv, { policy_file = "spec/fixtures/demo-policy.yaml", "--interval", "1s", "--plain-http" })
     port = tonumber(run:wait_log("on 127%.0%.0%.1:(%d+)", 15))
     assert.is_number(port, run:stderr())
     assert.truthy(S.eventually(function() return run:ready() end, 30), run:stderr())
