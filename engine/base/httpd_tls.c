@@ -70,17 +70,25 @@ static int readable(const char *path, const char *field, struct ebb_error *err)
  * and that they match. */
 static int load_pair(SSL_CTX *ctx, const char *cert, const char *key, struct ebb_error *err)
 {
-    int rc;
+    EVP_PKEY *pkey;
+    FILE *f;
+    int rc, ok;
 
     if ((rc = readable(cert, "cert_file", err)) != 0 || (rc = readable(key, "key_file", err)) != 0)
         return rc;
     if (SSL_CTX_use_certificate_chain_file(ctx, cert) != 1)
         return ebb_error_set(err, EBB_ESCHEMA, cert, 0, "cert_file",
                              "not a PEM certificate (%s)", ossl_reason());
-    if (SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) != 1)
+    if ((f = fopen(key, "rb")) == NULL)
+        return ebb_error_set(err, EBB_EIO, key, 0, "key_file", "cannot read: %s", strerror(errno));
+    pkey = PEM_read_PrivateKey(f, NULL, NULL, NULL);
+    fclose(f);
+    if (pkey == NULL)
         return ebb_error_set(err, EBB_ESCHEMA, key, 0, "key_file",
                              "not a PEM private key (%s)", ossl_reason());
-    if (SSL_CTX_check_private_key(ctx) != 1)
+    ok = SSL_CTX_use_PrivateKey(ctx, pkey);   /* fails when it is not the certificate's */
+    EVP_PKEY_free(pkey);
+    if (ok != 1 || SSL_CTX_check_private_key(ctx) != 1)
         return ebb_error_set(err, EBB_ESCHEMA, key, 0, "key_file",
                              "the private key does not match the certificate %s (%s)", cert,
                              ossl_reason());
