@@ -390,6 +390,11 @@ describe("deploy/ renders", function()
     for k, v in pairs(sm.spec.selector.matchLabels) do assert.equal(v, svc.metadata.labels[k], "label " .. k) end
     assert.equal(sp.name, sm.spec.endpoints[1].port)
     assert.equal("/metrics", sm.spec.endpoints[1].path)
+    -- ebb serves HTTPS with a self-signed certificate by default (as upstream's
+    -- chart scrapes it): no verification, no plain HTTP flag in the pod
+    assert.equal("https", sm.spec.endpoints[1].scheme)
+    assert.is_true(sm.spec.endpoints[1].tlsConfig.insecureSkipVerify)
+    assert.is_false(contains(pod.containers[1].args, "--plain-http"))
   end)
 
   it("node-placement: a nodeSelector and tolerations for ebb's own pod, on request", function()
