@@ -67,29 +67,31 @@ static int readable(const char *path, const char *field, struct ebb_error *err)
 }
 
 /* Load the PEM pair into ctx: the certificate (with its chain), the key,
- * and that they match. */
-static int load_pair(SSL_CTX *ctx, const char *cert, const char *key, struct ebb_error *err)
+ * and that they match. Errors name `cf` and `kf` (the fields they came
+ * from: "cert_file" and "key_file", or "cert_dir" for both). */
+static int load_pair(SSL_CTX *ctx, const char *cert, const char *key, const char *cf, const char *kf,
+                     struct ebb_error *err)
 {
     EVP_PKEY *pkey;
     FILE *f;
     int rc, ok;
 
-    if ((rc = readable(cert, "cert_file", err)) != 0 || (rc = readable(key, "key_file", err)) != 0)
+    if ((rc = readable(cert, cf, err)) != 0 || (rc = readable(key, kf, err)) != 0)
         return rc;
     if (SSL_CTX_use_certificate_chain_file(ctx, cert) != 1)
-        return ebb_error_set(err, EBB_ESCHEMA, cert, 0, "cert_file",
+        return ebb_error_set(err, EBB_ESCHEMA, cert, 0, cf,
                              "not a PEM certificate (%s)", ossl_reason());
     if ((f = fopen(key, "rb")) == NULL)
-        return ebb_error_set(err, EBB_EIO, key, 0, "key_file", "cannot read: %s", strerror(errno));
+        return ebb_error_set(err, EBB_EIO, key, 0, kf, "cannot read: %s", strerror(errno));
     pkey = PEM_read_PrivateKey(f, NULL, NULL, NULL);
     fclose(f);
     if (pkey == NULL)
-        return ebb_error_set(err, EBB_ESCHEMA, key, 0, "key_file",
+        return ebb_error_set(err, EBB_ESCHEMA, key, 0, kf,
                              "not a PEM private key (%s)", ossl_reason());
     ok = SSL_CTX_use_PrivateKey(ctx, pkey);   /* fails when it is not the certificate's */
     EVP_PKEY_free(pkey);
     if (ok != 1 || SSL_CTX_check_private_key(ctx) != 1)
-        return ebb_error_set(err, EBB_ESCHEMA, key, 0, "key_file",
+        return ebb_error_set(err, EBB_ESCHEMA, key, 0, kf,
                              "the private key does not match the certificate %s (%s)", cert,
                              ossl_reason());
     return 0;
@@ -235,14 +237,14 @@ int ebb__http_tls_ctx(const struct ebb_httpd_tls *cfg, SSL_CTX **out, struct ebb
     SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
     SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
     if (has_cert) {
-        rc = load_pair(ctx, cfg->cert_file, cfg->key_file, err);
+        rc = load_pair(ctx, cfg->cert_file, cfg->key_file, "cert_file", "key_file", err);
     } else if (cfg->cert_dir != NULL && cfg->cert_dir[0]) {
         char crt[4096], key[4096];
         snprintf(crt, sizeof(crt), "%s/apiserver.crt", cfg->cert_dir);
         snprintf(key, sizeof(key), "%s/apiserver.key", cfg->cert_dir);
         /* a pair left there (by an earlier start) is served again */
         if (access(crt, F_OK) == 0 && access(key, F_OK) == 0)
-            rc = load_pair(ctx, crt, key, err);
+            rc = load_pair(ctx, crt, key, "cert_dir", "cert_dir", err);
         else
             rc = self_signed(ctx, cfg, err);
     } else {

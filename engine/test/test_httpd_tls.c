@@ -363,6 +363,18 @@ static void test_bad_certificates(void **state)
     tls = (struct ebb_httpd_tls){ .cert_file = crt_a };
     assert_int_equal(start(&s, &tls, 0, 0, &err), EBB_ESCHEMA);
     assert_string_equal(err.field, "key_file");
+    /* a pair left in cert_dir that is not one: named as cert_dir's */
+    {
+        FILE *f = fopen(crt_a, "w");
+        assert_non_null(f);
+        fputs("not a certificate\n", f);
+        fclose(f);
+        memset(&err, 0, sizeof(err));
+        tls = (struct ebb_httpd_tls){ .cert_dir = ca };
+        assert_int_equal(start(&s, &tls, 0, 0, &err), EBB_ESCHEMA);
+        assert_string_equal(err.field, "cert_dir");
+        assert_string_equal(err.file, crt_a);
+    }
     rm_pair(a);
     rm_pair(b);
     free(a);
