@@ -235,7 +235,10 @@ int ebb__http_tls_ctx(const struct ebb_httpd_tls *cfg, SSL_CTX **out, struct ebb
     /* Kubernetes' secure serving: TLS 1.2 and up, no renegotiation */
     SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
     SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+    /* no resumption: no cache, and no TLS 1.3 tickets (sent after the
+     * handshake, they are a write of their own for nothing) */
     SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+    SSL_CTX_set_num_tickets(ctx, 0);
     if (has_cert) {
         rc = load_pair(ctx, cfg->cert_file, cfg->key_file, "cert_file", "key_file", err);
     } else if (cfg->cert_dir != NULL && cfg->cert_dir[0]) {
