@@ -12,10 +12,13 @@
 # build/fuzz/ (libFuzzer targets, clang).
 
 CC      ?= gcc
-PKGS    := lua5.4 libcjson yaml-0.1 libuv libcurl
+PKGS    := lua5.4 libcjson yaml-0.1 libuv libcurl openssl
 DEBS    := liblua5.4-dev lua5.4 lua-busted libcurl4-openssl-dev libcjson-dev \
            libyaml-dev libuv1-dev libcmocka-dev libhttp-parser-dev pkg-config \
-           curl python3 python3-yaml clang libclang-rt-14-dev prometheus chromium etcd-server
+           curl python3 python3-yaml clang libclang-rt-14-dev prometheus chromium etcd-server \
+           libssl-dev
+# libssl-dev: HTTPS on the metrics port (engine/base/httpd_tls.c); libcurl
+# already links libssl3, and TLS is not something to hand-roll.
 LUA     := lua5.4
 BUSTED  := $(LUA) /usr/bin/busted
 

@@ -44,6 +44,7 @@ static void server_maybe_freed(struct ebb_httpd *h)
         return;
     if (h->close_cb != NULL)
         h->close_cb(h->close_ud);
+    ebb__http_tls_ctx_free(h->tls_ctx);
     free(h->host);
     free(h);
 }
@@ -81,6 +82,7 @@ static void on_conn_closed(uv_handle_t *hd)
     h->open_handles--;
     ebb__http_body_release(c);
     ebb__http_req_free(&c->req);
+    ebb__http_tls_free(c);
     free(c->in);
     free(c);
     if (h->closing && h->nconns == 0 && !h->sweep_closed) {
@@ -118,6 +120,7 @@ void ebb__http_conn_finish(struct conn *c)
     if (c->closing || c->shutting)
         return;
     c->shutdown.data = c;
+    ebb__http_tls_close_notify(c);   /* queued after the answers, before the FIN */
     if (uv_shutdown(&c->shutdown, (uv_stream_t *)&c->tcp, on_shutdown) != 0)
         ebb__http_conn_close(c);
     else
@@ -140,6 +143,10 @@ static void on_alloc(uv_handle_t *hd, size_t suggested, uv_buf_t *b)
     struct conn *c = hd->data;
 
     (void)suggested;
+    if (c->tls != NULL) {
+        *b = ebb__http_tls_read_buf(c);   /* ciphertext; plaintext goes to c->in */
+        return;
+    }
     /* READ_CHUNK at first, then doubling: a quarter of it free at least */
     if (c->in_cap - c->in_len < READ_CHUNK / 4 &&
         ebb__grow((void **)&c->in, &c->in_cap,
@@ -169,7 +176,19 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *b)
     }
     if (nread == 0 || c->shutting)
         return;
-    c->in_len += (size_t)nread;
+    if (c->tls != NULL) {
+        bool ready = c->tls_ready;
+        if (ebb__http_tls_input(c, (size_t)nread) != 0) {
+            if (!c->tls_ready)
+                h->handshakes_failed++;   /* plain HTTP, garbage, no common cipher */
+            ebb__http_conn_close(c);
+            return;
+        }
+        if (!ready && c->tls_ready)
+            c->last_active = uv_now(h->loop);   /* idle from the handshake's end */
+    } else {
+        c->in_len += (size_t)nread;
+    }
     c->last_active = uv_now(h->loop);
     if (c->probe_slot && c->req.state == REQ_READING && c->in_len - c->in_off > PROBE_HEAD_MAX) {
         h->dropped++;           /* a probe slot is for a probe's few hundred bytes */
@@ -241,7 +260,8 @@ static void on_connection(uv_stream_t *server, int status)
     ebb__http_req_reset(&c->req);
     c->req.c = c;
     c->last_active = c->accepted = uv_now(h->loop);
-    if (uv_accept(server, (uv_stream_t *)&c->tcp) != 0) {
+    if (uv_accept(server, (uv_stream_t *)&c->tcp) != 0 ||
+        (h->tls_ctx != NULL && ebb__http_tls_accept(c, h->tls_ctx) != 0)) {
         ebb__http_conn_close(c);
         return;
     }
@@ -308,7 +328,15 @@ int ebb_httpd_create(uv_loop_t *loop, const struct ebb_httpd_opts *opts, struct 
     OR_DEFAULT(max_total_body), OR_DEFAULT(max_connections), OR_DEFAULT(idle_timeout_ms);
     OR_DEFAULT(write_timeout_ms), OR_DEFAULT(request_timeout_ms);
 #undef OR_DEFAULT
+    h->opts.tls = NULL;   /* read here only */
+    if (!h->opts.handshake_timeout_ms)
+        h->opts.handshake_timeout_ms = 10000u;
+    if (opts->tls != NULL && (rc = ebb__http_tls_ctx(opts->tls, &h->tls_ctx, err)) != 0) {
+        free(h);
+        return rc;
+    }
     if ((h->host = strdup(host)) == NULL) {
+        ebb__http_tls_ctx_free(h->tls_ctx);
         free(h);
         return EBB_ENOMEM;
     }
@@ -333,6 +361,8 @@ int ebb_httpd_create(uv_loop_t *loop, const struct ebb_httpd_opts *opts, struct 
     every = h->opts.idle_timeout_ms;
     every = h->opts.write_timeout_ms < every ? h->opts.write_timeout_ms : every;
     every = h->opts.request_timeout_ms < every ? h->opts.request_timeout_ms : every;
+    if (h->tls_ctx != NULL)
+        every = h->opts.handshake_timeout_ms < every ? h->opts.handshake_timeout_ms : every;
     every /= 4;
     every = every < 50 ? 50 : every > 5000 ? 5000 : every;
     uv_timer_start(&h->sweep, ebb__http_sweep, every, every);
@@ -362,6 +392,7 @@ void ebb_httpd_stats(const struct ebb_httpd *h, struct ebb_httpd_stats *out)
     out->dropped = h->dropped;
     out->busy = h->busy;
     out->probes = h->probes;
+    out->handshakes_failed = h->handshakes_failed;
     for (const struct conn *c = h->conns; c != NULL; c = c->next)
         out->stalled += !c->closing && c->stalled;
 }

@@ -17,6 +17,13 @@ static size_t open_conns(const struct ebb_httpd *h)
     return h->nconns - h->closing_conns - h->probe_conns;
 }
 
+/* When a trickling connection started: its request's first byte, or its
+ * accept while it is still in its TLS handshake. */
+static uint64_t trickle_since(const struct conn *c)
+{
+    return conn_handshaking(c) ? c->accepted : c->reading_since;
+}
+
 /* At the connection limit, a new connection takes the place of one that
  * holds the server without using it: the one idle the longest between
  * requests, else the one that has not read its answers the longest
@@ -32,8 +39,13 @@ static bool drop_for_new(struct ebb_httpd *h)
     for (struct conn *c = h->conns; c != NULL; c = c->next) {
         if (c->closing || c->in_handler || c->probe_slot)
             continue;
-        if (!c->shutting && c->req.state == REQ_READING && c->reading_since == 0 && c->queued == 0 &&
-            c->in_off == c->in_len) {
+        if (conn_handshaking(c)) {
+            /* a TLS handshake is a few round trips: past HEAD_GRACE_MS, a trickle */
+            if (now - c->accepted >= HEAD_GRACE_MS &&
+                (trickle == NULL || c->accepted < trickle_since(trickle)))
+                trickle = c;
+        } else if (!c->shutting && c->req.state == REQ_READING && c->reading_since == 0 &&
+                   c->queued == 0 && c->in_off == c->in_len) {
             if (idle == NULL || c->last_active < idle->last_active)
                 idle = c;
         } else if (c->queued > 0 && (c->stalled || c->held)) {
@@ -41,7 +53,7 @@ static bool drop_for_new(struct ebb_httpd *h)
                 slow = c;
         } else if (!c->shutting && c->req.state == REQ_READING && c->reading_since != 0 &&
                    !c->head_done && now - c->reading_since >= HEAD_GRACE_MS) {
-            if (trickle == NULL || c->reading_since < trickle->reading_since)
+            if (trickle == NULL || c->reading_since < trickle_since(trickle))
                 trickle = c;
         }
     }
@@ -163,6 +175,10 @@ void ebb__http_sweep(uv_timer_t *t)
             ebb__http_conn_lost(c);
         } else if (c->shutting) {
             continue;
+        } else if (conn_handshaking(c) && now - c->accepted >= h->opts.handshake_timeout_ms) {
+            h->dropped++;           /* a TLS handshake that does not finish */
+            h->handshakes_failed++;
+            ebb__http_conn_close(c);
         } else if (c->req.state == REQ_READING && c->reading_since != 0 &&
                    now - c->reading_since >= h->opts.request_timeout_ms) {
             h->dropped++;           /* trickles a request in: a slow sender */

@@ -10,6 +10,8 @@
  *                    bodies, and the dispatch to the handler
  *   httpd_write.c    answers and streams: status line and headers, writes,
  *                    stream bytes held and flushed
+ *   httpd_tls.c      HTTPS: the certificate (given, in cert_dir or made),
+ *                    and each connection's TLS over memory BIOs
  *
  * Three invariants, each kept at one place and stated there:
  *
@@ -104,6 +106,8 @@ static inline int offs_push(struct offs *o, size_t at)
 enum { REQ_READING = 0, REQ_PENDING, REQ_STREAMING, REQ_DONE };
 
 struct conn;
+struct tls_conn;                 /* httpd_tls.c */
+typedef struct ssl_ctx_st SSL_CTX;
 
 struct ebb_http_req {
     struct conn *c;
@@ -142,6 +146,8 @@ struct conn {
     bool closing, shutting, in_process, in_handler;
     bool held;                   /* parsing waits for queued answers to drain */
     bool reading;                /* uv_read_start is on */
+    struct tls_conn *tls;        /* NULL: plain HTTP */
+    bool tls_ready;              /* the TLS handshake is finished */
     char peer[64];
 };
 
@@ -162,6 +168,8 @@ struct ebb_httpd {
     uint64_t refused, dropped;   /* connections over the limit; slow or stuck ones dropped */
     uint64_t busy;               /* 429s: bodies or answers over the totals */
     uint64_t probes;             /* connections taken in a probe slot */
+    uint64_t handshakes_failed;  /* TLS handshakes failed or timed out */
+    SSL_CTX *tls_ctx;            /* NULL: plain HTTP */
     int open_handles;            /* listener, sweep, connections */
     bool closing, sweep_closed;
     void (*close_cb)(void *ud);
@@ -179,6 +187,12 @@ static inline void reserve_release(struct conn *c)
 {
     c->h->reserved -= c->reserved;
     c->reserved = 0;
+}
+
+/* Still in its TLS handshake: no request byte can have come yet. */
+static inline bool conn_handshaking(const struct conn *c)
+{
+    return c->tls != NULL && !c->tls_ready;
 }
 
 /* ---- httpd.c: connections ----------------------------------------------------- */
@@ -229,5 +243,27 @@ int ebb__http_conn_write(struct conn *c, const char *a, size_t an, const char *b
                          const char *t, size_t tn);
 /* What a stream holds, then its last chunk. */
 int ebb__http_stream_finish(struct conn *c);
+/* Hand `data` (malloc'd, taken whatever happens) to libuv as it is,
+ * counted as `counted` queued bytes until written: TLS records. */
+int ebb__http_conn_send_raw(struct conn *c, char *data, size_t len, size_t counted);
+
+/* ---- httpd_tls.c: HTTPS ----------------------------------------------------------- */
+
+/* The server's context from opts->tls (include/ebb/httpd.h). */
+int ebb__http_tls_ctx(const struct ebb_httpd_tls *cfg, SSL_CTX **out, struct ebb_error *err);
+void ebb__http_tls_ctx_free(SSL_CTX *ctx);
+/* A new connection's TLS state (server side, not started). */
+int ebb__http_tls_accept(struct conn *c, SSL_CTX *ctx);
+void ebb__http_tls_free(struct conn *c);
+/* Where libuv reads ciphertext into. */
+uv_buf_t ebb__http_tls_read_buf(struct conn *c);
+/* `n` bytes of ciphertext came: the handshake goes on (its records are
+ * sent), plaintext is appended to c->in. 0, or < 0: the connection must
+ * be closed (a failed handshake, a TLS error, the client's close_notify). */
+int ebb__http_tls_input(struct conn *c, size_t n);
+/* Encrypt ub[0..n) into one malloc'd buffer of records (*out, *outlen). */
+int ebb__http_tls_seal(struct conn *c, const uv_buf_t *ub, unsigned n, char **out, size_t *outlen);
+/* Queue a close_notify (after what is queued), once the handshake is done. */
+void ebb__http_tls_close_notify(struct conn *c);
 
 #endif

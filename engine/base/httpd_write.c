@@ -62,9 +62,32 @@ static void on_written(uv_write_t *w, int status)
         ebb__http_conn_resume(c);
 }
 
-/* Hand q (q->len bytes in ub[0..n)) to libuv; counted until written. */
+/* Hand q (q->len bytes in ub[0..n)) to libuv; counted until written. On
+ * TLS, the bytes are sealed into records first, and q gives its place to
+ * a request that owns them (counted by q->len all the same). */
 static int queue_write(struct conn *c, struct wreq *q, uv_buf_t *ub, unsigned n)
 {
+    uv_buf_t sealed;
+
+    if (c->tls != NULL) {
+        size_t len = q->len, clen = 0;
+        char *cipher = NULL;
+        int rc = ebb__http_tls_seal(c, ub, n, &cipher, &clen);
+
+        free(q->own);
+        free(q);
+        if (rc != 0 || (q = malloc(sizeof(*q))) == NULL) {
+            free(cipher);
+            ebb__http_conn_close(c);
+            return EBB_EIO;
+        }
+        q->c = c;
+        q->len = len;
+        q->own = cipher;
+        sealed = uv_buf_init(cipher, (unsigned)clen);
+        ub = &sealed;
+        n = 1;
+    }
     if (uv_write(&q->w, (uv_stream_t *)&c->tcp, ub, n, on_written) != 0) {
         free(q->own);
         free(q);
@@ -77,6 +100,28 @@ static int queue_write(struct conn *c, struct wreq *q, uv_buf_t *ub, unsigned n)
     }
     c->queued += q->len;
     c->h->queued += q->len;
+    return 0;
+}
+
+int ebb__http_conn_send_raw(struct conn *c, char *data, size_t len, size_t counted)
+{
+    struct wreq *q;
+    uv_buf_t ub = uv_buf_init(data, (unsigned)len);
+
+    if (c->closing || (q = malloc(sizeof(*q))) == NULL) {
+        free(data);
+        return EBB_EIO;
+    }
+    q->c = c;
+    q->len = counted;
+    q->own = data;
+    if (uv_write(&q->w, (uv_stream_t *)&c->tcp, &ub, 1, on_written) != 0) {
+        free(data);
+        free(q);
+        return EBB_EIO;
+    }
+    c->queued += counted;
+    c->h->queued += counted;
     return 0;
 }
 

@@ -37,6 +37,7 @@ static void usage(FILE *f)
     fputs("usage: ebb run --policy FILE [--policy-dir DIR]... [--kubeconfig FILE] [--context NAME]\n"
           "               [--interval 5m | --once] [--dry-run] [--leader-elect ...]\n"
           "               [--qps 50] [--burst 100] [--bind-address 0.0.0.0] [--port 10258]\n"
+          "               [--tls-cert-file F --tls-private-key-file F | --cert-dir DIR] [--plain-http]\n"
           "               [--max-stale 30s]\n"
           "\n"
           "  --interval D          time between cycles (Go duration); 0 runs one cycle (default 5m)\n"
@@ -49,7 +50,14 @@ static void usage(FILE *f)
           "    --leader-elect-lease-duration D (137s) --leader-elect-renew-deadline D (107s)\n"
           "    --leader-elect-retry-period D (26s) --leader-elect-resource-name N (descheduler)\n"
           "    --leader-elect-resource-namespace NS (in a pod its own, else kube-system)\n"
-          "  --port N              /metrics, /healthz, /readyz (0 disables)\n"
+          "  --port N              /metrics, /healthz, /readyz over HTTPS (0 disables);\n"
+          "                        --secure-port is the same flag\n"
+          "  --tls-cert-file F     the serving certificate (PEM, its chain after it), with\n"
+          "  --tls-private-key-file F  its key (PEM); without them a self-signed one\n"
+          "                        (ECDSA P-256, localhost, 127.0.0.1, the hostname, 1 year)\n"
+          "  --cert-dir DIR        keep the self-signed pair in DIR (apiserver.crt/.key,\n"
+          "                        reused when there); without it, in memory only\n"
+          "  --plain-http          serve the port over plain HTTP instead of HTTPS\n"
           "  --max-stale D         skip cycles while a watch has been broken longer (30s)\n"
           "  --sync-timeout D      exit 1, naming what is missing, when the caches have not\n"
           "                        synced this long after start (or, with --once, the cycle\n"
@@ -74,8 +82,8 @@ static void usage(FILE *f)
           "                        per workload, so off by default\n"
           "Upstream names are accepted too: --policy-config-file, --descheduling-interval,\n"
           "--client-connection-kubeconfig, --client-connection-qps, --client-connection-burst,\n"
-          "--secure-port (plain HTTP); booleans as --flag or --flag=true|false. Flags ebb\n"
-          "cannot honour (TLS serving, tracing, ...) are refused by name: see\n"
+          "--secure-port; booleans as --flag or --flag=true|false. Flags ebb cannot\n"
+          "honour (TLS tuning, tracing, ...) are refused by name: see\n"
           "docs/upstream-flags-and-logs.md.\n",
           f);
 }
@@ -88,19 +96,19 @@ static int parse(int argc, char **argv, struct run_opts *o)
         F_STALE, F_PAGE, F_SYNC_MODE, F_NOW, F_RELOAD_DEBOUNCE, F_NO_RELOAD, F_RELOAD_POLL,
         F_SCRIPT_TIMEOUT, F_SCRIPT_MEMORY, F_TRIGGER_DELAY, F_FEATURES, F_SYNC_TIMEOUT,
         F_V, F_LOG_FORMAT, F_NO_METRICS, F_WORKLOAD_LABELS, F_CONTENT_TYPE, F_SECURE_PORT, F_IGNORED, F_HTTP2,
+        F_TLS_CERT, F_TLS_KEY, F_CERT_DIR, F_PLAIN_HTTP,
         F_REFUSED = 2000,
     };
     /* Upstream's flags ebb cannot honour: each refused by name, with why, so
      * that a manifest written for upstream fails at once and says what to
      * drop rather than running with a setting silently lost. */
-    static const char *const no_tls = "ebb serves /metrics, /healthz and /readyz over plain HTTP and has "
-                                      "no TLS server: terminate TLS in front of it, or leave the flag out";
+    static const char *const no_tls = "ebb serves TLS 1.2 and up with OpenSSL's defaults and one "
+                                      "certificate (--tls-cert-file): leave the flag out";
     static const char *const no_otel = "ebb has no OpenTelemetry tracing";
     static const struct {
         const char *name;
         const char *why;
     } refused[] = {
-        { "tls-cert-file", NULL }, { "tls-private-key-file", NULL }, { "cert-dir", NULL },
         { "tls-cipher-suites", NULL }, { "tls-min-version", NULL }, { "tls-sni-cert-key", NULL },
         { "tls-curve-preferences", NULL }, { "http2-max-streams-per-connection", NULL },
         { "permit-address-sharing", "ebb binds its port alone (no SO_REUSEADDR sharing)" },
@@ -158,6 +166,10 @@ static int parse(int argc, char **argv, struct run_opts *o)
         { "logging-format", required_argument, NULL, F_LOG_FORMAT },
         { "disable-metrics", optional_argument, NULL, F_NO_METRICS },
         { "metrics-workload-labels", optional_argument, NULL, F_WORKLOAD_LABELS },
+        { "tls-cert-file", required_argument, NULL, F_TLS_CERT },
+        { "tls-private-key-file", required_argument, NULL, F_TLS_KEY },
+        { "cert-dir", required_argument, NULL, F_CERT_DIR },
+        { "plain-http", optional_argument, NULL, F_PLAIN_HTTP },
         { "client-connection-content-type", required_argument, NULL, F_CONTENT_TYPE },
         { "log-flush-frequency", required_argument, NULL, F_IGNORED },
         { "enable-http2", optional_argument, NULL, F_HTTP2 },
@@ -222,6 +234,13 @@ static int parse(int argc, char **argv, struct run_opts *o)
             break;
         case F_LE:
             if (!ebb_flag_bool("--leader-elect", optarg, &o->leader_elect))
+                return EXIT_INPUT;
+            break;
+        case F_TLS_CERT: o->tls_cert_file = optarg; break;
+        case F_TLS_KEY: o->tls_key_file = optarg; break;
+        case F_CERT_DIR: o->cert_dir = optarg; break;
+        case F_PLAIN_HTTP:
+            if (!ebb_flag_bool("--plain-http", optarg, &o->plain_http))
                 return EXIT_INPUT;
             break;
         case F_NO_METRICS:
@@ -310,9 +329,6 @@ static int parse(int argc, char **argv, struct run_opts *o)
                 fprintf(stderr, "ebb: error: --%s: \"%s\" is not a port (0-65535)\n", longopts[li].name, optarg);
                 return EXIT_INPUT;
             }
-            if (c == F_SECURE_PORT && o->port > 0)
-                ebb_log(EBB_LOG_WARN, "--secure-port %d: ebb serves plain HTTP there, not HTTPS: "
-                                      "probes need scheme: HTTP", o->port);
             break;
         case F_STALE: dur = "--max-stale"; d = &o->max_stale_s; break;
         case F_SYNC_TIMEOUT: dur = "--sync-timeout"; d = &o->sync_timeout_s; break;
@@ -376,6 +392,17 @@ static int parse(int argc, char **argv, struct run_opts *o)
         return EXIT_INPUT;
     if (o->policy == NULL) {
         fprintf(stderr, "ebb: error: run needs --policy (or upstream's --policy-config-file)\n");
+        return EXIT_INPUT;
+    }
+    if ((o->tls_cert_file == NULL) != (o->tls_key_file == NULL)) {
+        fprintf(stderr, "ebb: error: --%s needs --%s: a certificate is served with its key\n",
+                o->tls_cert_file ? "tls-cert-file" : "tls-private-key-file",
+                o->tls_cert_file ? "tls-private-key-file" : "tls-cert-file");
+        return EXIT_INPUT;
+    }
+    if (o->plain_http && (o->tls_cert_file || o->cert_dir)) {
+        fprintf(stderr, "ebb: error: --plain-http serves no TLS: drop --%s, or --plain-http\n",
+                o->tls_cert_file ? "tls-cert-file" : "cert-dir");
         return EXIT_INPUT;
     }
     if (o->interval_s == 0)
@@ -1270,13 +1297,32 @@ int ebb_run_main(int argc, char **argv)
     ebb_engine_on_background_done(r->engine, on_background_done, r);
     if (r->o.port > 0) {
         /* /metrics, /healthz, /readyz: GETs, a few clients (scrapers, probes) */
+        struct ebb_httpd_tls tls = { .cert_file = r->o.tls_cert_file, .key_file = r->o.tls_key_file,
+                                     .cert_dir = r->o.cert_dir };
         struct ebb_httpd_opts ho = { .host = r->o.bind, .port = r->o.port, .handler = on_http, .ud = r,
                                      .max_body = 64u << 10, .max_connections = 64,
-                                     .max_total_queued = 32u << 20 };
-        if ((rc = ebb_httpd_create(r->loop, &ho, &r->httpd, &err)) != 0)
+                                     .max_total_queued = 32u << 20,
+                                     .tls = r->o.plain_http ? NULL : &tls };
+        if ((rc = ebb_httpd_create(r->loop, &ho, &r->httpd, &err)) != 0) {
+            /* the flag that names the file (httpd.h: err.field) */
+            const char *flag = strcmp(err.field, "cert_file") == 0  ? "--tls-cert-file"
+                               : strcmp(err.field, "key_file") == 0 ? "--tls-private-key-file"
+                               : strcmp(err.field, "cert_dir") == 0 ? "--cert-dir"
+                                                                    : NULL;
+            if (flag != NULL) {
+                char msg[sizeof(err.msg)], file[sizeof(err.file)];
+                snprintf(msg, sizeof(msg), "%s", err.msg);
+                snprintf(file, sizeof(file), "%s", err.file);
+                ebb_error_set(&err, rc, file, 0, flag, "%s", msg);
+            }
             goto input;
-        ebb_log(EBB_LOG_INFO, "serving %s/healthz, /readyz on %s:%d", r->o.disable_metrics ? "" : "/metrics, ",
-                r->o.bind, ebb_httpd_port(r->httpd));
+        }
+        ebb_log(EBB_LOG_INFO, "serving %s/healthz, /readyz over %s on %s:%d%s",
+                r->o.disable_metrics ? "" : "/metrics, ", r->o.plain_http ? "HTTP" : "HTTPS", r->o.bind,
+                ebb_httpd_port(r->httpd),
+                r->o.plain_http || r->o.tls_cert_file ? ""
+                : r->o.cert_dir                       ? " (self-signed certificate in --cert-dir)"
+                                                      : " (self-signed certificate, in memory)");
     }
     uv_timer_init(r->loop, &r->cycle_timer);
     uv_timer_init(r->loop, &r->resume_timer);

@@ -59,7 +59,11 @@ struct run_opts {
     double qps;
     int burst;
     const char *bind;
-    int port;
+    int port;                     /* --port/--secure-port; 0: nothing served */
+    bool plain_http;              /* --plain-http: HTTP on the port, not HTTPS */
+    const char *tls_cert_file;    /* --tls-cert-file, with --tls-private-key-file */
+    const char *tls_key_file;
+    const char *cert_dir;         /* --cert-dir: where the self-signed pair goes */
     bool metrics_workload_labels; /* --metrics-workload-labels: workload_kind, workload on
                                      the eviction counters */
     bool disable_metrics;         /* --disable-metrics: no /metrics, health still served */

@@ -53,6 +53,13 @@
  * (max_connections + EBB_HTTPD_PROBE_SLOTS) * 600 KiB (read-ahead,
  * headers); one answer larger than max_total_queued is written on while
  * its client reads.
+ *
+ * With opts.tls, every connection is TLS: a handshake not finished
+ * handshake_timeout_ms after accept, or failed (a client that speaks plain
+ * HTTP or garbage), drops the connection; at max_connections one still in
+ * its handshake after a second gives its place like a trickling head; a
+ * handshaking connection in a probe slot has the slot's deadline. The
+ * bounds above count plaintext bytes.
  */
 #ifndef EBB_HTTPD_H
 #define EBB_HTTPD_H
@@ -73,6 +80,22 @@ typedef void (*ebb_http_handler_fn)(struct ebb_http_req *req, void *ud);
  * is invalid once this returns; no ebb_http_* call on it from here on. */
 typedef void (*ebb_http_gone_fn)(struct ebb_http_req *req, void *ud);
 
+/* HTTPS (engine/base/httpd_tls.c, OpenSSL over memory BIOs): TLS 1.2 and
+ * up, HTTP/1.1. The certificate is cert_file and key_file (PEM; both or
+ * neither), else the pair in cert_dir (apiserver.crt, apiserver.key, as
+ * Kubernetes' secure serving names it) when both are there, else a new
+ * self-signed one (ECDSA P-256, SANs localhost, 127.0.0.1, ::1 and
+ * `hostname`, valid 1 year), written to cert_dir when it is set (made if
+ * missing; the key mode 0600), else kept in memory. Errors set err->field
+ * to "cert_file", "key_file" or "cert_dir" (the caller names its flag) and
+ * err->file to the path. */
+struct ebb_httpd_tls {
+    const char *cert_file;
+    const char *key_file;
+    const char *cert_dir;
+    const char *hostname;      /* a SAN of the generated certificate; NULL: gethostname() */
+};
+
 struct ebb_httpd_opts {
     const char *host;          /* numeric IPv4/IPv6 or "localhost"; NULL: "127.0.0.1" */
     int port;                  /* 0: a free port (see ebb_httpd_port) */
@@ -87,9 +110,14 @@ struct ebb_httpd_opts {
     unsigned idle_timeout_ms;  /* between requests; 0: 120000 */
     unsigned write_timeout_ms; /* an answer waiting without a byte taken; 0: 30000 */
     unsigned request_timeout_ms; /* from a request's first byte to its last; 0: 60000 */
+    const struct ebb_httpd_tls *tls; /* NULL: plain HTTP; else HTTPS only (copied) */
+    unsigned handshake_timeout_ms; /* accept to a finished TLS handshake; 0: 10000 */
 };
 
 /* Bind and listen. EBB_EINVAL for a missing handler, a bad host or port;
+ * for a TLS certificate or key (err->field, err->file): EBB_EIO when it
+ * cannot be read or written, EBB_ESCHEMA when it is not PEM or the key
+ * does not match;
  * EBB_EIO when the address cannot be bound (err->msg says why: "listen
  * 127.0.0.1:80: address already in use"). `err` may be NULL. On EBB_EIO
  * the handles already opened are closing: run the loop before
@@ -115,6 +143,7 @@ struct ebb_httpd_stats {
     uint64_t busy;             /* 429s: a body over max_total_body, an answer over
                                   max_total_queued */
     uint64_t probes;           /* connections taken in a probe slot */
+    uint64_t handshakes_failed; /* TLS handshakes that failed or timed out */
 };
 void ebb_httpd_stats(const struct ebb_httpd *h, struct ebb_httpd_stats *out);
 

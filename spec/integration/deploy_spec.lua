@@ -300,7 +300,7 @@ describe("deploy/ renders", function()
       local g = c[probe].httpGet
       assert.equal(path, g.path, probe)
       assert.is_true(g.port == port or g.port == c.ports[1].name, probe)
-      assert.equal("HTTP", g.scheme or "HTTP", probe)
+      assert.equal("HTTPS", g.scheme, probe)
     end
     -- the selector picks the template's pods
     for k, v in pairs(d.spec.selector.matchLabels) do
@@ -390,6 +390,11 @@ describe("deploy/ renders", function()
     for k, v in pairs(sm.spec.selector.matchLabels) do assert.equal(v, svc.metadata.labels[k], "label " .. k) end
     assert.equal(sp.name, sm.spec.endpoints[1].port)
     assert.equal("/metrics", sm.spec.endpoints[1].path)
+    -- ebb serves HTTPS with a self-signed certificate by default (as upstream's
+    -- chart scrapes it): no verification, no plain HTTP flag in the pod
+    assert.equal("https", sm.spec.endpoints[1].scheme)
+    assert.is_true(sm.spec.endpoints[1].tlsConfig.insecureSkipVerify)
+    assert.is_false(contains(pod.containers[1].args, "--plain-http"))
   end)
 
   it("node-placement: a nodeSelector and tolerations for ebb's own pod, on request", function()
@@ -540,7 +545,7 @@ describe("deploy/ command lines against ebb serve", function()
 
   local function readyz(r)
     local port = r:wait_log("on 127%.0%.0%.1:(%d+)", 10)
-    local code, out = run("curl -s -o /dev/null -w '%{http_code}' --max-time 5 http://127.0.0.1:"
+    local code, out = run("curl -sk -o /dev/null -w '%{http_code}' --max-time 5 https://127.0.0.1:"
       .. tostring(port) .. "/readyz")
     return code == 0 and out
   end

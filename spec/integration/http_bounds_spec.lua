@@ -28,7 +28,8 @@ end
 
 -- the HTTP code of a GET, within 10 s (or `secs`; "000": no answer)
 local function code_of(url, secs)
-  local p = assert(io.popen("curl -s -o /dev/null --max-time " .. (secs or 10) ..
+  -- -k: ebb run's HTTPS port, with its self-signed certificate
+  local p = assert(io.popen("curl -sk -o /dev/null --max-time " .. (secs or 10) ..
                             " -w '%{http_code}' " .. S.shq(url)))
   local c = p:read("a")
   p:close()
@@ -68,10 +69,10 @@ end
 
 -- During the attack, each probe path answered with the code `want` names
 -- (default "200"); the attacker ends by itself.
-local function probes_answered(port, mode, n, path, want)
+local function probes_answered(port, mode, n, path, want, scheme)
   local finish = attack(port, mode, n, 4, path)
   for _, p in ipairs{ "/healthz", "/readyz", "/livez" } do
-    assert.equal((want or {})[p] or "200", code_of("http://127.0.0.1:" .. port .. p, 5),
+    assert.equal((want or {})[p] or "200", code_of((scheme or "http") .. "://127.0.0.1:" .. port .. p, 5),
                  string.format("%s x%d: %s not answered", mode, n, p))
   end
   assert.truthy(finish())
@@ -210,7 +211,9 @@ describe("ebb run's metrics port under hostile clients", function()
 
   local function start()
     T.srv = S.start{ snapshot = "spec/fixtures/demo-cluster.json" }
-    local run = T.start{ policy_file = "spec/fixtures/demo-policy.yaml", "--interval", "1s" }
+    -- plain HTTP: the attacker speaks HTTP (the TLS handshake's bounds are
+    -- engine/test/test_httpd_tls.c's)
+    local run = T.start{ policy_file = "spec/fixtures/demo-policy.yaml", "--interval", "1s", "--plain-http" }
     local port = tonumber(run:wait_log("on 127%.0%.0%.1:(%d+)", 15))
     assert.is_number(port, run:stderr())
     return run, port
@@ -238,7 +241,7 @@ describe("ebb run's probes under hostile clients", function()
 
   setup(function()
     srv = S.start{ snapshot = "spec/fixtures/demo-cluster.json" }
-    run = R.start(srv, { policy_file = "spec/fixtures/demo-policy.yaml", "--interval", "1s" })
+    run = R.start(srv, { policy_file = "spec/fixtures/demo-policy.yaml", "--interval", "1s", "--plain-http" })
     port = tonumber(run:wait_log("on 127%.0%.0%.1:(%d+)", 15))
     assert.is_number(port, run:stderr())
     assert.truthy(S.eventually(function() return run:ready() end, 30), run:stderr())
@@ -255,4 +258,35 @@ describe("ebb run's probes under hostile clients", function()
       probes_answered(port, sh[1], sh[2], sh[3], { ["/livez"] = "404" })
     end)
   end
+end)
+
+-- The default, HTTPS: the attackers' bytes are no TLS handshake (idle
+-- connections never start one, the others send plain HTTP and are dropped
+-- at their first bytes); probes over TLS are answered all the same, and
+-- the peak memory stays in the same bound.
+describe("ebb run's HTTPS port under hostile clients", function()
+  local srv, run, port
+
+  setup(function()
+    srv = S.start{ snapshot = "spec/fixtures/demo-cluster.json" }
+    run = R.start(srv, { policy_file = "spec/fixtures/demo-policy.yaml", "--interval", "1s" })
+    port = tonumber(run:wait_log("over HTTPS on 127%.0%.0%.1:(%d+)", 15))
+    assert.is_number(port, run:stderr())
+    assert.truthy(S.eventually(function() return run:ready() end, 30), run:stderr())
+  end)
+
+  teardown(function()
+    if run then run:stop() end
+    if srv then srv:stop() end
+  end)
+
+  for _, mode in ipairs{ "idle", "slowloris", "slowread" } do
+    it("answers probes over TLS while 100 clients attack: " .. mode, function()
+      probes_answered(port, mode, 100, "/metrics", { ["/livez"] = "404" }, "https")
+    end)
+  end
+
+  it("bounds its memory while 500 connections never start their handshake", function()
+    holds(run.pid, port, "https://127.0.0.1:" .. port .. "/healthz", 64 * MiB, "idle", 500)
+  end)
 end)

@@ -1,7 +1,9 @@
 -- `ebb run` for integration specs: the built binary against `ebb serve`
 -- (spec/integration/serve_harness.lua) on 127.0.0.1, each run a process of
 -- its own with a scratch directory, a kubeconfig pointing at the server,
--- its stderr in a file, and /metrics on a free port.
+-- its stderr in a file, and /metrics on a free port (HTTPS with its
+-- self-signed certificate, as ebb serves by default; plain HTTP when the
+-- flags hold --plain-http).
 --
 --   local R = require("spec.integration.run_harness")
 --   local run = R.start(srv, { policy = "...yaml text...", "--once" })
@@ -92,7 +94,9 @@ current-context: serve
     "(%s %s %s >%s/out 2>%s/err & echo $! >%s/pid; wait $!; echo $? >%s/status) >/dev/null 2>&1 &",
     #env > 0 and ("env " .. table.concat(env, " ")) or "", S.shq(opts.binary or S.EBB), table.concat(q, " "),
     dir, dir, dir, dir))
-  local run = setmetatable({ dir = dir }, Run)
+  local plain = false
+  for _, a in ipairs(args) do plain = plain or a == "--plain-http" or a == "--plain-http=true" end
+  local run = setmetatable({ dir = dir, scheme = plain and "http" or "https" }, Run)
   run.pid = S.eventually(function() return tonumber((S.read(dir .. "/pid") or ""):match("%d+")) end, 5)
   return run
 end
@@ -138,11 +142,18 @@ function Run:evicted()
   return out
 end
 
--- GET path on ebb's own port (from the log line) -> status, body.
-function Run:http(path)
+-- The base URL of ebb's own port (from the log line), or nil.
+function Run:url()
   local port = self:wait_log("on 127%.0%.0%.1:(%d+)", 10)
-  if not port then return nil end
-  local p = assert(io.popen("curl -s --max-time 5 -w '\n%{http_code}' http://127.0.0.1:" .. port .. path))
+  return port and (self.scheme .. "://127.0.0.1:" .. port)
+end
+
+-- GET path on ebb's own port -> status, body (-k: the self-signed
+-- certificate; spec/integration/metrics_tls_spec.lua checks it properly).
+function Run:http(path)
+  local url = self:url()
+  if not url then return nil end
+  local p = assert(io.popen("curl -sk --max-time 5 -w '\n%{http_code}' " .. url .. path))
   local text = p:read("a")
   p:close()
   local body, code = text:match("^(.*)\n(%d+)$")

@@ -47,8 +47,7 @@ end
 -- Flags ebb cannot honour, with a value as a manifest would give: exit 2 and
 -- the error names the flag.
 local REFUSED = {
-  { "--tls-cert-file=/etc/tls/tls.crt" }, { "--tls-private-key-file=/etc/tls/tls.key" },
-  { "--cert-dir=/var/run/descheduler/certs" }, { "--tls-cipher-suites=TLS_AES_128_GCM_SHA256" },
+  { "--tls-cipher-suites=TLS_AES_128_GCM_SHA256" },
   { "--tls-min-version=VersionTLS12" }, { "--tls-sni-cert-key=a.crt,a.key" },
   { "--tls-curve-preferences=X25519" }, { "--http2-max-streams-per-connection=100" },
   { "--permit-address-sharing" }, { "--permit-port-sharing" },
