@@ -31,6 +31,26 @@ struct ebb_engine;
 struct ebb_ctx;   /* what a native plugin is handed during a call */
 
 struct ebb_plugin_ops;   /* the engine of a kind of plugin (engine/core/engine.h) */
+struct ebb_evmem;        /* the memory of evictions (ebb/evmemory.h) */
+
+/* A prediction of where an evicted pod's replacement lands. */
+enum {
+    EBB_PREDICT_PLACED = 0,     /* on `node` */
+    EBB_PREDICT_PENDING,        /* recreated, but fits no node: `message` says why */
+    EBB_PREDICT_GONE,           /* nothing recreates it (a bare pod, a finished one) */
+};
+struct ebb_prediction {
+    int status;                 /* EBB_PREDICT_* */
+    ebb_str node;               /* PLACED: the node (borrowed from the cache) */
+    char message[256];          /* PENDING: the scheduler's message */
+};
+/* Place the replacement of `pod` (bound, about to be evicted by a plugin of
+ * engine `e`) on the cluster as it will be: `pod` gone, and every pod this
+ * cycle evicted already. Fills *out and returns 0, or an EBB_E* code (then
+ * nothing is known). Engine thread; called from a filter plugin. */
+struct ebb_engine;
+typedef int (*ebb_predict_fn)(void *ud, struct ebb_engine *e, struct ebb_pod *pod,
+                              struct ebb_prediction *out);
 
 struct ebb_engine_opts {
     const char *home;           /* directory with lua/ and policies/; NULL: $EBB_HOME,
@@ -47,6 +67,18 @@ struct ebb_engine_opts {
      * The core calls plugins only through such a table; NULL: none, and a
      * plugin file is an error. */
     const struct ebb_plugin_ops *scripts;
+    /* The memory of evictions (ebb/evmemory.h): borrowed, the caller's to
+     * keep across cycles, reloads and engines, and to free after the
+     * engine. The engine adds every eviction it makes (simulate, dry-run:
+     * when decided; live: when the API accepted it); LoopGuard and Lua
+     * read it. NULL: nothing is remembered. */
+    struct ebb_evmem *memory;
+    /* Where the replacement of a pod about to be evicted would land
+     * (LoopGuard's bounce prediction): cmd/ wires the kube-scheduler model
+     * (ebb/predict.h) here; NULL: no prediction, nothing is refused as
+     * futile. ebb_engine_set_predictor changes it later. */
+    ebb_predict_fn predict;
+    void *predict_ud;
 };
 
 /* A plugin whose deschedule/balance failed this many runs in a row is
@@ -75,6 +107,11 @@ enum ebb_why {
     EBB_WHY_EVICTOR,            /* the profile's evict plugin declined or failed */
     EBB_WHY_BACKGROUND,         /* evicted in background (EvictionsInBackground): the
                                    plugin hears "ok", the plan lists it with this why */
+    /* LoopGuard's refusals (a filter that says why): only a policy that
+     * enables it ever sees them */
+    EBB_WHY_FUTILE,             /* the replacement would land back (bounce prediction) */
+    EBB_WHY_COOLDOWN,           /* the workload was evicted too recently */
+    EBB_WHY_UNAVAILABLE,        /* the workload has as many pods down as it may */
     EBB_WHY_MAX,
 };
 const char *ebb_why_name(int why);   /* "filtered", "node-limit", ... */
@@ -184,6 +221,12 @@ const struct ebb_policy *ebb_engine_policy(const struct ebb_engine *e);
 int ebb_engine_run_cycle(struct ebb_engine *e);
 
 struct ebb_plan *ebb_engine_plan(struct ebb_engine *e);
+/* The memory handed in ebb_engine_opts.memory (NULL: none). */
+struct ebb_evmem *ebb_engine_memory(const struct ebb_engine *e);
+/* Replace the predictor of ebb_engine_opts (fn NULL: none). Between cycles. */
+void ebb_engine_set_predictor(struct ebb_engine *e, ebb_predict_fn fn, void *ud);
+/* Number of the cycle running, or of the last one run (0: none yet). */
+int ebb_engine_cycle_number(const struct ebb_engine *e);
 
 /* Time spent in each plugin's deschedule/balance calls (strategy duration
  * metrics, benchmarks). Fills up to max entries, returns how many exist. */
@@ -219,6 +262,8 @@ struct ebb_eviction {
                                         "create Kind name" (logs, Events, the plan) */
     bool evict_only;                 /* EvictionsInBackground is on and the pod is annotated
                                         request-evict-only */
+    ebb_str workload_kind, workload; /* the memory's key of the pod (ebb/evmemory.h);
+                                        NULL without a memory */
 };
 
 /* In EBB_MODE_LIVE, an eviction that passed every local check is handed to

@@ -365,7 +365,16 @@ char *ebb_metrics_render(const struct ebb_metrics *m, size_t *len)
 
 int ebb_metrics_register_standard(struct ebb_metrics *m)
 {
-    static const char *const evicted[] = { "result", "strategy", "profile", "namespace", "node", NULL };
+    return ebb_metrics_register_standard_with(m, false);
+}
+
+int ebb_metrics_register_standard_with(struct ebb_metrics *m, bool workload_labels)
+{
+    static const char *const evicted_plain[] = { "result", "strategy", "profile", "namespace", "node", NULL };
+    static const char *const evicted_wl[] = { "result", "strategy", "profile", "namespace", "node",
+                                              "workload_kind", "workload", NULL };
+    static const char *const refused[] = { "reason", "plugin", "profile", NULL };
+    const char *const *evicted = workload_labels ? evicted_wl : evicted_plain;
     static const char *const strategy[] = { "strategy", "profile", NULL };
     static const char *const resource[] = { "resource", NULL };
     static const char *const kind[] = { "kind", NULL };
@@ -381,6 +390,10 @@ int ebb_metrics_register_standard(struct ebb_metrics *m)
     struct ebb_metric *bi;
 
     if (!ebb_metrics_family(m, EBB_METRIC_COUNTER, "descheduler_pods_evicted_total", evhelp, evicted, NULL, 0) ||
+        !ebb_metrics_family(m, EBB_METRIC_COUNTER, "ebb_evictions_refused_total",
+                            "Evictions a plugin asked for and ebb refused, by the reason (filtered, "
+                            "pdb, node-limit, ..., and LoopGuard's futile, cooldown, unavailable), "
+                            "the plugin that asked and its profile", refused, NULL, 0) ||
         !ebb_metrics_family(m, EBB_METRIC_COUNTER, "descheduler_pods_evicted",
                             "[ALPHA] (Deprecated since 0.34.0) Number of total evicted pods, by the "
                             "result, by the strategy, by the namespace, by the node name. 'error' "

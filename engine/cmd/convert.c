@@ -85,6 +85,7 @@ int ebb_convert_main(int argc, char **argv)
     if ((rc = ebb_simulate(&so, &e, &err)) != 0)
         return print_error(&err);
     ebb_engine_destroy(e);
+    ebb_evmem_free(&so.memory);
     if ((rc = ebb_val_load(file, &root, &err)) != 0)
         return print_error(&err);
     if (!ebb_v1alpha1_is(root)) {

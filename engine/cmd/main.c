@@ -320,6 +320,13 @@ static int run(const struct opts *o, bool check)
                     ran, (double)so.cycles_ns / 1e6, (double)so.cycles_cpu_ns / 1e6,
                     (double)so.replace_cpu_ns / 1e6, all > 0 ? (double)so.placements / all : 0.0);
         }
+        if (so.predictions > 0) {
+            double each = (double)(so.predict_ns - so.predict_build_ns) / (double)so.predictions;
+            fprintf(stderr, "stats: LoopGuard: %llu bounce predictions in %.1f ms: %.1f us each, "
+                            "%llu scheduler models built for them in %.1f ms\n",
+                    (unsigned long long)so.predictions, (double)so.predict_ns / 1e6, each / 1e3,
+                    (unsigned long long)so.predict_builds, (double)so.predict_build_ns / 1e6);
+        }
         fprintf(stderr, "stats: calls into Lua: %llu in cycle 1, %llu in all%s\n",
                 (unsigned long long)so.cycle_arms[0], (unsigned long long)ebb_budget_arms(),
                 o->script_timeout_ms == EBB_BUDGET_OFF ? " (budget off)" : " (each armed a time budget)");
@@ -348,6 +355,7 @@ static int run(const struct opts *o, bool check)
             if (ebb_report_write(so.whatif, ebb_engine_plan(e), &ro, o->report, &err) != 0) {
                 ebb_whatif_destroy(so.whatif);
                 ebb_engine_destroy(e);
+                ebb_evmem_free(&so.memory);
                 return fail_input(&err);
             }
             if (o->stats) {
@@ -366,6 +374,7 @@ static int run(const struct opts *o, bool check)
             if (s == NULL) {
                 ebb_whatif_destroy(so.whatif);
                 ebb_engine_destroy(e);
+                ebb_evmem_free(&so.memory);
                 return 1;
             }
             puts(s);
@@ -383,6 +392,7 @@ static int run(const struct opts *o, bool check)
     }
     ebb_whatif_destroy(so.whatif);
     ebb_engine_destroy(e);
+    ebb_evmem_free(&so.memory);
     return 0;
 }
 

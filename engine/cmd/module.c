@@ -216,7 +216,7 @@ static void push_whatif(lua_State *L, const struct ebb_whatif *w)
     lua_createtable(L, (int)w->nstates, 0);
     for (size_t i = 0; i < w->nstates; i++) {
         const struct ebb_whatif_state *st = &w->states[i];
-        lua_createtable(L, 0, 9);
+        lua_createtable(L, 0, 10);
         lua_pushinteger(L, st->cycle);
         lua_setfield(L, -2, "cycle");
         lua_pushinteger(L, (lua_Integer)st->evicted);
@@ -231,6 +231,15 @@ static void push_whatif(lua_State *L, const struct ebb_whatif *w)
         lua_setfield(L, -2, "gone");
         lua_pushinteger(L, (lua_Integer)st->pending);
         lua_setfield(L, -2, "pending");
+        /* LoopGuard's refusals in the cycle */
+        lua_createtable(L, 0, 3);
+        lua_pushinteger(L, (lua_Integer)st->guarded[0]);
+        lua_setfield(L, -2, "futile");
+        lua_pushinteger(L, (lua_Integer)st->guarded[1]);
+        lua_setfield(L, -2, "cooldown");
+        lua_pushinteger(L, (lua_Integer)st->guarded[2]);
+        lua_setfield(L, -2, "unavailable");
+        lua_setfield(L, -2, "guarded");
         push_spread(L, st->spread);
         lua_setfield(L, -2, "spread");
         /* per node: { name = { cpu, memory, pods } } */
@@ -355,6 +364,7 @@ static int l_simulate(lua_State *L)
         ebb_whatif_destroy(o.whatif);
     }
     ebb_engine_destroy(e);
+    ebb_evmem_free(&o.memory);
     return 1;
 }
 
@@ -372,6 +382,7 @@ static int l_check(lua_State *L)
     if (ebb_simulate(&o, &e, &err) != 0)
         return push_error(L, &err);
     ebb_engine_destroy(e);
+    ebb_evmem_free(&o.memory);
     lua_pushboolean(L, 1);
     return 1;
 }

@@ -703,6 +703,46 @@ static void loops_section(FILE *f, const struct ebb_whatif *w)
     fputs("</section>\n", f);
 }
 
+/* LoopGuard's refusals per cycle (only when it refused any: a policy
+ * without it gets the report it always had). */
+static void guard_section(FILE *f, const struct ebb_whatif *w, const struct ebb_plan *plan)
+{
+    size_t total = 0, shown = 0;
+
+    for (size_t i = 0; i < w->nstates; i++)
+        total += w->states[i].guarded[0] + w->states[i].guarded[1] + w->states[i].guarded[2];
+    if (total == 0)
+        return;
+    fprintf(f, "<section id=\"loopguard\"><h2>LoopGuard</h2><p class=\"note\">Evictions LoopGuard "
+               "refused: %zu. <b>futile</b>: the scheduler model puts the replacement back where "
+               "the plugin would evict it again; <b>cooldown</b>: the workload was evicted too "
+               "recently; <b>unavailable</b>: the workload has as many pods down as it may.</p>",
+            total);
+    fputs("<table><tr><th>cycle</th><th>futile</th><th>cooldown</th><th>unavailable</th></tr>", f);
+    for (size_t i = 0; i < w->nstates; i++) {
+        const struct ebb_whatif_state *st = &w->states[i];
+        if (st->cycle > 0)
+            fprintf(f, "<tr><td>%d</td><td>%zu</td><td>%zu</td><td>%zu</td></tr>", st->cycle,
+                    st->guarded[0], st->guarded[1], st->guarded[2]);
+    }
+    fputs("</table><table><tr><th>cycle</th><th>pod</th><th>refused</th><th>why</th></tr>", f);
+    for (size_t i = 0; plan != NULL && i < plan->nrefusals && shown < TOP_LOOPS; i++) {
+        const struct ebb_plan_refusal *r = &plan->refusals[i];
+        if (strcmp(r->why, "futile") != 0 && strcmp(r->why, "cooldown") != 0 &&
+            strcmp(r->why, "unavailable") != 0)
+            continue;
+        fprintf(f, "<tr><td>%d</td><td>", r->cycle);
+        esc(f, r->pod);
+        fprintf(f, "</td><td>%s</td><td>", r->why);
+        esc(f, r->detail ? r->detail : "");
+        fputs("</td></tr>", f);
+        shown++;
+    }
+    if (total > shown)
+        fprintf(f, "<tr><td colspan=\"4\">and %zu more</td></tr>", total - shown);
+    fputs("</table></section>\n", f);
+}
+
 /* ---- the file --------------------------------------------------------------------------- */
 
 int ebb_report_write(const struct ebb_whatif *w, const struct ebb_plan *plan,
@@ -712,7 +752,6 @@ int ebb_report_write(const struct ebb_whatif *w, const struct ebb_plan *plan,
     FILE *f;
     int rc;
 
-    (void)plan;
     if (w == NULL || o == NULL || path == NULL || w->nstates == 0)
         return EBB_EINVAL;
     snprintf(tmp, sizeof(tmp), "%s.tmp", path);
@@ -722,8 +761,10 @@ int ebb_report_write(const struct ebb_whatif *w, const struct ebb_plan *plan,
     cards(f, w);
     if ((rc = nodes_section(f, w)) == 0 && (rc = spread_section(f, w)) == 0) {
         evictions_section(f, w);
-        if ((rc = moves_section(f, w)) == 0 && (rc = pending_section(f, w)) == 0)
+        if ((rc = moves_section(f, w)) == 0 && (rc = pending_section(f, w)) == 0) {
             loops_section(f, w);
+            guard_section(f, w, plan);
+        }
     }
     fputs("<p class=\"note\">Written by ebb simulate --reschedule.</p>\n</body></html>\n", f);
     if (rc == 0 && (ferror(f) || fflush(f) != 0))

@@ -69,6 +69,9 @@ static void usage(FILE *f)
           "  --logging-format F    text (klog's lines, the default) or json (one object a line)\n"
           "  --v N                 log verbosity: 3 and up adds debug records (-v: the same)\n"
           "  --disable-metrics     serve /healthz and /readyz only\n"
+          "  --metrics-workload-labels  label descheduler_pods_evicted_total with the\n"
+          "                        evicted pod's workload (workload_kind, workload): a series\n"
+          "                        per workload, so off by default\n"
           "Upstream names are accepted too: --policy-config-file, --descheduling-interval,\n"
           "--client-connection-kubeconfig, --client-connection-qps, --client-connection-burst,\n"
           "--secure-port (plain HTTP); booleans as --flag or --flag=true|false. Flags ebb\n"
@@ -84,7 +87,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
         F_LE_RENEW, F_LE_RETRY, F_LE_NAME, F_LE_NS, F_LE_LOCK, F_QPS, F_BURST, F_BIND, F_PORT,
         F_STALE, F_PAGE, F_NOW, F_RELOAD_DEBOUNCE, F_NO_RELOAD, F_RELOAD_POLL,
         F_SCRIPT_TIMEOUT, F_SCRIPT_MEMORY, F_TRIGGER_DELAY, F_FEATURES, F_SYNC_TIMEOUT,
-        F_V, F_LOG_FORMAT, F_NO_METRICS, F_CONTENT_TYPE, F_SECURE_PORT, F_IGNORED, F_HTTP2,
+        F_V, F_LOG_FORMAT, F_NO_METRICS, F_WORKLOAD_LABELS, F_CONTENT_TYPE, F_SECURE_PORT, F_IGNORED, F_HTTP2,
         F_REFUSED = 2000,
     };
     /* Upstream's flags ebb cannot honour: each refused by name, with why, so
@@ -153,6 +156,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
         { "v", required_argument, NULL, F_V },
         { "logging-format", required_argument, NULL, F_LOG_FORMAT },
         { "disable-metrics", optional_argument, NULL, F_NO_METRICS },
+        { "metrics-workload-labels", optional_argument, NULL, F_WORKLOAD_LABELS },
         { "client-connection-content-type", required_argument, NULL, F_CONTENT_TYPE },
         { "log-flush-frequency", required_argument, NULL, F_IGNORED },
         { "enable-http2", optional_argument, NULL, F_HTTP2 },
@@ -221,6 +225,10 @@ static int parse(int argc, char **argv, struct run_opts *o)
             break;
         case F_NO_METRICS:
             if (!ebb_flag_bool("--disable-metrics", optarg, &o->disable_metrics))
+                return EXIT_INPUT;
+            break;
+        case F_WORKLOAD_LABELS:
+            if (!ebb_flag_bool("--metrics-workload-labels", optarg, &o->metrics_workload_labels))
                 return EXIT_INPUT;
             break;
         case F_HTTP2: {
@@ -400,6 +408,125 @@ static void on_background_done(void *ud, const struct ebb_background_item *it)
     ebb_metric_add(ebb_metrics_find(r->metrics, "descheduler_pods_evicted"), v, 1);
 }
 
+/* The workloads warned about in one cycle's accounting (at most one
+ * EvictionLoopStopped Event each). */
+struct warned {
+    size_t n, cap;
+    ebb_str *v;                   /* kind, name pairs: references */
+};
+
+static void warned_free(struct warned *w)
+{
+    for (size_t i = 0; i < w->n; i++)
+        ebb_str_release(w->v[i]);
+    free(w->v);
+}
+
+/* Keep (take) the pair; on failure both are released. */
+static int hold_pair(struct warned *w, ebb_str kind, ebb_str name)
+{
+    if (w->n + 2 > w->cap) {
+        size_t cap = w->cap ? w->cap * 2 : 16;
+        ebb_str *v = realloc(w->v, cap * sizeof(*v));
+        if (v == NULL) {
+            ebb_str_release(kind);
+            ebb_str_release(name);
+            return EBB_ENOMEM;
+        }
+        w->v = v;
+        w->cap = cap;
+    }
+    w->v[w->n++] = kind;
+    w->v[w->n++] = name;
+    return 0;
+}
+
+/* The workload labels of "ns/name" (--metrics-workload-labels): the
+ * memory's newest entry for the pod (an evicted pod), else the pod in the
+ * cache; "" when neither knows it. Left NULL without the flag (the family
+ * has five labels then). Strings worked out here are held in `hold` until
+ * the cycle's accounting is over (the series copy their labels). */
+static void workload_labels(struct runner *r, const char *key, const char **kind, const char **name,
+                            struct warned *hold)
+{
+    const char *slash = strchr(key, '/');
+    ebb_str ns, pod;
+    struct ebb_pod *p;
+
+    if (!r->o.metrics_workload_labels)
+        return;
+    *kind = *name = "";
+    if (slash == NULL)
+        return;
+    ns = ebb_str_find(key, (size_t)(slash - key));
+    pod = ebb_str_find(slash + 1, strlen(slash + 1));
+    for (size_t i = r->memory.n; ns != NULL && pod != NULL && i-- > 0;)
+        if (r->memory.v[i].ns == ns && r->memory.v[i].pod == pod) {
+            *kind = r->memory.v[i].kind;
+            *name = r->memory.v[i].workload;
+            return;
+        }
+    p = ns && pod ? ebb_cache_pod(ebb_engine_cache(r->engine), ns, pod) : NULL;
+    if (p != NULL) {
+        ebb_str k, w;
+        if (ebb_evmem_workload_of(ebb_engine_cache(r->engine), p, &k, &w) == 0) {
+            if (hold_pair(hold, k, w) != 0)
+                return;
+            *kind = k;
+            *name = w;
+        }
+    }
+}
+
+static const char *api_version_of(const char *kind)
+{
+    if (strcmp(kind, "Deployment") == 0 || strcmp(kind, "ReplicaSet") == 0 ||
+        strcmp(kind, "StatefulSet") == 0 || strcmp(kind, "DaemonSet") == 0)
+        return "apps/v1";
+    if (strcmp(kind, "Job") == 0 || strcmp(kind, "CronJob") == 0)
+        return "batch/v1";
+    return "v1";
+}
+
+/* LoopGuard refused an eviction as futile: a Warning Event on the
+ * workload, once per workload per cycle, that says where the replacement
+ * would have landed. */
+static void loop_stopped_event(struct runner *r, const struct ebb_plan_refusal *f, struct warned *w)
+{
+    const char *slash = strchr(f->pod, '/');
+    struct ebb_cache *c = ebb_engine_cache(r->engine);
+    struct ebb_pod *p;
+    ebb_str kind, name;
+    char ns[256], note[1024];
+
+    if (slash == NULL || c == NULL)
+        return;
+    p = ebb_cache_pod(c, ebb_str_find(f->pod, (size_t)(slash - f->pod)),
+                      ebb_str_find(slash + 1, strlen(slash + 1)));
+    if (p == NULL || ebb_evmem_workload_of(c, p, &kind, &name) != 0)
+        return;
+    for (size_t i = 0; i + 1 < w->n; i += 2)
+        if (w->v[i] == kind && w->v[i + 1] == name) {
+            ebb_str_release(kind);
+            ebb_str_release(name);
+            return;
+        }
+    if (hold_pair(w, kind, name) != 0)
+        return;
+    snprintf(ns, sizeof(ns), "%.*s", (int)(slash - f->pod), f->pod);
+    snprintf(note, sizeof(note), "%s did not evict pod %s: %s", f->plugin ? f->plugin : "a plugin",
+             f->pod, f->detail ? f->detail : "futile");
+    {
+        struct ebb_kube_event e = {
+            .ns = ns, .name = name, .kind = kind, .api_version = api_version_of(kind),
+            .type = "Warning", .reason = "EvictionLoopStopped", .action = "Descheduling",
+            .note = note, .instance = r->leader ? ebb_leader_identity(r->leader) : NULL,
+        };
+        if (!r->o.dry_run)
+            ebb_kube_evict_event(r->evict, &e);
+    }
+}
+
 /* What the cycle did goes to the metrics and the log; the plan is then
  * cleared (a long-running process keeps no history). */
 static void account_cycle(struct runner *r, double seconds, bool triggered)
@@ -410,13 +537,15 @@ static void account_cycle(struct runner *r, double seconds, bool triggered)
     struct ebb_metric *errs = ebb_metrics_find(r->metrics, "ebb_script_errors_total");
     struct ebb_plugin_time t[64];
     size_t n = ebb_engine_plugin_times(r->engine, t, 64);
+    struct warned warned = { 0 }, held = { 0 };
 
     for (size_t i = 0; i < p->nevictions; i++) {
         const struct ebb_plan_eviction *e = &p->evictions[i];
         char ns[256];
         const char *slash = strchr(e->pod, '/');
         snprintf(ns, sizeof(ns), "%.*s", slash ? (int)(slash - e->pod) : 0, e->pod);
-        const char *v[] = { "success", e->plugin, e->profile, ns, e->node };
+        const char *v[] = { "success", e->plugin, e->profile, ns, e->node, NULL, NULL };
+        workload_labels(r, e->pod, &v[5], &v[6], &held);
         ebb_metric_add(ev_total, v, 1);
         ebb_metric_add(ev_old, v, 1);
         if (r->o.dry_run)
@@ -430,10 +559,20 @@ static void account_cycle(struct runner *r, double seconds, bool triggered)
          * strategy picked stayed is the first thing an operator asks */
         ebb_log(EBB_LOG_INFO, "eviction refused: pod %s on %s (%s): %s%s%s", f->pod, f->node ? f->node : "-",
                 f->plugin ? f->plugin : "-", f->why, f->detail ? ": " : "", f->detail ? f->detail : "");
-        if (strcmp(f->why, "filtered") == 0 || strcmp(f->why, "not-found") == 0)
-            continue;
+        {
+            const char *rv[] = { f->why, f->plugin ? f->plugin : "", f->profile ? f->profile : "" };
+            ebb_metric_add(ebb_metrics_find(r->metrics, "ebb_evictions_refused_total"), rv, 1);
+        }
+        if (strcmp(f->why, ebb_why_name(EBB_WHY_FUTILE)) == 0)
+            loop_stopped_event(r, f, &warned);
+        if (strcmp(f->why, "filtered") == 0 || strcmp(f->why, "not-found") == 0 ||
+            strcmp(f->why, ebb_why_name(EBB_WHY_FUTILE)) == 0 ||
+            strcmp(f->why, ebb_why_name(EBB_WHY_COOLDOWN)) == 0 ||
+            strcmp(f->why, ebb_why_name(EBB_WHY_UNAVAILABLE)) == 0)
+            continue;   /* filters' refusals, as upstream counts them: not evictions tried */
         snprintf(ns, sizeof(ns), "%.*s", slash ? (int)(slash - f->pod) : 0, f->pod);
-        const char *v[] = { result_of(f->why), f->plugin, f->profile, ns, f->node };
+        const char *v[] = { result_of(f->why), f->plugin, f->profile, ns, f->node, NULL, NULL };
+        workload_labels(r, f->pod, &v[5], &v[6], &held);
         ebb_metric_add(ev_total, v, 1);
         ebb_metric_add(ev_old, v, 1);
         /* Every outcome of an eviction ends in this plan, whichever way it
@@ -443,6 +582,8 @@ static void account_cycle(struct runner *r, double seconds, bool triggered)
         if (strcmp(f->why, ebb_why_name(EBB_WHY_API_ERROR)) == 0)
             r->evictions_failed++;
     }
+    warned_free(&warned);
+    warned_free(&held);
     for (size_t i = 0; i < p->nerrors; i++) {
         const char *v[] = { p->errors[i].plugin, p->errors[i].profile };
         ebb_metric_add(errs, v, 1);
@@ -1065,6 +1206,7 @@ int ebb_run_main(int argc, char **argv)
 
     if (r == NULL)
         return 1;
+    ebb_evmem_init(&r->memory, 0);
     if ((rc = parse(argc, argv, &r->o)) != 0) {
         free(r);
         return rc;
@@ -1105,7 +1247,7 @@ int ebb_run_main(int argc, char **argv)
         ebb_informers_on_change(r->inf, on_change, r);
     }
     ebb_informers_on_skip(r->inf, on_skip, r);
-    if ((rc = ebb_metrics_create(&r->metrics)) != 0 || (rc = ebb_metrics_register_standard(r->metrics)) != 0 ||
+    if ((rc = ebb_metrics_create(&r->metrics)) != 0 || (rc = ebb_metrics_register_standard_with(r->metrics, r->o.metrics_workload_labels)) != 0 ||
         (rc = register_run_metrics(r->metrics)) != 0)
         goto fail;
     ebb__run_generation_metrics(r);
@@ -1164,6 +1306,8 @@ int ebb_run_main(int argc, char **argv)
     ebb_metrics_destroy(r->metrics);
     ebb_engine_destroy(r->pending);
     ebb_engine_destroy(r->engine);
+    ebb_predictor_destroy(r->predictor);
+    ebb_evmem_free(&r->memory);
     ebb_changes_destroy(r->changes);
     ebb_kube_config_free(r->kc);
     free(r);
@@ -1183,6 +1327,8 @@ fail:
     }
     ebb_kube_evict_destroy(r->evict);
     ebb_engine_destroy(r->engine);
+    ebb_predictor_destroy(r->predictor);
+    ebb_evmem_free(&r->memory);
     ebb_kube_config_free(r->kc);
     free(r);
     return rc < 0 ? 1 : rc;

@@ -31,6 +31,8 @@
 
 #include "ebb.h"
 #include "ebb/changes.h"
+#include "ebb/evmemory.h"
+#include "ebb/predict.h"
 #include "ebb/httpd.h"
 #include "ebb/kube.h"
 #include "ebb/kube_evict.h"
@@ -58,6 +60,8 @@ struct run_opts {
     int burst;
     const char *bind;
     int port;
+    bool metrics_workload_labels; /* --metrics-workload-labels: workload_kind, workload on
+                                     the eviction counters */
     bool disable_metrics;         /* --disable-metrics: no /metrics, health still served */
     double max_stale_s;
     double sync_timeout_s;        /* the first sync (and a --once cycle) must start by then */
@@ -94,6 +98,12 @@ struct runner {
     /* policy generations (run_reload.c); eo and src are read by a build job */
     struct ebb_engine_opts eo;
     struct ebb_sources src;
+    /* the memory of evictions every generation's engine shares (eo.memory);
+     * freed after the last engine */
+    struct ebb_evmem memory;
+    /* LoopGuard's bounce prediction (eo.predict), on kube-scheduler's
+     * default profile; destroyed after the last engine */
+    struct ebb_predictor *predictor;
     int generation;
     char hash[17];                /* the active generation's content */
     char failed_hash[17];         /* the last content that did not load */

@@ -80,6 +80,12 @@ int ebb__run_first_generation(struct runner *r, struct ebb_error *err)
     r->eo.mem_limit = r->o.script_memory;
     r->eo.features = r->o.features;
     r->eo.scripts = ebb_lua_plugins();
+    r->eo.memory = &r->memory;
+    if (r->predictor == NULL &&
+        (rc = ebb_predictor_create(NULL, EBB_SCHED_LATEST, &r->predictor)) != 0)
+        return ebb_error_set(err, rc, NULL, 0, NULL, "out of memory");
+    r->eo.predict = ebb_predictor_predict;
+    r->eo.predict_ud = r->predictor;
     r->src.policy = r->o.policy;
     r->src.dirs = r->o.dirs;
     r->src.ndirs = (size_t)r->o.ndirs;

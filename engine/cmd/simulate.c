@@ -206,6 +206,21 @@ static void progress(struct resched *r, const char *fmt, ...)
     fflush(stderr);
 }
 
+/* The memory learns where the replacement of `replaces` ("ns/name") went:
+ * LoopGuard's cooldown reads a bounce from it. */
+static void remember_landed(struct resched *r, const char *replaces, ebb_str name, ebb_str node)
+{
+    const char *slash = strchr(replaces, '/');
+    ebb_str ns, pod;
+
+    if (slash == NULL)
+        return;
+    ns = ebb_str_find(replaces, (size_t)(slash - replaces));
+    pod = ebb_str_find(slash + 1, strlen(slash + 1));
+    if (ns != NULL && pod != NULL)
+        ebb_evmem_landed(&r->o->memory, ns, pod, name, node);
+}
+
 /* Schedule every waiting pod in queue order. A pod placed is bound (and
  * leaves the queue); one that is not stays, as a pending pod of the cache. */
 static int place_all(struct resched *r, int cycle, size_t *placed, size_t *unplaced)
@@ -250,6 +265,8 @@ static int place_all(struct resched *r, int cycle, size_t *placed, size_t *unpla
                 goto out;
             if ((rc = ebb_whatif_landed(r->w, q->owner, res.node->name)) != 0)
                 goto out;
+            if (q->replaces != NULL)
+                remember_landed(r, q->replaces, q->name, res.node->name);
             qent_clear(q);
             continue;
         }
@@ -355,7 +372,8 @@ static int final_pending(struct resched *r)
 }
 
 static int reschedule(struct ebb_sim_opts *o, struct ebb_engine *e,
-                      const struct ebb_sched_config *config, struct ebb_error *err)
+                      const struct ebb_sched_config *config, struct ebb_predictor *pred,
+                      struct ebb_error *err)
 {
     struct resched r = { .o = o, .e = e, .cache = ebb_engine_cache(e) };
     struct ebb_sched_opts so = { .config = config, .version = o->sched_version,
@@ -371,6 +389,8 @@ static int reschedule(struct ebb_sim_opts *o, struct ebb_engine *e,
         (rc = ebb_whatif_state(r.w, r.cache, -1, 0, 0, 0, 0, 0, 0)) != 0 ||
         (rc = ebb_sched_create(r.cache, &so, &r.sched)) != 0)
         goto fail;
+    /* LoopGuard predicts on the what-if's own model of the cluster */
+    ebb_predictor_borrow(pred, r.sched);
     o->sched_build_ns = mono_ns() - t0;
     if ((rc = queue_snapshot(r.cache, &r.q, &r.seq)) != 0 || (rc = place_all(&r, 0, &placed, &unplaced)) != 0 ||
         (rc = ebb_whatif_state(r.w, r.cache, 0, 0, 0, placed, unplaced, 0, r.q.n)) != 0)
@@ -408,6 +428,7 @@ static int reschedule(struct ebb_sim_opts *o, struct ebb_engine *e,
             (rc = ebb_engine_settle_pdbs(e)) != 0 ||
             (rc = ebb_whatif_state(r.w, r.cache, cycle, nev, replaced, placed, unplaced, gone, r.q.n)) != 0)
             goto fail;
+        ebb_whatif_guarded(r.w, ebb_engine_plan(e));
         progress(&r, "cycle %d/%d: %zu evicted, %zu placed, %zu pending", cycle, max, nev, placed, r.q.n);
         if (nev == 0) {
             r.w->converged = true;
@@ -435,6 +456,7 @@ out:
         o->nodes_scored = st.nodes_scored;
     }
     queue_free(&r.q);
+    ebb_predictor_borrow(pred, NULL);
     ebb_sched_destroy(r.sched);
     ebb_whatif_destroy(r.w);
     return rc;
@@ -497,6 +519,17 @@ static int check_bound_nodes(const struct ebb_sim_opts *o, struct ebb_cache *c, 
     return 0;
 }
 
+static void predict_stats(struct ebb_sim_opts *o, const struct ebb_predictor *pred)
+{
+    struct ebb_predictor_stats st;
+
+    ebb_predictor_get_stats(pred, &st);
+    o->predictions = st.predictions;
+    o->predict_ns = st.ns;
+    o->predict_builds = st.builds;
+    o->predict_build_ns = st.build_ns;
+}
+
 static int load_sched_config(struct ebb_sim_opts *o, struct ebb_sched_config **out,
                              struct ebb_error *err)
 {
@@ -519,20 +552,34 @@ int ebb_simulate(struct ebb_sim_opts *o, struct ebb_engine **out, struct ebb_err
         .time_budget_ms = o->time_budget_ms,
         .features = o->features,
         .scripts = ebb_lua_plugins(),
+        .memory = &o->memory,
     };
     struct ebb_engine *e = NULL;
     struct ebb_policy *policy = NULL;
     struct ebb_cache *cache = NULL;
     struct ebb_sched_config *sconf = NULL;
+    struct ebb_predictor *pred = NULL;
     uint64_t t0 = mono_ns();
     int rc;
 
     o->whatif = NULL;
     /* a bad scheduler config is an input error found before any work */
-    if (o->reschedule && (rc = load_sched_config(o, &sconf, err)) != 0)
+    if (o->reschedule && (rc = load_sched_config(o, &sconf, err)) != 0) {
+        ebb_evmem_free(&o->memory);
         return rc;
-    if ((rc = ebb_engine_create(&eo, &e, err)) != 0) {
+    }
+    /* LoopGuard's bounce prediction: the same scheduler model */
+    if ((rc = ebb_predictor_create(sconf, o->sched_version, &pred)) != 0) {
         ebb_sched_config_free(sconf);
+        ebb_evmem_free(&o->memory);
+        return ebb_error_set(err, rc, NULL, 0, NULL, "out of memory");
+    }
+    eo.predict = ebb_predictor_predict;
+    eo.predict_ud = pred;
+    if ((rc = ebb_engine_create(&eo, &e, err)) != 0) {
+        ebb_predictor_destroy(pred);
+        ebb_sched_config_free(sconf);
+        ebb_evmem_free(&o->memory);
         return rc;
     }
     if ((rc = ebb_engine_load_builtins(e, err)) != 0)
@@ -573,7 +620,7 @@ int ebb_simulate(struct ebb_sim_opts *o, struct ebb_engine **out, struct ebb_err
     o->build_ns += mono_ns() - t0;
     if (ebb_engine_cache(e) != NULL && o->reschedule) {
         if ((rc = check_bound_nodes(o, ebb_engine_cache(e), err)) != 0 ||
-            (rc = reschedule(o, e, sconf, err)) != 0)
+            (rc = reschedule(o, e, sconf, pred, err)) != 0)
             goto fail;
     } else if (ebb_engine_cache(e) != NULL) {
         for (int i = 0; i < (o->cycles > 0 ? o->cycles : 1); i++) {
@@ -588,13 +635,21 @@ int ebb_simulate(struct ebb_sim_opts *o, struct ebb_engine **out, struct ebb_err
             }
         }
     }
+    /* the engine outlives this call, the predictor does not */
+    predict_stats(o, pred);
+    ebb_engine_set_predictor(e, NULL, NULL);
+    ebb_predictor_destroy(pred);
     ebb_sched_config_free(sconf);
     *out = e;
     return 0;
 fail:
+    ebb_engine_destroy(e);
+    e = NULL;
+    ebb_predictor_destroy(pred);
     ebb_sched_config_free(sconf);
     ebb_cache_destroy(cache);
     ebb_policy_free(policy);
     ebb_engine_destroy(e);
+    ebb_evmem_free(&o->memory);
     return rc;
 }

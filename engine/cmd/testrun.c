@@ -232,6 +232,7 @@ static int run_case(struct runner *R, const struct ebb_test_file *f, const struc
         .home = R->o->home,
     };
     struct ebb_engine *e = NULL;
+    struct ebb_predictor *pred = NULL;
     struct ebb_error e2 = { 0 };
     int rc;
 
@@ -262,6 +263,7 @@ static int run_case(struct runner *R, const struct ebb_test_file *f, const struc
         cJSON_free(text);
         if (rc == 0) {
             ebb_engine_destroy(e);
+            ebb_evmem_free(&so.memory);
             ebb__tr_printf(r, "  invalid: expected the policy to be refused with \"%s\", but it was "
                               "accepted\n",
                            ebb__tr_text(tc->expect.invalid));
@@ -294,6 +296,9 @@ static int run_case(struct runner *R, const struct ebb_test_file *f, const struc
         *err = e2;
         return rc;
     }
+    /* cycles after the first: LoopGuard predicts on the default scheduler */
+    if (tc->cycles > 1 && ebb_predictor_create(NULL, EBB_SCHED_LATEST, &pred) == 0)
+        ebb_engine_set_predictor(e, ebb_predictor_predict, pred);
     for (int cycle = 1; cycle <= tc->cycles; cycle++) {
         if (cycle > 1 && (rc = ebb_engine_run_cycle(e)) != 0) {
             ebb__tr_printf(r, "  cycle %d did not run: %s\n", cycle, ebb_strerror(rc));
@@ -318,7 +323,10 @@ static int run_case(struct runner *R, const struct ebb_test_file *f, const struc
         ebb__tr_printf(r, "  (out of memory: this report is incomplete)\n");
         r->mismatches++;
     }
+    /* the case's memory of evictions lasted its cycles */
     ebb_engine_destroy(e);
+    ebb_predictor_destroy(pred);
+    ebb_evmem_free(&so.memory);
     return 0;
 }
 

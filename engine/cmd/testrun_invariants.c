@@ -163,7 +163,7 @@ int ebb_test_check_filters(struct ebb_engine *e, int cycle, struct ebb_test_repo
                            cycle, ebb__tr_text(ev->pod), ebb__tr_text(ebb__tr_dash(ev->profile)));
             bad++;
         } else {
-            struct ebb_ctx ctx = { e, pr, NULL, EBB_EXT_FILTER };
+            struct ebb_ctx ctx = { e, pr, NULL, EBB_EXT_FILTER, NULL };
             if (!ebb_ctx_filter(&ctx, p) || !ebb_ctx_pre_eviction_filter(&ctx, p)) {
                 const char *ext, *who = refusing_plugin(&ctx, p, &ext);
                 ebb__tr_printf(r, "  invariant: cycle %d: %s was evicted by %s, but the %s %s of profile "

@@ -70,6 +70,8 @@ struct ebb_ctx {
     struct ebb_plugin_inst *plugin;
     int ext;                        /* the extension point called (EBB_EXT_*): only a
                                        deschedule or balance plugin may evict */
+    struct ebb_plugin_inst *caller; /* a filter's call: the plugin that asked about the
+                                       pod (a strategy choosing or evicting), or NULL */
 };
 
 struct ebb_evict_action;
@@ -213,6 +215,13 @@ struct ebb_engine {
     struct ebb_cache *cache;
     struct ebb_evictor evictor;
     struct ebb_plan plan;
+    struct ebb_evmem *memory;       /* ebb_engine_opts.memory: borrowed, may be NULL */
+    ebb_predict_fn predict;         /* ebb_engine_opts.predict (LoopGuard) */
+    void *predict_ud;
+    /* A filter plugin that refused with its own reason (ebb__ctx_veto) set
+     * this; ebb__evict reads it when the filters say no and clears it. */
+    int veto;
+    bool evicting;                  /* ebb__evict is asking the filters (not a listing) */
     int cycle;                      /* number of the cycle running / last run */
     /* live mode */
     ebb_evict_start_fn evict_start;
@@ -263,5 +272,16 @@ struct ebb_plugin_def *ebb__engine_find(const struct ebb_engine *e, const char *
 
 /* default_evictor.c */
 extern const struct ebb_native_plugin ebb__default_evictor;
+/* loopguard.c */
+extern const struct ebb_native_plugin ebb__loopguard;
+
+/* evict.c: a filter plugin (ctx of its call) refuses `pod` for `why` (an
+ * EBB_WHY_* of its own, not "filtered"): the refusal goes into the plan
+ * once per pod per cycle and why (`record` false: it is there already), and
+ * an eviction the filters stop reports `why` instead of "filtered". The
+ * plan names the plugin that asked (ctx->caller) or, without one, the
+ * filter plugin. */
+void ebb__ctx_veto(struct ebb_ctx *ctx, const struct ebb_pod *pod, int why, const char *detail,
+                   bool record);
 
 #endif

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ebb/evmemory.h"
 #include "core/engine.h"
 
 static int refuse(struct ebb_ctx *ctx, const struct ebb_pod *pod, int why, const char *detail);
@@ -20,7 +21,7 @@ const char *ebb_why_name(int why)
 {
     static const char *const names[] = {
         "ok", "filtered", "node-limit", "namespace-limit", "total-limit", "pdb", "api-error",
-        "not-found", "evictor", "background",
+        "not-found", "evictor", "background", "futile", "cooldown", "unavailable",
     };
     return why >= 0 && why < EBB_WHY_MAX ? names[why] : "unknown";
 }
@@ -201,6 +202,35 @@ size_t ebb_engine_evictions_inflight(const struct ebb_engine *e)
     return e->inflight;
 }
 
+/* An eviction made: into the memory, when there is one. `kind`/`workload`
+ * (may be NULL) are the pod's top-level workload, worked out from `pod`
+ * when NULL (a pod gone since: itself). A memory out of memory loses the
+ * entry, not the eviction: it is logged. */
+static void remember(struct ebb_engine *e, const struct ebb_pod *pod, ebb_str ns, ebb_str name,
+                     ebb_str uid, ebb_str node, ebb_str plugin, ebb_str profile, ebb_str kind,
+                     ebb_str workload)
+{
+    struct ebb_evmem_entry ent = { 0 };
+    ebb_str k = NULL, w = NULL;
+
+    if (e->memory == NULL)
+        return;
+    if (kind == NULL && pod != NULL && ebb_evmem_workload_of(e->cache, pod, &k, &w) == 0)
+        kind = k, workload = w;
+    if (kind == NULL) {
+        k = ebb_str_cstr("Pod"), w = ebb_str_ref(name);
+        kind = k, workload = w;
+    }
+    ent.at = ebb__engine_now(e);
+    ent.ns = ns, ent.pod = name, ent.uid = uid, ent.node = node;
+    ent.plugin = plugin, ent.profile = profile;
+    ent.kind = kind, ent.workload = workload;
+    if (kind == NULL || workload == NULL || ebb_evmem_add(e->memory, &ent) != 0)
+        ebb_log(EBB_LOG_WARN, "pod %s/%s: out of memory: the eviction is not remembered", ns, name);
+    ebb_str_release(k);
+    ebb_str_release(w);
+}
+
 static void eviction_free(struct ebb_eviction *ev)
 {
     ebb_str_release(ev->ns);
@@ -211,6 +241,8 @@ static void eviction_free(struct ebb_eviction *ev)
     ebb_str_release(ev->profile);
     ebb_str_release(ev->reason);
     ebb_str_release(ev->evictor);
+    ebb_str_release(ev->workload_kind);
+    ebb_str_release(ev->workload);
     free(ev->path);
     free(ev->body);
     free(ev->action);
@@ -244,6 +276,8 @@ void ebb_engine_eviction_done(struct ebb_engine *e, struct ebb_eviction *ev, int
         ebb_plan_add_eviction_str(&e->plan, key, ev->node, ev->plugin, ev->profile, ev->reason);
         if (ev->action != NULL)
             ebb_plan_set_action(&e->plan, ev->action, ev->body);
+        remember(e, p, ev->ns, ev->name, ev->uid, ev->node, ev->plugin, ev->profile,
+                 ev->workload_kind, ev->workload);
         if (p != NULL)
             ebb_cache_hide_pod(e->cache, p);
     } else {
@@ -259,10 +293,13 @@ void ebb_engine_eviction_done(struct ebb_engine *e, struct ebb_eviction *ev, int
             /* a pod that ended meanwhile is not waited for */
             ebb_log(EBB_LOG_DEBUG, "pod %s: eviction in background of a finished pod ignored", key);
         else if (ebb_background_assume(e->background, ev->ns, ev->name, ev->uid, ev->node, p,
-                                       ev->profile, ev->plugin, ebb__engine_now(e)) == 0)
+                                       ev->profile, ev->plugin, ebb__engine_now(e)) == 0) {
             ebb_plan_add_refusal(&e->plan, key, ev->node, ev->plugin, ev->profile,
                                  ebb_why_name(why), detail);
-        else
+            /* the API accepted it: the pod goes, in its own time */
+            remember(e, p, ev->ns, ev->name, ev->uid, ev->node, ev->plugin, ev->profile,
+                     ev->workload_kind, ev->workload);
+        } else
             why = EBB_WHY_API_ERROR;
     }
     if (ev->lua_waiting) {
@@ -299,6 +336,12 @@ static int send_live(struct ebb_ctx *ctx, struct ebb_pod *pod, ebb_str reason,
     ev->grace_period = e->policy && e->policy->has_grace_period ? e->policy->grace_period_seconds : -1;
     ev->pod_slot = pod->slot;
     ev->pod_serial = pod->serial;
+    /* the key now: the pod may be gone from the cache when the API answers */
+    if (e->memory != NULL &&
+        ebb_evmem_workload_of(e->cache, pod, &ev->workload_kind, &ev->workload) != 0) {
+        eviction_free(ev);
+        return refuse(ctx, pod, EBB_WHY_API_ERROR, "out of memory");
+    }
     ev->evict_only = act == NULL && e->background != NULL &&
                      ebb_background_annotated(pod, EBB_ANNOTATION_REQUEST_EVICT_ONLY);
     if (act != NULL) {
@@ -327,6 +370,19 @@ static int send_live(struct ebb_ctx *ctx, struct ebb_pod *pod, ebb_str reason,
     if (pending)
         *pending = ev;
     return EBB_WHY_PENDING;
+}
+
+void ebb__ctx_veto(struct ebb_ctx *ctx, const struct ebb_pod *pod, int why, const char *detail,
+                   bool record)
+{
+    struct ebb_plugin_inst *who = ctx->caller ? ctx->caller : ctx->plugin;
+    char key[512];
+
+    ctx->engine->veto = why;
+    if (record)
+        ebb_plan_add_refusal(&ctx->engine->plan, ebb_pod_key(pod, key, sizeof(key)), pod->node,
+                             who ? who->def->name : NULL, ctx->profile->name, ebb_why_name(why),
+                             detail);
 }
 
 static int refuse(struct ebb_ctx *ctx, const struct ebb_pod *pod, int why, const char *detail)
@@ -371,6 +427,14 @@ static void record(struct ebb_ctx *ctx, struct ebb_pod *pod, ebb_str reason,
                           reason);
     if (act != NULL)
         ebb_plan_set_action(&e->plan, act->text, act->body);
+    /* dry-run remembers what it decided, as the live run it previews would */
+    if (e->memory != NULL) {
+        ebb_str plugin = ebb_str_cstr(ctx->plugin ? ctx->plugin->def->name : "");
+        ebb_str profile = ebb_str_cstr(ctx->profile->name);
+        remember(e, pod, pod->ns, pod->name, pod->uid, pod->node, plugin, profile, NULL, NULL);
+        ebb_str_release(plugin);
+        ebb_str_release(profile);
+    }
     ebb_cache_hide_pod(e->cache, pod);
 }
 
@@ -432,14 +496,26 @@ int ebb__evict(struct ebb_ctx *ctx, struct ebb_pod *pod, ebb_str reason, char *d
     struct ebb_engine *e = ctx->engine;
     struct ebb_evictor *ev = &e->evictor;
     const struct ebb_pdb *pdb = NULL;
+    bool ok;
     int d, rc;
 
     if (detail_len)
         detail[0] = '\0';
     if (pod->flags & EBB_POD_GONE)
         return refuse(ctx, pod, EBB_WHY_NOT_FOUND, "already evicted in this cycle");
-    if (!ebb_ctx_filter(ctx, pod) || !ebb_ctx_pre_eviction_filter(ctx, pod))
+    e->veto = 0;
+    e->evicting = true;
+    ok = ebb_ctx_filter(ctx, pod) && ebb_ctx_pre_eviction_filter(ctx, pod);
+    e->evicting = false;
+    if (!ok) {
+        /* a filter that said why has put its refusal in the plan */
+        if ((rc = e->veto) != 0) {
+            e->veto = 0;
+            return rc;
+        }
         return refuse(ctx, pod, EBB_WHY_FILTERED, NULL);
+    }
+    e->veto = 0;
     if (e->background != NULL && ebb_background_has(e->background, pod) &&
         ebb_background_annotated(pod, EBB_ANNOTATION_REQUEST_EVICT_ONLY)) {
         /* asked before and still going: nothing to ask, as upstream */

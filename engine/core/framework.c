@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ebb/evmemory.h"
 #include "ebb/selector.h"
 #include "core/engine.h"
 
@@ -80,6 +81,9 @@ int ebb_engine_create(const struct ebb_engine_opts *opts, struct ebb_engine **ou
         return EBB_ENOMEM;
     e->mode = opts ? opts->mode : EBB_MODE_SIMULATE;
     e->scripts = opts ? opts->scripts : NULL;
+    e->memory = opts ? opts->memory : NULL;
+    e->predict = opts ? opts->predict : NULL;
+    e->predict_ud = opts ? opts->predict_ud : NULL;
     e->evictions_allowed = true;
     e->fixed_now = opts ? opts->now : EBB_TIME_NONE;
     e->mem_limit = opts && opts->mem_limit ? opts->mem_limit : (size_t)64 << 20;
@@ -220,6 +224,22 @@ struct ebb_cache *ebb_engine_cache(struct ebb_engine *e)
 struct ebb_plan *ebb_engine_plan(struct ebb_engine *e)
 {
     return &e->plan;
+}
+
+struct ebb_evmem *ebb_engine_memory(const struct ebb_engine *e)
+{
+    return e->memory;
+}
+
+void ebb_engine_set_predictor(struct ebb_engine *e, ebb_predict_fn fn, void *ud)
+{
+    e->predict = fn;
+    e->predict_ud = ud;
+}
+
+int ebb_engine_cycle_number(const struct ebb_engine *e)
+{
+    return e->cycle;
 }
 
 /* ---- native plugins: their engine --------------------------------------- */
@@ -436,7 +456,8 @@ int ebb_engine_load_builtins(struct ebb_engine *e, struct ebb_error *err)
     char dir[PATH_MAX];
     int rc;
 
-    if ((rc = ebb_engine_register_native(e, &ebb__default_evictor, err)) != 0)
+    if ((rc = ebb_engine_register_native(e, &ebb__default_evictor, err)) != 0 ||
+        (rc = ebb_engine_register_native(e, &ebb__loopguard, err)) != 0)
         return rc;
     snprintf(dir, sizeof(dir), "%s/policies", e->home);
     return ebb_engine_register_lua_dir(e, dir, err);
@@ -513,7 +534,7 @@ static bool set_aside(const struct ebb_engine *e, const struct ebb_plugin_inst *
 bool ebb__plugin_pod_check(struct ebb_plugin_inst *inst, int ext, struct ebb_ctx *ctx,
                            const struct ebb_pod *pod)
 {
-    struct ebb_ctx sub = { ctx->engine, ctx->profile, inst, ext };
+    struct ebb_ctx sub = { ctx->engine, ctx->profile, inst, ext, ctx->plugin };
     struct ebb_error err = { 0 };
     int rc;
 
@@ -615,7 +636,7 @@ static int start_plugin(struct ebb_engine *e, struct ebb_profile_inst *profile,
         return 0;
     }
     inst->run_failed = false;
-    e->waiting_ctx = (struct ebb_ctx){ e, profile, inst, ext };
+    e->waiting_ctx = (struct ebb_ctx){ e, profile, inst, ext, NULL };
     if (e->run_mask)
         rc = inst->def->ops->run(&e->waiting_ctx, e->focus_nodes, e->nfocus_nodes, &err);
     else
@@ -1028,6 +1049,8 @@ static int cycle_begin(struct ebb_engine *e)
     e->cycle++;
     e->plan.cycles = e->cycle;
     ebb__evictor_reset(&e->evictor);
+    if (e->memory != NULL)
+        ebb_evmem_prune(e->memory, ebb__engine_now(e));
     ebb__background_cycle(e);
     if (e->cycle == 1 || e->plan.nnodes == 0)
         ebb_plan_snapshot_nodes(&e->plan, e->cache, true);
@@ -1044,7 +1067,7 @@ static int cycle_begin(struct ebb_engine *e)
         struct ebb_profile_inst *pr = e->profiles[p];
         for (size_t i = 0; i < pr->ninsts; i++) {
             struct ebb_plugin_inst *inst = pr->insts[i];
-            struct ebb_ctx ctx = { e, pr, inst, EBB_EXT_DESCHEDULE };
+            struct ebb_ctx ctx = { e, pr, inst, EBB_EXT_DESCHEDULE, NULL };
             struct ebb_error err = { 0 };
             if (inst->def->type == EBB_PLUGIN_NATIVE && inst->def->native.cycle_begin &&
                 inst->def->native.cycle_begin(inst->state, &ctx, &err) != 0)

@@ -1027,7 +1027,8 @@ static int l_log(lua_State *L)
 /* evictor:evict(pod [, opts]) -> true | nil, why [, detail]     [-0, +1|3, e]
  * opts.reason: text recorded with the eviction. why is one of "filtered",
  * "node-limit", "namespace-limit", "total-limit", "pdb", "api-error",
- * "not-found". */
+ * "not-found", "evictor", or LoopGuard's "futile", "cooldown",
+ * "unavailable" (ebb_why_name). */
 static int push_outcome(lua_State *L, int why, const char *detail)
 {
     if (why == EBB_WHY_OK) {

@@ -976,7 +976,7 @@ int ebb__lua_evictor_call(struct ebb_ctx *ctx, struct ebb_plugin_inst *inst, str
         .grace_period = e->policy && e->policy->has_grace_period ? e->policy->grace_period_seconds : -1,
         .act = { .grace_period = -1 },
     };
-    struct ebb_ctx sub = { e, ctx->profile, inst, EBB_EXT_EVICT };
+    struct ebb_ctx sub = { e, ctx->profile, inst, EBB_EXT_EVICT, ctx->plugin };
     struct ebb_error err = { 0 };
     struct ebb_ctx *prev;
     lua_State *L;

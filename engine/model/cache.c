@@ -65,6 +65,12 @@ struct ebb_cache {
     uint64_t content;               /* version, less hiding and showing pods */
     uint64_t epoch;
     uint32_t next_serial;
+    /* the pods hidden, in the order they were (ebb_cache_hidden); a list
+     * that lost one (out of memory) is `hidden_lost` until it empties */
+    struct ebb_pod **hidden;
+    size_t nhidden, cap_hidden;
+    uint64_t hidden_epoch;
+    bool hidden_lost;
 };
 
 static const struct ebb_podvec empty_podvec = { .sorted = true };
@@ -178,6 +184,7 @@ void ebb_cache_destroy(struct ebb_cache *c)
 {
     if (c == NULL)
         return;
+    free(c->hidden);
     for (uint32_t i = 0; i < c->pods.n; i++)
         if (c->pods.v[i] != NULL && block_of(c, c->pods.v[i]) == NULL)
             ebb_pod_free(c->pods.v[i]);
@@ -430,8 +437,27 @@ static int put_pod(struct ebb_cache *c, struct ebb_pod *p)
     return 0;
 }
 
+static void hidden_drop(struct ebb_cache *c, const struct ebb_pod *p)
+{
+    for (size_t i = c->nhidden; i-- > 0;)
+        if (c->hidden[i] == p) {
+            memmove(&c->hidden[i], &c->hidden[i + 1], (c->nhidden - i - 1) * sizeof(*c->hidden));
+            c->nhidden--;
+            return;
+        }
+}
+
+static void hidden_clear(struct ebb_cache *c)
+{
+    c->nhidden = 0;
+    c->hidden_lost = false;
+    c->hidden_epoch++;
+}
+
 static void delete_pod(struct ebb_cache *c, struct ebb_pod *p)
 {
+    if (p->flags & EBB_POD_GONE)
+        hidden_drop(c, p);
     unindex_pod(c, p);
     slot_give(&c->pods, p->slot);
     c->pods.live--;
@@ -892,6 +918,11 @@ int ebb_cache_compact(struct ebb_cache *c)
 
     if (c == NULL)
         return EBB_EINVAL;
+    if (c->nhidden > 0) {
+        /* pods move: the list's pointers would not follow */
+        hidden_clear(c);
+        c->hidden_lost = true;
+    }
     if ((n = c->pods.live) == 0)
         return 0;
     if ((order = malloc(n * sizeof(*order))) == NULL ||
@@ -1071,10 +1102,40 @@ void ebb_cache_hide_pod(struct ebb_cache *c, struct ebb_pod *p)
         account(node_vec(c, p->node, false), p, -1);
     p->flags |= EBB_POD_GONE;
     c->version++;
+    if (c->nhidden == c->cap_hidden) {
+        size_t cap = c->cap_hidden ? c->cap_hidden * 2 : 64;
+        struct ebb_pod **v = realloc(c->hidden, cap * sizeof(*v));
+        if (v == NULL) {
+            c->hidden_lost = true;
+            return;
+        }
+        c->hidden = v;
+        c->cap_hidden = cap;
+    }
+    c->hidden[c->nhidden++] = p;
+}
+
+struct ebb_pod *const *ebb_cache_hidden(const struct ebb_cache *c, size_t *n, uint64_t *epoch)
+{
+    *n = c->nhidden;
+    *epoch = c->hidden_epoch;
+    return c->hidden_lost ? NULL : (struct ebb_pod *const *)c->hidden;
+}
+
+void ebb_cache_unhide_pod(struct ebb_cache *c, struct ebb_pod *p)
+{
+    if (!(p->flags & EBB_POD_GONE))
+        return;
+    p->flags &= (uint16_t)~EBB_POD_GONE;
+    if (p->node)
+        account(node_vec(c, p->node, false), p, +1);
+    c->version++;
+    hidden_drop(c, p);
 }
 
 void ebb_cache_unhide_all(struct ebb_cache *c)
 {
+    hidden_clear(c);
     for (uint32_t i = 0; i < c->pods.n; i++) {
         struct ebb_pod *p = c->pods.v[i];
         if (p && (p->flags & EBB_POD_GONE)) {
@@ -1088,6 +1149,7 @@ void ebb_cache_unhide_all(struct ebb_cache *c)
 
 void ebb_cache_purge_hidden(struct ebb_cache *c)
 {
+    hidden_clear(c);
     for (uint32_t i = 0; i < c->pods.n; i++) {
         struct ebb_pod *p = c->pods.v[i];
         if (p && (p->flags & EBB_POD_GONE)) {

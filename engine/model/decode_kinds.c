@@ -397,6 +397,28 @@ done:
 
 /* ---- Services, ReplicaSets, StatefulSets, ReplicationControllers ------------ */
 
+/* One ownerReferences entry: the first with controller: true goes to
+ * *ctx (a struct ebb_owner), the others are checked and dropped. */
+static int controller_owner(struct dec *d, const cJSON *c, void *slot, void *ctx)
+{
+    struct ebb_owner o = { 0 }, *keep = ctx;
+    int rc;
+
+    (void)slot;
+    if ((rc = ebb__str_at(d, c, "kind", &o.kind)) == 0 &&
+        (rc = ebb__str_at(d, c, "name", &o.name)) == 0 &&
+        (rc = ebb__str_at(d, c, "uid", &o.uid)) == 0)
+        rc = ebb__bool_at(d, c, "controller", &o.controller);
+    if (rc == 0 && o.controller && keep->kind == NULL && o.kind != NULL && o.name != NULL) {
+        *keep = o;
+        return 0;
+    }
+    ebb_str_release(o.kind);
+    ebb_str_release(o.name);
+    ebb_str_release(o.uid);
+    return rc;
+}
+
 int ebb__decode_workload(struct dec *d, const cJSON *obj, int kind, struct ebb_workload **out)
 {
     struct ebb_workload *w;
@@ -409,7 +431,8 @@ int ebb__decode_workload(struct dec *d, const cJSON *obj, int kind, struct ebb_w
     w->replicas = -1;
     if ((rc = ebb__meta_at(d, obj, &meta, &w->ns, &w->name)) == 0) {
         ebb__push(d, "metadata");
-        rc = ebb__str_at(d, meta, "uid", &w->uid);
+        if ((rc = ebb__str_at(d, meta, "uid", &w->uid)) == 0)
+            rc = EACH_AT(d, meta, "ownerReferences", controller_owner, &w->owner);
         ebb__pop(d);
     }
     if (rc == 0 && (rc = ebb__obj_at(d, obj, "spec", &spec)) == 0 && spec != NULL) {

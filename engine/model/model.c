@@ -764,6 +764,9 @@ void ebb_workload_free(struct ebb_workload *w)
     ebb_str_release(w->ns);
     ebb_str_release(w->name);
     ebb_str_release(w->uid);
+    ebb_str_release(w->owner.kind);
+    ebb_str_release(w->owner.name);
+    ebb_str_release(w->owner.uid);
     ebb_selector_free(w->selector);
     free(w);
 }

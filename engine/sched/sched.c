@@ -259,6 +259,19 @@ static int account(struct ebb_sched *s, const struct ebb_pod *p, uint32_t i)
     if ((rc = ebb__sched_index_add(s, p, i)) != 0)
         return rc;
     s->spods[s->nspods - 1].node = i;
+    if (p->slot >= s->nby_slot) {
+        /* without it a prediction forgets pods by a full sync instead */
+        uint32_t want = p->slot + 1 > 2 * s->nby_slot ? p->slot + 1 : 2 * s->nby_slot;
+        uint32_t *v = realloc(s->by_slot, (size_t)want * sizeof(*v));
+        if (v == NULL) {
+            s->by_slot_lost = true;
+            return 0;
+        }
+        memset(v + s->nby_slot, 0, (size_t)(want - s->nby_slot) * sizeof(*v));
+        s->by_slot = v;
+        s->nby_slot = want;
+    }
+    s->by_slot[p->slot] = s->nspods;
     return 0;
 }
 
@@ -478,6 +491,7 @@ void ebb_sched_destroy(struct ebb_sched *s)
     ebb__map_free(&s->node_idx);
     ebb__map_free(&s->images);
     free(s->image);
+    free(s->by_slot);
     for (c = (struct chunk *)s->arena; c != NULL; c = next) {
         next = c->next;
         free(c);
@@ -500,32 +514,99 @@ static bool spod_gone(const struct ebb_sched *s, const struct spod *sp)
     return p != sp->pod || p->serial != sp->serial || !ebb_pod_occupies(p);
 }
 
+/* spods[id] left its node. */
+static void forget(struct ebb_sched *s, uint32_t id)
+{
+    struct spod *sp = &s->spods[id];
+    struct snode *n = &s->nodes[sp->node];
+
+    /* the pod may be freed already: its node's sums and ports are read
+     * back from what is left */
+    n->ports_dirty = true;
+    if (sp->slot < s->nby_slot && s->by_slot[sp->slot] == id + 1)
+        s->by_slot[sp->slot] = 0;
+    sp->pod = NULL;
+    n->nz_cpu = n->nz_mem = 0;
+    mirror(n);
+    for (uint32_t k = 0; n->pv != NULL && k < n->pv->n; k++) {
+        const struct ebb_pod *p = n->pv->v[k];
+        if (ebb_pod_occupies(p)) {
+            n->nz_cpu = ebb_q_add(n->nz_cpu, p->nz_cpu);
+            n->nz_mem = ebb_q_add(n->nz_mem, p->nz_mem);
+        }
+    }
+    ebb__sched_index_remove(s, id);
+}
+
 int ebb_sched_sync(struct ebb_sched *s)
 {
     if (s == NULL)
         return EBB_EINVAL;
-    for (uint32_t id = 0; id < s->nspods; id++) {
-        struct spod *sp = &s->spods[id];
-        struct snode *n;
-        if (sp->pod == NULL || !spod_gone(s, sp))
-            continue;
-        n = &s->nodes[sp->node];
-        /* the pod may be freed already: its node's sums and ports are
-         * read back from what is left */
-        n->ports_dirty = true;
-        sp->pod = NULL;
-        n->nz_cpu = n->nz_mem = 0;
-        mirror(n);
-        for (uint32_t k = 0; n->pv != NULL && k < n->pv->n; k++) {
-            const struct ebb_pod *p = n->pv->v[k];
-            if (ebb_pod_occupies(p)) {
-                n->nz_cpu = ebb_q_add(n->nz_cpu, p->nz_cpu);
-                n->nz_mem = ebb_q_add(n->nz_mem, p->nz_mem);
-            }
-        }
-        ebb__sched_index_remove(s, id);
+    for (uint32_t id = 0; id < s->nspods; id++)
+        if (s->spods[id].pod != NULL && spod_gone(s, &s->spods[id]))
+            forget(s, id);
+    return 0;
+}
+
+/* The pods the cache hid since the last call: forgotten one by one from
+ * its list of hidden pods (a cycle's evictions), not by a sync over every
+ * pod; a full sync when the list is not whole. */
+static int forget_hidden(struct ebb_sched *s)
+{
+    struct ebb_pod *const *h;
+    uint64_t epoch;
+    size_t n;
+
+    if ((h = ebb_cache_hidden(s->cache, &n, &epoch)) == NULL || s->by_slot_lost)
+        return ebb_sched_sync(s);
+    if (epoch != s->hidden_epoch || s->hidden_seen > n) {
+        s->hidden_epoch = epoch;
+        s->hidden_seen = 0;
+    }
+    for (; s->hidden_seen < n; s->hidden_seen++) {
+        const struct ebb_pod *p = h[s->hidden_seen];
+        uint32_t id = p->slot < s->nby_slot ? s->by_slot[p->slot] : 0;
+        if (id == 0)
+            continue;   /* not one the scheduler counts */
+        if (s->spods[id - 1].pod == p && s->spods[id - 1].serial == p->serial)
+            forget(s, id - 1);
     }
     return 0;
+}
+
+int ebb_sched_predict(struct ebb_sched *s, struct ebb_pod *leaving, const struct ebb_pod *pod,
+                      struct ebb_sched_result *r)
+{
+    struct ebb_sched_stats st;
+    uint32_t i = UINT32_MAX, start;
+    uint64_t rng;
+    int rc, rc2;
+
+    if (s == NULL || pod == NULL || r == NULL)
+        return EBB_EINVAL;
+    if (leaving != NULL && ebb_pod_occupies(leaving) &&
+        (i = ebb__sched_node_index(s, leaving->node)) != UINT32_MAX)
+        ebb_cache_hide_pod(s->cache, leaving);
+    rc = forget_hidden(s);
+    start = s->next_start;
+    rng = s->rng;
+    st = s->stats;
+    if (rc == 0)
+        rc = ebb_sched_schedule(s, pod, r);
+    s->next_start = start;
+    s->rng = rng;
+    s->stats = st;
+    if (i != UINT32_MAX) {
+        /* back as it was: the cache's sums, then the scheduler's own (it
+         * was the last of the cache's hidden list: the place stays right) */
+        ebb_cache_unhide_pod(s->cache, leaving);
+        if (s->hidden_seen > 0)
+            s->hidden_seen--;
+        mirror(&s->nodes[i]);
+        if ((rc2 = account(s, leaving, i)) != 0 && rc == 0)
+            rc = rc2;
+    }
+    return rc;
 }
 
 int ebb_sched_bind(struct ebb_sched *s, struct ebb_pod *pod, const struct ebb_node *node)

@@ -167,6 +167,11 @@ struct ebb_sched {
 
     uint32_t nspods, cap_spods;
     struct spod *spods;
+    uint32_t *by_slot;               /* cache slot -> spod id + 1 (0: none) */
+    uint32_t nby_slot;
+    bool by_slot_lost;               /* a pod is missing from it: predictions sync fully */
+    uint64_t hidden_epoch;           /* where ebb_sched_predict is in the cache's hidden list */
+    size_t hidden_seen;
     struct ebb_map postings;         /* (label key, value) -> struct ebb_idlist * */
     struct ebb_map by_ns;            /* (namespace, -) -> struct ebb_idlist * */
 

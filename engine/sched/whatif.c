@@ -288,6 +288,32 @@ static double pct(int64_t used, int64_t cap)
     return cap > 0 ? (double)used * 100.0 / (double)cap : 0.0;
 }
 
+static const char *const guard_whys[3] = { "futile", "cooldown", "unavailable" };
+
+void ebb_whatif_guarded(struct ebb_whatif *w, const struct ebb_plan *p)
+{
+    struct ebb_whatif_state *st = w->nstates ? &w->states[w->nstates - 1] : NULL;
+
+    if (st == NULL)
+        return;
+    memset(st->guarded, 0, sizeof(st->guarded));
+    for (size_t i = p->nrefusals; i-- > 0 && p->refusals[i].cycle >= st->cycle;) {
+        if (p->refusals[i].cycle != st->cycle)
+            continue;
+        for (int k = 0; k < 3; k++)
+            if (strcmp(p->refusals[i].why, guard_whys[k]) == 0)
+                st->guarded[k]++;
+    }
+}
+
+static size_t guarded_total(const struct ebb_whatif *w)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < w->nstates; i++)
+        n += w->states[i].guarded[0] + w->states[i].guarded[1] + w->states[i].guarded[2];
+    return n;
+}
+
 int ebb_whatif_state(struct ebb_whatif *w, struct ebb_cache *c, int cycle, size_t evicted,
                      size_t replaced, size_t placed, size_t unplaced, size_t gone, size_t pending)
 {
@@ -729,6 +755,11 @@ int ebb_whatif_json(const struct ebb_whatif *w, cJSON *root)
         cJSON_AddNumberToObject(o, "unplaced", (double)st->unplaced);
         cJSON_AddNumberToObject(o, "gone", (double)st->gone);
         cJSON_AddNumberToObject(o, "pending", (double)st->pending);
+        if (st->guarded[0] + st->guarded[1] + st->guarded[2] > 0) {
+            cJSON *g = cJSON_AddObjectToObject(o, "refusedByLoopGuard");
+            for (int k = 0; k < 3; k++)
+                cJSON_AddNumberToObject(g, guard_whys[k], (double)st->guarded[k]);
+        }
         e = cJSON_AddObjectToObject(o, "evictionsByPlugin");
         for (size_t k = 0; st->cycle > 0 && (size_t)st->cycle < w->ncounted_cycles && k < w->nplugins; k++)
             if (w->per_cycle[(size_t)st->cycle * w->nplugins + k])
@@ -751,6 +782,8 @@ int ebb_whatif_json(const struct ebb_whatif *w, cJSON *root)
     cJSON_AddNumberToObject(o, "placed", (double)placed);
     cJSON_AddNumberToObject(o, "pending", (double)w->npending);
     cJSON_AddNumberToObject(o, "loops", (double)w->nloops);
+    if (guarded_total(w) > 0)
+        cJSON_AddNumberToObject(o, "loopGuardRefusals", (double)guarded_total(w));
     if (w->nstates > 0)
         cJSON_AddItemToObject(o, "snapshot", spread_json(w->states[0].spread));
     a = cJSON_AddArrayToObject(o, "steps");
@@ -829,6 +862,16 @@ void ebb_whatif_print_table(const struct ebb_whatif *w, FILE *out)
     }
     if (w->converged)
         fprintf(out, "converged: the last cycle evicted nothing\n");
+    if (guarded_total(w) > 0) {
+        fprintf(out, "\nLOOPGUARD (evictions refused per cycle)\n%-8s %7s %8s %11s\n", "CYCLE",
+                "FUTILE", "COOLDOWN", "UNAVAILABLE");
+        for (size_t i = 0; i < w->nstates; i++) {
+            const struct ebb_whatif_state *st = &w->states[i];
+            if (st->cycle > 0)
+                fprintf(out, "%-8d %7zu %8zu %11zu\n", st->cycle, st->guarded[0], st->guarded[1],
+                        st->guarded[2]);
+        }
+    }
     for (size_t i = 0; i < w->nplacements; i++) {
         wp = width(tx(&t1, w->placements[i].pod), wp);
         wr = width(tx(&t1, w->placements[i].replaces), wr);

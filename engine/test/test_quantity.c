@@ -565,6 +565,7 @@ static void test_extremes_every_path(void **state)
             }
             ebb_whatif_destroy(so.whatif);
             ebb_engine_destroy(e);
+            ebb_evmem_free(&so.memory);
         }
     free(b.s);
 }

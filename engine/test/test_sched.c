@@ -1249,6 +1249,49 @@ static void test_config_args(void **state)
     assert_string_equal(at("n")->reasons, "Insufficient example.com/bar");
 }
 
+/* ebb_sched_predict: the replacement of a pod placed with the pod gone (and
+ * the pods the cache hid since), and everything as it was afterwards. */
+static void test_predict_leaves_no_trace(void **state)
+{
+    struct ebb_sched_result r, r2;
+    struct ebb_pod *big, *leaving, *gone, *probe;
+
+    (void)state;
+    three_nodes();
+    bound("a-fill", "a", "", "3", "1Gi", "");
+    bound("b-fill", "b", "", "2500m", "1Gi", "");
+    bound("c-fill", "c", "", "3500m", "1Gi", "");
+    start();
+    leaving = ebb_cache_pod(cache, ebb_str_find("default", 7), ebb_str_find("a-fill", 6));
+    gone = ebb_cache_pod(cache, ebb_str_find("default", 7), ebb_str_find("c-fill", 6));
+    assert_non_null(leaving);
+    /* 3 cpu fits nowhere while a-fill is there: with it gone, back on a */
+    big = pending("", "3", "1Gi", "", "");
+    assert_int_equal(ebb_sched_schedule(sched, big, &r), 0);
+    assert_int_equal(r.status, EBB_SCHED_UNSCHEDULABLE);
+    assert_int_equal(ebb_sched_predict(sched, leaving, big, &r), 0);
+    assert_int_equal(r.status, EBB_SCHED_PLACED);
+    assert_string_equal(r.node->name, "a");
+    /* a-fill is counted again: the same pod still fits nowhere */
+    assert_false(leaving->flags & EBB_POD_GONE);
+    assert_int_equal(ebb_sched_schedule(sched, big, &r), 0);
+    assert_int_equal(r.status, EBB_SCHED_UNSCHEDULABLE);
+    /* a pod the cycle evicted (hidden) is gone from the prediction too:
+     * c has the most room once c-fill went, and a-fill still leaves */
+    ebb_cache_hide_pod(cache, gone);
+    probe = pending("", "1", "1Gi", "", "");
+    assert_int_equal(ebb_sched_predict(sched, leaving, probe, &r), 0);
+    assert_int_equal(r.status, EBB_SCHED_PLACED);
+    assert_true(strcmp(r.node->name, "c") == 0 || strcmp(r.node->name, "a") == 0);
+    /* twice in a row, the same answer; and a placement after it sees the
+     * hidden pod gone, as after ebb_sched_sync, and a-fill where it is */
+    assert_int_equal(ebb_sched_predict(sched, leaving, probe, &r2), 0);
+    assert_ptr_equal(r.node, r2.node);
+    assert_int_equal(ebb_sched_schedule(sched, big, &r), 0);
+    assert_int_equal(r.status, EBB_SCHED_PLACED);
+    assert_string_equal(r.node->name, "c");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1286,6 +1329,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_config_merge, setup, teardown),
         cmocka_unit_test_setup_teardown(test_config_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_config_args, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_predict_leaves_no_trace, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -454,9 +454,13 @@ static const char *policy =
     "  - {name: PodLifeTime, args: {maxPodLifeTimeSeconds: 3600}}\n"
     "  plugins: {deschedule: {enabled: [PodLifeTime]}}\n";
 
+/* the options of the engine simulated() made: its memory of evictions
+ * lives here, as long as the engine (freed after it) */
+static struct ebb_sim_opts so;
+
 static struct ebb_engine *simulated(void)
 {
-    struct ebb_sim_opts so = {
+    so = (struct ebb_sim_opts){
         .snapshot_buf = cluster,
         .snapshot_len = strlen(cluster),
         .policy_buf = policy,
@@ -503,6 +507,7 @@ static void filter_invariant_replays_the_cycle(void **state)
     assert_true(gone(e, "shop", "web-2"));
     assert_false(gone(e, "shop", "solo-1"));
     ebb_engine_destroy(e);
+    ebb_evmem_free(&so.memory);
 }
 
 static void filter_invariant_catches_a_doctored_plan(void **state)
@@ -536,6 +541,7 @@ static void filter_invariant_catches_a_doctored_plan(void **state)
     ebb_test_report_free(&r);
     assert_int_equal(ebb_test_check_filters(e, 2, &r), 0);
     ebb_engine_destroy(e);
+    ebb_evmem_free(&so.memory);
 }
 
 int main(void)

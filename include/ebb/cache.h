@@ -112,6 +112,13 @@ void ebb_cache_each(const struct ebb_cache *c, int kind, void (*fn)(void *obj, v
 void ebb_cache_hide_pod(struct ebb_cache *c, struct ebb_pod *p);
 /* Show every hidden pod again (after a dry-run cycle). */
 void ebb_cache_unhide_all(struct ebb_cache *c);
+/* Show one hidden pod again (a prediction that hid it for a moment). */
+void ebb_cache_unhide_pod(struct ebb_cache *c, struct ebb_pod *p);
+/* The pods hidden and still there, in the order they were hidden, *n of
+ * them; *epoch changes whenever the list starts over (unhide_all, purge):
+ * a reader keeps its place in it by the two. NULL when the list is not
+ * whole (out of memory, or pods moved by compact): read the pods instead. */
+struct ebb_pod *const *ebb_cache_hidden(const struct ebb_cache *c, size_t *n, uint64_t *epoch);
 /* Delete every hidden pod (between cycles in simulation). */
 void ebb_cache_purge_hidden(struct ebb_cache *c);
 

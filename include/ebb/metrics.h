@@ -41,5 +41,11 @@ char *ebb_metrics_render(const struct ebb_metrics *m, size_t *len);
 
 /* The descheduler's families and ebb's, registered once. */
 int ebb_metrics_register_standard(struct ebb_metrics *m);
+/* The same; `workload_labels` (ebb run --metrics-workload-labels) adds the
+ * labels workload_kind and workload (the memory of evictions' key:
+ * "Deployment", "web") to descheduler_pods_evicted_total and
+ * descheduler_pods_evicted, after node. Off by default: a series per
+ * workload is what a cluster's cardinality budget may not afford. */
+int ebb_metrics_register_standard_with(struct ebb_metrics *m, bool workload_labels);
 
 #endif

@@ -402,6 +402,8 @@ struct ebb_workload {
     ebb_str ns, name, uid;
     int32_t replicas;                /* spec.replicas; -1 when unset or a Service */
     struct ebb_selector *selector;   /* NULL: none (a Service without one selects nothing) */
+    struct ebb_owner owner;          /* the controller ownerReference (a ReplicaSet's
+                                        Deployment); kind NULL: none */
 };
 
 /* metrics.k8s.io/v1beta1 NodeMetrics and PodMetrics (pod: summed over

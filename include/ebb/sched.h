@@ -169,6 +169,16 @@ int ebb_sched_schedule(struct ebb_sched *s, const struct ebb_pod *pod, struct eb
  * out of memory while accounting, leaves it in the cache). */
 int ebb_sched_bind(struct ebb_sched *s, struct ebb_pod *pod, const struct ebb_node *node);
 
+/* Where `pod` (a replacement: unbound) would be placed were `leaving` (a
+ * bound pod of the cache) gone: `leaving` is hidden for the call, the
+ * scheduler forgets it and every pod the cache hides (a cycle's evictions,
+ * as ebb_sched_sync), `pod` is scheduled, then `leaving` is shown and
+ * counted again. The rotating start node, the tie-break stream and the
+ * counters are left as they were: a prediction changes no later placement.
+ * `leaving` may be NULL (nothing leaves). */
+int ebb_sched_predict(struct ebb_sched *s, struct ebb_pod *leaving, const struct ebb_pod *pod,
+                      struct ebb_sched_result *r);
+
 /* ---- explain (tests, debugging) ----------------------------------------- */
 
 /* What one plugin said about one node. */

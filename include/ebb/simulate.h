@@ -4,6 +4,8 @@
 #define EBB_SIMULATE_H
 
 #include "../ebb.h"
+#include "evmemory.h"
+#include "predict.h"
 #include "sched.h"
 #include "snapshot.h"
 #include "whatif.h"
@@ -49,6 +51,11 @@ struct ebb_sim_opts {
     uint64_t seed;
     bool progress;                 /* a progress line on stderr */
     struct ebb_whatif *whatif;     /* out: the record (caller destroys) */
+    /* The memory of evictions the cycles share (ebb/evmemory.h): zeroed is
+     * empty with the default window; what it holds when ebb_simulate is
+     * called (a snapshot's) is kept. The caller frees it (ebb_evmem_free)
+     * after destroying the engine; on failure ebb_simulate has freed it. */
+    struct ebb_evmem memory;
     uint64_t sched_build_ns;       /* out: the scheduler's indexes built */
     uint64_t place_ns;             /* out: time spent scheduling and binding */
     uint64_t place_cpu_ns;         /* out: the same in CPU time of this thread */
@@ -64,6 +71,10 @@ struct ebb_sim_opts {
     uint64_t cycle_arms[8];        /* calls into Lua in them (each arms a budget) */
     uint64_t build_ns;             /* plugins registered and the policy bound
                                       (what a reload costs), the snapshot aside */
+    uint64_t predictions;          /* LoopGuard's bounce predictions made */
+    uint64_t predict_ns;           /* time in them, the scheduler model's builds included */
+    uint64_t predict_builds;       /* scheduler models the predictor built for itself */
+    uint64_t predict_build_ns;     /* time building them */
 };
 
 /* Resident set size of this process in bytes (0 if unknown). */

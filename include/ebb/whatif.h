@@ -88,6 +88,8 @@ struct ebb_whatif_state {
     int cycle;                       /* -1: the snapshot as loaded */
     size_t evicted, replaced, placed, unplaced, gone;
     size_t pending;                  /* pods waiting after the step */
+    size_t guarded[3];               /* LoopGuard's refusals in the cycle: futile,
+                                        cooldown, unavailable (ebb_whatif_guarded) */
     float *util;                     /* nnodes x {cpu, memory, pods} */
     struct ebb_whatif_spread spread[3];
 };
@@ -136,6 +138,11 @@ int ebb_whatif_add_eviction(struct ebb_whatif *w, int cycle, const char *plugin,
 /* The replacement of `pod` (an evicted pod of `owner`) landed on `node`. */
 int ebb_whatif_landed(struct ebb_whatif *w, const char *owner, const char *node);
 int ebb_whatif_set_pending(struct ebb_whatif *w, const struct ebb_whatif_pending *p, size_t n);
+/* The last step's LoopGuard refusals, counted from the plan's refusals of
+ * that cycle (why futile, cooldown, unavailable). Shown in the JSON (per
+ * cycle "refusedByLoopGuard", summary "loopGuardRefusals"), the table and
+ * the report only when some cycle has one. */
+void ebb_whatif_guarded(struct ebb_whatif *w, const struct ebb_plan *p);
 /* After the last cycle: find the loops. */
 int ebb_whatif_finish(struct ebb_whatif *w);
 

@@ -1,0 +1,241 @@
+/* The memory of evictions (ebb/evmemory.h): a vector of entries ordered by
+ * time, oldest first, each holding one reference to every string it names.
+ * The evictor (evict.c) adds to it, the what-if (engine/sched/whatif.c)
+ * marks where replacements landed, LoopGuard (loopguard.c) reads it. Its
+ * encoding is evmemory_json.c's. Engine thread only.
+ *
+ * Invariants: v[0..n) is sorted by `at` (equal times keep the order they
+ * were added in); every non-NULL ebb_str of an entry is a reference the
+ * memory owns; `dirty` is set by every change and cleared only by
+ * ebb_evmem_saved. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ebb/cache.h"
+#include "ebb/decode.h"
+#include "ebb/evmemory.h"
+#include "ebb/model.h"
+
+static void entry_release(struct ebb_evmem_entry *e)
+{
+    ebb_str_release(e->ns);
+    ebb_str_release(e->pod);
+    ebb_str_release(e->uid);
+    ebb_str_release(e->kind);
+    ebb_str_release(e->workload);
+    ebb_str_release(e->node);
+    ebb_str_release(e->plugin);
+    ebb_str_release(e->profile);
+    ebb_str_release(e->landed);
+    ebb_str_release(e->replacement);
+}
+
+static void entry_ref(struct ebb_evmem_entry *e)
+{
+    ebb_str_ref(e->ns);
+    ebb_str_ref(e->pod);
+    ebb_str_ref(e->uid);
+    ebb_str_ref(e->kind);
+    ebb_str_ref(e->workload);
+    ebb_str_ref(e->node);
+    ebb_str_ref(e->plugin);
+    ebb_str_ref(e->profile);
+    ebb_str_ref(e->landed);
+    ebb_str_ref(e->replacement);
+}
+
+static void changed(struct ebb_evmem *m)
+{
+    m->dirty = true;
+    m->generation++;
+}
+
+void ebb_evmem_init(struct ebb_evmem *m, int64_t window)
+{
+    memset(m, 0, sizeof(*m));
+    m->window = window;
+}
+
+void ebb_evmem_free(struct ebb_evmem *m)
+{
+    if (m == NULL)
+        return;
+    for (size_t i = 0; i < m->n; i++)
+        entry_release(&m->v[i]);
+    free(m->v);
+    m->v = NULL;
+    m->n = m->cap = 0;
+}
+
+int ebb_evmem_add(struct ebb_evmem *m, const struct ebb_evmem_entry *e)
+{
+    size_t at;
+
+    if (m->n == m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 64;
+        struct ebb_evmem_entry *v = realloc(m->v, cap * sizeof(*v));
+        if (v == NULL)
+            return EBB_ENOMEM;
+        m->v = v;
+        m->cap = cap;
+    }
+    /* Evictions come in time order: the place is nearly always the end. */
+    at = m->n;
+    while (at > 0 && m->v[at - 1].at > e->at)
+        at--;
+    memmove(&m->v[at + 1], &m->v[at], (m->n - at) * sizeof(*m->v));
+    m->v[at] = *e;
+    entry_ref(&m->v[at]);
+    m->n++;
+    changed(m);
+    return 0;
+}
+
+size_t ebb_evmem_prune(struct ebb_evmem *m, int64_t now)
+{
+    int64_t window = m->window > 0 ? m->window : EBB_EVMEM_WINDOW_DEFAULT;
+    size_t k = 0;
+
+    while (k < m->n && m->v[k].at < now - window)
+        entry_release(&m->v[k++]);
+    if (k == 0)
+        return 0;
+    memmove(m->v, &m->v[k], (m->n - k) * sizeof(*m->v));
+    m->n -= k;
+    changed(m);
+    return k;
+}
+
+struct ebb_evmem_entry *ebb_evmem_landed(struct ebb_evmem *m, ebb_str ns, ebb_str pod,
+                                         ebb_str replacement, ebb_str node)
+{
+    struct ebb_evmem_entry *hit = NULL;
+
+    /* The newest eviction of that name whose replacement is not placed yet;
+     * else the newest of that name (a StatefulSet's pod keeps its name, so
+     * an older entry of it may already be landed). */
+    for (size_t i = m->n; i-- > 0;) {
+        struct ebb_evmem_entry *e = &m->v[i];
+        if (e->ns != ns || e->pod != pod)
+            continue;
+        if (!(e->flags & EBB_EVMEM_LANDED)) {
+            hit = e;
+            break;
+        }
+        if (hit == NULL)
+            hit = e;
+    }
+    if (hit == NULL)
+        return NULL;
+    ebb_str_release(hit->landed);
+    ebb_str_release(hit->replacement);
+    hit->landed = ebb_str_ref(node);
+    hit->replacement = ebb_str_ref(replacement);
+    hit->flags |= EBB_EVMEM_LANDED;
+    if (node != NULL && node == hit->node)
+        hit->flags |= EBB_EVMEM_BOUNCED;
+    else
+        hit->flags &= ~(uint32_t)EBB_EVMEM_BOUNCED;
+    changed(m);
+    return hit;
+}
+
+size_t ebb_evmem_find(const struct ebb_evmem *m, ebb_str ns, ebb_str kind, ebb_str workload,
+                      int64_t since, const struct ebb_evmem_entry **out, size_t max)
+{
+    size_t found = 0;
+
+    for (size_t i = m->n; i-- > 0;) {
+        const struct ebb_evmem_entry *e = &m->v[i];
+        if (e->at < since)
+            break;
+        if (e->ns != ns || e->kind != kind || e->workload != workload)
+            continue;
+        if (found < max)
+            out[found] = e;
+        found++;
+    }
+    return found;
+}
+
+void ebb_evmem_saved(struct ebb_evmem *m)
+{
+    m->dirty = false;
+}
+
+/* ---- the top-level workload ---------------------------------------------------- */
+
+static const struct ebb_owner *controller_of(const struct ebb_pod *p)
+{
+    for (uint16_t i = 0; i < p->nowners; i++)
+        if (p->owners[i].controller && p->owners[i].kind != NULL && p->owners[i].name != NULL)
+            return &p->owners[i];
+    return NULL;
+}
+
+/* A Deployment names its ReplicaSets <deployment>-<pod-template-hash> and
+ * labels their pods with the hash: the Deployment's name when `rs` has that
+ * shape, else 0. */
+static size_t deployment_by_hash(const struct ebb_pod *p, ebb_str rs)
+{
+    ebb_str hash = ebb_labels_getc(&p->labels, "pod-template-hash");
+    size_t nl, hl;
+
+    if (hash == NULL || (hl = ebb_str_len(hash)) == 0)
+        return 0;
+    nl = ebb_str_len(rs);
+    if (nl < hl + 2 || rs[nl - hl - 1] != '-' || memcmp(rs + nl - hl, hash, hl) != 0)
+        return 0;
+    return nl - hl - 1;
+}
+
+/* The CronJob controller names its Jobs <cronjob>-<scheduled time in
+ * minutes since the epoch> (8 digits since 1989, at most 10): the CronJob's
+ * name length when `job` has that shape, else 0. Jobs are not in the cache
+ * (no strategy needs them), so the name is all there is to go on; a Job
+ * someone named "backup-20260101" is taken for a CronJob "backup"'s, which
+ * keys its reruns together as a CronJob's would be. */
+static size_t cronjob_by_name(ebb_str job)
+{
+    size_t n = ebb_str_len(job), d = 0;
+
+    while (d < n && job[n - 1 - d] >= '0' && job[n - 1 - d] <= '9')
+        d++;
+    if (d < 8 || d > 10 || d + 2 > n || job[n - 1 - d] != '-')
+        return 0;
+    return n - d - 1;
+}
+
+int ebb_evmem_workload_of(const struct ebb_cache *c, const struct ebb_pod *p, ebb_str *kind,
+                          ebb_str *name)
+{
+    const struct ebb_owner *o = controller_of(p);
+    const char *k;
+    const char *nm;
+    size_t len;
+
+    *kind = *name = NULL;
+    if (o == NULL) {
+        k = "Pod", nm = p->name, len = ebb_str_len(p->name);
+    } else if (strcmp(o->kind, "ReplicaSet") == 0) {
+        const struct ebb_workload *rs =
+            c ? ebb_cache_workload(c, EBB_KIND_REPLICA_SET, p->ns, o->name) : NULL;
+        if (rs != NULL && rs->owner.kind != NULL) {
+            k = rs->owner.kind, nm = rs->owner.name, len = ebb_str_len(rs->owner.name);
+        } else if (rs == NULL && (len = deployment_by_hash(p, o->name)) > 0) {
+            k = "Deployment", nm = o->name;
+        } else {
+            k = o->kind, nm = o->name, len = ebb_str_len(o->name);
+        }
+    } else if (strcmp(o->kind, "Job") == 0 && (len = cronjob_by_name(o->name)) > 0) {
+        k = "CronJob", nm = o->name;
+    } else {
+        k = o->kind, nm = o->name, len = ebb_str_len(o->name);
+    }
+    if ((*kind = ebb_str_cstr(k)) == NULL || (*name = ebb_str_intern(nm, len)) == NULL) {
+        ebb_str_release(*kind);
+        *kind = NULL;
+        return EBB_ENOMEM;
+    }
+    return 0;
+}

@@ -1,0 +1,373 @@
+/* LoopGuard (engine/core/loopguard.c) and the memory the evictor fills:
+ * driven through the engine with a native plugin that asks to evict a fixed
+ * list of pods and a predictor that answers what the test says, so each
+ * rule is seen alone (the scheduler model's answers are the Lua specs'). */
+#include "fixtures.h"
+
+#include "ebb.h"
+#include "ebb/evmemory.h"
+#include "ebb/lua.h"
+
+#define NOW "2026-11-22T12:00:00Z"
+
+static void node(const char *name)
+{
+    fx_add("{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\",\"uid\":\"uid-%s\","
+           "\"labels\":{\"kubernetes.io/hostname\":\"%s\"}},\"status\":{\"allocatable\":{\"cpu\":\"4\","
+           "\"memory\":\"16Gi\",\"pods\":\"110\"},\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}",
+           name, name, name);
+}
+
+/* A Deployment's pod (ReplicaSet web-5d8f7c9b6, pod-template-hash 5d8f7c9b6). */
+static void pod(const char *name, const char *node_name, const char *created, bool ready)
+{
+    fx_add("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"shop\","
+           "\"uid\":\"uid-%s\",\"creationTimestamp\":\"%s\",\"labels\":{\"app\":\"web\","
+           "\"pod-template-hash\":\"5d8f7c9b6\"},\"ownerReferences\":[{\"apiVersion\":\"apps/v1\","
+           "\"kind\":\"ReplicaSet\",\"name\":\"web-5d8f7c9b6\",\"uid\":\"rs-web\",\"controller\":true}]},"
+           "\"spec\":{\"nodeName\":\"%s\",\"containers\":[{\"name\":\"main\",\"image\":\"registry.example.com/web:1.0\","
+           "\"resources\":{\"requests\":{\"cpu\":\"100m\",\"memory\":\"128Mi\"}}}]},"
+           "\"status\":{\"phase\":\"Running\",\"startTime\":\"%s\",\"conditions\":[{\"type\":\"Ready\",\"status\":\"%s\"}]}}",
+           name, name, created, node_name, created, ready ? "True" : "False");
+}
+
+static const char *targets[16];
+static int results[16];
+static int ntargets;
+
+static int targets_create(const struct ebb_val *args, void **state, struct ebb_error *err)
+{
+    (void)args, (void)err;
+    *state = NULL;
+    return 0;
+}
+
+static int evict_targets(void *state, struct ebb_ctx *ctx, struct ebb_node *const *nodes, size_t n,
+                         struct ebb_error *err)
+{
+    struct ebb_cache *c = ebb_ctx_cache(ctx);
+
+    (void)state, (void)nodes, (void)n, (void)err;
+    for (int i = 0; i < ntargets; i++) {
+        struct ebb_pod *p = ebb_cache_pod(c, ebb_str_find("shop", 4),
+                                          ebb_str_find(targets[i], strlen(targets[i])));
+        results[i] = p ? ebb_ctx_evict(ctx, p, "test") : -100;
+    }
+    return 0;
+}
+
+static const struct ebb_native_plugin targets_plugin = {
+    .name = "EvictTargets",
+    .create = targets_create,
+    .deschedule = evict_targets,
+};
+
+/* The predictor: where each pod's replacement lands ("-": nowhere). */
+static const char *landing[16][2];   /* pod, node */
+static int nlanding, npredicted;
+
+static int predict(void *ud, struct ebb_engine *e, struct ebb_pod *pod, struct ebb_prediction *out)
+{
+    (void)ud, (void)e;
+    npredicted++;
+    out->status = EBB_PREDICT_GONE;
+    for (int i = 0; i < nlanding; i++) {
+        if (strcmp(landing[i][0], pod->name) != 0)
+            continue;
+        if (strcmp(landing[i][1], "-") == 0) {
+            out->status = EBB_PREDICT_PENDING;
+        } else {
+            out->status = EBB_PREDICT_PLACED;
+            out->node = ebb_str_find(landing[i][1], strlen(landing[i][1]));
+        }
+    }
+    return 0;
+}
+
+static struct ebb_evmem memory;
+
+static struct ebb_engine *engine(const char *guard_args, bool with_memory)
+{
+    char policy[2048];
+    struct ebb_engine_opts eo = { .mode = EBB_MODE_SIMULATE, .home = ".", .scripts = ebb_lua_plugins(),
+                                  .memory = with_memory ? &memory : NULL, .predict = predict };
+    struct ebb_engine *e = NULL;
+    struct ebb_policy *pol = NULL;
+    struct ebb_error err = { 0 };
+
+    snprintf(policy, sizeof(policy),
+             "apiVersion: descheduler/v1alpha2\nkind: DeschedulerPolicy\n"
+             "profiles:\n- name: p\n  pluginConfig:\n  - name: EvictTargets\n"
+             "  - name: LoopGuard\n    args: %s\n"
+             "  plugins:\n    deschedule: {enabled: [EvictTargets]}\n"
+             "    filter: {enabled: [LoopGuard]}\n    preEvictionFilter: {enabled: [LoopGuard]}\n",
+             guard_args ? guard_args : "{}");
+    assert_int_equal(ebb_time_parse(NOW, &eo.now), 0);
+    ebb_evmem_init(&memory, 0);
+    assert_int_equal(ebb_engine_create(&eo, &e, &err), 0);
+    assert_int_equal(ebb_engine_load_builtins(e, &err), 0);
+    assert_int_equal(ebb_engine_register_native(e, &targets_plugin, &err), 0);
+    ebb_engine_set_cache(e, fx_load());
+    if (ebb_policy_parse(policy, strlen(policy), "policy.yaml", &pol, &err) != 0)
+        fail_msg("policy: %d %s: %s", err.line, err.field, err.msg);
+    if (ebb_engine_set_policy(e, pol, &err) != 0)
+        fail_msg("set_policy: %d %s: %s", err.line, err.field, err.msg);
+    nlanding = npredicted = 0;
+    return e;
+}
+
+static void done(struct ebb_engine *e)
+{
+    ebb_engine_destroy(e);
+    ebb_evmem_free(&memory);
+}
+
+static const struct ebb_plan_refusal *refusal(struct ebb_engine *e, const char *why)
+{
+    const struct ebb_plan *p = ebb_engine_plan(e);
+    for (size_t i = 0; i < p->nrefusals; i++)
+        if (strcmp(p->refusals[i].why, why) == 0)
+            return &p->refusals[i];
+    return NULL;
+}
+
+static void cluster(void)
+{
+    fx_begin();
+    node("node-a");
+    node("node-b");
+    node("node-c");
+    pod("web-5d8f7c9b6-a1", "node-a", "2026-11-01T00:00:00Z", true);
+    pod("web-5d8f7c9b6-a2", "node-a", "2026-11-01T00:00:00Z", true);
+    pod("web-5d8f7c9b6-b1", "node-b", "2026-11-01T00:00:00Z", true);
+    pod("web-5d8f7c9b6-b2", "node-b", "2026-11-01T00:00:00Z", true);
+    pod("web-5d8f7c9b6-c1", "node-c", "2026-11-01T00:00:00Z", true);
+}
+
+/* Every eviction goes into the memory, keyed by the Deployment. */
+static void evictions_are_remembered(void **state)
+{
+    struct ebb_engine *e;
+
+    (void)state;
+    cluster();
+    e = engine(NULL, true);
+    ntargets = 1;
+    targets[0] = "web-5d8f7c9b6-a1";
+    assert_int_equal(ebb_engine_run_cycle(e), 0);
+    assert_int_equal(results[0], EBB_WHY_OK);
+    assert_int_equal(memory.n, 1);
+    assert_string_equal(memory.v[0].kind, "Deployment");
+    assert_string_equal(memory.v[0].workload, "web");
+    assert_string_equal(memory.v[0].pod, "web-5d8f7c9b6-a1");
+    assert_string_equal(memory.v[0].node, "node-a");
+    assert_string_equal(memory.v[0].plugin, "EvictTargets");
+    assert_string_equal(memory.v[0].profile, "p");
+    assert_true(memory.dirty);
+    assert_int_equal(npredicted, 1);   /* GONE: nothing said, evicted */
+    done(e);
+}
+
+/* The replacement lands on the node it leaves: futile, with where. */
+static void futile_back_on_its_node(void **state)
+{
+    struct ebb_engine *e;
+    const struct ebb_plan_refusal *r;
+
+    (void)state;
+    cluster();
+    e = engine(NULL, true);
+    landing[0][0] = "web-5d8f7c9b6-a1", landing[0][1] = "node-a";
+    nlanding = 1;
+    ntargets = 1;
+    targets[0] = "web-5d8f7c9b6-a1";
+    assert_int_equal(ebb_engine_run_cycle(e), 0);
+    assert_int_equal(results[0], EBB_WHY_FUTILE);
+    assert_int_equal(ebb_engine_plan(e)->nevictions, 0);
+    assert_int_equal(memory.n, 0);
+    assert_non_null(r = refusal(e, "futile"));
+    assert_string_equal(r->plugin, "EvictTargets");
+    assert_non_null(strstr(r->detail, "would land back on node-a, the node it leaves"));
+    done(e);
+}
+
+/* Landing on a node the same plugin took a pod off this cycle: futile;
+ * pending or nowhere: not a bounce. */
+static void futile_on_a_drained_node(void **state)
+{
+    struct ebb_engine *e;
+    const struct ebb_plan_refusal *r;
+
+    (void)state;
+    cluster();
+    e = engine("{maxUnavailablePerWorkload: 5}", true);
+    landing[0][0] = "web-5d8f7c9b6-a1", landing[0][1] = "node-c";
+    landing[1][0] = "web-5d8f7c9b6-b1", landing[1][1] = "node-a";
+    landing[2][0] = "web-5d8f7c9b6-c1", landing[2][1] = "-";
+    nlanding = 3;
+    ntargets = 3;
+    targets[0] = "web-5d8f7c9b6-a1";
+    targets[1] = "web-5d8f7c9b6-b1";
+    targets[2] = "web-5d8f7c9b6-c1";
+    assert_int_equal(ebb_engine_run_cycle(e), 0);
+    assert_int_equal(results[0], EBB_WHY_OK);
+    assert_int_equal(results[1], EBB_WHY_FUTILE);
+    assert_int_equal(results[2], EBB_WHY_OK);
+    assert_non_null(r = refusal(e, "futile"));
+    assert_non_null(strstr(r->detail, "would land on node-a, a node EvictTargets took 1 pod off"));
+    done(e);
+}
+
+/* Older pods are staged work; a pod that came since is held for the
+ * cooldown, which doubles with each cycle the workload was evicted in. */
+static void cooldown_grows(void **state)
+{
+    struct ebb_engine *e;
+    const struct ebb_plan_refusal *r;
+    int64_t now;
+
+    (void)state;
+    cluster();
+    pod("web-5d8f7c9b6-n1", "node-c", NOW, true);      /* created at the first eviction */
+    e = engine("{maxUnavailablePerWorkload: 5}", true);
+    assert_int_equal(ebb_time_parse(NOW, &now), 0);
+    ntargets = 1;
+    targets[0] = "web-5d8f7c9b6-a1";
+    assert_int_equal(ebb_engine_run_cycle(e), 0);
+    assert_int_equal(results[0], EBB_WHY_OK);
+    /* 5 minutes on: an old pod goes, the new one rests (10m) */
+    ebb_engine_set_now(e, now + 300);
+    ntargets = 2;
+    targets[0] = "web-5d8f7c9b6-b1";
+    targets[1] = "web-5d8f7c9b6-n1";
+    assert_int_equal(ebb_engine_run_cycle(e), 0);
+    assert_int_equal(results[0], EBB_WHY_OK);
+    assert_int_equal(results[1], EBB_WHY_COOLDOWN);
+    assert_non_null(r = refusal(e, "cooldown"));
+    assert_non_null(strstr(r->detail, "Deployment shop/web was evicted 5m ago"));
+    assert_non_null(strstr(r->detail, "cooldown 10m, 5m left"));
+    /* 10 minutes after the first, 5 after the second: two cycles, 20m */
+    ebb_engine_set_now(e, now + 600);
+    ntargets = 1;
+    targets[0] = "web-5d8f7c9b6-n1";
+    assert_int_equal(ebb_engine_run_cycle(e), 0);
+    assert_int_equal(results[0], EBB_WHY_COOLDOWN);
+    /* 25 minutes after the second: free */
+    ebb_engine_set_now(e, now + 300 + 1500);
+    assert_int_equal(ebb_engine_run_cycle(e), 0);
+    assert_int_equal(results[0], EBB_WHY_OK);
+    done(e);
+}
+
+/* A replacement that landed back (BOUNCED): maxCooldown at once. */
+static void bounce_means_max_cooldown(void **state)
+{
+    struct ebb_engine *e;
+    const struct ebb_plan_refusal *r;
+    int64_t now;
+    ebb_str ns, a1, n1, na;
+
+    (void)state;
+    cluster();
+    pod("web-5d8f7c9b6-n1", "node-a", NOW, true);
+    e = engine("{maxUnavailablePerWorkload: 5, maxCooldown: 2h}", true);
+    assert_int_equal(ebb_time_parse(NOW, &now), 0);
+    ntargets = 1;
+    targets[0] = "web-5d8f7c9b6-a1";
+    assert_int_equal(ebb_engine_run_cycle(e), 0);
+    ns = ebb_str_cstr("shop"), a1 = ebb_str_cstr("web-5d8f7c9b6-a1");
+    n1 = ebb_str_cstr("web-5d8f7c9b6-n1"), na = ebb_str_cstr("node-a");
+    assert_non_null(ebb_evmem_landed(&memory, ns, a1, n1, na));
+    ebb_engine_set_now(e, now + 3600);   /* past 10m, 20m, 40m: not past 2h */
+    targets[0] = "web-5d8f7c9b6-n1";
+    assert_int_equal(ebb_engine_run_cycle(e), 0);
+    assert_int_equal(results[0], EBB_WHY_COOLDOWN);
+    assert_non_null(r = refusal(e, "cooldown"));
+    assert_non_null(strstr(r->detail, "is in a loop"));
+    assert_non_null(strstr(r->detail, "cooldown at its maximum 2h, 1h left"));
+    ebb_engine_set_now(e, now + 7200);
+    assert_int_equal(ebb_engine_run_cycle(e), 0);
+    assert_int_equal(results[0], EBB_WHY_OK);
+    ebb_str_release(ns), ebb_str_release(a1), ebb_str_release(n1), ebb_str_release(na);
+    done(e);
+}
+
+/* 6 replicas allow 2 down: one not Ready and one evicted make two. */
+static void availability(void **state)
+{
+    struct ebb_engine *e;
+    const struct ebb_plan_refusal *r;
+
+    (void)state;
+    cluster();
+    pod("web-5d8f7c9b6-c2", "node-c", "2026-11-01T00:00:00Z", false);
+    fx_add("{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":\"web-5d8f7c9b6\","
+           "\"namespace\":\"shop\",\"uid\":\"rs-web\"},\"spec\":{\"replicas\":6,"
+           "\"selector\":{\"matchLabels\":{\"app\":\"web\"}}}}");
+    e = engine(NULL, true);
+    ntargets = 3;
+    targets[0] = "web-5d8f7c9b6-c2";   /* down already: costs nothing */
+    targets[1] = "web-5d8f7c9b6-a1";
+    targets[2] = "web-5d8f7c9b6-b1";
+    assert_int_equal(ebb_engine_run_cycle(e), 0);
+    assert_int_equal(results[0], EBB_WHY_OK);
+    assert_int_equal(results[1], EBB_WHY_OK);
+    assert_int_equal(results[2], EBB_WHY_UNAVAILABLE);
+    assert_non_null(r = refusal(e, "unavailable"));
+    assert_non_null(strstr(r->detail, "has 2 of 6 pods unavailable (2 evicted in this cycle), at most 2 allowed"));
+    done(e);
+}
+
+/* Without a memory the cooldown has nothing to go on; the rest works. */
+static void without_memory(void **state)
+{
+    struct ebb_engine *e;
+
+    (void)state;
+    cluster();
+    e = engine("{maxUnavailablePerWorkload: 5}", false);
+    landing[0][0] = "web-5d8f7c9b6-a2", landing[0][1] = "node-a";
+    nlanding = 1;
+    ntargets = 2;
+    targets[0] = "web-5d8f7c9b6-a1";
+    targets[1] = "web-5d8f7c9b6-a2";
+    assert_int_equal(ebb_engine_run_cycle(e), 0);
+    assert_int_equal(results[0], EBB_WHY_OK);
+    assert_int_equal(results[1], EBB_WHY_FUTILE);
+    assert_int_equal(memory.n, 0);
+    done(e);
+}
+
+/* A plugin named in restartPlugins evicts a pod for what it is: no
+ * prediction is asked for its evictions. */
+static void restart_plugins_are_not_predicted(void **state)
+{
+    struct ebb_engine *e;
+
+    (void)state;
+    cluster();
+    e = engine("{restartPlugins: [SomethingElse, EvictTargets]}", true);
+    landing[0][0] = "web-5d8f7c9b6-a1", landing[0][1] = "node-a";
+    nlanding = 1;
+    ntargets = 1;
+    targets[0] = "web-5d8f7c9b6-a1";
+    assert_int_equal(ebb_engine_run_cycle(e), 0);
+    assert_int_equal(results[0], EBB_WHY_OK);
+    assert_int_equal(npredicted, 0);
+    done(e);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(evictions_are_remembered),
+        cmocka_unit_test(futile_back_on_its_node),
+        cmocka_unit_test(futile_on_a_drained_node),
+        cmocka_unit_test(cooldown_grows),
+        cmocka_unit_test(bounce_means_max_cooldown),
+        cmocka_unit_test(availability),
+        cmocka_unit_test(without_memory),
+        cmocka_unit_test(restart_plugins_are_not_predicted),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
