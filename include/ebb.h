@@ -286,7 +286,10 @@ void ebb_engine_eviction_done(struct ebb_engine *e, struct ebb_eviction *ev, int
 bool ebb_engine_eviction_in_background(const struct ebb_engine *e, const struct ebb_eviction *ev,
                                        int status, const char *message);
 /* A pod the watch added, changed or deleted (the cache already shows it),
- * for the evictions in background; nothing when the gate is off. */
+ * for the evictions in background (nothing when the gate is off) and, in a
+ * live run, for the memory of evictions: a new bound pod of a workload ebb
+ * evicted from within the hour is taken for the replacement of its oldest
+ * eviction whose replacement had not landed yet (ebb_evmem_landed). */
 void ebb_engine_pod_changed(struct ebb_engine *e, ebb_str ns, ebb_str name);
 /* `fn` hears of each eviction in background that ended with its pod gone
  * (upstream counts it a success then); called from ebb_engine_pod_changed. */

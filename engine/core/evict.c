@@ -106,9 +106,55 @@ void ebb__background_cycle(struct ebb_engine *e)
     ebb_background_expire(e->background, ebb__engine_now(e));
 }
 
+/* How long after an eviction a new pod of the workload is taken for its
+ * replacement. */
+#define LANDING_HORIZON 3600
+
+/* A bound pod the watch brought: when it is new (created within the
+ * horizon) and its workload has an eviction since which no replacement
+ * landed, it is the replacement of the oldest such one (a controller
+ * recreates in order): the memory learns where it landed (a bounce when on
+ * the node that pod left). */
+static void memory_landed(struct ebb_engine *e, const struct ebb_pod *p)
+{
+    struct ebb_evmem *m = e->memory;
+    int64_t now = ebb__engine_now(e);
+    const struct ebb_evmem_entry *same = NULL, *oldest = NULL;
+    bool taken = false;
+    ebb_str kind, workload;
+
+    if (m == NULL || m->n == 0 || p == NULL || p->node == NULL || p->created == EBB_TIME_NONE ||
+        p->created < now - LANDING_HORIZON || (p->flags & (EBB_POD_GONE | EBB_POD_TERMINATING)) ||
+        p->nowners == 0)
+        return;
+    if (ebb_evmem_workload_of(e->cache, p, &kind, &workload) != 0)
+        return;
+    for (size_t i = m->n; i-- > 0 && m->v[i].at >= now - LANDING_HORIZON && !taken;) {
+        const struct ebb_evmem_entry *x = &m->v[i];
+        if (x->ns != p->ns || x->kind != kind || x->workload != workload)
+            continue;
+        if (x->replacement == p->name && (x->flags & EBB_EVMEM_LANDED))
+            taken = true;   /* this pod was taken for one already */
+        else if (x->pod == p->name)
+            /* a StatefulSet's pod comes back under its name: that eviction */
+            same = same ? same : (!(x->flags & EBB_EVMEM_LANDED) && x->uid != p->uid ? x : NULL);
+        else if (!(x->flags & EBB_EVMEM_LANDED) && x->at <= p->created)
+            oldest = x;   /* older ones come later: the oldest wins */
+    }
+    if (!taken && (same != NULL || oldest != NULL))
+        ebb_evmem_landed(m, same ? same->ns : oldest->ns, same ? same->pod : oldest->pod, p->name,
+                         p->node);
+    ebb_str_release(kind);
+    ebb_str_release(workload);
+}
+
 void ebb_engine_pod_changed(struct ebb_engine *e, ebb_str ns, ebb_str name)
 {
-    if (e == NULL || e->background == NULL || e->cache == NULL)
+    if (e == NULL || e->cache == NULL)
+        return;
+    if (e->memory != NULL && e->mode == EBB_MODE_LIVE)
+        memory_landed(e, ebb_cache_pod(e->cache, ns, name));
+    if (e->background == NULL)
         return;
     ebb_background_observe(e->background, ns, name, ebb_cache_pod(e->cache, ns, name),
                            e->background_done, e->background_done_ud);

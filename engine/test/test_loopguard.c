@@ -357,6 +357,58 @@ static void restart_plugins_are_not_predicted(void **state)
     done(e);
 }
 
+/* ebb run: a new pod of a workload evicted within the hour is taken for the
+ * replacement of its oldest eviction not placed yet; the memory learns where
+ * it landed (a bounce on the node that pod left), once. */
+static void live_replacements_land(void **state)
+{
+    struct ebb_engine_opts eo = { .mode = EBB_MODE_LIVE, .home = ".", .scripts = ebb_lua_plugins(),
+                                  .memory = &memory };
+    struct ebb_engine *e = NULL;
+    struct ebb_error err = { 0 };
+    struct ebb_evmem_entry x = { 0 };
+    ebb_str ns, n1, n2;
+
+    (void)state;
+    cluster();
+    pod("web-5d8f7c9b6-new1", "node-b", "2026-11-22T11:58:00Z", true);
+    pod("web-5d8f7c9b6-new2", "node-c", "2026-11-22T11:58:30Z", true);
+    assert_int_equal(ebb_time_parse(NOW, &eo.now), 0);
+    ebb_evmem_init(&memory, 0);
+    assert_int_equal(ebb_engine_create(&eo, &e, &err), 0);
+    ebb_engine_set_cache(e, fx_load());
+    x.ns = ebb_str_cstr("shop");
+    x.kind = ebb_str_cstr("Deployment");
+    x.workload = ebb_str_cstr("web");
+    x.plugin = ebb_str_cstr("LowNodeUtilization");
+    x.profile = ebb_str_cstr("p");
+    x.at = eo.now - 300;                        /* 11:55, from node-b */
+    x.pod = ebb_str_cstr("web-5d8f7c9b6-old1");
+    x.node = ebb_str_cstr("node-b");
+    assert_int_equal(ebb_evmem_add(&memory, &x), 0);
+    ebb_str_release(x.pod), ebb_str_release(x.node);
+    x.at = eo.now - 240;                        /* 11:56, from node-a */
+    x.pod = ebb_str_cstr("web-5d8f7c9b6-old2");
+    x.node = ebb_str_cstr("node-a");
+    assert_int_equal(ebb_evmem_add(&memory, &x), 0);
+    ns = ebb_str_cstr("shop"), n1 = ebb_str_cstr("web-5d8f7c9b6-new1"), n2 = ebb_str_cstr("web-5d8f7c9b6-new2");
+    ebb_engine_pod_changed(e, ns, n1);          /* on node-b: old1's, a bounce */
+    assert_true(memory.v[0].flags & EBB_EVMEM_LANDED);
+    assert_true(memory.v[0].flags & EBB_EVMEM_BOUNCED);
+    assert_string_equal(memory.v[0].replacement, "web-5d8f7c9b6-new1");
+    assert_false(memory.v[1].flags & EBB_EVMEM_LANDED);
+    ebb_engine_pod_changed(e, ns, n1);          /* an update: taken already */
+    assert_false(memory.v[1].flags & EBB_EVMEM_LANDED);
+    ebb_engine_pod_changed(e, ns, n2);          /* on node-c: old2's, no bounce */
+    assert_true(memory.v[1].flags & EBB_EVMEM_LANDED);
+    assert_false(memory.v[1].flags & EBB_EVMEM_BOUNCED);
+    assert_string_equal(memory.v[1].landed, "node-c");
+    ebb_str_release(x.ns), ebb_str_release(x.kind), ebb_str_release(x.workload);
+    ebb_str_release(x.plugin), ebb_str_release(x.profile), ebb_str_release(x.pod), ebb_str_release(x.node);
+    ebb_str_release(ns), ebb_str_release(n1), ebb_str_release(n2);
+    done(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -368,6 +420,7 @@ int main(void)
         cmocka_unit_test(availability),
         cmocka_unit_test(without_memory),
         cmocka_unit_test(restart_plugins_are_not_predicted),
+        cmocka_unit_test(live_replacements_land),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
