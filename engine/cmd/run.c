@@ -791,6 +791,9 @@ static void on_http(struct ebb_http_req *req, void *ud)
             /* a Lease ebb cannot read or write: it never leads, say so */
             int k = snprintf(body, sizeof(body), "leader election: %s\n", ebb_leader_error(r->leader));
             ebb_http_respond(req, 503, "text/plain", body, k > 0 && (size_t)k < sizeof(body) ? (size_t)k : sizeof(body) - 1);
+        } else if (ebb__run_memory_error(r)) {
+            int k = snprintf(body, sizeof(body), "memory of evictions: %s\n", ebb__run_memory_error(r));
+            ebb_http_respond(req, 503, "text/plain", body, k > 0 && (size_t)k < sizeof(body) ? (size_t)k : sizeof(body) - 1);
         } else {
             ebb_http_respond(req, 200, "text/plain", "ok", 2);
         }
@@ -819,6 +822,7 @@ void ebb__run_cycle_finished(struct runner *r)
     r->run_triggered = false;
     ebb_informers_hold(r->inf, false);   /* may report changes: trigger_due */
     account_cycle(r, seconds, triggered);
+    ebb__run_memory_save(r);   /* before a --once run ends, too */
     if (!triggered)
         r->cycles_done++;
     ebb__run_try_swap(r);   /* a generation that waited for this cycle to end */
@@ -939,6 +943,12 @@ static void on_cycle_timer(uv_timer_t *t)
         return;
     }
     r->synced_once = true;
+    if (!ebb__run_memory_ready(r)) {
+        /* the memory of evictions is read before the first cycle */
+        if (!past_sync_timeout(r, "the memory of evictions was not read"))
+            schedule_next(r, 100);
+        return;
+    }
     if (r->leader && !ebb_leader_leading(r->leader)) {
         /* standby: look again soon, the lease may come our way */
         schedule_next(r, 1000);
@@ -1043,6 +1053,8 @@ static void on_leading(void *ud, bool leading)
     /* the moment the lease is lost, nothing more is evicted (the loop sends
      * nothing more; the engine learns it when no job runs) */
     ebb__run_apply_allowed(r);
+    if (leading)
+        ebb__run_memory_reload(r);   /* what the last leader remembered */
     /* a new leader runs a cycle at once, not after a standby's wait or a
      * whole interval: the one before it may have left work undone */
     if (leading && !r->stopping && !r->in_cycle && !r->o.once)
@@ -1284,6 +1296,8 @@ int ebb_run_main(int argc, char **argv)
             goto fail;
         ebb_leader_start(r->leader);
     }
+    if ((rc = ebb__run_memory_init(r)) != 0)
+        goto fail;
     ebb_log(EBB_LOG_INFO, "ebb %s: %s, policy %s, %s%s", EBB_VERSION, r->kc->source, r->o.policy,
             r->o.once ? "one cycle" : "every interval", r->o.dry_run ? ", dry run" : "");
     ebb_informers_start(r->inf);
@@ -1303,6 +1317,7 @@ int ebb_run_main(int argc, char **argv)
     ebb__run_handoff_free(r);
     rc = r->exit_code;
     ebb_kube_evict_destroy(r->evict);   /* every answer is in: the client is closed */
+    ebb_memstore_destroy(r->memstore);
     ebb_metrics_destroy(r->metrics);
     ebb_engine_destroy(r->pending);
     ebb_engine_destroy(r->engine);
@@ -1326,6 +1341,7 @@ fail:
         uv_run(r->loop, UV_RUN_DEFAULT);
     }
     ebb_kube_evict_destroy(r->evict);
+    ebb_memstore_destroy(r->memstore);
     ebb_engine_destroy(r->engine);
     ebb_predictor_destroy(r->predictor);
     ebb_evmem_free(&r->memory);
