@@ -91,7 +91,8 @@ void ebb__run_memory_save(struct runner *r)
     if (r->memstore == NULL || r->o.dry_run || r->busy || r->in_cycle)
         return;
     (void)ebb__run_memory_ready(r);   /* a load that came during the cycle */
-    ebb_evmem_prune(&r->memory, (int64_t)time(NULL));
+    /* the clock evictions are stamped with: --now when given */
+    ebb_evmem_prune(&r->memory, r->o.now > 0 ? r->o.now : (int64_t)time(NULL));
     if (!ebb_memstore_loaded(r->memstore) ||
         (!r->memory.dirty && !ebb_memstore_save_failed(r->memstore)))
         return;

@@ -1,156 +1,168 @@
--- The memory of evictions kept by `ebb run` in the ConfigMap
--- ebb-eviction-memory (key evictions.json) of ebb's namespace, against a
--- real control plane (spec/integration/k8s_harness.lua): written after a
--- cycle that evicted, read back by a process started after a SIGKILL and
--- by the next `--once` run, never written in dry run, and bounded however
--- much it is seeded with (the newest entries kept).
+-- The memory of evictions kept in the cluster by `ebb run` (the ConfigMap
+-- ebb-eviction-memory, key evictions.json, in ebb's namespace), against
+-- kube-apiserver:
+--   - one-shot runs (--once) in a row: each reads what the last wrote and
+--     adds its own evictions;
+--   - a run killed with SIGKILL and started again reads it back;
+--   - a change of leader: the new leader reads what the old one wrote;
+--   - after thousands of evictions the object stays under its bound, the
+--     newest entries kept and the oldest dropped.
 local K = require("spec.integration.k8s_harness")
 local R = require("spec.integration.run_harness")
-local json = require("dkjson")
+local json = K.json
 
 describe("the memory of evictions against kube-apiserver", function()
   if K.skip(pending) then return end
   local cp = K.cluster()
-  local start = R.suite(before_each, after_each, cp).start
+  local runs = {}
+  after_each(function()
+    for _, r in ipairs(runs) do r:stop() end
+    runs = {}
+    cp:cleanup()
+  end)
 
-  local POLICY = [[
-apiVersion: descheduler/v1alpha2
-kind: DeschedulerPolicy
-profiles:
-- name: default
-  pluginConfig:
-  - name: DefaultEvictor
-  - name: LowNodeUtilization
-    args:
-      thresholds: {cpu: 20, memory: 20}
-      targetThresholds: {cpu: 50, memory: 50}
-  plugins:
-    balance:
-      enabled: [LowNodeUtilization]
-]]
-
-  -- the batch node at 75% cpu (six workers pinned to it), two idle nodes:
-  -- LowNodeUtilization evicts workers, the ReplicaSet recreates them
-  local function loaded_cluster(prefix)
-    local ns = cp:namespace(prefix)
-    cp:node(ns .. "-batch", { labels = { pool = "batch-" .. ns } })
-    cp:node(ns .. "-web1", { labels = { pool = "web-" .. ns } })
-    cp:node(ns .. "-web2", { labels = { pool = "web-" .. ns } })
-    cp:replicaset(ns, "worker", 6, { cpu = "500m", memory = "256Mi",
-                                      node_selector = { pool = "batch-" .. ns } })
-    cp:wait(function() return #cp:pods(ns, "app=worker", "bound") == 6 end, 30,
-      "kube-scheduler binding the workers")
-    cp:run_pods(ns, "app=worker")
-    return ns
+  local function start(ns, ...)
+    local r = R.start(cp, { policy = K.taints_policy(ns), now = false,
+      "--leader-elect-resource-namespace", ns, ... })
+    runs[#runs + 1] = r
+    return r
   end
 
-  local function path(home) return "/api/v1/namespaces/" .. home .. "/configmaps/ebb-eviction-memory" end
+  local function cm_path(ns)
+    return "/api/v1/namespaces/" .. ns .. "/configmaps/ebb-eviction-memory"
+  end
 
-  -- the object's memory (decoded), its raw text, or nil when absent
-  local function memory(home)
-    local code, obj = cp:request("GET", path(home))
+  -- the memory as stored: its entries (nil when there is no object) and
+  -- the size of its text
+  local function memory(ns)
+    local code, obj = cp:request("GET", cm_path(ns))
     if code == 404 then return nil end
     assert.equal(200, code)
     local text = obj.data["evictions.json"]
-    return json.decode(text), text, obj
+    local m = assert(json.decode(text))
+    assert.equal(1, m.version)
+    return m.entries, #text
   end
 
-  local function pods_of(mem)
-    local t = {}
-    for _, e in ipairs(mem.entries) do t[#t + 1] = e.ns .. "/" .. e.pod end
-    return R.sorted(t)
+  local function pods_of(entries)
+    local out = {}
+    for _, e in ipairs(entries or {}) do out[#out + 1] = e.pod end
+    table.sort(out)
+    return out
   end
 
-  it("is written by a --once run and kept and added to by the next one", function()
-    local ns = loaded_cluster("mem-once")
-    local home = cp:namespace("ebb-home")
-    local run = start{ policy = POLICY, "--once", "--leader-elect-resource-namespace", home }
-    assert.equal(0, run:wait(60), run:stderr())
-    local evicted = R.sorted(run:evicted())
-    assert.is_true(#evicted >= 1, run:stderr())
-    local mem = assert(memory(home), "the ConfigMap was not written")
-    assert.equal(1, mem.version)
-    assert.same(evicted, pods_of(mem))
-    for _, e in ipairs(mem.entries) do
-      assert.equal("ReplicaSet", e.k)
-      assert.equal("worker", e.w)
-      assert.equal(ns .. "-batch", e.n)
-      assert.equal("LowNodeUtilization", e.pl)
-      assert.equal("default", e.pr)
-      assert.is_true(math.abs(e.t - os.time()) < 120)
-    end
-    -- the next run reads it before its cycle: what it adds comes after
+  -- a pod bound to the tainted node: RemovePodsViolatingNodeTaints evicts it
+  local function victim(ns, node, name)
+    cp:pod(ns, name, { node = node, running = true })
+  end
+
+  local function cluster(prefix)
+    local ns = cp:namespace(prefix)
+    local n1 = cp:node(ns .. "-n1", { taints = { { key = "gone", value = "x", effect = "NoSchedule" } } })
+    cp:node(ns .. "-n2")
+    return ns, n1
+  end
+
+  it("one-shot runs in a row: each reads what the last wrote and adds to it", function()
+    local ns, n1 = cluster("once")
+    assert.is_nil(memory(ns))
+    victim(ns, n1, "batch-a")
+    local a = start(ns, "--once")
+    assert.equal(0, a:wait(60), a:stderr())
+    local e = memory(ns)
+    assert.same({ "batch-a" }, pods_of(e))
+    assert.equal("Pod", e[1].k)
+    assert.equal("batch-a", e[1].w)
+    assert.equal(n1, e[1].n)
+    assert.equal("RemovePodsViolatingNodeTaints", e[1].pl)
+    assert.equal("default", e[1].pr)
+    assert.is_true(math.abs(e[1].t - os.time()) < 300)
+
     cp:finish_terminating(ns)
-    cp:wait(function() return #cp:pods(ns, "app=worker", "bound") == 6 end, 30, "the replacements")
-    cp:run_pods(ns, "app=worker")
-    local run2 = start{ policy = POLICY, "--once", "--leader-elect-resource-namespace", home }
-    assert.equal(0, run2:wait(60), run2:stderr())
-    assert.matches(#evicted .. " evictions read from the cluster", run2:stderr(), 1, true)
-    local mem2 = assert(memory(home))
-    local all = R.sorted((function()
-      local t = {}
-      for _, p in ipairs(evicted) do t[#t + 1] = p end
-      for _, p in ipairs(run2:evicted()) do t[#t + 1] = p end
-      return t
-    end)())
-    assert.same(all, pods_of(mem2))
+    victim(ns, n1, "batch-b")
+    local b = start(ns, "--once")
+    assert.equal(0, b:wait(60), b:stderr())
+    assert.matches("1 evictions read from the cluster", b:stderr(), 1, true)
+    assert.same({ "batch-a", "batch-b" }, pods_of(memory(ns)))
+
+    -- a dry run reads it and writes nothing
+    cp:finish_terminating(ns)
+    victim(ns, n1, "batch-c")
+    local c = start(ns, "--once", "--dry-run")
+    assert.equal(0, c:wait(60), c:stderr())
+    assert.matches("2 evictions read from the cluster", c:stderr(), 1, true)
+    assert.same({ "batch-a", "batch-b" }, pods_of(memory(ns)))
   end)
 
-  it("survives a SIGKILL: the restarted process reads what the killed one wrote", function()
-    loaded_cluster("mem-kill")
-    local home = cp:namespace("ebb-home")
-    local run = start{ policy = POLICY, "--interval", "1h", "--leader-elect-resource-namespace", home }
-    assert.truthy(run:wait_log("cycle 1: %d+ evicted", 60), run:stderr())
-    local evicted = R.sorted(run:evicted())
-    assert.is_true(#evicted >= 1, run:stderr())
-    local mem = cp:wait(function() return memory(home) end, 20, "the memory written after cycle 1")
-    assert.same(evicted, pods_of(mem))
-    run:kill("KILL")
-    assert.is_not_nil(run:wait(10))
-    local _, _, before = memory(home)
-    local again = start{ policy = POLICY, "--interval", "1h", "--dry-run",
-                         "--leader-elect-resource-namespace", home }
-    assert.truthy(again:wait_log(#evicted .. " evictions read from the cluster", 30), again:stderr())
-    assert.truthy(again:wait_log("cycle 1:", 60), again:stderr())
-    -- a dry run writes nothing: the object is what the killed process left
-    local _, _, obj = memory(home)
-    assert.equal(before.metadata.resourceVersion, obj.metadata.resourceVersion)
-    assert.same(evicted, pods_of(memory(home)))
+  it("survives SIGKILL: a new process reads back what the killed one wrote", function()
+    local ns, n1 = cluster("kill")
+    victim(ns, n1, "web-a")
+    local a = start(ns, "--interval", "1h")
+    assert.truthy(a:wait_log("cycle 1: 1 evicted", 60), a:stderr())
+    cp:wait(function() return #pods_of(memory(ns)) == 1 end, 30, "the memory written")
+    a:kill("KILL")
+    a:wait(20)
+    local b = start(ns, "--interval", "1h")
+    assert.truthy(b:wait_log("1 evictions read from the cluster", 60), b:stderr())
+    assert.truthy(b:wait_log("cycle 1:", 60), b:stderr())
+    -- its own eviction is added to what it read, not written over it
+    cp:finish_terminating(ns)
+    victim(ns, n1, "web-b")
+    b:kill("KILL")
+    b:wait(20)
+    local c = start(ns, "--interval", "1h")
+    assert.truthy(c:wait_log("cycle 1: 1 evicted", 60), c:stderr())
+    cp:wait(function() return #pods_of(memory(ns)) == 2 end, 30, "both evictions kept")
+    assert.same({ "web-a", "web-b" }, pods_of(memory(ns)))
+    assert.equal("200", tostring((c:ready())))
   end)
 
-  it("stays under 1 MiB when seeded with thousands of entries, the newest kept", function()
-    loaded_cluster("mem-big")
-    local home = cp:namespace("ebb-home")
-    -- seeded with more than ebb's bound (900 KiB) but less than a
-    -- ConfigMap holds (1 MiB): ebb must drop the oldest to write it
-    local entries, now, seed, n = {}, os.time(), nil, 0
-    repeat
-      for _ = 1, 200 do
-        n = n + 1
-        entries[n] = { t = now - 7200 + n // 10, ns = "seed", pod = ("web-7c9f8d6b5-%05d"):format(n),
-                       uid = ("00000000-0000-4000-8000-%012d"):format(n), k = "Deployment", w = "web",
-                       n = "node-" .. (n % 7), pl = "LowNodeUtilization", pr = "default" }
-      end
-      seed = json.encode({ version = 1, window = 86400, entries = entries })
-    until #seed > 960 * 1024
-    assert.is_true(#seed < 1000 * 1024)
-    cp:create("/api/v1/namespaces/" .. home .. "/configmaps", {
-      apiVersion = "v1", kind = "ConfigMap",
-      metadata = { name = "ebb-eviction-memory", namespace = home },
-      data = { ["evictions.json"] = seed } })
-    local run = start{ policy = POLICY, "--once", "--leader-elect-resource-namespace", home }
-    assert.equal(0, run:wait(60), run:stderr())
-    local evicted = run:evicted()
-    assert.is_true(#evicted >= 1, run:stderr())
-    local mem, text = memory(home)
-    assert.is_true(#text <= 900 * 1024, "the encoding is " .. #text .. " bytes")
-    -- the evictions just made are all there, and the newest of the seed
-    local kept = {}
-    for _, e in ipairs(mem.entries) do kept[e.ns .. "/" .. e.pod] = true end
-    for _, p in ipairs(evicted) do assert.is_true(kept[p], p .. " was dropped") end
-    assert.is_true(kept[("seed/web-7c9f8d6b5-%05d"):format(n)])
-    assert.is_nil(kept["seed/web-7c9f8d6b5-00001"])   -- the oldest went first
-    -- oldest first, none out of order
-    for i = 2, #mem.entries do assert.is_true(mem.entries[i - 1].t <= mem.entries[i].t) end
+  it("a change of leader: the new leader reads what the old one remembered", function()
+    local ns, n1 = cluster("lead")
+    victim(ns, n1, "svc-a")
+    local opts = { "--leader-elect", "--leader-elect-lease-duration", "6s",
+                   "--leader-elect-renew-deadline", "4s", "--leader-elect-retry-period", "1s",
+                   "--leader-elect-resource-name", "ebb-memory", "--interval", "1h" }
+    local a = start(ns, table.unpack(opts))
+    assert.truthy(a:wait_log("acquired lease", 30), a:stderr())
+    assert.truthy(a:wait_log("cycle 1: 1 evicted", 60), a:stderr())
+    cp:wait(function() return #pods_of(memory(ns)) == 1 end, 30, "the leader's memory written")
+    local b = start(ns, table.unpack(opts))
+    assert.truthy(b:wait_log("is held by", 30), b:stderr())
+    a:kill("TERM")
+    assert.equal(0, a:wait(20), a:stderr())
+    assert.truthy(b:wait_log("acquired lease", 30), b:stderr())
+    assert.truthy(b:wait_log("1 evictions read from the cluster", 30), b:stderr())
+  end)
+
+  it("stays bounded after thousands of evictions, the newest kept", function()
+    local ns, n1 = cluster("bound")
+    -- a memory near its bound: 6000 evictions of the last hours
+    local entries, now = {}, os.time()
+    for i = 1, 6000 do
+      entries[i] = { t = now - 6000 + i, ns = ns, pod = string.format("old-%05d", i),
+                     uid = string.format("00000000-0000-4000-8000-%012d", i), k = "Deployment",
+                     w = "old", n = n1, pl = "RemovePodsViolatingNodeTaints", pr = "default" }
+    end
+    local text = json.encode({ version = 1, window = 86400, entries = entries })
+    -- what fits in a ConfigMap: the newest that do
+    while #text > 1000000 do
+      table.remove(entries, 1)
+      text = json.encode({ version = 1, window = 86400, entries = entries })
+    end
+    local seeded = #entries
+    cp:create("/api/v1/namespaces/" .. ns .. "/configmaps", { apiVersion = "v1", kind = "ConfigMap",
+      metadata = { name = "ebb-eviction-memory", namespace = ns }, data = { ["evictions.json"] = text } })
+    victim(ns, n1, "fresh")
+    local a = start(ns, "--once")
+    assert.equal(0, a:wait(60), a:stderr())
+    local got, size = memory(ns)
+    assert.is_true(size <= 900 * 1024, "the object's text is " .. size .. " bytes")
+    assert.is_true(#got > 1000 and #got <= seeded)
+    assert.equal("fresh", got[#got].pod)                               -- the newest kept
+    assert.equal(entries[#entries].pod, got[#got - 1].pod)
+    assert.is_true(got[1].t > entries[1].t)                            -- the oldest dropped
+    io.stderr:write(string.format("\n# figure: memory of evictions: %d entries in %d bytes (seeded %d)\n",
+      #got, size, seeded))
   end)
 end)
