@@ -1,6 +1,7 @@
 /* `ebb run`'s memory of evictions in the cluster: the ConfigMap
  * ebb-eviction-memory in ebb's namespace (the Lease's: --leader-elect-
- * resource-namespace, else the pod's own, else kube-system), through
+ * resource-namespace, else the pod's own: POD_NAMESPACE or the service
+ * account's namespace file, else kube-system), through
  * kube/memory_store.c. Loop thread only; r->memory is touched only while no
  * job runs (a job uses it on the engine thread).
  *
@@ -40,11 +41,14 @@ static void on_load(void *ud, bool ok, struct ebb_evmem *read)
 
 int ebb__run_memory_init(struct runner *r)
 {
-    char ns[254], why[256];
+    char ns[254], pod[254], why[256];
 
+    /* the flag, else the pod's own (POD_NAMESPACE, the service account's
+     * namespace file), else kube-system: where the Lease would be */
     if (r->o.lo.ns != NULL)
         snprintf(ns, sizeof(ns), "%s", r->o.lo.ns);
-    else if (ebb_self_namespace(ns, sizeof(ns), why, sizeof(why)) != 0)
+    else if (ebb_self_pod(ns, sizeof(ns), pod, sizeof(pod), why, sizeof(why)) != 0 &&
+             ebb_self_namespace(ns, sizeof(ns), why, sizeof(why)) != 0)
         snprintf(ns, sizeof(ns), "kube-system");
     if (ebb_memstore_create(r->kube, ns, on_load, r, &r->memstore) != 0)
         return EBB_ENOMEM;
