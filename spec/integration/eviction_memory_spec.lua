@@ -65,6 +65,7 @@ describe("the memory of evictions against kube-apiserver", function()
 
   local function cluster(prefix)
     local ns = cp:namespace(prefix)
+    cp:node(ns .. "-spare")   -- the plugin needs two ready nodes
     return ns
   end
 
