@@ -49,7 +49,8 @@ static void usage(FILE *f)
           "  --leader-elect        only the holder of a coordination.k8s.io Lease evicts;\n"
           "    --leader-elect-lease-duration D (137s) --leader-elect-renew-deadline D (107s)\n"
           "    --leader-elect-retry-period D (26s) --leader-elect-resource-name N (descheduler)\n"
-          "    --leader-elect-resource-namespace NS (in a pod its own, else kube-system)\n"
+          "    --leader-elect-resource-namespace NS (in a pod its own, else kube-system);\n"
+          "                        also where the ConfigMap ebb-eviction-memory is kept\n"
           "  --port N              /metrics, /healthz, /readyz over HTTPS (0 disables);\n"
           "                        --secure-port is the same flag\n"
           "  --tls-cert-file F     the serving certificate (PEM, its chain after it), with\n"
@@ -833,6 +834,9 @@ static void on_http(struct ebb_http_req *req, void *ud)
             /* a Lease ebb cannot read or write: it never leads, say so */
             int k = snprintf(body, sizeof(body), "leader election: %s\n", ebb_leader_error(r->leader));
             ebb_http_respond(req, 503, "text/plain", body, k > 0 && (size_t)k < sizeof(body) ? (size_t)k : sizeof(body) - 1);
+        } else if (ebb__run_memory_error(r)) {
+            int k = snprintf(body, sizeof(body), "memory of evictions: %s\n", ebb__run_memory_error(r));
+            ebb_http_respond(req, 503, "text/plain", body, k > 0 && (size_t)k < sizeof(body) ? (size_t)k : sizeof(body) - 1);
         } else {
             ebb_http_respond(req, 200, "text/plain", "ok", 2);
         }
@@ -861,6 +865,7 @@ void ebb__run_cycle_finished(struct runner *r)
     r->run_triggered = false;
     ebb_informers_hold(r->inf, false);   /* may report changes: trigger_due */
     account_cycle(r, seconds, triggered);
+    ebb__run_memory_save(r);   /* before a --once run ends, too */
     if (!triggered)
         r->cycles_done++;
     ebb__run_try_swap(r);   /* a generation that waited for this cycle to end */
@@ -981,6 +986,12 @@ static void on_cycle_timer(uv_timer_t *t)
         return;
     }
     r->synced_once = true;
+    if (!ebb__run_memory_ready(r)) {
+        /* the memory of evictions is read before the first cycle */
+        if (!past_sync_timeout(r, "the memory of evictions was not read"))
+            schedule_next(r, 100);
+        return;
+    }
     if (r->leader && !ebb_leader_leading(r->leader)) {
         /* standby: look again soon, the lease may come our way */
         schedule_next(r, 1000);
@@ -1085,6 +1096,8 @@ static void on_leading(void *ud, bool leading)
     /* the moment the lease is lost, nothing more is evicted (the loop sends
      * nothing more; the engine learns it when no job runs) */
     ebb__run_apply_allowed(r);
+    if (leading)
+        ebb__run_memory_reload(r);   /* what the last leader remembered */
     /* a new leader runs a cycle at once, not after a standby's wait or a
      * whole interval: the one before it may have left work undone */
     if (leading && !r->stopping && !r->in_cycle && !r->o.once)
@@ -1346,6 +1359,8 @@ int ebb_run_main(int argc, char **argv)
             goto fail;
         ebb_leader_start(r->leader);
     }
+    if ((rc = ebb__run_memory_init(r)) != 0)
+        goto fail;
     ebb_log(EBB_LOG_INFO, "ebb %s: %s, policy %s, %s%s", EBB_VERSION, r->kc->source, r->o.policy,
             r->o.once ? "one cycle" : "every interval", r->o.dry_run ? ", dry run" : "");
     ebb_informers_start(r->inf);
@@ -1365,6 +1380,7 @@ int ebb_run_main(int argc, char **argv)
     ebb__run_handoff_free(r);
     rc = r->exit_code;
     ebb_kube_evict_destroy(r->evict);   /* every answer is in: the client is closed */
+    ebb_memstore_destroy(r->memstore);
     ebb_metrics_destroy(r->metrics);
     ebb_engine_destroy(r->pending);
     ebb_engine_destroy(r->engine);
@@ -1388,6 +1404,7 @@ fail:
         uv_run(r->loop, UV_RUN_DEFAULT);
     }
     ebb_kube_evict_destroy(r->evict);
+    ebb_memstore_destroy(r->memstore);
     ebb_engine_destroy(r->engine);
     ebb_predictor_destroy(r->predictor);
     ebb_evmem_free(&r->memory);

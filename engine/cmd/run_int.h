@@ -38,6 +38,7 @@
 #include "ebb/kube_evict.h"
 #include "ebb/leader.h"
 #include "ebb/lua.h"
+#include "ebb/memstore.h"
 #include "ebb/metrics.h"
 #include "ebb/prometheus.h"
 #include "ebb/reload.h"
@@ -178,6 +179,10 @@ struct runner {
     double skip_tokens;
     uint64_t skip_refilled;
     uint64_t skip_unreported;
+    /* the memory of evictions in the cluster (run_memory.c) */
+    struct ebb_memstore *memstore;
+    bool memory_answered;       /* the first load has an answer (ok or not) */
+    bool memory_merge_due;      /* a load's memory waits for no job to run */
 };
 
 /* ---- run.c ----------------------------------------------------------------- */
@@ -232,6 +237,12 @@ void ebb__run_on_prom_answer(void *ud, struct ebb_prom_result *res);
 /* Generation 1 from r->o, before anything talks to the cluster. */
 int ebb__run_first_generation(struct runner *r, struct ebb_error *err);
 /* Which optional sources the policy needs. */
+/* run_memory.c: the memory of evictions kept in a ConfigMap */
+int ebb__run_memory_init(struct runner *r);
+bool ebb__run_memory_ready(struct runner *r);      /* before a cycle: false to wait */
+void ebb__run_memory_save(struct runner *r);       /* after a cycle */
+void ebb__run_memory_reload(struct runner *r);     /* a new leader */
+const char *ebb__run_memory_error(const struct runner *r);
 void ebb__run_needs(const struct ebb_policy *p, bool *metrics, bool *koord);
 void ebb__run_generation_metrics(struct runner *r);
 /* SIGHUP and, unless --no-reload or --once, the reloader. */

@@ -70,6 +70,8 @@ static int res_for_item(const cJSON *item, int kind)
         return R_EVENTS;
     if (strcmp(k, "Event") == 0 && strcmp(av, "events.k8s.io/v1") == 0)
         return R_EVENTS_V1;
+    if (strcmp(k, "ConfigMap") == 0 && strcmp(av, "v1") == 0)
+        return R_CONFIGMAPS;
     if (strcmp(k, "PodMigrationJob") == 0 && strcmp(av, "scheduling.koordinator.sh/v1alpha1") == 0)
         return R_POD_MIGRATION_JOBS;
     return -1;

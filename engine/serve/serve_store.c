@@ -55,6 +55,9 @@ const struct rdef ebb__rdefs[NRES] = {
     [R_POD_MIGRATION_JOBS] = { "scheduling.koordinator.sh", "v1alpha1", "podmigrationjobs",
                                "podmigrationjob", "PodMigrationJob", false, READ | WRITE, NULL,
                                false, { NULL } },
+    /* ebb run's memory of evictions (ebb-eviction-memory) */
+    [R_CONFIGMAPS] = { "", "v1", "configmaps", "configmap", "ConfigMap", true, READ | WRITE, "cm",
+                       false, { NULL } },
 };
 
 

@@ -680,6 +680,7 @@ static const struct printer {
     [R_NODE_METRICS] = { default_cols, EBB_ARRAY_LEN(default_cols), default_row },
     [R_POD_METRICS] = { default_cols, EBB_ARRAY_LEN(default_cols), default_row },
     [R_POD_MIGRATION_JOBS] = { crd_cols, EBB_ARRAY_LEN(crd_cols), crd_row },
+    [R_CONFIGMAPS] = { default_cols, EBB_ARRAY_LEN(default_cols), default_row },
 };
 
 /* ---- the answer --------------------------------------------------------------------- */

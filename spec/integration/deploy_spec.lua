@@ -260,7 +260,8 @@ describe("deploy/ renders", function()
     assert.same({
       "ClusterRole//ebb", "ClusterRoleBinding//ebb", "ConfigMap/ebb-system/ebb-policy",
       "ConfigMap/ebb-system/ebb-strategies", "Deployment/ebb-system/ebb", "Namespace//ebb-system",
-      "Role/ebb-system/ebb-leader-election", "RoleBinding/ebb-system/ebb-leader-election",
+      "Role/ebb-system/ebb-eviction-memory", "Role/ebb-system/ebb-leader-election",
+      "RoleBinding/ebb-system/ebb-eviction-memory", "RoleBinding/ebb-system/ebb-leader-election",
       "ServiceAccount/ebb-system/ebb",
     }, kinds(base))
     local ns = one(base, "Namespace", "ebb-system")
@@ -277,6 +278,14 @@ describe("deploy/ renders", function()
     local rb = one(base, "RoleBinding", "ebb-leader-election")
     assert.same({ kind = "Role", name = "ebb-leader-election", apiGroup = "rbac.authorization.k8s.io" }, rb.roleRef)
     assert.same({ { kind = "ServiceAccount", name = "ebb", namespace = "ebb-system" } }, rb.subjects)
+    -- the memory of evictions: one ConfigMap by name, create alone unnamed
+    local mem = one(base, "Role", "ebb-eviction-memory")
+    assert.equal("ebb-system", mem.metadata.namespace)
+    assert.same(grants({
+      { apiGroups = { "" }, resources = { "configmaps" }, verbs = { "create" } },
+      { apiGroups = { "" }, resources = { "configmaps" }, resourceNames = { "ebb-eviction-memory" },
+        verbs = { "get", "update" } },
+    }), grants(mem.rules))
   end)
 
   it("base: 2 replicas with leader election, probes on ebb's port, the restricted pod", function()
@@ -335,7 +344,8 @@ describe("deploy/ renders", function()
     -- the rest is the base's, but for the Lease's grant (no leader election)
     local rest = {}
     for _, o in ipairs(base) do
-      if o.kind ~= "Deployment" and o.kind ~= "Role" and o.kind ~= "RoleBinding" then rest[#rest + 1] = o end
+      -- the CronJob keeps the memory of evictions' Role, not the Lease's
+      if o.kind ~= "Deployment" and o.metadata.name ~= "ebb-leader-election" then rest[#rest + 1] = o end
     end
     local others = {}
     for _, o in ipairs(cron) do
