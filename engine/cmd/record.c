@@ -17,6 +17,7 @@
 #include "ebb/decode.h"
 #include "ebb/flags.h"
 #include "ebb/kube.h"
+#include "ebb/memstore.h"
 #include "ebb/prometheus.h"
 #include "ebb/record.h"
 #include "ebb/watch.h"
@@ -44,6 +45,9 @@ static int prom_record(struct ebb_prom_record *pr, struct ebb_error *err);
 static void prom_record_free(struct ebb_prom_record *pr);
 
 #define EXIT_INPUT 2
+/* Where `ebb record` looks for the memory of evictions unless told: the
+ * namespace deploy/ installs ebb in. */
+#define EBB_MEMORY_NAMESPACE_DEFAULT "ebb-system"
 
 struct resource {
     const char *path;
@@ -77,6 +81,9 @@ struct recorder {
     size_t res;                /* resources[res] being listed */
     size_t items, counts[EBB_ARRAY_LEN(resources)];
     int page_size;
+    const char *memory_ns;     /* --eviction-memory-namespace; "" or NULL: not asked */
+    bool memory_asked;
+    bool memory_recorded;
     int rc;
     char error[1024];
 };
@@ -178,6 +185,63 @@ static void on_page(struct ebb_kube_req *req, int status, const char *body, size
     next_page(r, next[0] ? next : NULL);
 }
 
+/* The memory of evictions (ebb/evmemory.h, kept by `ebb run` in the
+ * ConfigMap EBB_MEMSTORE_NAME of ebb's namespace) recorded as the item
+ * it is in the cluster, so that `ebb simulate` and `ebb test` start from
+ * it and `ebb serve` serves it. Optional: a memory ebb cannot read (not
+ * there, not granted) is left out with a message, the record goes on. */
+static const struct resource memory_res = { "", "v1", "ConfigMap", true };
+
+static void on_memory(struct ebb_kube_req *req, int status, const char *body, size_t len, void *ud)
+{
+    struct recorder *r = ud;
+    cJSON *cm;
+    (void)req;
+
+    if (status == 200 && (cm = cJSON_ParseWithLength(body, len)) != NULL) {
+        bool ok = write_item(r, cm, &memory_res);
+        cJSON_Delete(cm);
+        if (!ok) {
+            snprintf(r->error, sizeof(r->error), "cannot write the snapshot");
+            finish(r, 1);
+            return;
+        }
+        r->memory_recorded = true;
+    } else if (status == 404) {
+        ebb_log(EBB_LOG_INFO, "record: no memory of evictions in namespace %s (ConfigMap %s): "
+                "none recorded", r->memory_ns, EBB_MEMSTORE_NAME);
+    } else {
+        char what[600], msg[1024];
+        snprintf(what, sizeof(what), "GET configmaps/%s in namespace %s", EBB_MEMSTORE_NAME,
+                 r->memory_ns);
+        ebb_kube_answer_text(what, status, body, len, msg, sizeof(msg));
+        ebb_log(EBB_LOG_WARN, "record: the memory of evictions is left out: %s", msg);
+    }
+    finish(r, 0);
+}
+
+static void ask_memory(struct recorder *r)
+{
+    char path[600];
+    struct ebb_kube_req_opts o = { .method = "GET", .on_done = on_memory, .ud = r,
+                                   .max_bytes = 4u << 20 };
+    char *esc = curl_easy_escape(NULL, r->memory_ns, 0);
+
+    r->memory_asked = true;
+    if (esc == NULL) {
+        snprintf(r->error, sizeof(r->error), "out of memory");
+        finish(r, 1);
+        return;
+    }
+    snprintf(path, sizeof(path), "/api/v1/namespaces/%s/configmaps/%s", esc, EBB_MEMSTORE_NAME);
+    curl_free(esc);
+    o.path = path;
+    if (ebb_kube_request(r->kube, &o, NULL) != 0) {
+        snprintf(r->error, sizeof(r->error), "cannot start a request");
+        finish(r, 1);
+    }
+}
+
 static void next_page(struct recorder *r, const char *cont)
 {
     char path[4096 * 3 + 400];
@@ -186,7 +250,10 @@ static void next_page(struct recorder *r, const char *cont)
     char *esc = NULL;
 
     if (r->res == EBB_ARRAY_LEN(resources)) {
-        finish(r, 0);
+        if (r->memory_ns != NULL && r->memory_ns[0] != '\0' && !r->memory_asked)
+            ask_memory(r);
+        else
+            finish(r, 0);
         return;
     }
     if (cont && (esc = curl_easy_escape(NULL, cont, 0)) == NULL) {
@@ -218,10 +285,11 @@ int ebb_record_main(int argc, char **argv)
         { "prometheus-url", required_argument, NULL, 'U' },
         { "now", required_argument, NULL, 'n' },
         { "quiet", no_argument, NULL, 'q' },
+        { "eviction-memory-namespace", required_argument, NULL, 'm' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    struct recorder r = { .page_size = 500 };
+    struct recorder r = { .page_size = 500, .memory_ns = EBB_MEMORY_NAMESPACE_DEFAULT };
     struct ebb_kube_config *kc = NULL;
     struct ebb_error err = { 0 };
     const char *output = NULL, *kubeconfig = NULL, *context = NULL;
@@ -259,11 +327,22 @@ int ebb_record_main(int argc, char **argv)
             }
             break;
         case 'q': ebb_log_level = EBB_LOG_ERROR; break;
+        case 'm':
+            if (strlen(optarg) > 63) {
+                fprintf(stderr, "ebb: error: --eviction-memory-namespace: \"%.80s\" is longer than a "
+                                "namespace name (63)\n", optarg);
+                return EXIT_INPUT;
+            }
+            r.memory_ns = optarg;
+            break;
         case 'h':
             puts("usage: ebb record -o FILE [--kubeconfig FILE] [--context NAME] [--page-size 500]\n"
+                 "                  [--eviction-memory-namespace ebb-system]\n"
                  "                  [--policy FILE [--policy-dir DIR]... [--prometheus-url URL] [--now TIME]]\n"
                  "  --policy: also store the results of the policy's Prometheus queries\n"
-                 "            (asked at --now, default now; of --prometheus-url, default the policy's)");
+                 "            (asked at --now, default now; of --prometheus-url, default the policy's)\n"
+                 "  --eviction-memory-namespace: where `ebb run` keeps its memory of evictions\n"
+                 "            (the ConfigMap " EBB_MEMSTORE_NAME ", recorded when readable; \"\": not asked)");
             return 0;
         case ':':
         default:

@@ -9,6 +9,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
+#include "ebb/memstore.h"
 #include "ebb/prometheus.h"
 #include "ebb/simulate.h"
 #include "base/vec.h"
@@ -543,6 +546,66 @@ static int load_sched_config(struct ebb_sim_opts *o, struct ebb_sched_config **o
     return 0;
 }
 
+/* The memory of evictions a snapshot holds: the ConfigMap `ebb run` keeps
+ * it in (ebb/memstore.h), recorded by `ebb record` as the item it is.
+ * The first one read seeds the run's memory; its text is checked as
+ * strictly as the cluster's (ebb_evmem_decode names the entry and field). */
+struct memory_item {
+    struct ebb_evmem *memory;
+    const char *snapshot;
+    bool found;
+    int rc;
+    struct ebb_error err;
+};
+
+static const char *str_of(const cJSON *obj, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static int memory_item(const cJSON *item, int kind, void *ud)
+{
+    struct memory_item *mi = ud;
+    const cJSON *meta, *data, *text;
+    const char *k, *av, *name, *ns;
+    char src[1400];
+
+    if (kind != EBB_KIND_UNKNOWN)
+        return 0;
+    k = str_of(item, "kind");
+    av = str_of(item, "apiVersion");
+    meta = cJSON_GetObjectItemCaseSensitive(item, "metadata");
+    name = str_of(meta, "name");
+    if (k == NULL || av == NULL || name == NULL || strcmp(k, "ConfigMap") != 0 ||
+        strcmp(av, "v1") != 0 || strcmp(name, EBB_MEMSTORE_NAME) != 0)
+        return 0;
+    ns = str_of(meta, "namespace");
+    if (mi->found) {
+        ebb_log(EBB_LOG_WARN, "%s: a second ConfigMap %s (namespace %s) is ignored: the memory of "
+                "evictions is read from the first", mi->snapshot, EBB_MEMSTORE_NAME, ns ? ns : "");
+        return 0;
+    }
+    mi->found = true;
+    snprintf(src, sizeof(src), "%.900s: ConfigMap %.63s/%s data.%s", mi->snapshot, ns ? ns : "",
+             EBB_MEMSTORE_NAME, EBB_MEMSTORE_KEY);
+    data = cJSON_GetObjectItemCaseSensitive(item, "data");
+    text = cJSON_GetObjectItemCaseSensitive(data, EBB_MEMSTORE_KEY);
+    if (text == NULL && (data == NULL || cJSON_IsObject(data)))
+        return 0;   /* created, never written: an empty memory */
+    if (!cJSON_IsString(text)) {
+        mi->rc = ebb_error_set(&mi->err, EBB_ESCHEMA, NULL, 0, NULL,
+                               "%s: not a string (the memory of evictions as ebb run writes it)", src);
+        return mi->rc;
+    }
+    if ((mi->rc = ebb_evmem_decode(mi->memory, text->valuestring, strlen(text->valuestring), src,
+                                   &mi->err)) != 0)
+        return mi->rc;
+    ebb_log(EBB_LOG_INFO, "%s: the memory of evictions: %zu entr%s", mi->snapshot, mi->memory->n,
+            mi->memory->n == 1 ? "y" : "ies");
+    return 0;
+}
+
 int ebb_simulate(struct ebb_sim_opts *o, struct ebb_engine **out, struct ebb_error *err)
 {
     struct ebb_engine_opts eo = {
@@ -606,8 +669,14 @@ int ebb_simulate(struct ebb_sim_opts *o, struct ebb_engine **out, struct ebb_err
         if (o->snapshot_buf != NULL)
             rc = ebb_snapshot_load_buf(cache, o->snapshot_buf, o->snapshot_len,
                                        o->snapshot ? o->snapshot : "snapshot", o->stats, err);
-        else
-            rc = ebb_snapshot_load(cache, o->snapshot, o->stats, err);
+        else {
+            struct memory_item mi = { .memory = &o->memory, .snapshot = o->snapshot };
+            rc = ebb_snapshot_load_each(cache, o->snapshot, memory_item, &mi, o->stats, err);
+            if (mi.rc != 0) {
+                *err = mi.err;
+                rc = mi.rc;
+            }
+        }
         if (rc != 0)
             goto fail;
         o->rss_after_load = ebb_rss_bytes();

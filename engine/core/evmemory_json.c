@@ -1,6 +1,6 @@
 /* The memory of evictions as JSON (ebb/evmemory.h): what `ebb run` keeps in
- * its ConfigMap (engine/kube/memory_store.c) and `ebb record` puts in a
- * snapshot under "evictionMemory".
+ * its ConfigMap (engine/kube/memory_store.c), which `ebb record` records
+ * in a snapshot as the item it is (read back by cmd/simulate.c).
  *
  *   {"version":1,"window":86400,"entries":[
  *     {"t":1764320000,"ns":"shop","pod":"web-7c9f8d6b5-x2x4q","uid":"…",

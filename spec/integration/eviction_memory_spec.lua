@@ -98,6 +98,46 @@ describe("the memory of evictions against kube-apiserver", function()
     assert.same({ "batch-a", "batch-b" }, workloads_of(memory(ns)))
   end)
 
+  it("ebb record includes it, and ebb explain on the recording shows it", function()
+    local S, sh = R.S, require("spec.shell")
+    local ns = cluster("record")
+    victim(ns, "batch-a")
+    local a = start(ns, "--once")
+    assert.equal(0, a:wait(60), a:stderr())
+    assert.same({ "batch-a" }, workloads_of(memory(ns)))
+    local dir = S.tmpdir()
+    local snap = dir .. "/cluster.json"
+    local function record(mem_ns)
+      return sh.run(string.format("%s record -o %s --kubeconfig %s --eviction-memory-namespace %s",
+        S.shq(S.EBB), S.shq(snap), S.shq(cp.kubeconfig), S.shq(mem_ns)))
+    end
+    local code, _, err = record(ns)
+    assert.equal(0, code, err)
+    local found
+    for _, it in ipairs(json.decode(assert(S.read(snap))).items) do
+      if it.kind == "ConfigMap" and it.metadata.name == "ebb-eviction-memory" then found = it end
+    end
+    assert.is_table(found, "the memory's ConfigMap in the snapshot")
+    assert.equal(ns, found.metadata.namespace)
+    assert.same({ "batch-a" }, workloads_of(json.decode(found.data["evictions.json"]).entries))
+    -- the replacement (held to the tainted node, pending): its workload's entry
+    local pod = cp:pods(ns, "app=batch-a", "live")[1]
+    S.write(dir .. "/policy.yaml", K.taints_policy(ns))
+    local out
+    code, out, err = sh.run(string.format("%s explain %s --snapshot %s --policy %s --output json",
+      S.shq(S.EBB), S.shq(ns .. "/" .. pod.metadata.name), S.shq(snap), S.shq(dir .. "/policy.yaml")))
+    assert.equal(0, code, err)
+    assert.matches("the memory of evictions: 1 entry", err, 1, true)
+    local doc = json.decode(out)
+    assert.equal(1, doc.memory.total)
+    assert.equal(found.metadata.namespace, doc.pod.namespace)
+    -- where there is none: the record goes on without it, and says so
+    code, _, err = record(ns .. "-none")
+    assert.equal(0, code, err)
+    assert.matches("no memory of evictions in namespace " .. ns:gsub("%-", "%%-") .. "%-none", err)
+    S.rmdir(dir)
+  end)
+
   it("survives SIGKILL: a new process reads back what the killed one wrote", function()
     local ns = cluster("kill")
     victim(ns, "web-a")
