@@ -341,6 +341,10 @@ static const char *const POD_OPTS[] = {
     "including_init:b", "including_ephemeral:b", "node_affinity:W", "off_node:b",
     "filter:b", "pre_eviction_filter:b", "evictable:b", "where:f",
 };
+static const char *const MEMORY_OPTS[] = {
+    "namespace:x", "kind:x", "workload:x", "node:x", "plugin:x", "profile:x", "since:i",
+    "limit:i",
+};
 static const char *const LOAD_OPTS[] = {
     "low:M", "high:M", "prod_low:M", "prod_high:M", "deviation:b", "expiration:i",
 };
@@ -445,6 +449,7 @@ static void shape(struct gen *g, char c, int depth)
         break;
     case 'q': options(g, POD_OPTS, N(POD_OPTS), depth); break;
     case 'a': options(g, LOAD_OPTS, N(LOAD_OPTS), depth); break;
+    case 'O': options(g, MEMORY_OPTS, N(MEMORY_OPTS), depth); break;
     case 'u': options(g, USAGE_OPTS, N(USAGE_OPTS), depth); break;
     case 't': options(g, TOPO_OPTS, N(TOPO_OPTS), depth); break;
     case 'd': options(g, DUP_OPTS, N(DUP_OPTS), depth); break;
@@ -640,6 +645,7 @@ static const struct binding BINDINGS[] = {
     { "ebb.now", NULL, "ebb.now", "", false, "DB" },
     { "ebb.log", NULL, "ebb.log", "kx", false, "DBEF" },
     { "ebb.note", NULL, "ebb.note", "xn", false, "DBEF" },
+    { "ebb.evictions", NULL, "ebb.evictions", "O", false, "DBEF" },
     { "ebb.taint_set", NULL, "ebb.taint_set", "nf", false, "DB" },
     { "ebb.fits", NULL, "ebb.fits", "Pn", false, "DBE" },
     { "ebb.fits_any_other", NULL, "ebb.fits_any_other", "PN", false, "DB" },

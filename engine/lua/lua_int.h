@@ -328,6 +328,7 @@ int ebb__pod_cmp_priority(const struct ebb_pod *a, const struct ebb_pod *b, void
 void ebb__lua_open_usage(lua_State *L);
 void ebb__lua_open_topology(lua_State *L);
 void ebb__lua_open_groups(lua_State *L);
+void ebb__lua_open_evictions(lua_State *L);   /* lua_evictions.c: ebb.evictions */
 void ebb__lua_open_loadaware(lua_State *L);
 void ebb__lua_open_evictor(lua_State *L);   /* ebb.json, ebb.rfc3339, ctx.api */
 /* The sandbox's budget-aware string (find, match, gmatch, gsub, rep, format)

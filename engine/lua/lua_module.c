@@ -15,6 +15,7 @@ int luaopen_ebb_native(lua_State *L)
     ebb__lua_open_usage(L);
     ebb__lua_open_topology(L);
     ebb__lua_open_groups(L);
+    ebb__lua_open_evictions(L);
     ebb__lua_open_loadaware(L);
     ebb__lua_open_evictor(L);
     ebb__lua_open_prometheus(L);

@@ -110,4 +110,55 @@ profiles:
       assert.matches(c[2], err)
     end
   end)
+  it("ebb.evictions{...} reads it from a Lua strategy, filtered and newest first", function()
+    local dir = S.tmpdir()
+    S.write(dir .. "/probe.lua", [=[
+local ebb = require("ebb")
+local M = { name = "MemoryProbe" }
+function M.deschedule(ctx, nodes)
+  ebb.note("all " .. #ebb.evictions())
+  for _, e in ipairs(ebb.evictions{ namespace = "shop", kind = "Deployment", workload = "web" }) do
+    ebb.note(string.format("%s %s %s %s %s %s %s %d", e.pod, e.node, e.plugin, e.profile,
+      tostring(e.landed), tostring(e.replacement), tostring(e.bounced), e.time))
+  end
+  ebb.note("other workload " .. #ebb.evictions{ workload = "no-such-workload-anywhere" })
+  ebb.note("later " .. #ebb.evictions{ since = ebb.now() })
+  ebb.note("limit " .. #ebb.evictions{ limit = 1 })
+  local ok, err = pcall(ebb.evictions, { workloads = "web" })
+  ebb.note("typo " .. tostring(ok) .. " " .. tostring(err))
+end
+return M
+]=])
+    local older = {}
+    for k, v in pairs(ENTRY) do older[k] = v end
+    older.t, older.pod, older.f, older.l, older.r = T - 600, "web-5d9c7b8f4-yy8yy", nil, nil, nil
+    local snap = snapshot({ ["evictions.json"] = memory_text({ older, ENTRY }) })
+    local pol = S.tmpfile([[
+apiVersion: descheduler/v1alpha2
+kind: DeschedulerPolicy
+profiles:
+- name: default
+  pluginConfig:
+  - name: MemoryProbe
+  plugins:
+    deschedule: {enabled: [MemoryProbe]}
+]])
+    local code, out, err = S.run(S.cmdline(EBB, "simulate", "--snapshot", snap, "--policy", pol,
+      "--policy-dir", dir, "--now", NOW, "--output", "json", "-q"))
+    os.remove(snap)
+    os.remove(pol)
+    S.rmdir(dir)
+    assert.equal(0, code, err)
+    local notes = {}
+    for _, n in ipairs(json.decode(out).notes) do notes[#notes + 1] = n.message end
+    assert.same({
+      "all 2",
+      "web-5d9c7b8f4-zz9zz dup-1 RemoveDuplicates default dup-1 web-5d9c7b8f4-c5e7g true " .. T,
+      "web-5d9c7b8f4-yy8yy dup-1 RemoveDuplicates default nil nil false " .. (T - 600),
+      "other workload 0",
+      "later 0",
+      "limit 1",
+    }, { table.unpack(notes, 1, 6) })
+    assert.matches('^typo false .*ebb%.evictions: opts: unknown option', notes[7])
+  end)
 end)

@@ -101,6 +101,9 @@ local BINDINGS = {
   { "ebb.now", "ebb.now", nil, {} },
   { "ebb.log", "ebb.log", nil, { "'info'", "'a line'" } },
   { "ebb.note", "ebb.note", nil, { "'a note'", "H.nodename(1)" } },
+  { "ebb.evictions", "ebb.evictions", nil, { opts {
+    namespace = "'shop'", kind = "'Deployment'", workload = "'web'", node = "H.nodename(1)",
+    plugin = "'LowNodeUtilization'", profile = "'default'", since = "0", limit = "10" } } },
   { "ebb.taint_set", "ebb.taint_set", nil, { "H.node(1)", "function() return true end" } },
   { "ebb.fits", "ebb.fits", nil, { POD, NODE } },
   { "ebb.fits_any_other", "ebb.fits_any_other", nil, { POD, NODES } },
