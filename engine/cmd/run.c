@@ -1213,7 +1213,10 @@ static void drain_writes(struct runner *r)
     uv_timer_start(&t, on_drain_tick, 10, 10);
     uv_run(r->loop, UV_RUN_DEFAULT);   /* returns once the timer stops */
     uv_close((uv_handle_t *)&t, NULL);
-    uv_run(r->loop, UV_RUN_DEFAULT);
+    /* the timer's close, not the requests still out: the client's close
+     * cancels those (a request retrying against a server that does not
+     * answer would otherwise keep the loop, and the process, alive) */
+    uv_run(r->loop, UV_RUN_NOWAIT);
     if (ebb_kube_inflight(r->kube) > 0)
         ebb_log(EBB_LOG_WARN, "exiting with %zu requests unanswered after %d ms",
                 ebb_kube_inflight(r->kube), DRAIN_MS);
@@ -1370,6 +1373,9 @@ int ebb_run_main(int argc, char **argv)
     schedule_next(r, 0);
 
     uv_run(r->loop, UV_RUN_DEFAULT);
+    /* a read of the memory is not a write to drain: against a server that
+     * never answers it would retry for ever */
+    ebb_memstore_stop_reading(r->memstore);
     drain_writes(r);
 
     /* the kube client goes last: everything else is closed now */

@@ -91,6 +91,15 @@ void ebb_memstore_destroy(struct ebb_memstore *s)
     free(s);
 }
 
+void ebb_memstore_stop_reading(struct ebb_memstore *s)
+{
+    if (s == NULL)
+        return;
+    s->load_wanted = false;
+    if (s->req != NULL && s->op == OP_LOAD)
+        ebb_kube_cancel(s->req);   /* on_done runs now, with EBB_ESTATE */
+}
+
 bool ebb_memstore_loaded(const struct ebb_memstore *s) { return s->loaded; }
 bool ebb_memstore_save_failed(const struct ebb_memstore *s) { return s->save_failed; }
 bool ebb_memstore_busy(const struct ebb_memstore *s) { return s->op != OP_NONE; }

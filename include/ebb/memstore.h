@@ -29,6 +29,10 @@ typedef void (*ebb_memstore_load_cb)(void *ud, bool ok, struct ebb_evmem *read);
 int ebb_memstore_create(struct ebb_kube *kube, const char *ns, ebb_memstore_load_cb on_load, void *ud,
                         struct ebb_memstore **out);
 void ebb_memstore_destroy(struct ebb_memstore *s);   /* the kube client closed first; NULL-safe */
+/* On the way out: a load in flight (retrying against a server that does
+ * not answer) is cancelled and none is asked again; a write in flight
+ * goes on (the caller drains writes). NULL-safe. */
+void ebb_memstore_stop_reading(struct ebb_memstore *s);
 
 /* GET the object; on_load follows. Ignored while a request is in flight
  * (a load is asked again when it ends). */

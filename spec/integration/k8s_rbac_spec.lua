@@ -310,11 +310,13 @@ describe("deploy/ RBAC on a real kube-apiserver", function()
     -- the memory of evictions it finds is updated, not created
     cp:wait(function()
       kubelet(ns)
-      local up = 0
-      for _, p in ipairs(cp:pods(ns, "app=web", "live")) do
+      -- two pods, both running, the evicted one gone (a pod being deleted
+      -- counts as unavailable, and LoopGuard would hold the other back)
+      local live, up = cp:pods(ns, "app=web", "live"), 0
+      for _, p in ipairs(live) do
         if (p.status or {}).phase == "Running" then up = up + 1 end
       end
-      return up == 2
+      return #live == 2 and up == 2 and #cp:pods(ns, "app=web", "terminating") == 0
     end, 30, "the replacement running")
     local run2 = R.start(cp, args)
     runs[#runs + 1] = run2
