@@ -242,7 +242,7 @@ current-context: mute
     -- new requests (evictions, Events) and watches made again after a
     -- restart all carry the new token
     cp:patch("/api/v1/nodes/" .. n1, { spec = { taints = { { key = "rotate", value = "x", effect = "NoSchedule" } } } })
-    cp:wait(function() return #run:evicted() == 2 end, 30, "evictions with the new token")
+    cp:wait(function() return #run:evicted() == 2 end, 60, "evictions with the new token")
     cp:restart_apiserver()
     cp:wait(function() return run:ready() end, 60, "ebb ready after the restart")
     local err = run:stderr()
