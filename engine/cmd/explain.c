@@ -31,6 +31,7 @@
 #include "ebb/selector.h"
 #include "ebb/simulate.h"
 #include "ebb.h"
+#include "base/vec.h"
 
 #define EXIT_INPUT 2
 #define MAX_MEMORY_ENTRIES 50
@@ -171,18 +172,11 @@ static void collect_key(void *obj, void *ud)
 {
     const struct ebb_pod *p = obj;
     struct keys *k = ud;
-    char buf[520];
+    char buf[520], *key;
 
-    if (k->n == k->cap) {
-        size_t cap = k->cap ? k->cap * 2 : 256;
-        char **v = realloc(k->v, cap * sizeof(*v));
-        if (v == NULL)
-            return;
-        k->v = v, k->cap = cap;
-    }
     snprintf(buf, sizeof(buf), "%s/%s", p->ns, p->name);
-    if ((k->v[k->n] = strdup(buf)) != NULL)
-        k->n++;
+    if ((key = strdup(buf)) != NULL && ebb__vec_push(k, key) != 0)
+        free(key);
 }
 
 static int not_found(struct explain *x, struct ebb_cache *c, struct ebb_error *err)

@@ -15,6 +15,7 @@
 #include "ebb/decode.h"
 #include "ebb/evmemory.h"
 #include "ebb/model.h"
+#include "base/vec.h"
 
 static void entry_release(struct ebb_evmem_entry *e)
 {
@@ -71,14 +72,8 @@ int ebb_evmem_add(struct ebb_evmem *m, const struct ebb_evmem_entry *e)
 {
     size_t at;
 
-    if (m->n == m->cap) {
-        size_t cap = m->cap ? m->cap * 2 : 64;
-        struct ebb_evmem_entry *v = realloc(m->v, cap * sizeof(*v));
-        if (v == NULL)
-            return EBB_ENOMEM;
-        m->v = v;
-        m->cap = cap;
-    }
+    if (ebb__reserve(m->v, m->cap, m->n + 1) != 0)
+        return EBB_ENOMEM;
     /* Evictions come in time order: the place is nearly always the end. */
     at = m->n;
     while (at > 0 && m->v[at - 1].at > e->at)
