@@ -243,6 +243,38 @@ function H.code_blocks(text)
   return out
 end
 
+-- run_doc_examples(blocks, fixture) -> how many commands ran: a doc page's
+-- worked example kept true. The samples with a file= (the policies it
+-- shows) are written into a scratch directory, with `fixture` (the snapshot
+-- the page names) copied in; each ```console block's "$ ebb ..." runs there
+-- and must print the ```text block that follows it (trailing blanks of
+-- table columns are not part of what the page promises).
+function H.run_doc_examples(blocks, fixture)
+  local ebb = (os.getenv("EBB_BUILD") or "build") .. "/ebb"
+  if ebb:sub(1, 1) ~= "/" then ebb = S.cwd() .. "/" .. ebb end
+  local function trim(text)
+    return (text:gsub("[ \t]+\n", "\n"):gsub("\n+$", "\n"))
+  end
+  local dir = S.tmpdir()
+  local ran = 0
+  assert(os.execute("cp " .. S.shq(fixture) .. " " .. S.shq(dir)))
+  for i, b in ipairs(blocks) do
+    if b.file then
+      S.write(dir .. "/" .. b.file, b.body)
+    end
+    if b.lang == "console" then
+      local cmd = assert(b.body:match("^%$ ebb (.-)\n"), "a console block starts with $ ebb")
+      local _, out = S.sh(string.format("cd %s && %s %s", S.shq(dir), S.shq(ebb), cmd))
+      local want = blocks[i + 1]
+      luassert.equal("text", want.lang, "a console block is followed by its output")
+      luassert.equal(trim(want.body), trim(out))
+      ran = ran + 1
+    end
+  end
+  S.rmdir(dir)
+  return ran
+end
+
 -- only(ns...) -> the args' { include = { ns... } } namespaces filter
 function H.only(...)
   return { include = H.array{ ... } }

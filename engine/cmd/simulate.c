@@ -558,12 +558,6 @@ struct memory_item {
     struct ebb_error err;
 };
 
-static const char *str_of(const cJSON *obj, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 static int memory_item(const cJSON *item, int kind, void *ud)
 {
     struct memory_item *mi = ud;
@@ -573,14 +567,14 @@ static int memory_item(const cJSON *item, int kind, void *ud)
 
     if (kind != EBB_KIND_UNKNOWN)
         return 0;
-    k = str_of(item, "kind");
-    av = str_of(item, "apiVersion");
+    k = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(item, "kind"));
+    av = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(item, "apiVersion"));
     meta = cJSON_GetObjectItemCaseSensitive(item, "metadata");
-    name = str_of(meta, "name");
+    name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(meta, "name"));
     if (k == NULL || av == NULL || name == NULL || strcmp(k, "ConfigMap") != 0 ||
         strcmp(av, "v1") != 0 || strcmp(name, EBB_MEMSTORE_NAME) != 0)
         return 0;
-    ns = str_of(meta, "namespace");
+    ns = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(meta, "namespace"));
     if (mi->found) {
         ebb_log(EBB_LOG_WARN, "%s: a second ConfigMap %s (namespace %s) is ignored: the memory of "
                 "evictions is read from the first", mi->snapshot, EBB_MEMSTORE_NAME, ns ? ns : "");
