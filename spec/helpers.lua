@@ -232,6 +232,26 @@ function H.bounded(fn_name, o, limits)
   return r.a, r.b, r.hwm
 end
 
+-- A bin-packing kube-scheduler (a KubeSchedulerConfiguration: MostAllocated,
+-- weighed over spreading), for what-ifs where the scheduler and a
+-- descheduler that spreads pods undo each other.
+H.PACKING_SCHEDULER = [[
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    multiPoint:
+      enabled: [{name: NodeResourcesFit, weight: 5}]
+    score:
+      disabled: [{name: NodeResourcesBalancedAllocation}]
+  pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy:
+        type: MostAllocated
+]]
+
 -- code_blocks(markdown) -> { {lang=, file=, body=}, ... }: the fenced
 -- blocks of a page, in order; `file` from an info string's "file=NAME"
 function H.code_blocks(text)

@@ -22,22 +22,7 @@ describe("LoopGuard", function()
     }
   end
 
-  local PACKING = [[
-apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-profiles:
-- schedulerName: default-scheduler
-  plugins:
-    multiPoint:
-      enabled: [{name: NodeResourcesFit, weight: 5}]
-    score:
-      disabled: [{name: NodeResourcesBalancedAllocation}]
-  pluginConfig:
-  - name: NodeResourcesFit
-    args:
-      scoringStrategy:
-        type: MostAllocated
-]]
+  local PACKING = h.PACKING_SCHEDULER
 
   local LNU = { "LowNodeUtilization", "balance",
                 { thresholds = { cpu = 20, memory = 20 }, targetThresholds = { cpu = 50, memory = 50 } } }

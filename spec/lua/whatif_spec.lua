@@ -16,22 +16,7 @@ describe("what-if (simulate --reschedule)", function()
   local HNU = policy("HighNodeUtilization", "balance", { thresholds = { cpu = 40, memory = 40 } })
 
   -- A bin-packing scheduler: MostAllocated, weighed over spreading.
-  local PACKING = [[
-apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-profiles:
-- schedulerName: default-scheduler
-  plugins:
-    multiPoint:
-      enabled: [{name: NodeResourcesFit, weight: 5}]
-    score:
-      disabled: [{name: NodeResourcesBalancedAllocation}]
-  pluginConfig:
-  - name: NodeResourcesFit
-    args:
-      scoringStrategy:
-        type: MostAllocated
-]]
+  local PACKING = h.PACKING_SCHEDULER
 
   local function run(snapshot, policy_text, extra)
     local o = { snapshot = "spec/fixtures/" .. snapshot, policy_text = policy_text, reschedule = true }
