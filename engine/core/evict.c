@@ -138,7 +138,7 @@ static void memory_landed(struct ebb_engine *e, const struct ebb_pod *p)
         else if (x->pod == p->name)
             /* a StatefulSet's pod comes back under its name: that eviction */
             same = same ? same : (!(x->flags & EBB_EVMEM_LANDED) && x->uid != p->uid ? x : NULL);
-        else if (!(x->flags & EBB_EVMEM_LANDED) && x->at <= p->created)
+        else if (!(x->flags & EBB_EVMEM_LANDED) && ebb_evmem_pod_after(x, p))
             oldest = x;   /* older ones come later: the oldest wins */
     }
     if (!taken && (same != NULL || oldest != NULL))
@@ -271,8 +271,12 @@ static void remember(struct ebb_engine *e, const struct ebb_pod *pod, ebb_str ns
     ent.ns = ns, ent.pod = name, ent.uid = uid, ent.node = node;
     ent.plugin = plugin, ent.profile = profile;
     ent.kind = kind, ent.workload = workload;
+    if (kind != NULL && workload != NULL)
+        ebb_evmem_find_peers(&ent, e->cache, pod);
     if (kind == NULL || workload == NULL || ebb_evmem_add(e->memory, &ent) != 0)
         ebb_log(EBB_LOG_WARN, "pod %s/%s: out of memory: the eviction is not remembered", ns, name);
+    for (uint8_t i = 0; i < ent.npeers; i++)
+        ebb_str_release(ent.peers[i]);
     ebb_str_release(k);
     ebb_str_release(w);
 }

@@ -29,6 +29,8 @@ static void entry_release(struct ebb_evmem_entry *e)
     ebb_str_release(e->profile);
     ebb_str_release(e->landed);
     ebb_str_release(e->replacement);
+    for (uint8_t i = 0; i < e->npeers; i++)
+        ebb_str_release(e->peers[i]);
 }
 
 static void entry_ref(struct ebb_evmem_entry *e)
@@ -43,6 +45,8 @@ static void entry_ref(struct ebb_evmem_entry *e)
     ebb_str_ref(e->profile);
     ebb_str_ref(e->landed);
     ebb_str_ref(e->replacement);
+    for (uint8_t i = 0; i < e->npeers; i++)
+        ebb_str_ref(e->peers[i]);
 }
 
 static void changed(struct ebb_evmem *m)
@@ -199,6 +203,45 @@ static size_t cronjob_by_name(ebb_str job)
     if (d < 8 || d > 10 || d + 2 > n || job[n - 1 - d] != '-')
         return 0;
     return n - d - 1;
+}
+
+bool ebb_evmem_pod_after(const struct ebb_evmem_entry *e, const struct ebb_pod *p)
+{
+    if (p->created == EBB_TIME_NONE || p->created > e->at)
+        return true;
+    if (p->created < e->at)
+        return false;
+    for (uint8_t i = 0; i < e->npeers; i++)
+        if (e->peers[i] == p->uid)
+            return false;
+    return true;
+}
+
+void ebb_evmem_find_peers(struct ebb_evmem_entry *e, const struct ebb_cache *c,
+                          const struct ebb_pod *evicted)
+{
+    uint32_t slots = c ? ebb_cache_pod_slots(c) : 0;
+
+    for (uint32_t i = 0; i < slots; i++) {
+        const struct ebb_pod *p = ebb_cache_pod_at(c, i);
+        ebb_str kind = NULL, name = NULL;
+        bool same;
+
+        if (p == NULL || p == evicted || p->created != e->at || p->uid == NULL || p->ns != e->ns)
+            continue;
+        if (ebb_evmem_workload_of(c, p, &kind, &name) != 0)
+            continue;
+        same = kind == e->kind && name == e->workload;
+        ebb_str_release(kind);
+        ebb_str_release(name);
+        if (!same)
+            continue;
+        if (e->npeers == EBB_EVMEM_PEERS_MAX) {
+            e->flags |= EBB_EVMEM_PEERS_CUT;
+            break;
+        }
+        e->peers[e->npeers++] = ebb_str_ref(p->uid);
+    }
 }
 
 int ebb_evmem_workload_of(const struct ebb_cache *c, const struct ebb_pod *p, ebb_str *kind,

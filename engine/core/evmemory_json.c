@@ -5,11 +5,13 @@
  *   {"version":1,"window":86400,"entries":[
  *     {"t":1764320000,"ns":"shop","pod":"web-7c9f8d6b5-x2x4q","uid":"…",
  *      "k":"Deployment","w":"web","n":"node-a","pl":"LowNodeUtilization",
- *      "pr":"default","l":"node-b","r":"web-7c9f8d6b5-p8k2m","f":1}, …]}
+ *      "pr":"default","l":"node-b","r":"web-7c9f8d6b5-p8k2m","f":1,
+ *      "b":["…"]}, …]}
  *
  * Keys are short because the object is bounded (EBB_EVMEM_MAX_BYTES): the
- * fewer bytes an entry takes, the more of the window fits. uid, l, r and f
- * are left out when absent or zero.
+ * fewer bytes an entry takes, the more of the window fits. uid, l, r, f and
+ * b (the peers: uids of the workload's pods created in the eviction's
+ * second, there before it) are left out when absent or zero.
  *
  * Invariants: the encoding never exceeds its bound: entries are taken from
  * the newest back while they fit, so what is dropped is always the oldest;
@@ -58,6 +60,16 @@ static cJSON *entry_json(const struct ebb_evmem_entry *e)
         (e->flags != 0 && cJSON_AddNumberToObject(o, "f", (double)e->flags) == NULL)) {
         cJSON_Delete(o);
         return NULL;
+    }
+    if (e->npeers > 0) {
+        cJSON *b = cJSON_AddArrayToObject(o, "b");
+        for (uint8_t i = 0; b != NULL && i < e->npeers; i++)
+            if (!cJSON_AddItemToArray(b, cJSON_CreateString(e->peers[i])))
+                b = NULL;
+        if (b == NULL) {
+            cJSON_Delete(o);
+            return NULL;
+        }
     }
     return o;
 }
@@ -185,6 +197,9 @@ static void entry_drop(struct ebb_evmem_entry *e)
 {
     for (size_t i = 0; i < EBB_ARRAY_LEN(FIELDS); i++)
         ebb_str_release(*member(e, &FIELDS[i]));
+    for (uint8_t i = 0; i < e->npeers; i++)
+        ebb_str_release(e->peers[i]);
+    e->npeers = 0;
 }
 
 /* A whole number in [lo, hi] (JSON numbers are doubles: the bounds are
@@ -227,14 +242,15 @@ static int entry_read(const cJSON *o, size_t i, const char *source, struct ebb_e
         return bad(err, EBB_ESCHEMA, source, i, "", "%s", "an entry must be an object");
     /* each key known, and once: cJSON would read the first of two */
     cJSON_ArrayForEach(v, o) {
-        size_t k = strcmp(v->string, "t") == 0 ? EBB_ARRAY_LEN(FIELDS)
-                   : strcmp(v->string, "f") == 0 ? EBB_ARRAY_LEN(FIELDS) + 1 : 0;
+        size_t k = strcmp(v->string, "t") == 0   ? EBB_ARRAY_LEN(FIELDS)
+                   : strcmp(v->string, "f") == 0 ? EBB_ARRAY_LEN(FIELDS) + 1
+                   : strcmp(v->string, "b") == 0 ? EBB_ARRAY_LEN(FIELDS) + 2 : 0;
         if (k == 0)
             while (k < EBB_ARRAY_LEN(FIELDS) && strcmp(v->string, FIELDS[k].key) != 0)
                 k++;
         if (k == EBB_ARRAY_LEN(FIELDS) && strcmp(v->string, "t") != 0)
             return bad(err, EBB_ESCHEMA, source, i, v->string, "%s",
-                       "unknown field (known: t ns pod uid k w n pl pr l r f)");
+                       "unknown field (known: t ns pod uid k w n pl pr l r f b)");
         if (seen & (1u << k))
             return bad(err, EBB_ESCHEMA, source, i, v->string, "%s", "given twice");
         seen |= 1u << k;
@@ -246,10 +262,30 @@ static int entry_read(const cJSON *o, size_t i, const char *source, struct ebb_e
                              : "must be a whole number of unix seconds, 0 to 253402300799");
     v = cJSON_GetObjectItemCaseSensitive(o, "f");
     if (v != NULL) {
-        if (!int_in(v, 0, EBB_EVMEM_LANDED | EBB_EVMEM_BOUNCED, &x))
+        if (!int_in(v, 0, EBB_EVMEM_LANDED | EBB_EVMEM_BOUNCED | EBB_EVMEM_PEERS_CUT, &x))
             return bad(err, EBB_ESCHEMA, source, i, "f", "%s",
-                       "must be a whole number of the flags 1 (landed) and 2 (bounced)");
+                       "must be a whole number of the flags 1 (landed), 2 (bounced) and 4 "
+                       "(peers cut)");
         e->flags = (uint32_t)x;
+    }
+    v = cJSON_GetObjectItemCaseSensitive(o, "b");
+    if (v != NULL) {
+        const cJSON *u;
+        if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) > EBB_EVMEM_PEERS_MAX)
+            return bad(err, EBB_ESCHEMA, source, i, "b", "%s",
+                       "must be a list of up to 8 uids (the pods there in the eviction's second)");
+        cJSON_ArrayForEach(u, v) {
+            if (!cJSON_IsString(u) || !name_ok(u->valuestring, strlen(u->valuestring), NAME_UID)) {
+                entry_drop(e);
+                return bad(err, EBB_ESCHEMA, source, i, "b", "%s",
+                           "must be a list of uids (hex digits and dashes, up to 64)");
+            }
+            if ((e->peers[e->npeers] = ebb_str_intern(u->valuestring, strlen(u->valuestring))) == NULL) {
+                entry_drop(e);
+                return ebb_error_set(err, EBB_ENOMEM, source, 0, NULL, "out of memory");
+            }
+            e->npeers++;
+        }
     }
     for (size_t k = 0; k < EBB_ARRAY_LEN(FIELDS); k++) {
         const struct field *f = &FIELDS[k];
@@ -281,6 +317,11 @@ static int entry_read(const cJSON *o, size_t i, const char *source, struct ebb_e
         entry_drop(e);
         return bad(err, EBB_ESCHEMA, source, i, "f", "%s",
                    "says landed (1) but the entry has no \"l\" (the node it landed on)");
+    }
+    if ((e->flags & EBB_EVMEM_PEERS_CUT) != 0 && e->npeers < EBB_EVMEM_PEERS_MAX) {
+        entry_drop(e);
+        return bad(err, EBB_ESCHEMA, source, i, "f", "%s",
+                   "says peers cut (4) but \"b\" holds fewer than 8 uids");
     }
     if ((e->flags & EBB_EVMEM_BOUNCED) != 0 && (e->flags & EBB_EVMEM_LANDED) == 0) {
         entry_drop(e);

@@ -298,7 +298,7 @@ static bool cooled(struct loopguard *g, struct ebb_ctx *ctx, const struct ebb_po
     struct ebb_evmem *m = ctx->engine->memory;
     const struct ebb_evmem_entry *ent[LG_FIND_MAX];
     int64_t now = ebb_ctx_now(ctx), last = EBB_TIME_NONE, since, cd, prev_at = EBB_TIME_NONE;
-    int64_t oldest = EBB_TIME_NONE;
+    const struct ebb_evmem_entry *oldest = NULL;
     const char *plugin = asker(ctx), *loop = NULL;
     const struct ebb_evmem_entry *looped = NULL;
     size_t n, rounds = 0;
@@ -326,7 +326,7 @@ static bool cooled(struct loopguard *g, struct ebb_ctx *ctx, const struct ebb_po
         const struct ebb_evmem_entry *e = ent[i];
         if (last == EBB_TIME_NONE)
             last = e->at;
-        oldest = e->at;
+        oldest = e;
         if (e->at >= now - g->window && e->at != prev_at)
             rounds++;
         prev_at = e->at;
@@ -344,7 +344,7 @@ static bool cooled(struct loopguard *g, struct ebb_ctx *ctx, const struct ebb_po
     /* A pod older than the workload's evictions is staged work (a PDB
      * letting one go per cycle, a drain): the cooldown is for the pods that
      * came since, replacements or a rollout's, that a loop would take. */
-    if (looped == NULL && pod->created != EBB_TIME_NONE && pod->created < oldest)
+    if (looped == NULL && !ebb_evmem_pod_after(oldest, pod))
         return false;
     if (looped != NULL) {
         cd = g->max_cooldown;

@@ -23,7 +23,14 @@ static void add(struct ebb_evmem *m, int64_t at, const char *pod, const char *no
         e.replacement = ebb_str_cstr("web-7c9f8d6b5-zzzzz");
         e.flags = EBB_EVMEM_LANDED | (strcmp(landed, node) == 0 ? EBB_EVMEM_BOUNCED : 0);
     }
+    if (strcmp(node, "node-b") == 0) {   /* two pods created in its second */
+        e.peers[0] = ebb_str_cstr("0b6c1a52-7d3e-4f8a-b1c2-9e8d7f6a5b41");
+        e.peers[1] = ebb_str_cstr("0b6c1a52-7d3e-4f8a-b1c2-9e8d7f6a5b42");
+        e.npeers = 2;
+    }
     assert_int_equal(ebb_evmem_add(m, &e), 0);
+    for (uint8_t i = 0; i < e.npeers; i++)
+        ebb_str_release(e.peers[i]);
     ebb_str_release(e.ns), ebb_str_release(e.pod), ebb_str_release(e.uid);
     ebb_str_release(e.kind), ebb_str_release(e.workload), ebb_str_release(e.node);
     ebb_str_release(e.plugin), ebb_str_release(e.profile);
@@ -64,7 +71,11 @@ static void test_round_trip(void **state)
         assert_ptr_equal(r.v[i].landed, m.v[i].landed);
         assert_ptr_equal(r.v[i].replacement, m.v[i].replacement);
         assert_int_equal(r.v[i].flags, m.v[i].flags);
+        assert_int_equal(r.v[i].npeers, m.v[i].npeers);
+        for (uint8_t k = 0; k < r.v[i].npeers; k++)
+            assert_ptr_equal(r.v[i].peers[k], m.v[i].peers[k]);
     }
+    assert_int_equal(r.v[1].npeers, 2);
     assert_null(r.v[0].landed);
     assert_int_equal(r.v[2].flags, EBB_EVMEM_LANDED | EBB_EVMEM_BOUNCED);
     free(text);
@@ -171,7 +182,14 @@ static void test_strict(void **state)
         { "{\"version\":1,\"entries\":[" E(",\"x\":1") "]}", "entries[0].x", EBB_ESCHEMA },
         { "{\"version\":1,\"entries\":[" E(",\"t\":5") "]}", "entries[0].t", EBB_ESCHEMA },
         { "{\"version\":1,\"version\":1,\"entries\":[]}", "version", EBB_ESCHEMA },
+        { "{\"version\":1,\"entries\":[" E(",\"f\":8") "]}", "entries[0].f", EBB_ESCHEMA },
         { "{\"version\":1,\"entries\":[" E(",\"f\":4") "]}", "entries[0].f", EBB_ESCHEMA },
+        { "{\"version\":1,\"entries\":[" E(",\"b\":\"0a1b\"") "]}", "entries[0].b", EBB_ESCHEMA },
+        { "{\"version\":1,\"entries\":[" E(",\"b\":[\"0a1b\",7]") "]}", "entries[0].b", EBB_ESCHEMA },
+        { "{\"version\":1,\"entries\":[" E(",\"b\":[\"x-y\"]") "]}", "entries[0].b", EBB_ESCHEMA },
+        { "{\"version\":1,\"entries\":[" E(",\"b\":[\"1\",\"2\",\"3\",\"4\",\"5\",\"6\",\"7\",\"8\",\"9\"]") "]}",
+          "entries[0].b", EBB_ESCHEMA },
+        { "{\"version\":1,\"entries\":[" E(",\"b\":[],\"b\":[]") "]}", "entries[0].b", EBB_ESCHEMA },
         { "{\"version\":1,\"entries\":[" E(",\"f\":1") "]}", "entries[0].f", EBB_ESCHEMA },
         { "{\"version\":1,\"entries\":[" E(",\"f\":2,\"l\":\"node-a\"") "]}", "entries[0].f", EBB_ESCHEMA },
         { "{\"version\":1,\"entries\":[" E(",\"l\":\"Node_A\"") "]}", "entries[0].l", EBB_ESCHEMA },

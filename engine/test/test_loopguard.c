@@ -2,6 +2,8 @@
  * driven through the engine with a native plugin that asks to evict a fixed
  * list of pods and a predictor that answers what the test says, so each
  * rule is seen alone (the scheduler model's answers are the Lua specs'). */
+#include <cjson/cJSON.h>
+
 #include "fixtures.h"
 
 #include "ebb.h"
@@ -9,6 +11,21 @@
 #include "ebb/lua.h"
 
 #define NOW "2026-11-22T12:00:00Z"
+
+/* A uid as the API server writes them, derived from the object's name. */
+static const char *uid_of(const char *name)
+{
+    static char buf[8][40];
+    static int next;
+    uint64_t h = 1469598103934665603ull;
+    char *b = buf[next++ % 8];
+
+    for (const char *c = name; *c; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    snprintf(b, 40, "%08x-%04x-4%03x-8%03x-%012llx", (unsigned)(h >> 32), (unsigned)(h >> 16) & 0xffff,
+             (unsigned)h & 0xfff, (unsigned)(h >> 20) & 0xfff, (unsigned long long)(h & 0xffffffffffffull));
+    return b;
+}
 
 static void node(const char *name)
 {
@@ -19,16 +36,34 @@ static void node(const char *name)
 }
 
 /* A Deployment's pod (ReplicaSet web-5d8f7c9b6, pod-template-hash 5d8f7c9b6). */
+#define POD_JSON                                                                                    \
+    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"shop\","         \
+    "\"uid\":\"%s\",\"creationTimestamp\":\"%s\",\"labels\":{\"app\":\"web\","                        \
+    "\"pod-template-hash\":\"5d8f7c9b6\"},\"ownerReferences\":[{\"apiVersion\":\"apps/v1\","             \
+    "\"kind\":\"ReplicaSet\",\"name\":\"web-5d8f7c9b6\",\"uid\":\"rs-web\",\"controller\":true}]},"     \
+    "\"spec\":{\"nodeName\":\"%s\",\"containers\":[{\"name\":\"main\",\"image\":\"registry.example.com/web:1.0\"," \
+    "\"resources\":{\"requests\":{\"cpu\":\"100m\",\"memory\":\"128Mi\"}}}]},"                          \
+    "\"status\":{\"phase\":\"Running\",\"startTime\":\"%s\",\"conditions\":[{\"type\":\"Ready\",\"status\":\"%s\"}]}}"
+
 static void pod(const char *name, const char *node_name, const char *created, bool ready)
 {
-    fx_add("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"shop\","
-           "\"uid\":\"uid-%s\",\"creationTimestamp\":\"%s\",\"labels\":{\"app\":\"web\","
-           "\"pod-template-hash\":\"5d8f7c9b6\"},\"ownerReferences\":[{\"apiVersion\":\"apps/v1\","
-           "\"kind\":\"ReplicaSet\",\"name\":\"web-5d8f7c9b6\",\"uid\":\"rs-web\",\"controller\":true}]},"
-           "\"spec\":{\"nodeName\":\"%s\",\"containers\":[{\"name\":\"main\",\"image\":\"registry.example.com/web:1.0\","
-           "\"resources\":{\"requests\":{\"cpu\":\"100m\",\"memory\":\"128Mi\"}}}]},"
-           "\"status\":{\"phase\":\"Running\",\"startTime\":\"%s\",\"conditions\":[{\"type\":\"Ready\",\"status\":\"%s\"}]}}",
-           name, name, created, node_name, created, ready ? "True" : "False");
+    fx_add(POD_JSON, name, uid_of(name), created, node_name, created, ready ? "True" : "False");
+}
+
+/* The same pod arriving later, as the watch brings it: after every pod the
+ * cache had. */
+static void pod_arrives(struct ebb_engine *e, const char *name, const char *node_name, const char *created)
+{
+    struct ebb_object obj = { 0 };
+    struct ebb_error err = { 0 };
+    char text[2048];
+    cJSON *j;
+
+    snprintf(text, sizeof(text), POD_JSON, name, uid_of(name), created, node_name, created, "True");
+    assert_non_null(j = cJSON_Parse(text));
+    assert_int_equal(ebb_decode_object(j, &obj, &err), 0);
+    cJSON_Delete(j);
+    assert_int_equal(ebb_cache_put(ebb_engine_cache(e), &obj), 0);
 }
 
 static const char *targets[16];
@@ -228,13 +263,13 @@ static void cooldown_grows(void **state)
 
     (void)state;
     cluster();
-    pod("web-5d8f7c9b6-n1", "node-c", NOW, true);      /* created at the first eviction */
     e = engine("{maxUnavailablePerWorkload: 5}", true);
     assert_int_equal(ebb_time_parse(NOW, &now), 0);
     ntargets = 1;
     targets[0] = "web-5d8f7c9b6-a1";
     assert_int_equal(ebb_engine_run_cycle(e), 0);
     assert_int_equal(results[0], EBB_WHY_OK);
+    pod_arrives(e, "web-5d8f7c9b6-n1", "node-c", NOW);   /* created at the first eviction */
     /* 5 minutes on: an old pod goes, the new one rests (10m) */
     ebb_engine_set_now(e, now + 300);
     ntargets = 2;
@@ -256,6 +291,54 @@ static void cooldown_grows(void **state)
     ebb_engine_set_now(e, now + 300 + 1500);
     assert_int_equal(ebb_engine_run_cycle(e), 0);
     assert_int_equal(results[0], EBB_WHY_OK);
+    done(e);
+}
+
+/* A pod there when an eviction is made is before it, even when created in
+ * the same second (creationTimestamp has seconds): staged work, not held; a
+ * pod that comes after, in that second too, is held; the same once the
+ * memory is read back by another run. */
+static void same_second_siblings(void **state)
+{
+    struct ebb_engine *e;
+    int64_t now;
+
+    (void)state;
+    cluster();
+    pod("web-5d8f7c9b6-s1", "node-c", NOW, true);
+    pod("web-5d8f7c9b6-s2", "node-c", NOW, true);
+    e = engine("{maxUnavailablePerWorkload: 5}", true);
+    assert_int_equal(ebb_time_parse(NOW, &now), 0);
+    ntargets = 1;
+    targets[0] = "web-5d8f7c9b6-a1";
+    assert_int_equal(ebb_engine_run_cycle(e), 0);
+    assert_int_equal(results[0], EBB_WHY_OK);
+    assert_int_equal(memory.v[0].npeers, 2);   /* s1, s2 */
+    /* the replacement, created in the eviction's second */
+    pod_arrives(e, "web-5d8f7c9b6-n1", "node-b", NOW);
+    ebb_engine_set_now(e, now + 300);
+    ntargets = 2;
+    targets[0] = "web-5d8f7c9b6-s1";
+    targets[1] = "web-5d8f7c9b6-n1";
+    assert_int_equal(ebb_engine_run_cycle(e), 0);
+    assert_int_equal(results[0], EBB_WHY_OK);
+    assert_int_equal(results[1], EBB_WHY_COOLDOWN);
+    /* as read back from the ConfigMap by the next run: the same order */
+    {
+        size_t len;
+        char *text = ebb_evmem_encode(&memory, 0, &len);
+        struct ebb_error err = { 0 };
+        assert_non_null(text);
+        assert_int_equal(ebb_evmem_decode(&memory, text, len, "test", &err), 0);
+        free(text);
+    }
+    ebb_engine_set_now(e, now + 600);
+    ntargets = 2;
+    targets[0] = "web-5d8f7c9b6-n1";   /* after: held */
+    targets[1] = "web-5d8f7c9b6-s2";   /* the eviction's second, there before it */
+    assert_int_equal(ebb_engine_run_cycle(e), 0);
+    assert_int_equal(results[0], EBB_WHY_COOLDOWN);
+    assert_int_equal(results[1], EBB_WHY_OK);
     done(e);
 }
 
@@ -373,6 +456,7 @@ static void live_replacements_land(void **state)
     cluster();
     pod("web-5d8f7c9b6-new1", "node-b", "2026-11-22T11:58:00Z", true);
     pod("web-5d8f7c9b6-new2", "node-c", "2026-11-22T11:58:30Z", true);
+    pod("web-5d8f7c9b6-sib", "node-c", "2026-11-22T11:58:30Z", true);
     assert_int_equal(ebb_time_parse(NOW, &eo.now), 0);
     ebb_evmem_init(&memory, 0);
     assert_int_equal(ebb_engine_create(&eo, &e, &err), 0);
@@ -403,6 +487,28 @@ static void live_replacements_land(void **state)
     assert_true(memory.v[1].flags & EBB_EVMEM_LANDED);
     assert_false(memory.v[1].flags & EBB_EVMEM_BOUNCED);
     assert_string_equal(memory.v[1].landed, "node-c");
+    /* an eviction this process made at 11:58:30, when sib was in the
+     * cache: sib, created in that second, is not its replacement */
+    ebb_str_release(x.pod), ebb_str_release(x.node);
+    x.at = eo.now - 90;
+    x.pod = ebb_str_cstr("web-5d8f7c9b6-old3");
+    x.node = ebb_str_cstr("node-a");
+    ebb_evmem_find_peers(&x, ebb_engine_cache(e), NULL);
+    assert_int_equal(x.npeers, 2);              /* new2, sib */
+    assert_int_equal(ebb_evmem_add(&memory, &x), 0);
+    {
+        ebb_str sib = ebb_str_cstr("web-5d8f7c9b6-sib");
+        ebb_engine_pod_changed(e, ns, sib);
+        assert_false(memory.v[2].flags & EBB_EVMEM_LANDED);
+        /* not among the peers: taken for the replacement */
+        ebb_str_release(memory.v[2].peers[1]);
+        memory.v[2].npeers = 1;
+        ebb_engine_pod_changed(e, ns, sib);
+        assert_true(memory.v[2].flags & EBB_EVMEM_LANDED);
+        ebb_str_release(sib);
+    }
+    for (uint8_t i = 0; i < x.npeers; i++)
+        ebb_str_release(x.peers[i]);
     ebb_str_release(x.ns), ebb_str_release(x.kind), ebb_str_release(x.workload);
     ebb_str_release(x.plugin), ebb_str_release(x.profile), ebb_str_release(x.pod), ebb_str_release(x.node);
     ebb_str_release(ns), ebb_str_release(n1), ebb_str_release(n2);
@@ -416,6 +522,7 @@ int main(void)
         cmocka_unit_test(futile_back_on_its_node),
         cmocka_unit_test(futile_on_a_drained_node),
         cmocka_unit_test(cooldown_grows),
+        cmocka_unit_test(same_second_siblings),
         cmocka_unit_test(bounce_means_max_cooldown),
         cmocka_unit_test(availability),
         cmocka_unit_test(without_memory),

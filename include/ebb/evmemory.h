@@ -35,12 +35,17 @@ struct ebb_pod;
 
 /* What one entry's encoding may cost at most, and the whole encoding. */
 #define EBB_EVMEM_MAX_BYTES (900u * 1024u)
+/* Pods of the workload created in an eviction's second kept by name of
+ * uid: a scale-up or a rollout's surge in that second beyond it counts as
+ * after the eviction (held a cooldown: the safe side). */
+#define EBB_EVMEM_PEERS_MAX 8
 /* The window entries are kept for by default: 24 hours. */
 #define EBB_EVMEM_WINDOW_DEFAULT (24 * 3600)
 
 enum {
     EBB_EVMEM_LANDED = 1 << 0,      /* `landed` is known */
     EBB_EVMEM_BOUNCED = 1 << 1,     /* the replacement landed on `node` again */
+    EBB_EVMEM_PEERS_CUT = 1 << 2,   /* `peers` holds the first EBB_EVMEM_PEERS_MAX only */
 };
 
 struct ebb_evmem_entry {
@@ -54,6 +59,12 @@ struct ebb_evmem_entry {
     ebb_str landed;                 /* where its replacement was placed; NULL: not yet */
     ebb_str replacement;            /* the replacement's name; NULL: not yet */
     uint32_t flags;                 /* EBB_EVMEM_* */
+    /* the uids of the workload's other pods created in the eviction's
+     * second and there when it was made: creationTimestamp has seconds, so
+     * these alone order such a pod before the eviction (ebb_evmem_pod_after);
+     * more than EBB_EVMEM_PEERS_MAX sets EBB_EVMEM_PEERS_CUT */
+    ebb_str peers[EBB_EVMEM_PEERS_MAX];
+    uint8_t npeers;
 };
 
 struct ebb_evmem {
@@ -87,6 +98,20 @@ void ebb_evmem_saved(struct ebb_evmem *m);           /* clears dirty */
  * and *name interned (new references the caller releases). EBB_ENOMEM or 0. */
 int ebb_evmem_workload_of(const struct ebb_cache *c, const struct ebb_pod *p, ebb_str *kind,
                           ebb_str *name);
+
+/* Whether `p` came after the eviction `e` (a replacement, a rollout's pod)
+ * rather than before it (a sibling, staged work): by creationTimestamp, and
+ * in the eviction's own second (timestamps have seconds) by `peers`, the
+ * pods that were there when it was made. A pod without a creation time, or
+ * of the eviction's second but not among its peers, is after: a
+ * replacement is never taken for an old pod, so a loop is not missed. The
+ * one place every reader of the memory orders pods against evictions. */
+bool ebb_evmem_pod_after(const struct ebb_evmem_entry *e, const struct ebb_pod *p);
+
+/* Fill e->peers (references the entry then owns) from the pods of `c` of
+ * e's workload, created in e->at's second, other than `evicted`. */
+void ebb_evmem_find_peers(struct ebb_evmem_entry *e, const struct ebb_cache *c,
+                          const struct ebb_pod *evicted);
 
 /* ---- encoding (evmemory_json.c) ----------------------------------------- */
 
