@@ -272,7 +272,7 @@ static void remember(struct ebb_engine *e, const struct ebb_pod *pod, ebb_str ns
     ent.plugin = plugin, ent.profile = profile;
     ent.kind = kind, ent.workload = workload;
     if (kind != NULL && workload != NULL)
-        ebb_evmem_find_peers(&ent, e->cache, pod);
+        ebb_evmem_find_peers(e->memory, &ent, e->cache, pod);
     if (kind == NULL || workload == NULL || ebb_evmem_add(e->memory, &ent) != 0)
         ebb_log(EBB_LOG_WARN, "pod %s/%s: out of memory: the eviction is not remembered", ns, name);
     for (uint8_t i = 0; i < ent.npeers; i++)

@@ -70,6 +70,8 @@ void ebb_evmem_free(struct ebb_evmem *m)
     free(m->v);
     m->v = NULL;
     m->n = m->cap = 0;
+    free(m->second.v);
+    memset(&m->second, 0, sizeof(m->second));
 }
 
 int ebb_evmem_add(struct ebb_evmem *m, const struct ebb_evmem_entry *e)
@@ -217,17 +219,45 @@ bool ebb_evmem_pod_after(const struct ebb_evmem_entry *e, const struct ebb_pod *
     return true;
 }
 
-void ebb_evmem_find_peers(struct ebb_evmem_entry *e, const struct ebb_cache *c,
-                          const struct ebb_pod *evicted)
+/* The pods of c created in second `at` into m->second, unless there. */
+static int index_second(struct ebb_evmem *m, const struct ebb_cache *c, int64_t at)
 {
-    uint32_t slots = c ? ebb_cache_pod_slots(c) : 0;
+    uint32_t slots = ebb_cache_pod_slots(c);
 
+    if (m->second.cache == c && m->second.at == at && m->second.v != NULL &&
+        m->second.version == ebb_cache_content_version(c) && m->second.epoch == ebb_cache_epoch(c))
+        return 0;
+    m->second.n = 0;
+    m->second.cache = NULL;
+    if (ebb__reserve(m->second.v, m->second.cap, 1) != 0)
+        return EBB_ENOMEM;
     for (uint32_t i = 0; i < slots; i++) {
         const struct ebb_pod *p = ebb_cache_pod_at(c, i);
+        if (p == NULL || p->created != at)
+            continue;
+        if (ebb__reserve(m->second.v, m->second.cap, m->second.n + 1) != 0)
+            return EBB_ENOMEM;
+        m->second.v[m->second.n++] = p;
+    }
+    m->second.cache = c;
+    m->second.at = at;
+    m->second.version = ebb_cache_content_version(c);
+    m->second.epoch = ebb_cache_epoch(c);
+    return 0;
+}
+
+void ebb_evmem_find_peers(struct ebb_evmem *m, struct ebb_evmem_entry *e, const struct ebb_cache *c,
+                          const struct ebb_pod *evicted)
+{
+    /* out of memory: no peers, so such a pod counts as after (the safe side) */
+    if (c == NULL || index_second(m, c, e->at) != 0)
+        return;
+    for (size_t i = 0; i < m->second.n; i++) {
+        const struct ebb_pod *p = m->second.v[i];
         ebb_str kind = NULL, name = NULL;
         bool same;
 
-        if (p == NULL || p == evicted || p->created != e->at || p->uid == NULL || p->ns != e->ns)
+        if (p == evicted || p->uid == NULL || p->ns != e->ns || (p->flags & EBB_POD_GONE))
             continue;
         if (ebb_evmem_workload_of(c, p, &kind, &name) != 0)
             continue;

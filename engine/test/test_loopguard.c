@@ -493,7 +493,7 @@ static void live_replacements_land(void **state)
     x.at = eo.now - 90;
     x.pod = ebb_str_cstr("web-5d8f7c9b6-old3");
     x.node = ebb_str_cstr("node-a");
-    ebb_evmem_find_peers(&x, ebb_engine_cache(e), NULL);
+    ebb_evmem_find_peers(&memory, &x, ebb_engine_cache(e), NULL);
     assert_int_equal(x.npeers, 2);              /* new2, sib */
     assert_int_equal(ebb_evmem_add(&memory, &x), 0);
     {

@@ -73,6 +73,15 @@ struct ebb_evmem {
     int64_t window;                 /* seconds an entry is kept; <= 0: the default */
     bool dirty;                     /* changed since ebb_evmem_saved */
     uint64_t generation;            /* bumps on every change */
+    /* ebb_evmem_find_peers' index: the pods of `cache` created in second
+     * `at`, valid while the cache's content version and epoch are these */
+    struct {
+        const struct ebb_cache *cache;
+        uint64_t version, epoch;
+        int64_t at;
+        const struct ebb_pod **v;
+        size_t n, cap;
+    } second;
 };
 
 void ebb_evmem_init(struct ebb_evmem *m, int64_t window);
@@ -109,8 +118,10 @@ int ebb_evmem_workload_of(const struct ebb_cache *c, const struct ebb_pod *p, eb
 bool ebb_evmem_pod_after(const struct ebb_evmem_entry *e, const struct ebb_pod *p);
 
 /* Fill e->peers (references the entry then owns) from the pods of `c` of
- * e's workload, created in e->at's second, other than `evicted`. */
-void ebb_evmem_find_peers(struct ebb_evmem_entry *e, const struct ebb_cache *c,
+ * e's workload, created in e->at's second, other than `evicted`. The pods
+ * of that second are found once per second and cache content (m->second),
+ * not once per eviction. */
+void ebb_evmem_find_peers(struct ebb_evmem *m, struct ebb_evmem_entry *e, const struct ebb_cache *c,
                           const struct ebb_pod *evicted);
 
 /* ---- encoding (evmemory_json.c) ----------------------------------------- */

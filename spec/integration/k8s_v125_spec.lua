@@ -106,8 +106,10 @@ describe("against kube-apiserver v1.25", function()
       .. " --output json")
     assert.equal(0, code, err)
     local plan = K.json.decode(text)
-    assert.equal(1, #plan.evictions, msg)
-    assert.equal(2, #plan.refusals, msg)
+    -- what was recorded and decided, should this ever differ
+    local why = msg .. "\n" .. text .. "\n" .. err
+    assert.equal(1, #plan.evictions, why)
+    assert.equal(2, #plan.refusals, why)
     for _, r in ipairs(plan.refusals) do assert.equal("pdb", r.why) end
   end)
 end)
