@@ -3,6 +3,10 @@
 -o json` prints it (a v1 List, indented by 4).
 
     gen_cluster.py --nodes 5000 --pods 150000 --seed 1 -o cluster.json
+    gen_cluster.py ... --as-recorded -o cluster.json
+
+With --as-recorded, the same cluster as `ebb record` writes it: one item
+per line, compact, without managedFields (about a third of the bytes).
 
 Pods are realistic (4-8 KB of JSON each): labels and annotations,
 ownerReferences (ReplicaSet, StatefulSet, DaemonSet, Job), several containers
@@ -240,6 +244,8 @@ def main():
     ap.add_argument("--pods", type=int, default=150000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("-o", "--output", required=True)
+    ap.add_argument("--as-recorded", action="store_true",
+                    help="compact items without managedFields, as `ebb record` writes them")
     a = ap.parse_args()
     rng = random.Random(a.seed)
 
@@ -271,7 +277,12 @@ def main():
         if not first:
             out.write(",\n")
         first = False
-        out.write("        " + obj_text.replace("\n", "\n        "))
+        if a.as_recorded:
+            obj = json.loads(obj_text)
+            obj["metadata"].pop("managedFields", None)
+            out.write(json.dumps(obj, separators=(",", ":")))
+        else:
+            out.write("        " + obj_text.replace("\n", "\n        "))
 
     for n in nodes:
         emit(json.dumps(n, indent=4, sort_keys=True))
