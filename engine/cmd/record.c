@@ -53,25 +53,32 @@ struct resource {
     const char *path;
     const char *api_version;   /* items of a List carry no apiVersion/kind */
     const char *kind;
-    bool optional;             /* 404: the API does not serve it, skip */
+    bool optional;             /* 404 (not served) or 403 (not granted): left out, said */
+    const char *without;       /* what a snapshot without it lacks */
 };
 
 static const struct resource resources[] = {
-    { "/api/v1/nodes", "v1", "Node", false },
-    { "/api/v1/namespaces", "v1", "Namespace", false },
-    { "/apis/scheduling.k8s.io/v1/priorityclasses", "scheduling.k8s.io/v1", "PriorityClass", false },
-    { "/api/v1/persistentvolumeclaims", "v1", "PersistentVolumeClaim", false },
-    { "/apis/policy/v1/poddisruptionbudgets", "policy/v1", "PodDisruptionBudget", false },
-    { "/api/v1/pods", "v1", "Pod", false },
+    { "/api/v1/nodes", "v1", "Node", false, NULL },
+    { "/api/v1/namespaces", "v1", "Namespace", false, NULL },
+    { "/apis/scheduling.k8s.io/v1/priorityclasses", "scheduling.k8s.io/v1", "PriorityClass", false, NULL },
+    { "/api/v1/persistentvolumeclaims", "v1", "PersistentVolumeClaim", false, NULL },
+    { "/apis/policy/v1/poddisruptionbudgets", "policy/v1", "PodDisruptionBudget", false, NULL },
+    { "/api/v1/pods", "v1", "Pod", false, NULL },
     /* what the scheduler's default topology spreading reads (simulate --reschedule);
      * optional only so that a server without them (ebb serve) records the rest */
-    { "/api/v1/services", "v1", "Service", true },
-    { "/api/v1/replicationcontrollers", "v1", "ReplicationController", true },
-    { "/apis/apps/v1/replicasets", "apps/v1", "ReplicaSet", true },
-    { "/apis/apps/v1/statefulsets", "apps/v1", "StatefulSet", true },
-    { "/apis/metrics.k8s.io/v1beta1/nodes", "metrics.k8s.io/v1beta1", "NodeMetrics", true },
-    { "/apis/metrics.k8s.io/v1beta1/pods", "metrics.k8s.io/v1beta1", "PodMetrics", true },
-    { "/apis/slo.koordinator.sh/v1alpha1/nodemetrics", "slo.koordinator.sh/v1alpha1", "NodeMetric", true },
+#define SPREAD "ebb simulate --reschedule spreads replacements without them (the " \
+               "scheduler's default topology spreading)"
+#define LOAD "strategies of actual usage (LowNodeLoad) have none to read"
+    { "/api/v1/services", "v1", "Service", true, SPREAD },
+    { "/api/v1/replicationcontrollers", "v1", "ReplicationController", true, SPREAD },
+    { "/apis/apps/v1/replicasets", "apps/v1", "ReplicaSet", true, SPREAD },
+    { "/apis/apps/v1/statefulsets", "apps/v1", "StatefulSet", true, SPREAD },
+    { "/apis/metrics.k8s.io/v1beta1/nodes", "metrics.k8s.io/v1beta1", "NodeMetrics", true, LOAD },
+    { "/apis/metrics.k8s.io/v1beta1/pods", "metrics.k8s.io/v1beta1", "PodMetrics", true, LOAD },
+    { "/apis/slo.koordinator.sh/v1alpha1/nodemetrics", "slo.koordinator.sh/v1alpha1", "NodeMetric", true,
+      LOAD },
+#undef SPREAD
+#undef LOAD
 };
 
 struct recorder {
@@ -134,6 +141,19 @@ static void on_page(struct ebb_kube_req *req, int status, const char *body, size
         next_page(r, NULL);
         return;
     }
+    if (status == 403 && res->optional && r->counts[r->res] == 0) {
+        /* not granted (a ServiceAccount without deploy/'s record component):
+         * the rest of the cluster is still worth a snapshot; said, with
+         * what the snapshot then lacks */
+        char what[600], msg[1024];
+        snprintf(what, sizeof(what), "LIST %s", res->path);
+        ebb_kube_answer_text(what, status, body, len, msg, sizeof(msg));
+        ebb_log(EBB_LOG_WARN, "record: %s objects left out of the snapshot: %s; %s", res->kind, msg,
+                res->without);
+        r->res++;
+        next_page(r, NULL);
+        return;
+    }
     if (status != 200) {
         char what[600];
         snprintf(what, sizeof(what), "LIST %s", res->path);
@@ -190,7 +210,7 @@ static void on_page(struct ebb_kube_req *req, int status, const char *body, size
  * it is in the cluster, so that `ebb simulate` and `ebb test` start from
  * it and `ebb serve` serves it. Optional: a memory ebb cannot read (not
  * there, not granted) is left out with a message, the record goes on. */
-static const struct resource memory_res = { "", "v1", "ConfigMap", true };
+static const struct resource memory_res = { "", "v1", "ConfigMap", true, NULL };
 
 static void on_memory(struct ebb_kube_req *req, int status, const char *body, size_t len, void *ud)
 {

@@ -227,4 +227,49 @@ describe("ebb and credentials a managed cluster gives", function()
     assert.matches("at the cluster scope", rerr, 1, true)
     S.rmdir(dir)
   end)
+
+  it("ebb record without grants for the optional resources: the rest recorded, each left out said", function()
+    local ns = cp:namespace("rec-part")
+    cp:node(ns .. "-n1")
+    cp:replicaset(ns, "web", 1)
+    cp:service_account(ns, "recorder")
+    -- what a run reads, and nothing of what only --reschedule's spreading reads
+    cp:create("/apis/rbac.authorization.k8s.io/v1/clusterroles", {
+      apiVersion = "rbac.authorization.k8s.io/v1", kind = "ClusterRole", metadata = { name = ns .. "-recorder" },
+      rules = {
+        { apiGroups = { "" }, resources = { "nodes", "namespaces", "pods", "persistentvolumeclaims" },
+          verbs = { "list" } },
+        { apiGroups = { "scheduling.k8s.io" }, resources = { "priorityclasses" }, verbs = { "list" } },
+        { apiGroups = { "policy" }, resources = { "poddisruptionbudgets" }, verbs = { "list" } } } })
+    cp:create("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
+      apiVersion = "rbac.authorization.k8s.io/v1", kind = "ClusterRoleBinding", metadata = { name = ns .. "-recorder" },
+      roleRef = { apiGroup = "rbac.authorization.k8s.io", kind = "ClusterRole", name = ns .. "-recorder" },
+      subjects = { { kind = "ServiceAccount", name = "recorder", namespace = ns } } })
+    local dir = S.tmpdir()
+    local kc = cp:write_kubeconfig(dir .. "/kubeconfig", { token = cp:token(ns, "recorder") })
+    local ok, rerr
+    -- the binding takes a moment to be seen by the authorizer
+    cp:wait(function()
+      ok, rerr = record(kc, dir)
+      return ok
+    end, 20, "ebb record with the partial grant")
+    for _, kind in ipairs{ "Service", "ReplicationController", "ReplicaSet", "StatefulSet" } do
+      assert.matches("record: " .. kind .. " objects left out of the snapshot: LIST /[^ ]+: 403 [%w.]+ is " ..
+        "forbidden: [^\n]*; ebb simulate %-%-reschedule spreads replacements without them", rerr)
+    end
+    local snap = K.json.decode(S.read(dir .. "/cluster.json"))
+    local kinds = {}
+    for _, it in ipairs(snap.items) do kinds[it.kind] = (kinds[it.kind] or 0) + 1 end
+    assert.is_nil(kinds.Service)
+    assert.is_nil(kinds.ReplicaSet)
+    assert.is_true((kinds.Pod or 0) >= 1 and (kinds.Node or 0) >= 1, rerr)
+    -- a required resource refused still fails the whole recording
+    cp:request("DELETE", "/apis/rbac.authorization.k8s.io/v1/clusterroles/" .. ns .. "-recorder")
+    cp:wait(function()
+      ok, rerr = record(kc, dir)
+      return not ok
+    end, 20, "ebb record refused without the grants")
+    assert.matches("LIST /api/v1/nodes: 403", rerr)
+    S.rmdir(dir)
+  end)
 end)
