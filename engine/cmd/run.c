@@ -179,6 +179,7 @@ static int parse(int argc, char **argv, struct run_opts *o)
     struct option longopts[EBB_ARRAY_LEN(ebb_longopts) + EBB_ARRAY_LEN(refused) + 1];
     int c, li;
     char *end;
+    long n;
     bool b;
     double ignored;
 
@@ -316,29 +317,27 @@ static int parse(int argc, char **argv, struct run_opts *o)
             }
             break;
         case F_BURST:
-            o->burst = (int)strtol(optarg, &end, 10);
-            if (*optarg == '\0' || *end != '\0' || o->burst < 1) {
-                fprintf(stderr, "ebb: error: --burst: \"%s\" is not a positive integer\n", optarg);
+            if (!ebb_flag_int("--burst", optarg, 1, 100000, &n))
                 return EXIT_INPUT;
-            }
+            o->burst = (int)n;
             break;
         case F_BIND: o->bind = optarg; break;
         case F_PORT:
         case F_SECURE_PORT:
-            o->port = (int)strtol(optarg, &end, 10);
-            if (*optarg == '\0' || *end != '\0' || o->port < 0 || o->port > 65535) {
-                fprintf(stderr, "ebb: error: --%s: \"%s\" is not a port (0-65535)\n", longopts[li].name, optarg);
+        {
+            char flag[64];
+            snprintf(flag, sizeof(flag), "--%s", longopts[li].name);
+            if (!ebb_flag_int(flag, optarg, 0, 65535, &n))
                 return EXIT_INPUT;
-            }
+            o->port = (int)n;
             break;
+        }
         case F_STALE: dur = "--max-stale"; d = &o->max_stale_s; break;
         case F_SYNC_TIMEOUT: dur = "--sync-timeout"; d = &o->sync_timeout_s; break;
         case F_PAGE:
-            o->page_size = (int)strtol(optarg, &end, 10);
-            if (*optarg == '\0' || *end != '\0' || o->page_size < 1 || o->page_size > 100000) {
-                fprintf(stderr, "ebb: error: --page-size: \"%s\" is not a number from 1 to 100000\n", optarg);
+            if (!ebb_flag_int("--page-size", optarg, 1, 100000, &n))
                 return EXIT_INPUT;
-            }
+            o->page_size = (int)n;
             break;
         case F_SYNC_MODE:
             if (strcmp(optarg, "auto") == 0) {

@@ -323,6 +323,26 @@ profiles:
     assert.is_nil(io.open("never-written.json"))
   end)
 
+  it("run's integer flags refuse what is not a whole number in range, overflow too, naming the flag", function()
+    -- an int cast of a long once took 4294967297 for a burst of 1 and
+    -- 4294967296 for port 0
+    local cases = {
+      { "--burst", { "0", "-1", "4294967297", "10x", "" }, 1, 100000 },
+      { "--port", { "-1", "65536", "4294967296", "80 " }, 0, 65535 },
+      { "--secure-port", { "4294967296", "1e3" }, 0, 65535 },
+      { "--page-size", { "0", "4294967297", "99999999999999999999" }, 1, 100000 },
+    }
+    for _, c in ipairs(cases) do
+      for _, v in ipairs(c[2]) do
+        local code, out, err = run("run", "--policy", "never-read.yaml", c[1], v)
+        assert.equal(2, code, c[1] .. " " .. v)
+        assert.equal("", out)
+        assert.matches('^ebb: error: ' .. c[1]:gsub("%p", "%%%0") .. ': "' .. v:gsub("%p", "%%%0") ..
+          '" is not a number from ' .. c[3] .. ' to ' .. c[4] .. '\n$', err)
+      end
+    end
+  end)
+
   it("prints its version", function()
     local code, out = run("version")
     assert.equal(0, code)
