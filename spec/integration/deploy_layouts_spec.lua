@@ -135,7 +135,7 @@ describe("deploy/ against kube-apiserver", function()
     cp:wait(function() return not exists(CRONJOB) end, 30, "the CronJob pruned")
   end)
 
-  it("ebb record with the ServiceAccount: refused without components/record, records with it", function()
+  it("ebb record with the ServiceAccount: without components/record the spreading kinds are left out and said, with it recorded", function()
     local ns = cp:namespace("record")
     cp:node(ns .. "-n1")
     cp:create("/api/v1/namespaces/" .. ns .. "/services", { apiVersion = "v1", kind = "Service",
@@ -144,22 +144,30 @@ describe("deploy/ against kube-apiserver", function()
     apply("deploy/base")
     local kc = cp:write_kubeconfig(cp.dir .. "/ebb-record.kubeconfig", { token = cp:token("ebb-system", "ebb") })
     local out = cp.dir .. "/record.json"
+    local function kinds_of()
+      local snap = json.decode(assert(shell.read(out)))
+      local kinds = {}
+      for _, it in ipairs(snap.items) do
+        if it.metadata.namespace == ns then kinds[it.kind] = true end
+      end
+      return kinds
+    end
     local code, msg = sh(EBB .. " record -o " .. shq(out) .. " --kubeconfig " .. shq(kc))
-    assert.are_not.equal(0, code)
-    assert.truthy(msg:find("403", 1, true), msg)
-    assert.truthy(msg:find("services", 1, true), msg)
+    assert.equal(0, code, msg)
+    assert.truthy(msg:find("record: Service objects left out of the snapshot: LIST /api/v1/services: 403", 1, true), msg)
+    assert.truthy(msg:find("record: ReplicaSet objects left out of the snapshot", 1, true), msg)
+    local kinds = kinds_of()
+    assert.is_nil(kinds.Service, "no Service without the grant")
+    assert.is_true(kinds.Pod, "the pods recorded")
 
     apply("deploy/components/record")
     local ok = pcall(cp.wait, cp, function()
       code, msg = sh(EBB .. " record -o " .. shq(out) .. " --kubeconfig " .. shq(kc))
-      return code == 0
+      return code == 0 and not msg:find("Service objects left out", 1, true)
     end, 30)
     assert(ok, "ebb record with components/record: " .. msg)
-    local snap = json.decode(assert(shell.read(out)))
-    local kinds = {}
-    for _, it in ipairs(snap.items) do
-      if it.metadata.namespace == ns then kinds[it.kind] = true end
-    end
+    assert.falsy(msg:find("left out of the snapshot: LIST /api/v1/services", 1, true), msg)
+    kinds = kinds_of()
     assert.is_true(kinds.Service, "the Service recorded")
     assert.is_true(kinds.ReplicaSet, "the ReplicaSet recorded")
   end)
