@@ -72,7 +72,7 @@ describe("ebb run --once exit status against kube-apiserver", function()
     cp:replicaset(ns, "web", 1)
     cp:wait(function() return #cp:pods(ns, "app=web", "bound") == 1 end, 30, "web bound")
     cp:run_pods(ns)
-    K.sleep(1.5)   -- older than the policy's 1 s
+    K.sleep(2.1)   -- older than the policy's 1 s: 2 s past a creationTimestamp cut to the second
     local sa = cp:service_account(ns, "reader")
     local role = cp:create("/apis/rbac.authorization.k8s.io/v1/clusterroles", { apiVersion = "rbac.authorization.k8s.io/v1",
       kind = "ClusterRole", metadata = { name = ns .. "-reader" },
