@@ -18,20 +18,6 @@ enum { F_NAMESPACE, F_KIND, F_WORKLOAD, F_NODE, F_PLUGIN, F_PROFILE, F_MAX };
 static const char *const field_names[] = { "namespace", "kind", "workload", "node", "plugin",
                                            "profile", "since", "limit", NULL };
 
-static void push_str(lua_State *L, ebb_str s)
-{
-    if (s == NULL)
-        lua_pushnil(L);
-    else
-        lua_pushlstring(L, s, ebb_str_len(s));
-}
-
-static void set_str(lua_State *L, const char *key, ebb_str s)
-{
-    push_str(L, s);
-    lua_setfield(L, -2, key);
-}
-
 /* ebb.evictions([opts]) -> list                                  [-0, +1, e]
  *   opts.namespace, kind, workload, node, plugin, profile = strings: only
  *     the entries with that value (kind and workload: the top-level
@@ -95,16 +81,16 @@ static int l_evictions(lua_State *L)
         lua_createtable(L, 0, 12);
         lua_pushinteger(L, e->at);
         lua_setfield(L, -2, "time");
-        set_str(L, "namespace", e->ns);
-        set_str(L, "pod", e->pod);
-        set_str(L, "uid", e->uid);
-        set_str(L, "kind", e->kind);
-        set_str(L, "workload", e->workload);
-        set_str(L, "node", e->node);
-        set_str(L, "plugin", e->plugin);
-        set_str(L, "profile", e->profile);
-        set_str(L, "landed", e->landed);
-        set_str(L, "replacement", e->replacement);
+        ebb__lua_setstr(L, "namespace", e->ns);
+        ebb__lua_setstr(L, "pod", e->pod);
+        ebb__lua_setstr(L, "uid", e->uid);
+        ebb__lua_setstr(L, "kind", e->kind);
+        ebb__lua_setstr(L, "workload", e->workload);
+        ebb__lua_setstr(L, "node", e->node);
+        ebb__lua_setstr(L, "plugin", e->plugin);
+        ebb__lua_setstr(L, "profile", e->profile);
+        ebb__lua_setstr(L, "landed", e->landed);
+        ebb__lua_setstr(L, "replacement", e->replacement);
         lua_pushboolean(L, (e->flags & EBB_EVMEM_BOUNCED) != 0);
         lua_setfield(L, -2, "bounced");
         lua_rawseti(L, -2, ++out);

@@ -285,6 +285,14 @@ int ebb__lua_view_eq(lua_State *L);
 /* {key = value} of labels or annotations; {resource = integer}. [-0, +1, m] */
 void ebb__lua_push_labels(lua_State *L, const struct ebb_labels *l);
 void ebb__lua_push_res(lua_State *L, const struct ebb_res *r);
+/* t[k] = v for the table on top, left unset when v is NULL.   [-0, +0, m] */
+static inline void ebb__lua_setstr(lua_State *L, const char *k, const char *v)
+{
+    if (v != NULL) {
+        lua_pushstring(L, v);
+        lua_setfield(L, -2, k);
+    }
+}
 
 /* ---- Lua bindings (lua_*.c) ----------------------------------------------- */
 

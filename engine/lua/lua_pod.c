@@ -66,14 +66,6 @@ struct ebb_pod *ebb__lua_check_pod(lua_State *L, int idx)
 
 /* ---- tables built on demand --------------------------------------------- */
 
-static void setstr(lua_State *L, const char *k, const char *v)
-{
-    if (v != NULL) {
-        lua_pushstring(L, v);
-        lua_setfield(L, -2, k);
-    }
-}
-
 static void setint(lua_State *L, const char *k, lua_Integer v)
 {
     lua_pushinteger(L, v);
@@ -163,9 +155,9 @@ static void g_owners(lua_State *L, const struct ebb_pod *p)
     lua_createtable(L, p->nowners, 0);
     for (uint16_t i = 0; i < p->nowners; i++) {
         lua_createtable(L, 0, 4);
-        setstr(L, "kind", p->owners[i].kind);
-        setstr(L, "name", p->owners[i].name);
-        setstr(L, "uid", p->owners[i].uid);
+        ebb__lua_setstr(L, "kind", p->owners[i].kind);
+        ebb__lua_setstr(L, "name", p->owners[i].name);
+        ebb__lua_setstr(L, "uid", p->owners[i].uid);
         lua_pushboolean(L, p->owners[i].controller);
         lua_setfield(L, -2, "controller");
         lua_rawseti(L, -2, i + 1);
@@ -178,12 +170,12 @@ static void g_tolerations(lua_State *L, const struct ebb_pod *p)
     for (uint16_t i = 0; i < p->ntolerations; i++) {
         const struct ebb_toleration *t = &p->tolerations[i];
         lua_createtable(L, 0, 5);
-        setstr(L, "key", t->key);
-        setstr(L, "value", t->value);
-        setstr(L, "operator", t->op == EBB_TOL_EXISTS ? "Exists" : t->op == EBB_TOL_LT ? "Lt"
+        ebb__lua_setstr(L, "key", t->key);
+        ebb__lua_setstr(L, "value", t->value);
+        ebb__lua_setstr(L, "operator", t->op == EBB_TOL_EXISTS ? "Exists" : t->op == EBB_TOL_LT ? "Lt"
                               : t->op == EBB_TOL_GT ? "Gt" : "Equal");
         if (t->effect != EBB_EFFECT_ALL)
-            setstr(L, "effect", ebb_effect_name(t->effect));
+            ebb__lua_setstr(L, "effect", ebb_effect_name(t->effect));
         if (t->has_seconds)
             setint(L, "tolerationSeconds", t->seconds);
         lua_rawseti(L, -2, i + 1);
@@ -216,17 +208,17 @@ static void g_cstatus(lua_State *L, const struct ebb_pod *p)
     for (uint16_t i = 0; i < p->ncstatus; i++) {
         const struct ebb_cstatus *c = &p->cstatus[i];
         lua_createtable(L, 0, 10);
-        setstr(L, "name", c->name);
-        setstr(L, "kind", kinds[c->kind <= 2 ? c->kind : 0]);
-        setstr(L, "state", cstate_name(c->state));
-        setstr(L, "reason", c->reason);
+        ebb__lua_setstr(L, "name", c->name);
+        ebb__lua_setstr(L, "kind", kinds[c->kind <= 2 ? c->kind : 0]);
+        ebb__lua_setstr(L, "state", cstate_name(c->state));
+        ebb__lua_setstr(L, "reason", c->reason);
         if (c->state == EBB_CSTATE_TERMINATED)
             setint(L, "exit_code", c->exit_code);
         setint(L, "restarts", c->restarts);
         lua_pushboolean(L, c->ready);
         lua_setfield(L, -2, "ready");
-        setstr(L, "last_state", cstate_name(c->last_state));
-        setstr(L, "last_reason", c->last_reason);
+        ebb__lua_setstr(L, "last_state", cstate_name(c->last_state));
+        ebb__lua_setstr(L, "last_reason", c->last_reason);
         if (c->last_state == EBB_CSTATE_TERMINATED)
             setint(L, "last_exit_code", c->last_exit_code);
         lua_rawseti(L, -2, i + 1);
@@ -239,9 +231,9 @@ static void g_conditions(lua_State *L, const struct ebb_pod *p)
     for (uint16_t i = 0; i < p->nconditions; i++) {
         const struct ebb_condition *c = &p->conditions[i];
         lua_createtable(L, 0, 4);
-        setstr(L, "type", c->type);
-        setstr(L, "status", c->status);
-        setstr(L, "reason", c->reason);
+        ebb__lua_setstr(L, "type", c->type);
+        ebb__lua_setstr(L, "status", c->status);
+        ebb__lua_setstr(L, "reason", c->reason);
         if (c->last_transition != EBB_TIME_NONE)
             setint(L, "last_transition", c->last_transition);
         lua_rawseti(L, -2, i + 1);
