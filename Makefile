@@ -27,7 +27,10 @@ PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lhttp_parser -lm
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 CFLAGS  ?= -O2 -g
-ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -Iinclude -Iengine $(PKG_CFLAGS) $(CFLAGS)
+# vendor/yyjson: the JSON parser of the bulk reads (vendor/yyjson/README.md)
+YYJSON_DEFS := -DYYJSON_DISABLE_WRITER=1 -DYYJSON_DISABLE_UTILS=1
+ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -Iinclude -Iengine -Ivendor/yyjson $(YYJSON_DEFS) \
+             $(PKG_CFLAGS) $(CFLAGS)
 ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 B       := build
@@ -35,15 +38,18 @@ B       := build
 # the folder: build/obj/core/framework.o
 LAYERS  := base model strategy core lua kube sched serve cmd
 LIB_SRC := $(filter-out engine/cmd/main.c engine/cmd/module.c,$(foreach l,$(LAYERS),$(wildcard engine/$(l)/*.c)))
-LIB_OBJ := $(LIB_SRC:engine/%.c=$(B)/obj/%.o)
-PIC_OBJ := $(LIB_SRC:engine/%.c=$(B)/pic/%.o)
-ASAN_OBJ := $(LIB_SRC:engine/%.c=$(B)/asan/obj/%.o)
+# vendored sources, built beside the engine's: build/obj/vendor/yyjson.o
+VENDOR_SRC := vendor/yyjson/yyjson.c
+VENDOR_HDRS := vendor/yyjson/yyjson.h
+LIB_OBJ := $(LIB_SRC:engine/%.c=$(B)/obj/%.o) $(B)/obj/vendor/yyjson.o
+PIC_OBJ := $(LIB_SRC:engine/%.c=$(B)/pic/%.o) $(B)/pic/vendor/yyjson.o
+ASAN_OBJ := $(LIB_SRC:engine/%.c=$(B)/asan/obj/%.o) $(B)/asan/obj/vendor/yyjson.o
 TEST_SRC := $(wildcard engine/test/test_*.c)
 TEST_BIN := $(TEST_SRC:engine/test/%.c=$(B)/asan/%)
 # libFuzzer targets: the engine built again with clang and coverage
 FUZZ_CC := clang
 FUZZ_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-FUZZ_OBJ := $(LIB_SRC:engine/%.c=$(B)/fuzz/obj/%.o)
+FUZZ_OBJ := $(LIB_SRC:engine/%.c=$(B)/fuzz/obj/%.o) $(B)/fuzz/obj/vendor/yyjson.o
 FUZZ_SRC := $(wildcard fuzz/*.c)
 FUZZ_BIN := $(FUZZ_SRC:fuzz/%.c=$(B)/fuzz/%)
 FUZZ_SECONDS ?= 60
@@ -98,7 +104,7 @@ deps:
 	  fi; \
 	fi
 
-HDRS := $(wildcard include/*.h include/ebb/*.h $(foreach l,$(LAYERS),engine/$(l)/*.h))
+HDRS := $(wildcard include/*.h include/ebb/*.h $(foreach l,$(LAYERS),engine/$(l)/*.h)) $(VENDOR_HDRS)
 # V=1 shows the full commands
 Q := $(if $(V),,@)
 
@@ -116,6 +122,26 @@ $(B)/asan/obj/%.o: engine/%.c $(HDRS)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC asan $<")
 	$(Q)$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -c $< -o $@
+
+$(B)/obj/vendor/%.o: vendor/yyjson/%.c $(VENDOR_HDRS)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(B)/pic/vendor/%.o: vendor/yyjson/%.c $(VENDOR_HDRS)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC -fPIC $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -c $< -o $@
+
+$(B)/asan/obj/vendor/%.o: vendor/yyjson/%.c $(VENDOR_HDRS)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC asan $<")
+	$(Q)$(CC) $(ALL_CFLAGS) $(ASAN_FLAGS) -c $< -o $@
+
+$(B)/fuzz/obj/vendor/%.o: vendor/yyjson/%.c $(VENDOR_HDRS)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC fuzz $<")
+	$(Q)$(FUZZ_CC) $(ALL_CFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
 $(B)/libebb.a: $(LIB_OBJ)
 	$(Q)ar rcs $@ $^

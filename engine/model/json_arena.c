@@ -1,24 +1,28 @@
 /* cJSON trees in a bump arena (snapshot_int.h), and the gate a server's
  * document goes through on its way to cJSON.
  *
- * cJSON mallocs every node and string; while a document is parsed its
- * allocations come from a bump arena that is reset, not freed node by
- * node, when the document is done: the snapshot loader parses each item
- * so, the watch cache each LIST item and watch event. The tree is bounded
- * as well as the text (EBB_JSON_TREE_MAX): a few bytes of JSON make a
- * node of 64. */
-#include <pthread.h>
+ * The text is parsed by yyjson (vendor/yyjson), several times faster than
+ * cJSON's own parser, and its values are laid out as cJSON nodes, all in a
+ * bump arena that is reset, not freed node by node, when the document is
+ * done: the snapshot loader parses each item so, the watch cache each LIST
+ * item and watch event. Every decoder reads the same cJSON tree as before
+ * (ebb/decode.h). The tree is bounded as well as the text
+ * (EBB_JSON_TREE_MAX): a few bytes of JSON make a node of 64. */
+#include <limits.h>
 #include <stdalign.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <yyjson.h>
+
 #include "model/snapshot_int.h"
 
 /* What a reset arena keeps of its chunks for the next document: one
  * object that was huge does not hold its memory for the process's life. */
 #define ARENA_KEEP ((size_t)4 << 20)
+#define CHUNK ((size_t)256 << 10)
 
 struct arena_chunk {
     struct arena_chunk *next;
@@ -26,35 +30,23 @@ struct arena_chunk {
     max_align_t data[];
 };
 
-/* The arena this thread parses into, NULL when it parses none: cJSON's
- * hooks are installed once for the process (hooks_install) and never
- * swapped, so a thread that parses into an arena (the snapshot loader's
- * parser thread) and one that builds or copies trees with malloc (the
- * loader's caller, ebb serve's copies) do not race on them. */
-static _Thread_local struct ebb_json_arena *the_arena;
-
-static void *arena_malloc(size_t n)
+/* n bytes of a (aligned as malloc's), counted against EBB_JSON_TREE_MAX:
+ * NULL with a->over or a->oom set. */
+static void *arena_alloc(struct ebb_json_arena *a, size_t n)
 {
-    struct ebb_json_arena *a = the_arena;
-    struct arena_chunk *c;
-
-    if (a == NULL)
-        return malloc(n);
-    c = a->cur;
+    struct arena_chunk *c = a->cur;
 
     n = (n + alignof(max_align_t) - 1) & ~(alignof(max_align_t) - 1);
     /* A few bytes of JSON make a node of 64: the tree is bounded, not only
      * the text (EBB_JSON_TREE_MAX, well above what 1.5 MiB can make). */
-    if (a->used + n > EBB_JSON_TREE_MAX) {
+    if (n > EBB_JSON_TREE_MAX || a->used + n > EBB_JSON_TREE_MAX) {
         a->over = true;
         return NULL;
     }
     while (c != NULL && c->cap - c->used < n)
         c = a->cur = c->next;
     if (c == NULL) {
-        size_t cap = 256u << 10;
-        if (cap < n)
-            cap = n;
+        size_t cap = n > CHUNK ? n : CHUNK;
         if ((c = malloc(sizeof(*c) + cap)) == NULL) {
             a->oom = true;
             return NULL;
@@ -71,28 +63,40 @@ static void *arena_malloc(size_t n)
     return p;
 }
 
-static void arena_free(void *p)
+/* yyjson's allocator: the arena. It grows its value array with realloc:
+ * the last block of the chunk grows in place, any other is copied. */
+static void *yy_malloc(void *ctx, size_t n)
 {
-    /* in an arena everything goes at once, in ebb_json_arena_reset; a tree
-     * parsed in an arena is never given to cJSON_Delete */
-    if (the_arena == NULL)
-        free(p);
+    return arena_alloc(ctx, n);
 }
 
-static pthread_once_t hooks_once = PTHREAD_ONCE_INIT;
-
-static void hooks_set(void)
+static void *yy_realloc(void *ctx, void *p, size_t old, size_t n)
 {
-    cJSON_Hooks h = { arena_malloc, arena_free };
+    struct ebb_json_arena *a = ctx;
+    struct arena_chunk *c = a->cur;
+    size_t o = (old + alignof(max_align_t) - 1) & ~(alignof(max_align_t) - 1);
+    void *q;
 
-    cJSON_InitHooks(&h);
+    if (p == NULL)
+        return arena_alloc(a, n);
+    if (c != NULL && (char *)p + o == (char *)c->data + c->used && n >= old) {
+        size_t more = ((n + alignof(max_align_t) - 1) & ~(alignof(max_align_t) - 1)) - o;
+        if (c->cap - c->used >= more && a->used + more <= EBB_JSON_TREE_MAX) {
+            c->used += more;
+            a->used += more;
+            return p;
+        }
+    }
+    if ((q = arena_alloc(a, n)) != NULL)
+        memcpy(q, p, old < n ? old : n);
+    return q;
 }
 
-/* cJSON's hooks for the process: the first parse installs them (or
- * ebb_json_arena_create, which runs before a watcher's threads parse). */
-static void hooks_install(void)
+static void yy_free(void *ctx, void *p)
 {
-    pthread_once(&hooks_once, hooks_set);
+    /* everything goes at once, in ebb_json_arena_reset */
+    (void)ctx;
+    (void)p;
 }
 
 /* Everything handed out is free again; chunks past ARENA_KEEP go back to
@@ -132,17 +136,140 @@ void ebb__json_arena_release(struct ebb_json_arena *a)
     a->head = a->cur = NULL;
 }
 
-/* In this thread's arena `a`, then this thread is back on malloc. */
+/* ---- yyjson's values as cJSON nodes --------------------------------------------- */
+
+/* The tree cJSON's parser would have made of the same text: the same node
+ * types and fields (valueint saturated as cJSON does, true's valueint 1),
+ * members in order (a duplicate key kept, the first found by lookups),
+ * each list's first node's prev pointing at its last (cJSON appends
+ * through it), strings and keys pointing into yyjson's copy of the text
+ * (in the same arena). Nesting deeper than cJSON's CJSON_NESTING_LIMIT is
+ * refused as cJSON refuses it: what walks a tree recursively
+ * (cJSON_Duplicate, cJSON_Print) stays within it. */
+struct conv {
+    cJSON *next;                 /* the next free node */
+};
+
+static void number(cJSON *n, double d)
+{
+    n->type = cJSON_Number;
+    n->valuedouble = d;
+    if (d >= INT_MAX)
+        n->valueint = INT_MAX;
+    else if (d <= (double)INT_MIN)
+        n->valueint = INT_MIN;
+    else
+        n->valueint = (int)d;
+}
+
+static bool conv_val(struct conv *cv, yyjson_val *v, cJSON *n, int depth)
+{
+    memset(n, 0, sizeof(*n));
+    switch (yyjson_get_type(v)) {
+    case YYJSON_TYPE_NULL:
+        n->type = cJSON_NULL;
+        return true;
+    case YYJSON_TYPE_BOOL:
+        n->type = yyjson_get_bool(v) ? cJSON_True : cJSON_False;
+        n->valueint = yyjson_get_bool(v);
+        return true;
+    case YYJSON_TYPE_NUM:
+        switch (yyjson_get_subtype(v)) {
+        case YYJSON_SUBTYPE_UINT: number(n, (double)yyjson_get_uint(v)); break;
+        case YYJSON_SUBTYPE_SINT: number(n, (double)yyjson_get_sint(v)); break;
+        default: number(n, yyjson_get_real(v)); break;
+        }
+        return true;
+    case YYJSON_TYPE_RAW:
+        /* a number past int64/uint64 or past a finite double (read raw):
+         * what cJSON's strtod made of it, infinity included */
+        number(n, strtod(yyjson_get_raw(v), NULL));
+        return true;
+    case YYJSON_TYPE_STR:
+        n->type = cJSON_String;
+        n->valuestring = (char *)yyjson_get_str(v);
+        return true;
+    case YYJSON_TYPE_ARR:
+    case YYJSON_TYPE_OBJ: {
+        bool obj = yyjson_is_obj(v);
+        size_t len = yyjson_get_len(v);
+        yyjson_val *c = unsafe_yyjson_get_first(v);
+        cJSON *prev = NULL;
+
+        n->type = obj ? cJSON_Object : cJSON_Array;
+        if (depth >= CJSON_NESTING_LIMIT)
+            return false;
+        for (size_t i = 0; i < len; i++) {
+            cJSON *m = cv->next++;
+            const char *key = NULL;
+            if (obj) {
+                key = yyjson_get_str(c);
+                c = c + 1;
+            }
+            if (!conv_val(cv, c, m, depth + 1))
+                return false;
+            m->string = (char *)key;
+            if (prev == NULL)
+                n->child = m;
+            else
+                prev->next = m, m->prev = prev;
+            prev = m;
+            c = unsafe_yyjson_get_next(c);
+        }
+        if (n->child != NULL)
+            n->child->prev = prev;
+        return true;
+    }
+    default:
+        return false;
+    }
+}
+
+/* In `a` (the caller resets it). yyjson reads what cJSON read: the first
+ * value, whatever follows it left alone (*endp just past it); a UTF-8 BOM
+ * in front; invalid UTF-8 inside strings (the decoders refuse it naming
+ * the field, ebb__intern); numbers past int64 or a finite double, as
+ * cJSON's strtod read them. */
 cJSON *ebb__json_arena_parse_raw(struct ebb_json_arena *a, const char *text, size_t len,
                                  const char **endp)
 {
-    cJSON *j;
+    const yyjson_read_flag flg = YYJSON_READ_STOP_WHEN_DONE | YYJSON_READ_ALLOW_INVALID_UNICODE |
+                                 YYJSON_READ_BIGNUM_AS_RAW | YYJSON_READ_ALLOW_BOM;
+    yyjson_alc alc = { yy_malloc, yy_realloc, yy_free, a };
+    yyjson_read_err err;
+    yyjson_doc *doc;
+    struct conv cv;
+    cJSON *root;
+    size_t count;
 
-    hooks_install();
-    the_arena = a;
-    j = cJSON_ParseWithLengthOpts(text, len, endp, false);
-    the_arena = NULL;
-    return j;
+    if (endp != NULL)
+        *endp = text;
+    if (text == NULL)
+        return NULL;
+    if ((doc = yyjson_read_opts((char *)text, len, flg, &alc, &err)) == NULL) {
+        if (endp != NULL)
+            *endp = text + (err.pos <= len ? err.pos : len);
+        if (err.code == YYJSON_READ_ERROR_MEMORY_ALLOCATION && !a->over)
+            a->oom = true;
+        return NULL;
+    }
+    if (endp != NULL)
+        *endp = text + yyjson_doc_get_read_size(doc);
+    count = yyjson_doc_get_val_count(doc);
+    if (count > EBB_JSON_TREE_MAX / sizeof(cJSON)) {
+        a->over = true;
+        return NULL;
+    }
+    /* keys take a slot each too: a bound, not the count used */
+    if ((cv.next = arena_alloc(a, count * sizeof(cJSON))) == NULL)
+        return NULL;
+    root = cv.next++;
+    if (!conv_val(&cv, yyjson_doc_get_root(doc), root, 0)) {
+        if (endp != NULL)
+            *endp = text;
+        return NULL;
+    }
+    return root;
 }
 
 /* ---- the gate for a server's documents ----------------------------------------- */
@@ -151,7 +278,6 @@ int ebb_json_arena_create(struct ebb_json_arena **out)
 {
     if (out == NULL)
         return EBB_EINVAL;
-    hooks_install();
     return (*out = calloc(1, sizeof(**out))) != NULL ? 0 : EBB_ENOMEM;
 }
 

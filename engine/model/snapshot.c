@@ -623,11 +623,11 @@ static int take_text(struct loader *l, char *p, size_t n, uint64_t off, struct o
     return take_parsed(l, j, p, n, off, o);
 }
 
-/* The item at buf[pos] ('{'). Most items lie inside the window: cJSON
- * parses straight from it and says where the item ends. When the window
- * ends inside the item (or the item is bad), the scanner finds its extent,
- * refilling as needed, and exactly that is parsed. *n gets the length,
- * *lines the newlines inside it. */
+/* The item at buf[pos] ('{'). Most items lie inside the window: the
+ * scanner finds where the item ends and exactly that is parsed. When the
+ * window ends inside the item (or the item is bad), the scanner refills
+ * as needed (window_value) and take_text parses it or says what is wrong.
+ * *n gets the length, *lines the newlines inside it. */
 static int take_item(struct loader *l, struct origin *o, long *n, int *lines)
 {
     char *p = l->buf + l->pos;
@@ -635,19 +635,22 @@ static int take_item(struct loader *l, struct origin *o, long *n, int *lines)
     cJSON *j;
     bool again;
     int nl, rc;
+    long k;
 
     if (l->pipe != NULL && (rc = pipe_room(l)) != 0)
         return rc;
-    if ((j = ebb__json_arena_parse_raw(l->ar, p, l->len - l->pos, &endp)) != NULL) {
-        *n = endp - p;
+    scanner_init();
+    if ((k = scan_container(p, l->buf + l->len, &nl)) > 0 &&
+        (j = ebb__json_arena_parse_raw(l->ar, p, (size_t)k, &endp)) != NULL && endp == p + k) {
+        *n = k;
         if ((rc = item_nul(l, o, p, (size_t)*n, &again, lines)) != 0)
             return rc;
         if (!again)
             return take_parsed(l, j, p, (size_t)*n, l->base + l->pos, o);
         return take_text(l, p, (size_t)*n, l->base + l->pos, o);
     }
-    if (l->ar->oom || l->ar->over)
-        return parse_error(l, o, p, l->len - l->pos, endp);
+    if (k > 0 && (l->ar->oom || l->ar->over))
+        return parse_error(l, o, p, (size_t)k, endp);
     ebb_json_arena_reset(l->ar);
     if ((*n = window_value(l, o->line, o->prefix, o->idx, &nl)) < 0)
         return (int)*n;

@@ -3,14 +3,14 @@
  *
  *   snapshot.c     a snapshot file (JSON streamed item by item, or YAML)
  *                  into the cache, errors naming the item, field and line
- *   json_arena.c   cJSON trees in a bump arena; the gate a server's document
- *                  goes through on its way to cJSON (ebb_json_arena_parse,
+ *   json_arena.c   JSON parsed by yyjson (vendor/yyjson) into cJSON trees in
+ *                  a bump arena; the gate a server's document goes through
+ *                  on its way to cJSON (ebb_json_arena_parse,
  *                  ebb_object_from_text)
  *   list_reader.c  a server's LIST answer read as it arrives
  *
- * An arena is used by one thread at a time. cJSON's allocation hooks are
- * installed once for the process: a thread parsing into an arena gets
- * arena memory, every other cJSON call malloc (json_arena.c). A JSON
+ * An arena is used by one thread at a time: every node, string and
+ * yyjson's own memory of a document come from it (json_arena.c). A JSON
  * snapshot is parsed on a thread of its own while the caller's thread
  * decodes (snapshot.c). */
 #ifndef EBB_SNAPSHOT_INT_H
@@ -35,7 +35,8 @@ struct ebb_json_arena {
 };
 
 /* Parse [text, text+len) as it is (the caller bounds the text and scrubs
- * its NULs), *endp (may be NULL) where cJSON stopped. NULL: not JSON,
+ * its NULs), *endp (may be NULL) just past the value, or where the text
+ * stopped being JSON. NULL: not JSON,
  * a->oom or a->over; the caller resets the arena. */
 cJSON *ebb__json_arena_parse_raw(struct ebb_json_arena *a, const char *text, size_t len,
                                  const char **endp);

@@ -1,0 +1,30 @@
+/* JSON read by yyjson and laid out as cJSON nodes (engine/model/
+ * json_arena.c), against cJSON's own parser: whatever yyjson reads makes a
+ * well-formed tree within cJSON's nesting limit, and where both read the
+ * same text to the same end they make the same tree (json_same.h). */
+#include "fuzz.h"
+#include "model/snapshot_int.h"
+#include "test/json_same.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static struct ebb_json_arena a;
+    const char *text = (const char *)data, *end_c = NULL, *end_y = NULL;
+    cJSON *y, *c;
+
+    if (size > ((size_t)1 << 20))
+        return -1;
+    y = ebb__json_arena_parse_raw(&a, text, size, &end_y);
+    if (y != NULL) {
+        if (!json_well_formed(y, 0) || end_y < text || end_y > text + size)
+            abort();
+        c = cJSON_ParseWithLengthOpts(text, size, &end_c, false);
+        if (c != NULL && end_c == end_y && !json_same(y, c))
+            abort();
+        cJSON_Delete(c);
+    } else if (end_y != NULL && (end_y < text || end_y > text + size)) {
+        abort();
+    }
+    ebb_json_arena_reset(&a);
+    return 0;
+}
