@@ -1,7 +1,9 @@
 /* JSON read by yyjson and laid out as cJSON nodes (engine/model/
  * json_arena.c), against cJSON's own parser: whatever yyjson reads makes a
  * well-formed tree within cJSON's nesting limit, and where both read the
- * same text to the same end they make the same tree (json_same.h). */
+ * same text to the same end they make the same tree (json_same.h). And
+ * the snapshot's extent scanner, 64 bytes a step, against the same rules
+ * byte by byte. */
 #include "fuzz.h"
 #include "model/snapshot_int.h"
 #include "test/json_same.h"
@@ -26,5 +28,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     }
     ebb_json_arena_reset(&a);
+    if (size > 0 && (data[0] == '{' || data[0] == '[')) {
+        int nl_a = -1, nl_b = -1;
+        long ea = ebb__json_extent(text, text + size, &nl_a);
+        long eb = json_extent_bytes(text, text + size, &nl_b);
+        if (ea != eb || (ea > 0 && nl_a != nl_b))
+            abort();
+    }
     return 0;
 }

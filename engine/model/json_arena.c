@@ -145,9 +145,16 @@ void ebb__json_arena_release(struct ebb_json_arena *a)
  * through it), strings and keys pointing into yyjson's copy of the text
  * (in the same arena). Nesting deeper than cJSON's CJSON_NESTING_LIMIT is
  * refused as cJSON refuses it: what walks a tree recursively
- * (cJSON_Duplicate, cJSON_Print) stays within it. */
-struct conv {
-    cJSON *next;                 /* the next free node */
+ * (cJSON_Duplicate, cJSON_Print) stays within it.
+ *
+ * One pass, no recursion: yyjson keeps a document's values side by side
+ * in document order (a container, then everything inside it), the order
+ * cJSON's nodes are made in, so each value is the next node and the open
+ * containers are a stack. */
+struct open_list {
+    cJSON *node, *last;
+    size_t left;                 /* members still to come */
+    bool obj;
 };
 
 static void number(cJSON *n, double d)
@@ -162,66 +169,76 @@ static void number(cJSON *n, double d)
         n->valueint = (int)d;
 }
 
-static bool conv_val(struct conv *cv, yyjson_val *v, cJSON *n, int depth)
+static bool lay_out(yyjson_val *v, cJSON *out)
 {
-    memset(n, 0, sizeof(*n));
-    switch (yyjson_get_type(v)) {
-    case YYJSON_TYPE_NULL:
-        n->type = cJSON_NULL;
-        return true;
-    case YYJSON_TYPE_BOOL:
-        n->type = yyjson_get_bool(v) ? cJSON_True : cJSON_False;
-        n->valueint = yyjson_get_bool(v);
-        return true;
-    case YYJSON_TYPE_NUM:
-        switch (yyjson_get_subtype(v)) {
-        case YYJSON_SUBTYPE_UINT: number(n, (double)yyjson_get_uint(v)); break;
-        case YYJSON_SUBTYPE_SINT: number(n, (double)yyjson_get_sint(v)); break;
-        default: number(n, yyjson_get_real(v)); break;
-        }
-        return true;
-    case YYJSON_TYPE_RAW:
-        /* a number past int64/uint64 or past a finite double (read raw):
-         * what cJSON's strtod made of it, infinity included */
-        number(n, strtod(yyjson_get_raw(v), NULL));
-        return true;
-    case YYJSON_TYPE_STR:
-        n->type = cJSON_String;
-        n->valuestring = (char *)yyjson_get_str(v);
-        return true;
-    case YYJSON_TYPE_ARR:
-    case YYJSON_TYPE_OBJ: {
-        bool obj = yyjson_is_obj(v);
-        size_t len = yyjson_get_len(v);
-        yyjson_val *c = unsafe_yyjson_get_first(v);
-        cJSON *prev = NULL;
+    struct open_list open[CJSON_NESTING_LIMIT];
+    const char *key = NULL;
+    int top = -1;
 
-        n->type = obj ? cJSON_Object : cJSON_Array;
-        if (depth >= CJSON_NESTING_LIMIT)
-            return false;
-        for (size_t i = 0; i < len; i++) {
-            cJSON *m = cv->next++;
-            const char *key = NULL;
-            if (obj) {
-                key = yyjson_get_str(c);
-                c = c + 1;
+    for (;;) {
+        cJSON *n = out++;
+        size_t len = 0;
+
+        n->next = n->prev = n->child = NULL;
+        n->valuestring = NULL;
+        n->valueint = 0;
+        n->valuedouble = 0;
+        n->string = (char *)key;
+        switch (unsafe_yyjson_get_type(v)) {
+        case YYJSON_TYPE_NULL:
+            n->type = cJSON_NULL;
+            break;
+        case YYJSON_TYPE_BOOL:
+            n->valueint = unsafe_yyjson_get_bool(v);
+            n->type = n->valueint ? cJSON_True : cJSON_False;
+            break;
+        case YYJSON_TYPE_NUM:
+            switch (unsafe_yyjson_get_subtype(v)) {
+            case YYJSON_SUBTYPE_UINT: number(n, (double)unsafe_yyjson_get_uint(v)); break;
+            case YYJSON_SUBTYPE_SINT: number(n, (double)unsafe_yyjson_get_sint(v)); break;
+            default: number(n, unsafe_yyjson_get_real(v)); break;
             }
-            if (!conv_val(cv, c, m, depth + 1))
+            break;
+        case YYJSON_TYPE_RAW:
+            /* a number past int64/uint64 or past a finite double (read
+             * raw): what cJSON's strtod made of it, infinity included */
+            number(n, strtod(unsafe_yyjson_get_raw(v), NULL));
+            break;
+        case YYJSON_TYPE_STR:
+            n->type = cJSON_String;
+            n->valuestring = (char *)unsafe_yyjson_get_str(v);
+            break;
+        case YYJSON_TYPE_ARR:
+        case YYJSON_TYPE_OBJ:
+            if (top + 1 >= CJSON_NESTING_LIMIT)
                 return false;
-            m->string = (char *)key;
-            if (prev == NULL)
-                n->child = m;
-            else
-                prev->next = m, m->prev = prev;
-            prev = m;
-            c = unsafe_yyjson_get_next(c);
+            n->type = unsafe_yyjson_is_obj(v) ? cJSON_Object : cJSON_Array;
+            len = unsafe_yyjson_get_len(v);
+            break;
+        default:
+            return false;
         }
-        if (n->child != NULL)
-            n->child->prev = prev;
-        return true;
-    }
-    default:
-        return false;
+        if (top >= 0) {
+            struct open_list *o = &open[top];
+            if (o->last == NULL)
+                o->node->child = n;
+            else
+                o->last->next = n, n->prev = o->last;
+            o->last = n;
+            o->left--;
+        }
+        if (len > 0)
+            open[++top] = (struct open_list){ n, NULL, len, n->type == cJSON_Object };
+        v++;
+        while (top >= 0 && open[top].left == 0) {
+            open[top].node->child->prev = open[top].last;
+            top--;
+        }
+        if (top < 0)
+            return true;
+        key = NULL;
+        if (open[top].obj)
+            key = unsafe_yyjson_get_str(v++);
     }
 }
 
@@ -238,7 +255,6 @@ cJSON *ebb__json_arena_parse_raw(struct ebb_json_arena *a, const char *text, siz
     yyjson_alc alc = { yy_malloc, yy_realloc, yy_free, a };
     yyjson_read_err err;
     yyjson_doc *doc;
-    struct conv cv;
     cJSON *root;
     size_t count;
 
@@ -261,10 +277,9 @@ cJSON *ebb__json_arena_parse_raw(struct ebb_json_arena *a, const char *text, siz
         return NULL;
     }
     /* keys take a slot each too: a bound, not the count used */
-    if ((cv.next = arena_alloc(a, count * sizeof(cJSON))) == NULL)
+    if ((root = arena_alloc(a, count * sizeof(cJSON))) == NULL)
         return NULL;
-    root = cv.next++;
-    if (!conv_val(&cv, yyjson_doc_get_root(doc), root, 0)) {
+    if (!lay_out(yyjson_doc_get_root(doc), root)) {
         if (endp != NULL)
             *endp = text;
         return NULL;

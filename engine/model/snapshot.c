@@ -168,62 +168,153 @@ static int unexpected(struct loader *l, int c, const char *prefix, int idx, cons
     return lfail(l, EBB_EPARSE, l->line, prefix, idx, NULL, "expected %s, found '%c'", what, c);
 }
 
-/* Byte classes for the extent scanner. */
-static unsigned char cls[256], cls_str[256];
+/* ---- the extent scanner -----------------------------------------------------
+ *
+ * Where the item at p ends, before it is parsed: the parser is given
+ * exactly the item. It reads every byte of a snapshot, so it goes 64
+ * bytes at a time: one bit per byte for quotes, backslashes, brackets and
+ * newlines; the bytes inside strings come from the quotes by a prefix XOR;
+ * the bracket depth moves by popcounts and is followed bit by bit only in
+ * the block where it may come back to 0. A block holding a backslash (or
+ * following one) goes byte by byte, as escapes are rare in a Kubernetes
+ * object. Brackets are only counted; the parser checks the rest. */
+struct scan {
+    int depth, lines;
+    bool in_string, escaped;
+};
 
-static void scanner_init(void)
+struct block_bits {
+    uint64_t quote, bslash, open, close, nl;
+};
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+
+static inline void block_bits(const char *p, struct block_bits *b)
 {
-    if (cls['"'])
-        return;
-    cls['"'] = cls['{'] = cls['['] = cls['}'] = cls[']'] = cls['\n'] = 1;
-    cls_str['"'] = cls_str['\\'] = cls_str['\n'] = 1;
+    const __m128i dq = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'), nl = _mm_set1_epi8('\n');
+    /* with bit 0x20 dropped, '{' is '[' and '}' is ']', and nothing else is */
+    const __m128i fold = _mm_set1_epi8((char)~0x20), op = _mm_set1_epi8('['),
+                  cl = _mm_set1_epi8(']');
+
+    memset(b, 0, sizeof(*b));
+    for (int i = 0; i < 4; i++) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * i));
+        __m128i f = _mm_and_si128(x, fold);
+        b->quote |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, dq)) << (16 * i);
+        b->bslash |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, bs)) << (16 * i);
+        b->nl |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, nl)) << (16 * i);
+        b->open |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(f, op)) << (16 * i);
+        b->close |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(f, cl)) << (16 * i);
+    }
+}
+#else
+static inline void block_bits(const char *p, struct block_bits *b)
+{
+    memset(b, 0, sizeof(*b));
+    for (int i = 0; i < 64; i++) {
+        uint64_t bit = (uint64_t)1 << i;
+        switch (p[i]) {
+        case '"': b->quote |= bit; break;
+        case '\\': b->bslash |= bit; break;
+        case '\n': b->nl |= bit; break;
+        case '{': case '[': b->open |= bit; break;
+        case '}': case ']': b->close |= bit; break;
+        }
+    }
+}
+#endif
+
+static inline uint64_t prefix_xor(uint64_t x)
+{
+    x ^= x << 1;
+    x ^= x << 2;
+    x ^= x << 4;
+    x ^= x << 8;
+    x ^= x << 16;
+    x ^= x << 32;
+    return x;
 }
 
-/* The extent of the JSON object or array at p (p[0] is '{' or '['): its
- * length, or 0 when [p, end) ends inside it. *nl gets the newlines inside
- * it. Brackets are only counted; cJSON checks the rest. */
-static long scan_container(const char *p, const char *end, int *nl)
+/* Byte by byte over p[0, n): the offset past the closing bracket, or -1. */
+static int scan_bytes(struct scan *st, const char *p, int n)
 {
-    const char *q = p;
-    int depth = 0, lines = 0;
-
-    while (q < end) {
-        while (q < end && !cls[(unsigned char)*q])
-            q++;
-        if (q >= end)
-            break;
-        switch (*q) {
-        case '"':
-            for (q++;;) {
-                while (q < end && !cls_str[(unsigned char)*q])
-                    q++;
-                if (q >= end)
-                    return 0;
-                if (*q == '"')
-                    break;
-                if (*q == '\n')
-                    lines++;
-                q += *q == '\\' ? 2 : 1;
-            }
-            break;
-        case '{':
-        case '[':
-            depth++;
-            break;
-        case '}':
-        case ']':
-            if (--depth == 0) {
-                *nl = lines;
-                return q + 1 - p;
-            }
-            break;
-        case '\n':
-            lines++;
-            break;
+    for (int i = 0; i < n; i++) {
+        char c = p[i];
+        if (c == '\n')
+            st->lines++;
+        if (st->in_string) {
+            if (st->escaped)
+                st->escaped = false;
+            else if (c == '\\')
+                st->escaped = true;
+            else if (c == '"')
+                st->in_string = false;
+        } else if (c == '"') {
+            st->in_string = true;
+        } else if (c == '{' || c == '[') {
+            st->depth++;
+        } else if ((c == '}' || c == ']') && --st->depth == 0) {
+            return i + 1;
         }
-        q++;
+    }
+    return -1;
+}
+
+/* The 64 bytes at p, of which the first n count: as scan_bytes. */
+static int scan_block(struct scan *st, const char *p, int n)
+{
+    struct block_bits b;
+    uint64_t ins, open, close, valid = n == 64 ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1;
+
+    block_bits(p, &b);
+    if (st->escaped || (b.bslash & valid) != 0)
+        return scan_bytes(st, p, n);
+    /* bits of the bytes inside strings, opening quotes included */
+    ins = prefix_xor(b.quote) ^ (st->in_string ? ~(uint64_t)0 : 0);
+    open = b.open & ~ins & valid;
+    close = b.close & ~ins & valid;
+    /* the depth may come back to 0 only if there are as many closing
+     * brackets as it is deep: then bracket by bracket */
+    if (st->depth - __builtin_popcountll(close) <= 0) {
+        for (uint64_t m = open | close; m != 0; m &= m - 1) {
+            int i = __builtin_ctzll(m);
+            if (open >> i & 1) {
+                st->depth++;
+            } else if (--st->depth == 0) {
+                st->lines += __builtin_popcountll(b.nl & (((uint64_t)2 << i) - 1));
+                return i + 1;
+            }
+        }
+    } else {
+        st->depth += __builtin_popcountll(open) - __builtin_popcountll(close);
+    }
+    st->lines += __builtin_popcountll(b.nl & valid);
+    st->in_string = ins >> 63;
+    return -1;
+}
+
+/* See snapshot_int.h. */
+long ebb__json_extent(const char *p, const char *end, int *nl)
+{
+    struct scan st = { 0, 0, false, false };
+    const char *q = p;
+    int k;
+
+    for (; end - q >= 64; q += 64)
+        if ((k = scan_block(&st, q, 64)) >= 0)
+            goto found;
+    if (end > q) {
+        char tail[64];
+        memset(tail, ' ', sizeof(tail));
+        memcpy(tail, q, (size_t)(end - q));
+        if ((k = scan_block(&st, tail, (int)(end - q))) >= 0)
+            goto found;
     }
     return 0;
+found:
+    *nl = st.lines;
+    return q + k - p;
 }
 
 /* The extent of a scalar (string, number, literal) at p; 0 if more input
@@ -252,12 +343,11 @@ static long window_value(struct loader *l, int line, const char *prefix, int idx
 {
     long n;
 
-    scanner_init();
     for (;;) {
         const char *p = l->buf + l->pos, *end = l->buf + l->len;
         *nl = 0;
         if (*p == '{' || *p == '[')
-            n = scan_container(p, end, nl);
+            n = ebb__json_extent(p, end, nl);
         else
             n = scan_scalar(p, end, l->eof);
         if (n > 0)
@@ -639,8 +729,7 @@ static int take_item(struct loader *l, struct origin *o, long *n, int *lines)
 
     if (l->pipe != NULL && (rc = pipe_room(l)) != 0)
         return rc;
-    scanner_init();
-    if ((k = scan_container(p, l->buf + l->len, &nl)) > 0 &&
+    if ((k = ebb__json_extent(p, l->buf + l->len, &nl)) > 0 &&
         (j = ebb__json_arena_parse_raw(l->ar, p, (size_t)k, &endp)) != NULL && endp == p + k) {
         *n = k;
         if ((rc = item_nul(l, o, p, (size_t)*n, &again, lines)) != 0)

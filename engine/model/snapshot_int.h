@@ -40,6 +40,11 @@ struct ebb_json_arena {
  * a->oom or a->over; the caller resets the arena. */
 cJSON *ebb__json_arena_parse_raw(struct ebb_json_arena *a, const char *text, size_t len,
                                  const char **endp);
+/* The extent of the JSON object or array at p (p[0] is '{' or '['): its
+ * length, or 0 when [p, end) ends inside it; *nl gets the newlines inside
+ * it (in strings too). Brackets are only counted: the parser checks the
+ * rest (snapshot.c). */
+long ebb__json_extent(const char *p, const char *end, int *nl);
 /* The arena's memory (not `a` itself, which the caller embeds). */
 void ebb__json_arena_release(struct ebb_json_arena *a);
 

@@ -63,4 +63,32 @@ static inline bool json_same(const cJSON *a, const cJSON *b)
     return x == NULL && y == NULL;
 }
 
+/* ebb__json_extent's contract, one byte at a time */
+static inline long json_extent_bytes(const char *p, const char *end, int *nl)
+{
+    int depth = 0, lines = 0;
+    bool in_string = false, escaped = false;
+
+    for (const char *q = p; q < end; q++) {
+        if (*q == '\n')
+            lines++;
+        if (in_string) {
+            if (escaped)
+                escaped = false;
+            else if (*q == '\\')
+                escaped = true;
+            else if (*q == '"')
+                in_string = false;
+        } else if (*q == '"') {
+            in_string = true;
+        } else if (*q == '{' || *q == '[') {
+            depth++;
+        } else if ((*q == '}' || *q == ']') && --depth == 0) {
+            *nl = lines;
+            return q + 1 - p;
+        }
+    }
+    return 0;
+}
+
 #endif

@@ -166,6 +166,49 @@ static void test_fixtures(void **state)
     ebb__json_arena_release(&a);
 }
 
+/* The snapshot's extent scanner (64 bytes a step) against the same rules
+ * byte by byte: brackets and quotes in strings, escapes, newlines, every
+ * alignment to a 64-byte block, texts that end inside the value. */
+static void test_extent(void **state)
+{
+    static const char *texts[] = {
+        "{}",
+        "[[],{}]",
+        "{\"a\":\"}\",\"b\":\"]]]\",\"c\":[1,2,{\"d\":\"{\"}]}",
+        "{\"esc\":\"a\\\"}\\\\\",\"x\":[\"\\\\\"]}",
+        "{\"multi\nline\":\"a\nb\",\n\"k\": [\n1\n]\n}",
+        "{\"open\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}",
+        "{\"not closed\":[1,2",
+        "{\"string not closed\":\"abc}",
+        "{\"escape at the end\":\"abc\\",
+    };
+    char buf[512];
+    (void)state;
+
+    for (size_t t = 0; t < sizeof(texts) / sizeof(texts[0]); t++) {
+        for (size_t pad = 0; pad < 80; pad++) {
+            size_t n;
+            int nl_a = -1, nl_b = -1;
+            long ea, eb;
+            /* the same value with `pad` spaces after its first bracket
+             * and a following one: every byte meets every block offset */
+            n = (size_t)snprintf(buf, sizeof(buf), "%c%*s%s {\"next\":1}", texts[t][0], (int)pad,
+                                 "", texts[t] + 1);
+            assert_true(n < sizeof(buf));
+            for (size_t cut = 1; cut <= n; cut += cut < 8 ? 1 : 7) {
+                ea = ebb__json_extent(buf, buf + cut, &nl_a);
+                eb = json_extent_bytes(buf, buf + cut, &nl_b);
+                assert_int_equal(ea, eb);
+                if (ea > 0)
+                    assert_int_equal(nl_a, nl_b);
+            }
+            ea = ebb__json_extent(buf, buf + n, &nl_a);
+            assert_int_equal(ea, json_extent_bytes(buf, buf + n, &nl_b));
+            assert_true(t >= 6 || (ea > 0 && memcmp(buf + ea, " {\"next\":1}", 11) == 0));
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -173,6 +216,7 @@ int main(void)
         cmocka_unit_test(test_values),
         cmocka_unit_test(test_nesting),
         cmocka_unit_test(test_fixtures),
+        cmocka_unit_test(test_extent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
