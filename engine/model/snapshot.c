@@ -225,6 +225,20 @@ static inline void block_bits(const char *p, struct block_bits *b)
 }
 #endif
 
+/* __builtin_popcountll is a call into libgcc where the target has no
+ * popcount instruction (x86-64's baseline): the same, inline. */
+static inline int popcount64(uint64_t x)
+{
+#ifdef __POPCNT__
+    return __builtin_popcountll(x);
+#else
+    x = x - ((x >> 1) & 0x5555555555555555ull);
+    x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+    return (int)((x * 0x0101010101010101ull) >> 56);
+#endif
+}
+
 static inline uint64_t prefix_xor(uint64_t x)
 {
     x ^= x << 1;
@@ -276,20 +290,20 @@ static int scan_block(struct scan *st, const char *p, int n)
     close = b.close & ~ins & valid;
     /* the depth may come back to 0 only if there are as many closing
      * brackets as it is deep: then bracket by bracket */
-    if (st->depth - __builtin_popcountll(close) <= 0) {
+    if (st->depth - popcount64(close) <= 0) {
         for (uint64_t m = open | close; m != 0; m &= m - 1) {
             int i = __builtin_ctzll(m);
             if (open >> i & 1) {
                 st->depth++;
             } else if (--st->depth == 0) {
-                st->lines += __builtin_popcountll(b.nl & (((uint64_t)2 << i) - 1));
+                st->lines += popcount64(b.nl & (((uint64_t)2 << i) - 1));
                 return i + 1;
             }
         }
     } else {
-        st->depth += __builtin_popcountll(open) - __builtin_popcountll(close);
+        st->depth += popcount64(open) - popcount64(close);
     }
-    st->lines += __builtin_popcountll(b.nl & valid);
+    st->lines += popcount64(b.nl & valid);
     st->in_string = ins >> 63;
     return -1;
 }
