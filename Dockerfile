@@ -19,6 +19,7 @@ COPY Makefile ./
 RUN make deps && rm -rf /var/lib/apt/lists/*
 COPY include/ include/
 COPY engine/ engine/
+COPY vendor/ vendor/
 COPY lua/ lua/
 COPY policies/ policies/
 RUN make all

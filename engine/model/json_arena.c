@@ -5,8 +5,8 @@
  * cJSON's own parser, and its values are laid out as cJSON nodes, all in a
  * bump arena that is reset, not freed node by node, when the document is
  * done: the snapshot loader parses each item so, the watch cache each LIST
- * item and watch event. Every decoder reads the same cJSON tree as before
- * (ebb/decode.h). The tree is bounded as well as the text
+ * item and watch event. Every decoder reads the tree cJSON's own parser
+ * would make (ebb/decode.h), less managedFields. The tree is bounded as well as the text
  * (EBB_JSON_TREE_MAX): a few bytes of JSON make a node of 64. */
 #include <limits.h>
 #include <stdalign.h>
@@ -147,15 +147,26 @@ void ebb__json_arena_release(struct ebb_json_arena *a)
  * refused as cJSON refuses it: what walks a tree recursively
  * (cJSON_Duplicate, cJSON_Print) stays within it.
  *
+ * One exception: an object's metadata.managedFields (the field managers'
+ * bookkeeping the API server adds to every object, often half its text) is
+ * left out, at any depth (a watch event's object too): no decoder reads it,
+ * and an object ebb shows whole is read again from its source.
+ *
  * One pass, no recursion: yyjson keeps a document's values side by side
  * in document order (a container, then everything inside it), the order
  * cJSON's nodes are made in, so each value is the next node and the open
- * containers are a stack. */
+ * containers are a stack; a value left out is stepped over whole. */
 struct open_list {
     cJSON *node, *last;
     size_t left;                 /* members still to come */
     bool obj;
+    bool metadata;               /* the object under a "metadata" key */
 };
+
+static bool left_out(const struct open_list *o, const char *key)
+{
+    return o->metadata && key[0] == 'm' && strcmp(key, "managedFields") == 0;
+}
 
 static void number(cJSON *n, double d)
 {
@@ -176,9 +187,15 @@ static bool lay_out(yyjson_val *v, cJSON *out)
     int top = -1;
 
     for (;;) {
-        cJSON *n = out++;
+        cJSON *n;
         size_t len = 0;
 
+        if (key != NULL && left_out(&open[top], key)) {
+            v = unsafe_yyjson_get_next(v);
+            open[top].left--;
+            goto next;
+        }
+        n = out++;
         n->next = n->prev = n->child = NULL;
         n->valuestring = NULL;
         n->valueint = 0;
@@ -228,10 +245,14 @@ static bool lay_out(yyjson_val *v, cJSON *out)
             o->left--;
         }
         if (len > 0)
-            open[++top] = (struct open_list){ n, NULL, len, n->type == cJSON_Object };
+            open[++top] = (struct open_list){ n, NULL, len, n->type == cJSON_Object,
+                                              n->type == cJSON_Object && key != NULL &&
+                                                  strcmp(key, "metadata") == 0 };
         v++;
+    next:
         while (top >= 0 && open[top].left == 0) {
-            open[top].node->child->prev = open[top].last;
+            if (open[top].node->child != NULL)
+                open[top].node->child->prev = open[top].last;
             top--;
         }
         if (top < 0)

@@ -35,9 +35,10 @@ struct ebb_json_arena {
 };
 
 /* Parse [text, text+len) as it is (the caller bounds the text and scrubs
- * its NULs), *endp (may be NULL) just past the value, or where the text
- * stopped being JSON. NULL: not JSON,
- * a->oom or a->over; the caller resets the arena. */
+ * its NULs) into the tree cJSON's own parser makes of it, less every
+ * metadata.managedFields; *endp (may be NULL) just past the value, or
+ * where the text stopped being JSON. NULL: not JSON, a->oom or a->over;
+ * the caller resets the arena. */
 cJSON *ebb__json_arena_parse_raw(struct ebb_json_arena *a, const char *text, size_t len,
                                  const char **endp);
 /* The extent of the JSON object or array at p (p[0] is '{' or '['): its

@@ -40,6 +40,18 @@ static inline bool json_same_double(double a, double b)
     return a == b || (isnan(a) && isnan(b));
 }
 
+/* What ebb__json_arena_parse_raw leaves out of a tree cJSON's parser made:
+ * every managedFields member of an object under a "metadata" key. */
+static inline void json_strip_managed(cJSON *j)
+{
+    for (cJSON *c = j->child; c != NULL; c = c->next) {
+        if (cJSON_IsObject(j) && cJSON_IsObject(c) && strcmp(c->string, "metadata") == 0)
+            while (cJSON_GetObjectItemCaseSensitive(c, "managedFields") != NULL)
+                cJSON_DeleteItemFromObjectCaseSensitive(c, "managedFields");
+        json_strip_managed(c);
+    }
+}
+
 /* The same tree: types, values (numbers exactly, valueint too), keys and
  * order. */
 static inline bool json_same(const cJSON *a, const cJSON *b)
