@@ -72,6 +72,15 @@ void ebb_evmem_free(struct ebb_evmem *m)
     m->n = m->cap = 0;
     free(m->second.v);
     memset(&m->second, 0, sizeof(m->second));
+    free(m->by_name.order);
+    memset(&m->by_name, 0, sizeof(m->by_name));
+}
+
+/* Entries moved, came or went: the name index is stale. */
+static void reshaped(struct ebb_evmem *m)
+{
+    m->by_name.n = 0;
+    m->by_name.lookups = 0;
 }
 
 int ebb_evmem_add(struct ebb_evmem *m, const struct ebb_evmem_entry *e)
@@ -88,6 +97,7 @@ int ebb_evmem_add(struct ebb_evmem *m, const struct ebb_evmem_entry *e)
     m->v[at] = *e;
     entry_ref(&m->v[at]);
     m->n++;
+    reshaped(m);
     changed(m);
     return 0;
 }
@@ -103,8 +113,73 @@ size_t ebb_evmem_prune(struct ebb_evmem *m, int64_t now)
         return 0;
     memmove(m->v, &m->v[k], (m->n - k) * sizeof(*m->v));
     m->n -= k;
+    reshaped(m);
     changed(m);
     return k;
+}
+
+/* (ns, pod) then index: the order of the name index (v is the entries). */
+static int cmp_name(const void *a, const void *b, void *v)
+{
+    const struct ebb_evmem_entry *x = (const struct ebb_evmem_entry *)v + *(const uint32_t *)a;
+    const struct ebb_evmem_entry *y = (const struct ebb_evmem_entry *)v + *(const uint32_t *)b;
+    uintptr_t xn = (uintptr_t)x->ns, yn = (uintptr_t)y->ns, xp = (uintptr_t)x->pod,
+              yp = (uintptr_t)y->pod;
+
+    if (xn != yn)
+        return xn < yn ? -1 : 1;
+    if (xp != yp)
+        return xp < yp ? -1 : 1;
+    return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+/* Build the name index when the linear lookups since the last change have
+ * cost about what sorting costs (a lookup scans every entry): a what-if
+ * placing thousands of replacements sorts once; a live run that evicts
+ * and sees a replacement land in turn keeps scanning. false: not built. */
+static bool by_name_ready(struct ebb_evmem *m)
+{
+    size_t log2n = 1;
+
+    if (m->by_name.n == m->n && m->n > 0)
+        return true;
+    for (size_t k = m->n; k > 1; k >>= 1)
+        log2n++;
+    if (m->n < 64 || m->n > UINT32_MAX || ++m->by_name.lookups < log2n)
+        return false;
+    if (m->by_name.order == NULL || m->by_name.n < m->n) {
+        uint32_t *o = realloc(m->by_name.order, m->n * sizeof(*o));
+        if (o == NULL)
+            return false;   /* out of memory: the scan still answers */
+        m->by_name.order = o;
+    }
+    for (size_t i = 0; i < m->n; i++)
+        m->by_name.order[i] = (uint32_t)i;
+    qsort_r(m->by_name.order, m->n, sizeof(*m->by_name.order), cmp_name, m->v);
+    m->by_name.n = m->n;
+    return true;
+}
+
+/* The entries named (ns, pod), oldest first: [*lo, *hi) of the index. */
+static void by_name_range(const struct ebb_evmem *m, ebb_str ns, ebb_str pod, size_t *lo,
+                          size_t *hi)
+{
+    size_t a = 0, b = m->by_name.n;
+
+    while (a < b) {
+        size_t mid = a + (b - a) / 2;
+        const struct ebb_evmem_entry *e = &m->v[m->by_name.order[mid]];
+        if ((uintptr_t)e->ns < (uintptr_t)ns ||
+            (e->ns == ns && (uintptr_t)e->pod < (uintptr_t)pod))
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    *lo = b = a;
+    while (b < m->by_name.n && m->v[m->by_name.order[b]].ns == ns &&
+           m->v[m->by_name.order[b]].pod == pod)
+        b++;
+    *hi = b;
 }
 
 struct ebb_evmem_entry *ebb_evmem_landed(struct ebb_evmem *m, ebb_str ns, ebb_str pod,
@@ -114,17 +189,32 @@ struct ebb_evmem_entry *ebb_evmem_landed(struct ebb_evmem *m, ebb_str ns, ebb_st
 
     /* The newest eviction of that name whose replacement is not placed yet;
      * else the newest of that name (a StatefulSet's pod keeps its name, so
-     * an older entry of it may already be landed). */
-    for (size_t i = m->n; i-- > 0;) {
-        struct ebb_evmem_entry *e = &m->v[i];
-        if (e->ns != ns || e->pod != pod)
-            continue;
-        if (!(e->flags & EBB_EVMEM_LANDED)) {
-            hit = e;
-            break;
+     * an older entry of it may already be landed). The index gives the
+     * entries of the name in the order of v, as the scan meets them. */
+    if (by_name_ready(m)) {
+        size_t lo, hi;
+        by_name_range(m, ns, pod, &lo, &hi);
+        for (size_t k = hi; k-- > lo;) {
+            struct ebb_evmem_entry *e = &m->v[m->by_name.order[k]];
+            if (!(e->flags & EBB_EVMEM_LANDED)) {
+                hit = e;
+                break;
+            }
+            if (hit == NULL)
+                hit = e;
         }
-        if (hit == NULL)
-            hit = e;
+    } else {
+        for (size_t i = m->n; i-- > 0;) {
+            struct ebb_evmem_entry *e = &m->v[i];
+            if (e->ns != ns || e->pod != pod)
+                continue;
+            if (!(e->flags & EBB_EVMEM_LANDED)) {
+                hit = e;
+                break;
+            }
+            if (hit == NULL)
+                hit = e;
+        }
     }
     if (hit == NULL)
         return NULL;

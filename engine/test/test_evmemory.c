@@ -255,12 +255,80 @@ static void test_workload_of(void **state)
     assert_int_equal(ebb_str_count(), base);
 }
 
+/* The entry the rule names, by a scan of every entry (what the name index
+ * must agree with): the newest of (ns, pod) not landed, else the newest. */
+static const struct ebb_evmem_entry *landed_by_scan(const struct ebb_evmem *m, ebb_str ns,
+                                                    ebb_str pod)
+{
+    const struct ebb_evmem_entry *hit = NULL;
+
+    for (size_t i = m->n; i-- > 0;) {
+        if (m->v[i].ns != ns || m->v[i].pod != pod)
+            continue;
+        if (!(m->v[i].flags & EBB_EVMEM_LANDED))
+            return &m->v[i];
+        if (hit == NULL)
+            hit = &m->v[i];
+    }
+    return hit;
+}
+
+/* Thousands of landings over hundreds of entries, StatefulSet pods that
+ * keep their names evicted again and again, entries added out of order
+ * and pruned between rounds: every landing picks the entry the scan picks,
+ * and the index is used (a what-if places thousands of replacements). */
+static void test_landed_index(void **state)
+{
+    size_t base = ebb_str_count();
+    struct ebb_evmem m;
+    unsigned seed = 7;
+    bool indexed = false;
+
+    (void)state;
+    ebb_evmem_init(&m, 3600);
+    for (int round = 0; round < 6; round++) {
+        for (int i = 0; i < 150; i++) {
+            char pod[32], node[32];
+            seed = seed * 1103515245u + 12345u;
+            snprintf(pod, sizeof(pod), "db-%u", (seed >> 8) % 40);
+            snprintf(node, sizeof(node), "node-%u", (seed >> 16) % 9);
+            add(&m, 1000 + round * 600 + (int64_t)((seed >> 4) % 700), pod, "db", node);
+        }
+        for (int i = 0; i < 400; i++) {
+            char pod[32], repl[32];
+            ebb_str ns = ebb_str_cstr("shop"), p, r, nd = ebb_str_cstr("node-z");
+            const struct ebb_evmem_entry *want;
+            struct ebb_evmem_entry *got;
+            seed = seed * 1103515245u + 12345u;
+            snprintf(pod, sizeof(pod), "db-%u", (seed >> 8) % 44);   /* some never evicted */
+            snprintf(repl, sizeof(repl), "db-%u-r%d", (seed >> 8) % 44, i);
+            p = ebb_str_cstr(pod);
+            r = ebb_str_cstr(repl);
+            want = landed_by_scan(&m, ns, p);
+            got = ebb_evmem_landed(&m, ns, p, r, nd);
+            assert_ptr_equal(got, want);
+            if (got != NULL)
+                assert_true(got->flags & EBB_EVMEM_LANDED);
+            indexed |= m.by_name.n == m.n;
+            ebb_str_release(ns);
+            ebb_str_release(p);
+            ebb_str_release(r);
+            ebb_str_release(nd);
+        }
+        ebb_evmem_prune(&m, 1000 + round * 600 + 3600 - 900);
+    }
+    assert_true(indexed);
+    ebb_evmem_free(&m);
+    assert_int_equal(ebb_str_count(), base);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_add_order_and_strings),
         cmocka_unit_test(test_prune),
         cmocka_unit_test(test_landed),
+        cmocka_unit_test(test_landed_index),
         cmocka_unit_test(test_find),
         cmocka_unit_test(test_workload_of),
     };

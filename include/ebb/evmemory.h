@@ -82,6 +82,14 @@ struct ebb_evmem {
         const struct ebb_pod **v;
         size_t n, cap;
     } second;
+    /* ebb_evmem_landed's index: v's indices sorted by (ns, pod, index),
+     * built once lookups outnumber what building costs, dropped by every
+     * add, prune and free */
+    struct {
+        uint32_t *order;
+        size_t n;                   /* entries indexed; 0: not built */
+        size_t lookups;             /* linear lookups since the last change */
+    } by_name;
 };
 
 void ebb_evmem_init(struct ebb_evmem *m, int64_t window);
