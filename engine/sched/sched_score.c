@@ -26,6 +26,11 @@ __extension__ typedef __int128 i128;
 
 static int64_t scaled(int64_t a, int64_t b)
 {
+    /* 128 bits only where a * MAX_SCORE would not fit in 64: the division
+     * of 128-bit numbers is a call into libgcc, and this runs for every
+     * node scored */
+    if (a >= 0 && a <= INT64_MAX / MAX_SCORE)
+        return a * MAX_SCORE / b;
     return (int64_t)((i128)a * MAX_SCORE / b);
 }
 
