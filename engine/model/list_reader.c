@@ -10,6 +10,7 @@
 
 #include "ebb/snapshot.h"
 #include "base/vec.h"
+#include "model/snapshot_int.h"
 
 /* The top level of a List: { "key": value, ..., "items": [ item, ... ] }.
  * Only brackets, strings and escapes are followed (cJSON checks each item
@@ -42,9 +43,12 @@ struct ebb_list_reader {
     size_t keylen;
     bool key_esc, key_long;
     int which;                  /* the value being read: 0 other, 1 metadata, 2 an item */
-    /* the value scanner */
+    /* the value scanner: an object or array by the snapshot's block
+     * scanner (most of what a LIST answer holds is its items), a string
+     * byte by byte */
     int vkind, depth;
-    bool in_str, esc;
+    bool in_str, esc, brackets;
+    struct ebb_json_scan scan;
     /* what is kept of the value */
     char *buf;
     size_t len, cap, max, total;
@@ -117,6 +121,8 @@ static void value_begin(struct ebb_list_reader *r, char c, size_t max)
     r->depth = 0;
     r->in_str = false;
     r->esc = false;
+    r->brackets = c == '{' || c == '[';
+    memset(&r->scan, 0, sizeof(r->scan));
     r->len = r->total = 0;
     r->max = max;
 }
@@ -135,6 +141,11 @@ static size_t value_scan(struct ebb_list_reader *r, const char *data, size_t len
             i++;
         *done = i < len;
         return i;
+    }
+    if (r->brackets) {
+        long k = ebb__json_scan(&r->scan, data, len);
+        *done = k >= 0;
+        return k >= 0 ? (size_t)k : len;
     }
     while (i < len) {
         char c = data[i++];

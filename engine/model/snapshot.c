@@ -178,11 +178,6 @@ static int unexpected(struct loader *l, int c, const char *prefix, int idx, cons
  * the block where it may come back to 0. A block holding a backslash (or
  * following one) goes byte by byte, as escapes are rare in a Kubernetes
  * object. Brackets are only counted; the parser checks the rest. */
-struct scan {
-    int depth, lines;
-    bool in_string, escaped;
-};
-
 struct block_bits {
     uint64_t quote, bslash, open, close, nl;
 };
@@ -251,7 +246,7 @@ static inline uint64_t prefix_xor(uint64_t x)
 }
 
 /* Byte by byte over p[0, n): the offset past the closing bracket, or -1. */
-static int scan_bytes(struct scan *st, const char *p, int n)
+static int scan_bytes(struct ebb_json_scan *st, const char *p, int n)
 {
     for (int i = 0; i < n; i++) {
         char c = p[i];
@@ -276,7 +271,7 @@ static int scan_bytes(struct scan *st, const char *p, int n)
 }
 
 /* The 64 bytes at p, of which the first n count: as scan_bytes. */
-static int scan_block(struct scan *st, const char *p, int n)
+static int scan_block(struct ebb_json_scan *st, const char *p, int n)
 {
     struct block_bits b;
     uint64_t ins, open, close, valid = n == 64 ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1;
@@ -309,26 +304,35 @@ static int scan_block(struct scan *st, const char *p, int n)
 }
 
 /* See snapshot_int.h. */
-long ebb__json_extent(const char *p, const char *end, int *nl)
+long ebb__json_scan(struct ebb_json_scan *st, const char *p, size_t n)
 {
-    struct scan st = { 0, 0, false, false };
-    const char *q = p;
+    size_t off = 0;
     int k;
 
-    for (; end - q >= 64; q += 64)
-        if ((k = scan_block(&st, q, 64)) >= 0)
-            goto found;
-    if (end > q) {
+    for (; n - off >= 64; off += 64)
+        if ((k = scan_block(st, p + off, 64)) >= 0)
+            return (long)(off + (size_t)k);
+    if (n > off) {
+        /* the last bytes, padded with spaces: they change no state */
         char tail[64];
         memset(tail, ' ', sizeof(tail));
-        memcpy(tail, q, (size_t)(end - q));
-        if ((k = scan_block(&st, tail, (int)(end - q))) >= 0)
-            goto found;
+        memcpy(tail, p + off, n - off);
+        if ((k = scan_block(st, tail, (int)(n - off))) >= 0)
+            return (long)(off + (size_t)k);
     }
-    return 0;
-found:
+    return -1;
+}
+
+/* See snapshot_int.h. */
+long ebb__json_extent(const char *p, const char *end, int *nl)
+{
+    struct ebb_json_scan st = { 0, 0, false, false };
+    long k = ebb__json_scan(&st, p, (size_t)(end - p));
+
+    if (k < 0)
+        return 0;
     *nl = st.lines;
-    return q + k - p;
+    return k;
 }
 
 /* The extent of a scalar (string, number, literal) at p; 0 if more input

@@ -41,6 +41,17 @@ struct ebb_json_arena {
  * the caller resets the arena. */
 cJSON *ebb__json_arena_parse_raw(struct ebb_json_arena *a, const char *text, size_t len,
                                  const char **endp);
+/* Where a JSON object or array ends, read in pieces: zeroed before its
+ * first byte ('{' or '['), then given its text piece by piece in order.
+ * Brackets are only counted (inside strings, escapes followed, they are
+ * not); the parser checks the rest. */
+struct ebb_json_scan {
+    int depth, lines;            /* open brackets; newlines seen (in strings too) */
+    bool in_string, escaped;
+};
+/* The offset in p[0, n) just past the bracket that closes the value, or
+ * -1 when it goes on past n (st keeps where it is). */
+long ebb__json_scan(struct ebb_json_scan *st, const char *p, size_t n);
 /* The extent of the JSON object or array at p (p[0] is '{' or '['): its
  * length, or 0 when [p, end) ends inside it; *nl gets the newlines inside
  * it (in strings too). Brackets are only counted: the parser checks the

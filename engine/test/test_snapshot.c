@@ -796,6 +796,25 @@ static void test_list_reader(void **state)
     assert_int_equal(read_list("{\"items\":null}", 14, 0, &g, &meta), 0);
     assert_int_equal(g.n, 0);
     assert_int_equal(read_list("{\"items\":[]}", 12, 1, &g, &meta), 0);
+    /* real objects, kilobytes each (the block scanner's 64-byte steps, a
+     * piece ending anywhere in a block): the same items in every cut */
+    {
+        size_t len = 0;
+        char *list = fixture_read(JSON_FIXTURE, &len), first[sizeof(g.items[0])];
+        static const size_t steps[] = { 1, 7, 63, 64, 65, 100, 1000, 4096 };
+        size_t n;
+        assert_non_null(list);
+        assert_int_equal(read_list(list, len, 0, &g, &meta), 0);
+        n = g.n;
+        assert_true(n >= 3);
+        memcpy(first, g.items[1], sizeof(first));
+        for (size_t i = 0; i < EBB_ARRAY_LEN(steps); i++) {
+            assert_int_equal(read_list(list, len, steps[i], &g, &meta), 0);
+            assert_int_equal(g.n, n);
+            assert_string_equal(g.items[1], first);
+        }
+        free(list);
+    }
 }
 
 /* What is not a List fails the answer (never the process, never more
