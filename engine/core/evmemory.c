@@ -140,6 +140,7 @@ static int cmp_name(const void *a, const void *b, void *v)
 static bool by_name_ready(struct ebb_evmem *m)
 {
     size_t log2n = 1;
+    uint32_t *o;
 
     if (m->by_name.n == m->n && m->n > 0)
         return true;
@@ -147,12 +148,10 @@ static bool by_name_ready(struct ebb_evmem *m)
         log2n++;
     if (m->n < 64 || m->n > UINT32_MAX || ++m->by_name.lookups < log2n)
         return false;
-    if (m->by_name.order == NULL || m->by_name.n < m->n) {
-        uint32_t *o = realloc(m->by_name.order, m->n * sizeof(*o));
-        if (o == NULL)
-            return false;   /* out of memory: the scan still answers */
-        m->by_name.order = o;
-    }
+    /* an index dropped keeps its array: realloc to the size now */
+    if ((o = realloc(m->by_name.order, m->n * sizeof(*o))) == NULL)
+        return false;   /* out of memory: the scan still answers */
+    m->by_name.order = o;
     for (size_t i = 0; i < m->n; i++)
         m->by_name.order[i] = (uint32_t)i;
     qsort_r(m->by_name.order, m->n, sizeof(*m->by_name.order), cmp_name, m->v);
@@ -182,6 +181,20 @@ static void by_name_range(const struct ebb_evmem *m, ebb_str ns, ebb_str pod, si
     *hi = b;
 }
 
+/* The rule, given the entries of a name newest first: the first whose
+ * replacement is not placed yet ends the search (true); else the newest
+ * stays the hit. */
+static bool landed_pick(struct ebb_evmem_entry *e, struct ebb_evmem_entry **hit)
+{
+    if (!(e->flags & EBB_EVMEM_LANDED)) {
+        *hit = e;
+        return true;
+    }
+    if (*hit == NULL)
+        *hit = e;
+    return false;
+}
+
 struct ebb_evmem_entry *ebb_evmem_landed(struct ebb_evmem *m, ebb_str ns, ebb_str pod,
                                          ebb_str replacement, ebb_str node)
 {
@@ -194,27 +207,13 @@ struct ebb_evmem_entry *ebb_evmem_landed(struct ebb_evmem *m, ebb_str ns, ebb_st
     if (by_name_ready(m)) {
         size_t lo, hi;
         by_name_range(m, ns, pod, &lo, &hi);
-        for (size_t k = hi; k-- > lo;) {
-            struct ebb_evmem_entry *e = &m->v[m->by_name.order[k]];
-            if (!(e->flags & EBB_EVMEM_LANDED)) {
-                hit = e;
+        for (size_t k = hi; k-- > lo;)
+            if (landed_pick(&m->v[m->by_name.order[k]], &hit))
                 break;
-            }
-            if (hit == NULL)
-                hit = e;
-        }
     } else {
-        for (size_t i = m->n; i-- > 0;) {
-            struct ebb_evmem_entry *e = &m->v[i];
-            if (e->ns != ns || e->pod != pod)
-                continue;
-            if (!(e->flags & EBB_EVMEM_LANDED)) {
-                hit = e;
+        for (size_t i = m->n; i-- > 0;)
+            if (m->v[i].ns == ns && m->v[i].pod == pod && landed_pick(&m->v[i], &hit))
                 break;
-            }
-            if (hit == NULL)
-                hit = e;
-        }
     }
     if (hit == NULL)
         return NULL;

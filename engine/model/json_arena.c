@@ -30,13 +30,19 @@ struct arena_chunk {
     max_align_t data[];
 };
 
+/* n rounded up to malloc's alignment: what a block of n takes. */
+static size_t aligned(size_t n)
+{
+    return (n + alignof(max_align_t) - 1) & ~(alignof(max_align_t) - 1);
+}
+
 /* n bytes of a (aligned as malloc's), counted against EBB_JSON_TREE_MAX:
  * NULL with a->over or a->oom set. */
 static void *arena_alloc(struct ebb_json_arena *a, size_t n)
 {
     struct arena_chunk *c = a->cur;
 
-    n = (n + alignof(max_align_t) - 1) & ~(alignof(max_align_t) - 1);
+    n = aligned(n);
     /* A few bytes of JSON make a node of 64: the tree is bounded, not only
      * the text (EBB_JSON_TREE_MAX, well above what 1.5 MiB can make). */
     if (n > EBB_JSON_TREE_MAX || a->used + n > EBB_JSON_TREE_MAX) {
@@ -74,13 +80,13 @@ static void *yy_realloc(void *ctx, void *p, size_t old, size_t n)
 {
     struct ebb_json_arena *a = ctx;
     struct arena_chunk *c = a->cur;
-    size_t o = (old + alignof(max_align_t) - 1) & ~(alignof(max_align_t) - 1);
+    size_t o = aligned(old);
     void *q;
 
     if (p == NULL)
         return arena_alloc(a, n);
     if (c != NULL && (char *)p + o == (char *)c->data + c->used && n >= old) {
-        size_t more = ((n + alignof(max_align_t) - 1) & ~(alignof(max_align_t) - 1)) - o;
+        size_t more = aligned(n) - o;
         if (c->cap - c->used >= more && a->used + more <= EBB_JSON_TREE_MAX) {
             c->used += more;
             a->used += more;

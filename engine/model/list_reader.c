@@ -13,7 +13,7 @@
 #include "model/snapshot_int.h"
 
 /* The top level of a List: { "key": value, ..., "items": [ item, ... ] }.
- * Only brackets, strings and escapes are followed (cJSON checks each item
+ * Only brackets, strings and escapes are followed (the parsers check each item
  * and the metadata); items are handed on one by one, the metadata is
  * kept, every other value is stepped over. Nothing else is held. */
 enum {
@@ -33,7 +33,7 @@ enum {
     T_FAILED,
 };
 
-enum { V_CONTAINER, V_BARE };
+enum { V_BRACKETS, V_STRING, V_BARE };
 
 struct ebb_list_reader {
     ebb_list_item_fn fn;
@@ -46,8 +46,8 @@ struct ebb_list_reader {
     /* the value scanner: an object or array by the snapshot's block
      * scanner (most of what a LIST answer holds is its items), a string
      * byte by byte */
-    int vkind, depth;
-    bool in_str, esc, brackets;
+    int vkind;
+    bool in_str, esc;
     struct ebb_json_scan scan;
     /* what is kept of the value */
     char *buf;
@@ -117,11 +117,9 @@ static int keep(struct ebb_list_reader *r, const char *p, size_t n)
 
 static void value_begin(struct ebb_list_reader *r, char c, size_t max)
 {
-    r->vkind = c == '{' || c == '[' || c == '"' ? V_CONTAINER : V_BARE;
-    r->depth = 0;
+    r->vkind = c == '{' || c == '[' ? V_BRACKETS : c == '"' ? V_STRING : V_BARE;
     r->in_str = false;
     r->esc = false;
-    r->brackets = c == '{' || c == '[';
     memset(&r->scan, 0, sizeof(r->scan));
     r->len = r->total = 0;
     r->max = max;
@@ -142,43 +140,26 @@ static size_t value_scan(struct ebb_list_reader *r, const char *data, size_t len
         *done = i < len;
         return i;
     }
-    if (r->brackets) {
+    if (r->vkind == V_BRACKETS) {
         long k = ebb__json_scan(&r->scan, data, len);
         *done = k >= 0;
         return k >= 0 ? (size_t)k : len;
     }
     while (i < len) {
         char c = data[i++];
-        if (r->in_str) {
-            if (r->esc) {
-                r->esc = false;
-            } else if (c == '\\') {
-                r->esc = true;
-            } else if (c == '"') {
-                r->in_str = false;
-                if (r->depth == 0) {
-                    *done = true;
-                    return i;
-                }
-            } else {
-                /* the rest of the string up to a quote or a backslash */
-                while (i < len && data[i] != '"' && data[i] != '\\')
-                    i++;
-            }
-            continue;
-        }
-        switch (c) {
-        case '"': r->in_str = true; break;
-        case '{':
-        case '[': r->depth++; break;
-        case '}':
-        case ']':
-            if (--r->depth <= 0) {
-                *done = true;
-                return i;
-            }
-            break;
-        default: break;
+        if (!r->in_str) {
+            r->in_str = true;   /* the opening quote */
+        } else if (r->esc) {
+            r->esc = false;
+        } else if (c == '\\') {
+            r->esc = true;
+        } else if (c == '"') {
+            *done = true;
+            return i;
+        } else {
+            /* the rest of the string up to a quote or a backslash */
+            while (i < len && data[i] != '"' && data[i] != '\\')
+                i++;
         }
     }
     return i;
