@@ -93,14 +93,26 @@ current-context: mute
   -- is to a pod: the pods watch can resume from its resourceVersion. Ready
   -- again as soon as every watch is back, never waiting for an event; no
   -- cycle while the view is stale.
+  -- Whether a watch can resume is the server's to say: a new watch cache
+  -- serves resourceVersions from its first list on, so any write between
+  -- the pod's and that list (the server's own leases, a controller's
+  -- event) makes it answer 410. The pod is touched again until it is the
+  -- newest revision in etcd just before the stop; `quiet` says whether
+  -- etcd's revision was still the pod's once the server was down.
   local function restart_under(run, ns, what)
     local pod = cp:pods(ns)[1]
-    cp:patch("/api/v1/namespaces/" .. ns .. "/pods/" .. pod.metadata.name,
-      { metadata = { labels = { touched = tostring(os.time()) } } })
-    cp:wait(function() return run:ready() end, 10, "ebb ready before the restart")
-    local before = counts(run)
+    local before, rv
+    for _ = 1, 10 do
+      local got = cp:patch("/api/v1/namespaces/" .. ns .. "/pods/" .. pod.metadata.name,
+        { metadata = { labels = { touched = string.format("%d", math.floor(K.now() * 1000)) } } })
+      rv = tonumber(got.metadata.resourceVersion)
+      cp:wait(function() return run:ready() end, 10, "ebb ready before the restart")
+      before = counts(run)
+      if cp:etcd_revision() == rv then break end
+    end
     local t0 = K.now()
     cp:stop_apiserver()
+    local quiet = cp:etcd_revision() == rv
     local down = cp:wait(function()
       local ok, body = run:ready()
       return not ok and body
@@ -123,7 +135,9 @@ current-context: mute
     for _, r in ipairs(RESOURCES) do
       if after[r].lists > before[r].lists then relisted[#relisted + 1] = r end
     end
-    figure("kube-apiserver restart (%s): relisted: %s", what, #relisted > 0 and table.concat(relisted, ", ") or "none")
+    figure("kube-apiserver restart (%s): relisted: %s%s", what,
+      #relisted > 0 and table.concat(relisted, ", ") or "none",
+      quiet and "" or " (etcd written after the pod before the server stopped)")
     return before, after, relisted
   end
 
@@ -135,9 +149,17 @@ current-context: mute
     local run = start{ policy = K.taints_policy(ns), "--interval", "1s", "--max-stale", "1s" }
     cp:wait(function() return run:ready() end, 30, "ebb ready")
     local before, after = restart_under(run, ns, "watch cache on")
-    -- the pods watch resumed from its resourceVersion: no LIST
-    assert.equal(before.pods.lists, after.pods.lists)
-    assert.is_true(after.pods.resumes > before.pods.resumes)
+    local err = run:stderr()
+    if err:find("watch pods: resourceVersion expired (410): relisting", 1, true) then
+      -- the server refused the resume (a write of its own came between the
+      -- pod's and its new cache's list): one relist, nothing else
+      figure("kube-apiserver restart (watch cache on): the server answered the pods watch 410")
+      assert.equal(before.pods.lists + 1, after.pods.lists, err)
+    else
+      -- the pods watch resumed from its resourceVersion: no LIST
+      assert.equal(before.pods.lists, after.pods.lists, err)
+      assert.is_true(after.pods.resumes > before.pods.resumes, err)
+    end
     -- the others had versions older than the new watch cache: 410, relisted
     assert.matches("watch nodes: resourceVersion expired %(410%): relisting", run:stderr())
   end)
