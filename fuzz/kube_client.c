@@ -123,6 +123,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ebb__informers_queue_max = 16u << 10;
     io.metrics = (data[0] & 0x02) != 0;
     io.sync_mode = (data[0] & 0x04) != 0 ? EBB_SYNC_AUTO : EBB_SYNC_LIST;
+    io.object_text = (data[0] & 0x08) == 0;
     ebb__informers_stream_idle_ms = 20;   /* a silent stream falls back within a run */
     held = (data[0] & 0x01) != 0;
     snprintf(server, sizeof(server), "http://127.0.0.1:%d", w.port);

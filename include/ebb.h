@@ -162,6 +162,10 @@ int ebb_engine_register_lua_dir(struct ebb_engine *e, const char *dir, struct eb
 int ebb_engine_load_builtins(struct ebb_engine *e, struct ebb_error *err);
 
 bool ebb_engine_has_plugin(const struct ebb_engine *e, const char *name);
+/* Whether a script the engine parsed (a plugin, a module it required, a
+ * chunk it loaded) names pod.object or node.object: a watch cache then
+ * keeps the objects' text (ebb_cache_keep_text). */
+bool ebb_engine_reads_object(const struct ebb_engine *e);
 
 /* ---- policy, cache, cycles --------------------------------------------- */
 

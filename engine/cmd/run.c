@@ -863,6 +863,14 @@ void ebb__run_cycle_finished(struct runner *r)
     r->in_cycle = false;
     r->run_triggered = false;
     ebb_informers_hold(r->inf, false);   /* may report changes: trigger_due */
+    if (ebb_cache_text_wanted(r->cache) || ebb_engine_reads_object(r->engine)) {
+        if (!ebb_cache_keeps_text(r->cache))
+            ebb_log(EBB_LOG_WARN, "a script read pod.object or node.object, which ebb keeps only "
+                    "for scripts that name it (a computed key it cannot see, or a chunk loaded "
+                    "during the cycle): kept from now on; pods and nodes are listed again, and "
+                    "read nil until then");
+        ebb_informers_keep_text(r->inf, true);
+    }
     account_cycle(r, seconds, triggered);
     ebb__run_memory_save(r);   /* before a --once run ends, too */
     if (!triggered)
@@ -1294,6 +1302,7 @@ int ebb_run_main(int argc, char **argv)
     io.sync_mode = r->o.sync_mode;
     io.metrics = metrics;
     io.koord_metrics = koord;
+    io.object_text = ebb_engine_reads_object(r->engine);
     if ((rc = ebb_informers_create(r->loop, r->kube, r->cache, &io, &r->inf)) != 0)
         goto fail;
     if (!r->o.once) {
@@ -1396,10 +1405,13 @@ int ebb_run_main(int argc, char **argv)
     free(r);
     return rc;
 input:
+    /* said whole by report(): no "cannot start" line after it */
     report(&err);
     rc = EXIT_INPUT;
+    goto release;
 fail:
     ebb_log(EBB_LOG_ERROR, "cannot start: %s", ebb_strerror(rc));
+release:
     ebb__run_handoff_free(r);
     ebb_changes_destroy(r->changes);
     ebb_prom_live_close(r->prom, NULL, NULL);

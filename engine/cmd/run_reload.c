@@ -118,6 +118,7 @@ void ebb__run_try_swap(struct runner *r)
     memcpy(r->hash, r->pending_hash, sizeof(r->hash));
     ebb__run_needs(ebb_engine_policy(r->engine), &metrics, &koord);
     ebb_informers_enable(r->inf, metrics, koord);
+    ebb_informers_keep_text(r->inf, ebb_engine_reads_object(r->engine));
     ebb_prom_live_policy(r->prom, ebb_engine_policy(r->engine));
     r->triggers = ebb_engine_triggers(r->engine);
     ebb__run_generation_metrics(r);

@@ -200,6 +200,8 @@ int ebb__pdb_settle(const struct ebb_cache *c, struct ebb_map *state);
 
 struct ebb_engine {
     char *home;
+    bool reads_object;              /* a script parsed names pod.object or node.object
+                                       (lua/vm.c): a watch cache keeps objects' text */
     int mode;
     int64_t fixed_now;              /* EBB_TIME_NONE: wall clock */
     size_t mem_limit;

@@ -336,6 +336,11 @@ bool ebb_engine_has_plugin(const struct ebb_engine *e, const char *name)
     return ebb__engine_find(e, name) != NULL;
 }
 
+bool ebb_engine_reads_object(const struct ebb_engine *e)
+{
+    return e->reads_object;
+}
+
 static int add_def(struct ebb_engine *e, struct ebb_plugin_def *d, struct ebb_error *err)
 {
     struct ebb_plugin_def **v, *old = ebb__engine_find(e, d->name);
@@ -950,6 +955,7 @@ int ebb_engine_adopt(struct ebb_engine *e, struct ebb_engine *from, size_t *kept
     SWAP(e->policy, from->policy);
     SWAP(e->profiles, from->profiles);
     SWAP(e->nprofiles, from->nprofiles);
+    SWAP(e->reads_object, from->reads_object);   /* the new scripts' (kept ones parsed there too) */
     own_insts(e);
     own_insts(from);
     e->evictor.max_per_node = e->policy->max_per_node;

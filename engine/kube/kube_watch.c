@@ -72,6 +72,7 @@ int ebb_informers_create(uv_loop_t *loop, struct ebb_kube *kube, struct ebb_cach
         s->o.watch_timeout_s = 300;
     if (s->o.metrics_interval_s <= 0)
         s->o.metrics_interval_s = 5;
+    ebb_cache_keep_text(cache, s->o.object_text);
     if (ebb_json_arena_create(&s->arena) != 0) {
         free(s);
         return EBB_ENOMEM;
@@ -362,6 +363,13 @@ static bool room_for(struct ebb_informers *s, int kind, ebb_str ns, ebb_str name
     return have;
 }
 
+/* Pods' and nodes' text backs pod.object and node.object, kept while a
+ * script reads them (ebb_informers_keep_text). */
+static bool keeps_text(const struct ebb_informers *s, int kind)
+{
+    return (kind == EBB_KIND_POD || kind == EBB_KIND_NODE) && ebb_cache_keeps_text(s->cache);
+}
+
 /* One item of a LIST answer, now (not held): kept in the cache (its text
  * backs pod.object), or skipped alone. 0, or EBB_ENOMEM. */
 static int take_item(struct informer *i, char *text, size_t len)
@@ -390,7 +398,7 @@ static int take_item(struct informer *i, char *text, size_t len)
     }
     if (o.kind == EBB_KIND_NODE_METRICS)
         smooth(s, o.u.node_metrics);
-    if ((o.kind == EBB_KIND_POD || o.kind == EBB_KIND_NODE) && ebb__spill_write(&s->spill, text, len, &off)) {
+    if (keeps_text(s, o.kind) && ebb__spill_write(&s->spill, text, len, &off)) {
         struct ebb_src src = { off, (uint32_t)len, s->spill.src, 0 };
         if (o.kind == EBB_KIND_POD)
             o.u.pod->src = src;
@@ -882,7 +890,7 @@ static int apply_event(struct informer *i, char *line, size_t len)
         ebb_cache_delete(s->cache, i->kind, ns, name);
     } else {
         /* the event line backs pod.object */
-        if ((o.kind == EBB_KIND_POD || o.kind == EBB_KIND_NODE) && ebb__spill_write(&s->spill, line, len, &off)) {
+        if (keeps_text(s, o.kind) && ebb__spill_write(&s->spill, line, len, &off)) {
             struct ebb_src src = { off, (uint32_t)len, s->spill.src, 1 };
             if (o.kind == EBB_KIND_POD)
                 o.u.pod->src = src;
@@ -1262,6 +1270,21 @@ static void drain(struct informer *i)
             }
         }
         ebb__watch_free_queued(i, q);
+    }
+}
+
+void ebb_informers_keep_text(struct ebb_informers *s, bool on)
+{
+    if (on == ebb_cache_keeps_text(s->cache))
+        return;
+    ebb_cache_keep_text(s->cache, on);
+    if (!on)
+        return;
+    /* what is cached without its text is listed again, with it */
+    for (size_t k = 0; s->started && k < s->n; k++) {
+        struct informer *i = &s->inf[k];
+        if ((i->kind == EBB_KIND_POD || i->kind == EBB_KIND_NODE) && i->state != ST_CLOSED)
+            relist(i, "a script reads objects' text, kept from now on");
     }
 }
 

@@ -276,6 +276,15 @@ struct ebb__view_kind {
 /* The cache of the engine running in L; raises "no cluster view is loaded"
  * where there is none.                                          [-0, +0, e] */
 struct ebb_cache *ebb__lua_cache(lua_State *L);
+/* pod.object, node.object: the object read back from its text, or nil
+ * (ebb_cache_text_asked when the cache kept none).        [-0, +1, m] */
+void ebb__lua_push_object(lua_State *L, const struct ebb_src *src);
+/* Whether Lua source names a field `object` as pod.object and node.object
+ * are read: `.object` not called (A.object{...} builds an argument
+ * schema), or ["object"]. Every chunk parsed is read so (vm.c), and one
+ * that names it has the engine keep objects' text (ebb_engine_reads_object);
+ * a name it cannot see (a computed key) is caught when read. */
+bool ebb__lua_names_object(const char *s, size_t n);
 /* Push the view of kind k of the object in `slot` with `serial`: the one
  * already made while a script holds it, else a new one.         [-0, +1, m] */
 void ebb__lua_push_view(lua_State *L, const struct ebb__view_kind *k, uint32_t slot,

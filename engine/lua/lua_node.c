@@ -126,13 +126,7 @@ static int l_node_index(lua_State *L)
             lua_rawseti(L, -2, i + 1);
         }
     } else if (strcmp(k, "object") == 0) {
-        cJSON *j = ebb_cache_read_object(ebb__lua_cache(L), &n->src);
-        if (j == NULL) {
-            lua_pushnil(L);
-        } else {
-            ebb__lua_push_json(L, j);
-            cJSON_Delete(j);
-        }
+        ebb__lua_push_object(L, &n->src);
     } else {
         return luaL_error(L, "node has no field '%s'", k);
     }

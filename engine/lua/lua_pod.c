@@ -240,16 +240,25 @@ static void g_conditions(lua_State *L, const struct ebb_pod *p)
     }
 }
 
-static void g_object(lua_State *L, const struct ebb_pod *p)
+void ebb__lua_push_object(lua_State *L, const struct ebb_src *src)
 {
-    cJSON *j = ebb_cache_read_object(ebb__lua_cache(L), &p->src);
+    struct ebb_cache *c = ebb__lua_cache(L);
+    cJSON *j = ebb_cache_read_object(c, src);
 
     if (j == NULL) {
+        /* no text: one the watch cache did not keep is asked for */
+        if (src->len == 0)
+            ebb_cache_text_asked(c);
         lua_pushnil(L);
         return;
     }
     ebb__lua_push_json(L, j);   /* may raise on memory: j leaks only then */
     cJSON_Delete(j);
+}
+
+static void g_object(lua_State *L, const struct ebb_pod *p)
+{
+    ebb__lua_push_object(L, &p->src);
 }
 
 static const struct {

@@ -256,6 +256,8 @@ static int l_warn(lua_State *L)
  * script reads at most LOAD_MAX bytes of source, which keeps its longest
  * step (resolving every goto of a block at once) under 50 ms. */
 #define PARSE_PIECE 512
+/* How much of the text before a piece is read with it for `object`. */
+#define OBJECT_TAIL 24
 #define LOAD_MAX ((size_t)64 << 10)
 
 /* What the parser reads: a string, or what a script's reader function
@@ -267,7 +269,77 @@ struct parse_src {
     int fn;                         /* stack index of the reader function, or 0 */
     int slot;                       /* stack index keeping its last string */
     size_t total, max;              /* bytes handed over, at most max */
+    char tail[OBJECT_TAIL];         /* the last bytes handed over (names_object) */
+    size_t ntail;
 };
+
+static bool word_char(char c)
+{
+    return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+static bool lua_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+bool ebb__lua_names_object(const char *s, size_t n)
+{
+    for (const char *p = s, *end = s + n; (p = memmem(p, (size_t)(end - p), "object", 6)) != NULL; p++) {
+        const char *a = p, *z = p + 6;
+        if ((a > s && word_char(a[-1])) || (z < end && word_char(*z)))
+            continue;
+        while (a > s && lua_space(a[-1]))
+            a--;
+        while (z < end && lua_space(*z))
+            z++;
+        /* x.object, not x.object(...) / x.object{...} / x.object"..." (a
+         * call: A.object builds an argument schema), not a..object */
+        if (a > s && a[-1] == '.' && (a - 1 == s || a[-2] != '.') &&
+            (z == end || (*z != '(' && *z != '{' && *z != '"' && *z != '\'' && *z != '[')))
+            return true;
+        /* x["object"], x['object'] */
+        if (p > s && (p[-1] == '"' || p[-1] == '\'') && p + 6 < end && p[6] == p[-1]) {
+            a = p - 1;
+            z = p + 7;
+            while (a > s && lua_space(a[-1]))
+                a--;
+            while (z < end && lua_space(*z))
+                z++;
+            if (a > s && a[-1] == '[' && z < end && *z == ']')
+                return true;
+        }
+    }
+    return false;
+}
+
+/* The piece about to be handed to the parser names `object` as a field
+ * (ebb__lua_names_object): the engine keeps objects' text. Read with the
+ * end of the pieces before it, so a name cut in two is seen. */
+static void note_object(struct parse_src *r, const char *piece, size_t n)
+{
+    char join[2 * OBJECT_TAIL];
+    size_t k = n < OBJECT_TAIL ? n : OBJECT_TAIL;
+
+    if (r->vm->engine == NULL || r->vm->engine->reads_object)
+        return;
+    memcpy(join, r->tail, r->ntail);
+    memcpy(join + r->ntail, piece, k);
+    if (ebb__lua_names_object(join, r->ntail + k) || ebb__lua_names_object(piece, n)) {
+        r->vm->engine->reads_object = true;
+        return;
+    }
+    /* the tail: the last OBJECT_TAIL bytes of everything handed over */
+    if (n >= OBJECT_TAIL) {
+        memcpy(r->tail, piece + n - OBJECT_TAIL, OBJECT_TAIL);
+        r->ntail = OBJECT_TAIL;
+    } else {
+        size_t keep = r->ntail + n > OBJECT_TAIL ? OBJECT_TAIL - n : r->ntail;
+        memmove(r->tail, r->tail + r->ntail - keep, keep);
+        memcpy(r->tail + keep, piece, n);
+        r->ntail = keep + n;
+    }
+}
 
 /* lua_Reader, run inside lua_load's protected parser: an error raised here
  * makes the parse fail (and what was parsed is dropped). */
@@ -309,6 +381,7 @@ static const char *piece_reader(lua_State *L, void *ud, size_t *size)
                         (int)(r->max >> 10));
         lua_error(L);
     }
+    note_object(r, r->s, n);
     r->total += n;
     r->s += n;
     r->left -= n;

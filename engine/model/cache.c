@@ -71,6 +71,8 @@ struct ebb_cache {
     size_t nhidden, cap_hidden;
     uint64_t hidden_epoch;
     bool hidden_lost;
+    bool text_off;                  /* ebb_cache_keep_text(false) */
+    bool text_wanted;               /* ebb_cache_text_asked while off */
 };
 
 static const struct ebb_podvec empty_podvec = { .sorted = true };
@@ -1387,4 +1389,28 @@ int ebb_cache_seal_source(struct ebb_cache *c, uint16_t file)
     c->sources[file] = g;
     fclose(f);
     return 0;
+}
+
+void ebb_cache_keep_text(struct ebb_cache *c, bool on)
+{
+    c->text_off = !on;
+}
+
+bool ebb_cache_keeps_text(const struct ebb_cache *c)
+{
+    return !c->text_off;
+}
+
+void ebb_cache_text_asked(struct ebb_cache *c)
+{
+    if (c->text_off)
+        c->text_wanted = true;
+}
+
+bool ebb_cache_text_wanted(struct ebb_cache *c)
+{
+    bool w = c->text_wanted;
+
+    c->text_wanted = false;
+    return w;
 }

@@ -10,6 +10,8 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "ebb/kube.h"
 #include "ebb/watch.h"
 #include "test/kube_server.h"
@@ -52,7 +54,7 @@ static int sync_mode = EBB_SYNC_LIST;
 static void env_open(struct env *e, bool hold)
 {
     struct ebb_kube_config cfg = { .server = e->server };
-    struct ebb_informers_opts io = { .page_size = 16, .sync_mode = sync_mode };
+    struct ebb_informers_opts io = { .page_size = 16, .sync_mode = sync_mode, .object_text = true };
     struct ebb_error err;
 
     memset(e, 0, sizeof(*e));
@@ -208,6 +210,66 @@ static void test_list_skips_alone(void **state)
     assert_int_equal(e.skip[2].reason, EBB_SKIP_WRONG_KIND);
     assert_string_equal(e.skip[3].err.field, "spec.tolerations[0].operator");
     assert_int_equal(stat_of(&e, "skipped"), 4);
+    env_close(&e);
+}
+
+/* Objects' text (pod.object) is kept only while asked for: off, a LIST's
+ * and a watch's pods have none and nothing is written; turned on, pods
+ * and nodes are listed again and have it; off again, new versions have
+ * none while the old text still reads. */
+static bool pods_relisted(struct env *e) { return stat_of(e, "lists") >= 2 && synced(e) && all_out(e); }
+
+static void test_text_kept_on_demand(void **state)
+{
+    struct env e;
+    uint64_t bytes, live, moves;
+    cJSON *j;
+    (void)state;
+
+    env_open(&e, false);
+    ebb_informers_keep_text(e.inf, false);
+    assert_false(ebb_cache_keeps_text(e.cache));
+    ok_json(&e, KS_PODS, "{\"metadata\":{\"resourceVersion\":\"9\"},\"items\":[" POD("p1", "") "]}");
+    stream(&e, KS_PODS, "{\"type\":\"ADDED\",\"object\":" POD("p2", "") "}\n");
+    ebb_informers_start(e.inf);
+    run_until(&e, synced_and_out);
+    assert_non_null(pod(&e, "p1"));
+    assert_non_null(pod(&e, "p2"));
+    assert_int_equal(pod(&e, "p1")->src.len, 0);
+    assert_int_equal(pod(&e, "p2")->src.len, 0);
+    assert_null(ebb_cache_read_object(e.cache, &pod(&e, "p1")->src));
+    assert_int_equal(ebb_informers_spill_bytes(e.inf, &live, &moves), 0);
+    /* a script asked: noted once */
+    assert_false(ebb_cache_text_wanted(e.cache));
+    ebb_cache_text_asked(e.cache);
+    assert_true(ebb_cache_text_wanted(e.cache));
+    assert_false(ebb_cache_text_wanted(e.cache));
+
+    /* on: listed again, with text */
+    ok_json(&e, KS_PODS, "{\"metadata\":{\"resourceVersion\":\"12\"},\"items\":[" POD("p1", "") ","
+            POD("p2", "") "]}");
+    stream(&e, KS_PODS, "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"12\"}}}\n");
+    ebb_informers_keep_text(e.inf, true);
+    assert_true(ebb_cache_keeps_text(e.cache));
+    run_until(&e, pods_relisted);
+    assert_true(pod(&e, "p1")->src.len > 0);
+    assert_non_null(j = ebb_cache_read_object(e.cache, &pod(&e, "p2")->src));
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "metadata"),
+                                                         "name")->valuestring, "p2");
+    cJSON_Delete(j);
+    ebb_cache_text_asked(e.cache);   /* kept: nothing to ask for */
+    assert_false(ebb_cache_text_wanted(e.cache));
+    bytes = ebb_informers_spill_bytes(e.inf, &live, &moves);
+    assert_true(bytes > 0);
+
+    /* off: a new version has no text, nothing more is written */
+    ebb_informers_keep_text(e.inf, false);
+    push(&e, KS_PODS, "{\"type\":\"MODIFIED\",\"object\":" POD("p1", ",\"priority\":7") "}\n");
+    run_until(&e, all_out);
+    while (pod(&e, "p1")->src.len != 0)
+        uv_run(&e.loop, UV_RUN_ONCE);
+    assert_true(pod(&e, "p2")->src.len > 0);
+    assert_int_equal(ebb_informers_spill_bytes(e.inf, &live, &moves), bytes);
     env_close(&e);
 }
 
@@ -581,6 +643,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_list_skips_alone),
+        cmocka_unit_test(test_text_kept_on_demand),
         cmocka_unit_test(test_watch_skips_alone),
         cmocka_unit_test(test_list_retried),
         cmocka_unit_test(test_watch_broken_again_and_again),

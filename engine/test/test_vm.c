@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <dirent.h>
+
 #include <cmocka.h>
 #include <lauxlib.h>
 
@@ -208,6 +210,121 @@ static void require_reads_files_only(void **state)
     require_case("helper/init.lua", "file", "helper ok");
 }
 
+/* Which sources name pod.object / node.object (a watch cache keeps
+ * objects' text only then): field reads yes; A.object{...} calls, words
+ * inside other names, concatenation no. */
+static void names_object_table(void **state)
+{
+    static const struct { const char *src; bool names; } cases[] = {
+        { "return pod.object", true },
+        { "local o = p.object.metadata", true },
+        { "local o = p . object", true },
+        { "x = p.object\n", true },
+        { "if n.object then end", true },
+        { "local m = (pod.object or {}).metadata", true },
+        { "return pod[\"object\"]", true },
+        { "return pod[ 'object' ]", true },
+        { "return pod.object--", true },
+        { "A.object({ a = A.string() })", false },
+        { "A.object { a = A.string() }", false },
+        { "A.object{}", false },
+        { "A.object \"x\"", false },
+        { "A.object[[x]]", false },
+        { "elseif k == \"object\" then", false },
+        { "local objects = p.objects", false },
+        { "local o = p.object_id", false },
+        { "local o = p.myobject", false },
+        { "return \"a\"..object", false },
+        { "local object = 1", false },
+        { "return object", false },
+        { "return pod:object()", false },
+        { "", false },
+        { "object", false },
+        { ".object", true },
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        if (ebb__lua_names_object(cases[i].src, strlen(cases[i].src)) != cases[i].names) {
+            print_error("%s: expected %s\n", cases[i].src, cases[i].names ? "named" : "not named");
+            fail();
+        }
+    }
+}
+
+/* Every chunk parsed is read for it: a plugin file, load() of a string,
+ * load() of a function whose pieces cut the name in two; and the bundled
+ * argument schemas (A.object) do not count. */
+static void parse_notes_object(void **state)
+{
+    static const struct { const char *src; bool names; } cases[] = {
+        { "return 1", false },
+        { "local function f(p) return p.object end return 'ok'", true },
+        { "return tostring(load('return function(p) return p.object end') ~= nil)", true },
+        { "local k = { 'local f = function(p) return p.ob', 'ject end' } local i = 0 "
+          "return tostring(load(function() i = i + 1 return k[i] end) ~= nil)", true },
+        { "local k = { 'x = ', '\"ob', 'ject\"' } local i = 0 "
+          "return tostring(load(function() i = i + 1 return k[i] end) ~= nil)", false },
+    };
+    char home[4096], out[512];
+
+    (void)state;
+    assert_non_null(getcwd(home, sizeof(home)));
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct ebb_engine e;
+        struct ebb_vm_opts o = { .engine = &e, .name = "test", .mem_limit = (size_t)64 << 20,
+                                 .budget_ns = 1000000000ull, .home = home };
+        struct ebb_vm *vm = NULL;
+        memset(&e, 0, sizeof(e));
+        assert_int_equal(ebb__vm_create(&o, &vm), 0);
+        if (run(vm, cases[i].src, strlen(cases[i].src), out, sizeof(out)) != 0) {
+            print_error("%s: %s\n", cases[i].src, out);
+            fail();
+        }
+        if (e.reads_object != cases[i].names) {
+            print_error("%s: expected %s\n", cases[i].src, cases[i].names ? "named" : "not named");
+            fail();
+        }
+        ebb__vm_destroy(vm);
+    }
+}
+
+/* No bundled script names it: with only built-in strategies, a watch
+ * cache keeps no objects' text. */
+static void bundled_scripts_do_not_name_object(void **state)
+{
+    static const char *const dirs[] = { "lua/ebb", "policies" };
+    size_t files = 0;
+
+    (void)state;
+    for (size_t d = 0; d < 2; d++) {
+        DIR *dir = opendir(dirs[d]);
+        struct dirent *de;
+        assert_non_null(dir);
+        while ((de = readdir(dir)) != NULL) {
+            char path[512];
+            size_t n = strlen(de->d_name), len;
+            char *text;
+            FILE *f;
+            if (n < 5 || strcmp(de->d_name + n - 4, ".lua") != 0)
+                continue;
+            snprintf(path, sizeof(path), "%s/%s", dirs[d], de->d_name);
+            assert_non_null(f = fopen(path, "rb"));
+            assert_non_null(text = malloc(1 << 20));
+            len = fread(text, 1, 1 << 20, f);
+            fclose(f);
+            if (ebb__lua_names_object(text, len)) {
+                print_error("%s names pod.object or node.object\n", path);
+                fail();
+            }
+            free(text);
+            files++;
+        }
+        closedir(dir);
+    }
+    assert_true(files >= 15);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -217,6 +334,9 @@ int main(void)
         cmocka_unit_test(load_caps_and_semantics),
         cmocka_unit_test(load_stops_the_call),
         cmocka_unit_test(require_reads_files_only),
+        cmocka_unit_test(names_object_table),
+        cmocka_unit_test(parse_notes_object),
+        cmocka_unit_test(bundled_scripts_do_not_name_object),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -159,6 +159,19 @@ int ebb_cache_seal_source(struct ebb_cache *c, uint16_t file);
 /* The full object of `src` as a cJSON tree (caller deletes), or NULL. */
 struct cJSON *ebb_cache_read_object(const struct ebb_cache *c, const struct ebb_src *src);
 
+/* Whether whoever fills the cache keeps the objects' text as they come
+ * (ebb_src): a snapshot's cache always does; a watch cache only while a
+ * script names pod.object or node.object (it writes every version of
+ * every pod to a file otherwise read by nobody). */
+void ebb_cache_keep_text(struct ebb_cache *c, bool on);
+bool ebb_cache_keeps_text(const struct ebb_cache *c);
+/* A script read an object's text the cache was not keeping (a name the
+ * scan of its source could not see): noted for whoever fills the cache,
+ * which starts keeping it and lists the objects again. */
+void ebb_cache_text_asked(struct ebb_cache *c);
+/* ... and whether that happened since the last call (which clears it). */
+bool ebb_cache_text_wanted(struct ebb_cache *c);
+
 /* Approximate bytes held by cached objects (bench, metrics). */
 size_t ebb_cache_bytes(const struct ebb_cache *c);
 

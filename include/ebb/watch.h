@@ -75,6 +75,8 @@ struct ebb_informers_opts {
     bool metrics;                /* poll metrics.k8s.io */
     double metrics_interval_s;   /* 0: 5 */
     bool koord_metrics;          /* watch slo.koordinator.sh/v1alpha1 NodeMetric */
+    bool object_text;            /* keep pods' and nodes' text from the start
+                                    (ebb_informers_keep_text) */
 };
 
 /* Called after every change applied to the cache (for event-triggered
@@ -113,6 +115,12 @@ uint64_t ebb_informers_broken_ms(const struct ebb_informers *inf, char *which, s
  * why ("pods (broken for 40210 ms: relisting: ...)", "; " between). */
 size_t ebb_informers_not_current(const struct ebb_informers *inf, uint64_t max_stale_ms, char *buf,
                                  size_t len);
+
+/* Keep pods' and nodes' text (struct ebb_src, for pod.object and
+ * node.object) from now on, or stop keeping it: every version of every
+ * pod is otherwise written to a file nobody reads. Turned on, pods and
+ * nodes are listed again so that each has its text. */
+void ebb_informers_keep_text(struct ebb_informers *inf, bool on);
 
 /* Queue everything while `hold` (a cycle runs); apply the queue on release. */
 void ebb_informers_hold(struct ebb_informers *inf, bool hold);

@@ -1,6 +1,8 @@
 -- The spill behind pod.object during a live `ebb run` under churn: every
 -- new version of a pod is appended to it, full files are reclaimed, and
--- pod.object still reads each pod's newest version.
+-- pod.object still reads each pod's newest version. Kept only while a
+-- script names pod.object: none is written for the built-in strategies,
+-- and a name the scan cannot see turns it on when first read.
 local R = require("spec.integration.run_harness")
 local S = R.S
 
@@ -88,5 +90,40 @@ describe("the pod.object spill under churn", function()
     assert.is_truthy(line, run:stderr())
     assert.equal(0, tonumber(bad))
     assert.is_true(tonumber(ok) >= 45)
+  end)
+
+  it("writes nothing when no script names pod.object (the built-in strategies)", function()
+    T.srv = S.start{ snapshot = DEMO }
+    local f = assert(io.open("spec/fixtures/policies/helm-default.yaml"))
+    local helm = f:read("a")
+    f:close()
+    local run = T.start{ policy = helm, "--interval", "1s", "--dry-run" }
+    assert.is_not_nil(run:wait_log("cycle 2:", 15), run:stderr())
+    local m = run:metrics()
+    assert.equal(0, R.metric(m, "ebb_cache_spill_bytes"), m)
+    assert.is_true((R.metric(m, "ebb_watch_lists_total", '{resource="pods"}') or 0) == 1, m)
+    assert.not_matches("pod.object", run:stderr())
+  end)
+
+  it("a script that reads pod.object by a computed key: nil at first, then kept and listed again", function()
+    dir = S.tmpdir()
+    -- the same check, the field's name made at run time: the scan of the
+    -- source cannot see it
+    S.write(dir .. "/objectcheck.lua", (CHECK:gsub("pod%.object", 'pod["obj" .. "ect"]')))
+    T.srv = S.start{ snapshot = DEMO }
+    local run = T.start{ policy = POLICY, "--policy-dir", dir, "--interval", "1s", "--dry-run" }
+    local first = run:wait_log("object check: (%d+) ok, (%d+) bad", 15)
+    assert.is_not_nil(first, run:stderr())
+    assert.matches("object check: 0 ok, %d+ bad", run:stderr())
+    assert.matches("a script read pod.object or node.object, which ebb keeps only for scripts " ..
+      "that name it", run:stderr())
+    assert.matches("watch pods: a script reads objects' text, kept from now on: relisting", run:stderr())
+    assert.matches("watch nodes: a script reads objects' text, kept from now on: relisting", run:stderr())
+    local ok = S.eventually(function()
+      local good, bad = run:stderr():match("object check: (%d+) ok, 0 bad")
+      return good and tonumber(good) >= 45 and good
+    end, 15)
+    assert.is_truthy(ok, run:stderr())
+    assert.is_true(R.metric(run:metrics(), "ebb_cache_spill_bytes") > 0)
   end)
 end)
