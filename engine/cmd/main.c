@@ -262,17 +262,6 @@ static int parse(int argc, char **argv, struct opts *o)
     return 0;
 }
 
-/* A simulation's engine is the last thing the process holds: it exits
- * right after, and the operating system takes the memory back at once,
- * where freeing a large cluster object by object costs a tenth of a second
- * or more (150,000 pods). Under AddressSanitizer everything is freed, so
- * its leak check still sees what the engine owns. */
-#if defined(__SANITIZE_ADDRESS__)
-#define FREE_AT_EXIT 1
-#else
-#define FREE_AT_EXIT 0
-#endif
-
 static int run(const struct opts *o, bool check)
 {
     struct ebb_snapshot_stats stats = { 0 };
@@ -405,7 +394,7 @@ static int run(const struct opts *o, bool check)
         if (getrusage(RUSAGE_SELF, &ru) == 0)
             fprintf(stderr, "stats: peak resident %.1f MB\n", (double)ru.ru_maxrss / 1024.0);
     }
-    if (FREE_AT_EXIT) {
+    if (EBB_FREE_AT_EXIT) {   /* the engine is the last thing held */
         ebb_whatif_destroy(so.whatif);
         ebb_engine_destroy(e);
         ebb_evmem_free(&so.memory);

@@ -1396,13 +1396,15 @@ int ebb_run_main(int argc, char **argv)
     ebb_kube_evict_destroy(r->evict);   /* every answer is in: the client is closed */
     ebb_memstore_destroy(r->memstore);
     ebb_metrics_destroy(r->metrics);
-    ebb_engine_destroy(r->pending);
-    ebb_engine_destroy(r->engine);
-    ebb_predictor_destroy(r->predictor);
-    ebb_evmem_free(&r->memory);
-    ebb_changes_destroy(r->changes);
-    ebb_kube_config_free(r->kc);
-    free(r);
+    if (EBB_FREE_AT_EXIT) {   /* the engines and their cache are the last things held */
+        ebb_engine_destroy(r->pending);
+        ebb_engine_destroy(r->engine);
+        ebb_predictor_destroy(r->predictor);
+        ebb_evmem_free(&r->memory);
+        ebb_changes_destroy(r->changes);
+        ebb_kube_config_free(r->kc);
+        free(r);
+    }
     return rc;
 input:
     /* said whole by report(): no "cannot start" line after it */

@@ -14,6 +14,17 @@
 
 #define EBB_VERSION "0.1.0"
 
+/* A command whose engine and cache are the last things the process holds
+ * leaves them to the operating system, which takes the memory back at
+ * once, where freeing a large cluster object by object costs a tenth of a
+ * second or more (150,000 pods). Under AddressSanitizer everything is
+ * freed, so its leak check still sees what they own. */
+#if defined(__SANITIZE_ADDRESS__)
+#define EBB_FREE_AT_EXIT 1
+#else
+#define EBB_FREE_AT_EXIT 0
+#endif
+
 enum {
     EBB_OK = 0,
     EBB_EINVAL = -1,   /* bad argument from the caller (a bug) */
