@@ -270,17 +270,39 @@ static int scan_bytes(struct ebb_json_scan *st, const char *p, int n)
     return -1;
 }
 
+/* The bytes a backslash escapes (simdjson's rule): in a run of
+ * backslashes every other one escapes the byte after it. `prev`: the
+ * block's first byte is escaped (the last one before it was an escaping
+ * backslash); *carry: the first byte after the block is. */
+static inline uint64_t escaped_bits(uint64_t bs, bool prev, bool *carry)
+{
+    const uint64_t even = 0x5555555555555555ull;
+    uint64_t follows, odd_starts, seq_even;
+
+    bs &= ~(uint64_t)prev;           /* escaped itself: it escapes nothing */
+    follows = bs << 1 | (uint64_t)prev;
+    odd_starts = bs & ~even & ~follows;
+    *carry = __builtin_add_overflow(odd_starts, bs, &seq_even);
+    return (even ^ (seq_even << 1)) & follows;
+}
+
 /* The 64 bytes at p, of which the first n count: as scan_bytes. */
 static int scan_block(struct ebb_json_scan *st, const char *p, int n)
 {
     struct block_bits b;
-    uint64_t ins, open, close, valid = n == 64 ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1;
+    uint64_t ins, open, close, esc, valid = n == 64 ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1;
+    bool carry = false;
 
     block_bits(p, &b);
-    if (st->escaped || (b.bslash & valid) != 0)
+    /* bits of the bytes inside strings, opening quotes included; escaped
+     * quotes (a Kubernetes object's managedFields are full of them) do
+     * not count */
+    esc = st->escaped || (b.bslash & valid) != 0 ? escaped_bits(b.bslash & valid, st->escaped, &carry) : 0;
+    ins = prefix_xor(b.quote & ~esc) ^ (st->in_string ? ~(uint64_t)0 : 0);
+    /* a backslash outside a string is not JSON, and the rules followed
+     * byte by byte leave it alone: they decide that block */
+    if ((b.bslash & valid & ~ins) != 0 || (st->escaped && !st->in_string))
         return scan_bytes(st, p, n);
-    /* bits of the bytes inside strings, opening quotes included */
-    ins = prefix_xor(b.quote) ^ (st->in_string ? ~(uint64_t)0 : 0);
     open = b.open & ~ins & valid;
     close = b.close & ~ins & valid;
     /* the depth may come back to 0 only if there are as many closing
@@ -300,6 +322,7 @@ static int scan_block(struct ebb_json_scan *st, const char *p, int n)
     }
     st->lines += popcount64(b.nl & valid);
     st->in_string = ins >> 63;
+    st->escaped = n == 64 ? carry : (esc >> n & 1) != 0;
     return -1;
 }
 
