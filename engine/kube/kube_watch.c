@@ -295,16 +295,15 @@ static void smooth(struct ebb_informers *s, struct ebb_node_metrics *m)
 }
 
 /* Once every resource has been listed the first time, before any cycle:
- * sort the indexes once and lay the pods out in the order cycles visit
- * them (ebb_cache_compact; slots are renumbered, which nothing holds yet). */
+ * sort the indexes once. */
 void ebb__watch_first_sync(struct ebb_informers *s)
 {
-    if (s->compacted || !ebb_informers_synced(s))
+    if (s->first_synced || !ebb_informers_synced(s))
         return;
     char streamed[512] = "", paged[512] = "";
     size_t ns = 0, np = 0;
 
-    s->compacted = true;
+    s->first_synced = true;
     /* how each resource was listed: what the specs and operators check */
     for (size_t k = 0; k < s->n; k++) {
         char *b = s->inf[k].by_stream ? streamed : paged;
@@ -318,8 +317,6 @@ void ebb__watch_first_sync(struct ebb_informers *s)
             ebb_cache_count(s->cache, EBB_KIND_NODE), ebb_cache_count(s->cache, EBB_KIND_POD),
             ns ? streamed : "none", np ? paged : "none");
     ebb_cache_build_indexes(s->cache);
-    if (ebb_cache_compact(s->cache) != 0)
-        ebb_log(EBB_LOG_WARN, "watch: out of memory laying out the pods; they stay where they are");
 }
 
 uint64_t ebb_informers_spill_bytes(const struct ebb_informers *s, uint64_t *live, uint64_t *moves)

@@ -96,7 +96,7 @@ struct ebb_informers {
     bool hold;
     bool started;
     uint64_t started_at;          /* uv_hrtime() of ebb_informers_start */
-    bool compacted;               /* laid out once, when everything first synced */
+    bool first_synced;            /* every resource listed once: indexes sorted */
     size_t queued_bytes;          /* of every informer's queue (EBB_HOLD_QUEUE_MAX) */
     size_t n;
     struct informer inf[10];

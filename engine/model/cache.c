@@ -38,13 +38,6 @@ struct pdb_labels {
     size_t cap, n;                  /* cap: a power of two */
 };
 
-/* Pods laid out side by side by ebb_cache_compact. */
-struct pod_block {
-    struct ebb_pod *v;
-    uint32_t n;                     /* pods laid out */
-    uint32_t live;                  /* of them still in the cache */
-};
-
 struct ebb_cache {
     struct slots pods, nodes;
     struct ebb_map pod_by_key;      /* (ns, name) -> pod */
@@ -57,8 +50,6 @@ struct ebb_cache {
     struct ebb_map by_kind[EBB_KIND_MAX];   /* other kinds: (ns|name, name|-) */
     struct ebb_map pdbs_by_ns;      /* (ns, -) -> struct ptrvec of pdbs */
     struct pdb_labels pdb_labels;   /* which PDBs a pod's labels can meet */
-    struct pod_block *blocks;
-    uint32_t nblocks;
     FILE **sources;
     uint16_t nsources;
     uint64_t version;
@@ -96,107 +87,13 @@ static void free_object(int kind, void *o)
     ebb_object_free(&obj);
 }
 
-/* The arrays of a pod the cycle reads in its loops (owner kinds, labels,
- * node selector, tolerations, images, requests, spread constraints, the
- * affinity struct): ebb_cache_compact lays them out beside the pods, in the
- * same order (what they point to stays where it is). X(field, count). */
-#define POD_ARRAYS(p, X)                                                     \
-    X((p)->owners, (p)->nowners)                                             \
-    X((p)->labels.kv, (p)->labels.n)                                         \
-    X((p)->node_selector.kv, (p)->node_selector.n)                           \
-    X((p)->tolerations, (p)->ntolerations)                                   \
-    X((p)->images, (p)->nimages)                                             \
-    X((p)->requests.q, (p)->requests.n)                                      \
-    X((p)->tsc, (p)->ntsc)                                                   \
-    X((p)->affinity, (p)->affinity != NULL)
-
-#define ALIGN8(x) (((x) + 7) & ~(size_t)7)
-#define ARRAY_BYTES(f, n) ((size_t)(n) * sizeof(*(f)))
-
-static struct pod_block *block_of(const struct ebb_cache *c, const struct ebb_pod *p)
-{
-    for (uint32_t i = 0; i < c->nblocks; i++)
-        if (p >= c->blocks[i].v && p < c->blocks[i].v + c->blocks[i].n)
-            return &c->blocks[i];
-    return NULL;
-}
-
-/* Drop the blocks no pod lives in any more (the array keeps its room). */
-static void blocks_trim(struct ebb_cache *c)
-{
-    uint32_t k = 0;
-
-    for (uint32_t i = 0; i < c->nblocks; i++) {
-        if (c->blocks[i].live == 0)
-            free(c->blocks[i].v);
-        else
-            c->blocks[k++] = c->blocks[i];
-    }
-    c->nblocks = k;
-}
-
-/* A heap copy of a pod of a block, its arrays too, for ebb_pod_free, which
- * frees them and the struct; NULL when out of memory (what the pod refers
- * to is then lost rather than freed wrong). */
-static struct ebb_pod *heap_copy(const struct ebb_pod *p)
-{
-    struct ebb_pod *h = malloc(sizeof(*h));
-    bool ok = h != NULL;
-
-    if (h == NULL)
-        return NULL;
-    *h = *p;
-#define TO_HEAP(f, n)                                                        \
-    if ((n) > 0) {                                                           \
-        void *m = ok ? malloc(ARRAY_BYTES(f, n)) : NULL;                     \
-        if (m != NULL)                                                       \
-            memcpy(m, (f), ARRAY_BYTES(f, n));                               \
-        else                                                                 \
-            ok = false;                                                      \
-        (f) = m;                                                             \
-    }
-    POD_ARRAYS(h, TO_HEAP)
-#undef TO_HEAP
-    if (!ok) {
-#define DROP(f, n) free((void *)(f));
-        POD_ARRAYS(h, DROP)
-#undef DROP
-        free(h);
-        return NULL;
-    }
-    return h;
-}
-
-/* Free a pod the cache holds, wherever it lives. */
-static void pod_free(struct ebb_cache *c, struct ebb_pod *p)
-{
-    struct pod_block *b = p ? block_of(c, p) : NULL;
-
-    if (b == NULL) {
-        ebb_pod_free(p);
-        return;
-    }
-    ebb_pod_free(heap_copy(p));
-    memset(p, 0, sizeof(*p));
-    if (--b->live == 0)
-        blocks_trim(c);
-}
-
 void ebb_cache_destroy(struct ebb_cache *c)
 {
     if (c == NULL)
         return;
     free(c->hidden);
     for (uint32_t i = 0; i < c->pods.n; i++)
-        if (c->pods.v[i] != NULL && block_of(c, c->pods.v[i]) == NULL)
-            ebb_pod_free(c->pods.v[i]);
-    for (uint32_t b = 0; b < c->nblocks; b++) {
-        for (uint32_t i = 0; i < c->blocks[b].n; i++)
-            if (c->blocks[b].v[i].ns != NULL)   /* not freed already (zeroed) */
-                ebb_pod_free(heap_copy(&c->blocks[b].v[i]));
-        free(c->blocks[b].v);
-    }
-    free(c->blocks);
+        ebb_pod_free(c->pods.v[i]);
     for (uint32_t i = 0; i < c->nodes.n; i++)
         ebb_node_free(c->nodes.v[i]);
     free(c->pods.v);
@@ -414,7 +311,7 @@ static int put_pod(struct ebb_cache *c, struct ebb_pod *p)
         slot = old->slot;
         p->serial = old->uid == p->uid ? old->serial : c->next_serial++;
         unindex_pod(c, old);
-        pod_free(c, old);
+        ebb_pod_free(old);
         c->epoch++;
         c->pods.live--;
     } else {
@@ -463,7 +360,7 @@ static void delete_pod(struct ebb_cache *c, struct ebb_pod *p)
     unindex_pod(c, p);
     slot_give(&c->pods, p->slot);
     c->pods.live--;
-    pod_free(c, p);
+    ebb_pod_free(p);
     c->epoch++;
 }
 
@@ -900,117 +797,6 @@ void ebb_cache_build_indexes(struct ebb_cache *c)
         if (ebb__map_live(&c->pods_by_node, i))
             ebb_cache_pods_on_node(c, c->pods_by_node.s[i].a);
     ebb_cache_nodes_sorted(c, &n);
-}
-
-/* Every pod is visited once per strategy, node by node in name order: laid
- * out in that order, numbered in it, with the arrays the loops read next to
- * each other in the same order, the visits (and whatever is kept per slot)
- * read memory in sequence instead of missing the cache once or more per
- * pod. */
-int ebb_cache_compact(struct ebb_cache *c)
-{
-    struct ebb_node *const *nodes;
-    struct ebb_pod **order = NULL;
-    struct pod_block *blocks;
-    uint32_t *slot_of = NULL;       /* old slot -> new slot, UINT32_MAX: not yet */
-    struct ebb_pod *v = NULL;
-    size_t extra = 0;
-    char *at;
-    uint32_t nn, k = 0, n;
-
-    if (c == NULL)
-        return EBB_EINVAL;
-    if (c->nhidden > 0) {
-        /* pods move: the list's pointers would not follow */
-        hidden_clear(c);
-        c->hidden_lost = true;
-    }
-    if ((n = c->pods.live) == 0)
-        return 0;
-    if ((order = malloc(n * sizeof(*order))) == NULL ||
-        (slot_of = malloc(c->pods.n * sizeof(*slot_of))) == NULL ||
-        (blocks = realloc(c->blocks, (c->nblocks + 1) * sizeof(*blocks))) == NULL) {
-        free(order);
-        free(slot_of);
-        return EBB_ENOMEM;
-    }
-    c->blocks = blocks;
-    memset(slot_of, 0xff, c->pods.n * sizeof(*slot_of));
-    nodes = ebb_cache_nodes_sorted(c, &nn);
-    for (uint32_t i = 0; i < nn; i++) {
-        const struct ebb_podvec *pv = ebb_cache_pods_on_node(c, nodes[i]->name);
-        for (uint32_t j = 0; j < pv->n; j++) {
-            slot_of[pv->v[j]->slot] = k;
-            order[k++] = pv->v[j];
-        }
-    }
-    for (uint32_t i = 0; i < c->pods.n; i++) {
-        if (c->pods.v[i] != NULL && slot_of[i] == UINT32_MAX) {
-            slot_of[i] = k;
-            order[k++] = c->pods.v[i];
-        }
-    }
-    for (uint32_t i = 0; i < n; i++) {
-#define SIZE(f, n) extra += ALIGN8(ARRAY_BYTES(f, n));
-        POD_ARRAYS(order[i], SIZE)
-#undef SIZE
-    }
-    if ((v = malloc(ALIGN8((size_t)n * sizeof(*v)) + extra)) == NULL) {
-        free(order);
-        free(slot_of);
-        return EBB_ENOMEM;
-    }
-    /* copy, arrays included; point every index at the copies (the old
-     * structs are read for their slot until the end); free the old ones */
-    at = (char *)v + ALIGN8((size_t)n * sizeof(*v));
-    for (uint32_t i = 0; i < n; i++) {
-        v[i] = *order[i];
-        v[i].slot = i;
-#define PLACE(f, n)                                                          \
-        if ((n) > 0) {                                                       \
-            memcpy(at, (f), ARRAY_BYTES(f, n));                              \
-            (f) = (void *)at;                                                \
-            at += ALIGN8(ARRAY_BYTES(f, n));                                 \
-        }
-        POD_ARRAYS(&v[i], PLACE)
-#undef PLACE
-    }
-    for (size_t i = 0; i < c->pod_by_key.cap; i++)
-        if (ebb__map_live(&c->pod_by_key, i))
-            c->pod_by_key.s[i].v = &v[slot_of[((struct ebb_pod *)c->pod_by_key.s[i].v)->slot]];
-    for (size_t i = 0; i < c->pods_by_node.cap; i++) {
-        if (ebb__map_live(&c->pods_by_node, i)) {
-            struct ebb_podvec *pv = c->pods_by_node.s[i].v;
-            for (uint32_t j = 0; j < pv->n; j++)
-                pv->v[j] = &v[slot_of[pv->v[j]->slot]];
-        }
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        struct pod_block *b = block_of(c, order[i]);
-        if (b != NULL) {
-            b->live--;   /* its arrays live in the block too */
-        } else {
-            /* the strings the arrays hold moved with them: free only the memory */
-#define DROP(f, n)                                                           \
-            if ((n) > 0)                                                     \
-                free((void *)(f));
-            POD_ARRAYS(order[i], DROP)
-#undef DROP
-            free(order[i]);
-        }
-        c->pods.v[i] = &v[i];
-    }
-    c->pods.n = n;
-    c->pods.nfree = 0;
-    blocks_trim(c);   /* the array has room for one more: reserved above */
-    c->blocks[c->nblocks++] = (struct pod_block){ v, n, n };
-    free(order);
-    free(slot_of);
-    /* slots changed: whatever is kept by slot is stale */
-    c->version++;
-    c->content++;
-    c->epoch++;
-    return 0;
 }
 
 uint32_t ebb_cache_count_owned(const struct ebb_cache *c, ebb_str owner_uid)

@@ -65,7 +65,6 @@ struct loader {
                                        the pipe's next free slot's */
     struct pipe *pipe;              /* the parser of a piped load (load_piped), else NULL */
     ebb_snapshot_item_fn item_fn;   /* ebb_snapshot_load_each */
-    bool compact;                   /* a whole view: lay its pods out (ebb_cache_compact) */
     void *item_ud;
     bool unique;                    /* a file: a pod, node or uid twice is an error */
     struct ebb_map seen;            /* (ns, name) of pods, (name, name) of nodes, (uid,
@@ -1223,8 +1222,6 @@ static void loader_done(struct loader *l, double t0)
     ebb__json_arena_release(&l->arena);
     ebb__map_free(&l->seen);
     ebb_cache_build_indexes(l->cache);
-    if (l->compact)
-        ebb_cache_compact(l->cache);   /* out of memory: the pods stay where they are */
     if (l->stats != NULL)
         l->stats->seconds = now_seconds() - t0;
 }
@@ -1248,7 +1245,6 @@ int ebb_snapshot_load_each(struct ebb_cache *cache, const char *path, ebb_snapsh
     if ((rc = ebb_file_open(path, &f, err)) != 0)
         return rc;
     loader_init(&l, cache, path, stats, err);
-    l.compact = true;
     l.unique = true;
     l.item_fn = fn;
     l.item_ud = ud;
@@ -1271,7 +1267,6 @@ int ebb_snapshot_load_buf(struct ebb_cache *cache, const char *buf, size_t len, 
     if (name == NULL)
         name = "<buffer>";
     loader_init(&l, cache, name, stats, err);
-    l.compact = true;
     l.unique = true;
     if (len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0)
         i = 3;

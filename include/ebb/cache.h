@@ -1,9 +1,8 @@
 /* ebb/cache.h: the store of decoded objects and its indexes.
  *
  * Filled by the snapshot loader or the watch cache; read by the cycle.
- * Pods live in slots (stable while the pod exists, but for ebb_cache_compact
- * once a view is loaded; a reused slot gets a new serial, so a Lua view of a
- * deleted pod is detected). Indexes: pods by
+ * Pods live in slots (stable while the pod exists; a reused slot gets a new
+ * serial, so a Lua view of a deleted pod is detected). Indexes: pods by
  * ns/name, by node (sorted by namespace/name on demand), by owner uid;
  * nodes, namespaces, priority classes, PVCs, metrics by name; PDBs by
  * namespace. Engine thread only.
@@ -78,14 +77,6 @@ const struct ebb_podvec *ebb_cache_pods_on_node(struct ebb_cache *c, ebb_str nod
  * use (the snapshot loader calls this when a file is in). */
 void ebb_cache_build_indexes(struct ebb_cache *c);
 
-/* Lay the pods out side by side, node by node in name order, each node's
- * by namespace/name, as the cycle visits them, and number their slots in
- * that order. Pods move: pod pointers and slots taken before are invalid
- * (serials stay, so a Lua view held across is seen as gone; the indexes
- * stay right; version, content version and epoch bump). For loaders, once
- * a whole view is in and before any cycle. 0 or EBB_ENOMEM (nothing moved). */
-int ebb_cache_compact(struct ebb_cache *c);
-
 /* A pod occupies its node's resources: bound, not Succeeded/Failed, not hidden. */
 bool ebb_pod_occupies(const struct ebb_pod *p);
 
@@ -117,7 +108,7 @@ void ebb_cache_unhide_pod(struct ebb_cache *c, struct ebb_pod *p);
 /* The pods hidden and still there, in the order they were hidden, *n of
  * them; *epoch changes whenever the list starts over (unhide_all, purge):
  * a reader keeps its place in it by the two. NULL when the list is not
- * whole (out of memory, or pods moved by compact): read the pods instead. */
+ * whole (out of memory): read the pods instead. */
 struct ebb_pod *const *ebb_cache_hidden(const struct ebb_cache *c, size_t *n, uint64_t *epoch);
 /* Delete every hidden pod (between cycles in simulation). */
 void ebb_cache_purge_hidden(struct ebb_cache *c);
