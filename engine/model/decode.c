@@ -482,7 +482,8 @@ int ebb__racc_emit(struct dec *d, const struct racc *a, struct ebb_res *out)
     out->q = NULL;
     if (n == 0)
         return 0;
-    if ((out->q = malloc((size_t)n * sizeof(*out->q))) == NULL)
+    /* zeroed: the padding too, so that equal lists are equal bytes (ebb/share.h) */
+    if ((out->q = calloc((size_t)n, sizeof(*out->q))) == NULL)
         return ebb__nomem(d);
     for (uint64_t m = a->has; m != 0; m &= m - 1, i++) {
         out->q[i].id = (uint16_t)__builtin_ctzll(m);

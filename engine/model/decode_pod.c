@@ -624,6 +624,7 @@ int ebb__decode_pod(struct dec *d, const cJSON *obj, struct ebb_pod **out)
         ebb_pod_free(p);
         return rc;
     }
+    ebb_pod_share(p);
     *out = p;
     return 0;
 }

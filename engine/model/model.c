@@ -9,8 +9,10 @@
 #include <string.h>
 #include <stdio.h>
 
+#include "ebb/affinity.h"
 #include "ebb/model.h"
 #include "ebb/selector.h"
+#include "ebb/share.h"
 
 /* ---- resources --------------------------------------------------------- */
 
@@ -98,6 +100,74 @@ int ebb_resource_count(void)
     return nresources;
 }
 
+/* The flat arrays a pod holds, by kind (ebb/share.h): an element's size and
+ * where its strings are. Each is dropped the same way whether it is shared
+ * or private: its strings and memory go with the last holder. */
+#define STRS(...) (sizeof((size_t[]){ __VA_ARGS__ }) / sizeof(size_t)), { __VA_ARGS__ }
+static const struct flat {
+    size_t size;
+    size_t nstr;
+    size_t str[3];               /* offsets of the element's ebb_str fields */
+} flat[] = {
+    [EBB_SHARE_KV] = { sizeof(struct ebb_kv), STRS(offsetof(struct ebb_kv, key), offsetof(struct ebb_kv, value)) },
+    [EBB_SHARE_OWNERS] = { sizeof(struct ebb_owner), STRS(offsetof(struct ebb_owner, kind),
+                                                          offsetof(struct ebb_owner, name),
+                                                          offsetof(struct ebb_owner, uid)) },
+    [EBB_SHARE_TOLERATIONS] = { sizeof(struct ebb_toleration), STRS(offsetof(struct ebb_toleration, key),
+                                                                    offsetof(struct ebb_toleration, value)) },
+    [EBB_SHARE_CSTATUS] = { sizeof(struct ebb_cstatus), STRS(offsetof(struct ebb_cstatus, name),
+                                                             offsetof(struct ebb_cstatus, reason),
+                                                             offsetof(struct ebb_cstatus, last_reason)) },
+    [EBB_SHARE_CONDITIONS] = { sizeof(struct ebb_condition), STRS(offsetof(struct ebb_condition, type),
+                                                                  offsetof(struct ebb_condition, status),
+                                                                  offsetof(struct ebb_condition, reason)) },
+    [EBB_SHARE_STRS] = { sizeof(ebb_str), STRS(0) },
+    [EBB_SHARE_RQ] = { sizeof(struct ebb_rq), 0, { 0 } },
+    [EBB_SHARE_HOST_PORTS] = { sizeof(struct ebb_host_port), STRS(offsetof(struct ebb_host_port, ip),
+                                                                  offsetof(struct ebb_host_port, protocol)) },
+};
+#undef STRS
+
+static void flat_strs(int kind, void *a, size_t n, ebb_str (*each)(ebb_str), void (*drop)(ebb_str))
+{
+    const struct flat *f = &flat[kind];
+
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < f->nstr; j++) {
+            ebb_str s = *(ebb_str *)((char *)a + i * f->size + f->str[j]);
+            if (each != NULL)
+                each(s);
+            else
+                drop(s);
+        }
+}
+
+static void drop(int kind, void *a, size_t n)
+{
+    if (!ebb_share_release(kind, a, n * flat[kind].size))
+        return;
+    flat_strs(kind, a, n, NULL, ebb_str_release);
+    free(a);
+}
+
+/* *a, n elements of `kind`, made the caller's own to write: 0 or
+ * EBB_ENOMEM (*a unchanged). */
+static int own(int kind, void **a, size_t n)
+{
+    size_t bytes = n * flat[kind].size;
+    void *c;
+
+    if (!ebb_share_is(kind, *a, bytes))
+        return 0;
+    if ((c = malloc(bytes)) == NULL)
+        return EBB_ENOMEM;
+    memcpy(c, *a, bytes);
+    flat_strs(kind, c, n, ebb_str_ref, NULL);
+    drop(kind, *a, n);
+    *a = c;
+    return 0;
+}
+
 /* Index of `id` in r->q, or of the slot where it would be inserted. */
 static uint16_t res_slot(const struct ebb_res *r, int id)
 {
@@ -140,6 +210,8 @@ int ebb_res_set(struct ebb_res *r, int id, int64_t v)
 
     if (r == NULL || id < 0 || id >= EBB_RES_MAX)
         return EBB_EINVAL;
+    if (own(EBB_SHARE_RQ, (void **)&r->q, r->n) != 0)
+        return EBB_ENOMEM;   /* held by other objects too: written in a copy */
     i = res_slot(r, id);
     if (i < r->n && r->q[i].id == id) {
         r->q[i].v = v;
@@ -160,7 +232,7 @@ void ebb_res_free(struct ebb_res *r)
 {
     if (r == NULL)
         return;
-    free(r->q);
+    drop(EBB_SHARE_RQ, r->q, r->n);
     r->q = NULL;
     r->n = 0;
 }
@@ -200,11 +272,7 @@ void ebb_labels_free(struct ebb_labels *l)
 {
     if (l == NULL)
         return;
-    for (uint32_t i = 0; i < l->n; i++) {
-        ebb_str_release(l->kv[i].key);
-        ebb_str_release(l->kv[i].value);
-    }
-    free(l->kv);
+    drop(EBB_SHARE_KV, l->kv, l->n);
     l->kv = NULL;
     l->n = 0;
 }
@@ -318,6 +386,213 @@ static void tsc_clear(struct ebb_tsc *t)
     release_strs(t->match_keys, t->nmatch_keys);
 }
 
+/* ---- affinity and spread constraints compared by content ------------------
+ * (ebb/share.h's deep kinds). Interned strings compare by pointer; In and
+ * NotIn values are sorted by pointer, so equal sets are equal arrays. A
+ * node term's `validity` is a note of the matcher's, not content. */
+
+static uint64_t mix(uint64_t h, uint64_t w)
+{
+    h = (h ^ w) * 0xff51afd7ed558ccdull;
+    return h ^ (h >> 32);
+}
+
+static uint64_t strs_hash(uint64_t h, const ebb_str *v, size_t n)
+{
+    h = mix(h, n);
+    for (size_t i = 0; i < n; i++)
+        h = mix(h, (uintptr_t)v[i]);
+    return h;
+}
+
+static bool strs_same(const ebb_str *a, const ebb_str *b, size_t n)
+{
+    return n == 0 || memcmp(a, b, n * sizeof(*a)) == 0;
+}
+
+static uint64_t reqs_hash(uint64_t h, const struct ebb_req *r, size_t n)
+{
+    h = mix(h, n);
+    for (size_t i = 0; i < n; i++) {
+        h = mix(mix(mix(h, (uintptr_t)r[i].key), r[i].op), (uint64_t)r[i].num);
+        h = strs_hash(h, r[i].values, r[i].nvalues);
+    }
+    return h;
+}
+
+static bool reqs_same(const struct ebb_req *a, const struct ebb_req *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!ebb_req_equal(&a[i], &b[i]))
+            return false;
+    return true;
+}
+
+static uint64_t sel_hash(uint64_t h, const struct ebb_selector *s)
+{
+    if (s == NULL)
+        return mix(h, 0x5e1);
+    return reqs_hash(mix(h, s->flags), s->reqs, s->nreqs);
+}
+
+static bool sel_same(const struct ebb_selector *a, const struct ebb_selector *b)
+{
+    if (a == NULL || b == NULL)
+        return a == b;
+    return a->flags == b->flags && a->nreqs == b->nreqs && reqs_same(a->reqs, b->reqs, a->nreqs);
+}
+
+static uint64_t node_term_hash(uint64_t h, const struct ebb_node_term *t)
+{
+    return reqs_hash(reqs_hash(h, t->exprs, t->nexprs), t->fields, t->nfields);
+}
+
+static uint64_t pod_term_hash(uint64_t h, const struct ebb_pod_term *t)
+{
+    h = strs_hash(sel_hash(h, t->selector), t->namespaces, t->nnamespaces);
+    h = mix(sel_hash(h, t->ns_selector), (uintptr_t)t->topology_key);
+    return strs_hash(strs_hash(h, t->match_keys, t->nmatch_keys), t->mismatch_keys, t->nmismatch_keys);
+}
+
+static bool pod_term_same(const struct ebb_pod_term *a, const struct ebb_pod_term *b)
+{
+    return sel_same(a->selector, b->selector) && a->nnamespaces == b->nnamespaces &&
+           strs_same(a->namespaces, b->namespaces, a->nnamespaces) && sel_same(a->ns_selector, b->ns_selector) &&
+           a->topology_key == b->topology_key && a->nmatch_keys == b->nmatch_keys &&
+           strs_same(a->match_keys, b->match_keys, a->nmatch_keys) && a->nmismatch_keys == b->nmismatch_keys &&
+           strs_same(a->mismatch_keys, b->mismatch_keys, a->nmismatch_keys);
+}
+
+static uint64_t pod_terms_hash(uint64_t h, const struct ebb_pod_term *t, size_t n)
+{
+    h = mix(h, n);
+    for (size_t i = 0; i < n; i++)
+        h = pod_term_hash(h, &t[i]);
+    return h;
+}
+
+static uint64_t weighted_hash(uint64_t h, const struct ebb_weighted_pod_term *t, size_t n)
+{
+    h = mix(h, n);
+    for (size_t i = 0; i < n; i++)
+        h = pod_term_hash(mix(h, (uint64_t)t[i].weight), &t[i].term);
+    return h;
+}
+
+static bool pod_terms_same(const struct ebb_pod_term *a, const struct ebb_pod_term *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!pod_term_same(&a[i], &b[i]))
+            return false;
+    return true;
+}
+
+static bool weighted_same(const struct ebb_weighted_pod_term *a, const struct ebb_weighted_pod_term *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (a[i].weight != b[i].weight || !pod_term_same(&a[i].term, &b[i].term))
+            return false;
+    return true;
+}
+
+static uint32_t affinity_hash(const struct ebb_affinity *a)
+{
+    uint64_t h = mix(0xaff, ((uint64_t)a->has_required << 32) | a->nrequired);
+
+    for (uint16_t i = 0; i < a->nrequired; i++)
+        h = node_term_hash(h, &a->required[i]);
+    h = mix(h, a->npreferred);
+    for (uint16_t i = 0; i < a->npreferred; i++)
+        h = node_term_hash(mix(h, (uint64_t)a->preferred[i].weight), &a->preferred[i].term);
+    h = pod_terms_hash(h, a->aff_required, a->naff_required);
+    h = weighted_hash(h, a->aff_preferred, a->naff_preferred);
+    h = pod_terms_hash(h, a->anti_required, a->nanti_required);
+    h = weighted_hash(h, a->anti_preferred, a->nanti_preferred);
+    return (uint32_t)(h ^ (h >> 29));
+}
+
+static bool affinity_same(const void *x, const void *y, size_t n)
+{
+    const struct ebb_affinity *a = x, *b = y;
+
+    (void)n;   /* one */
+    if (a->has_required != b->has_required || a->nrequired != b->nrequired || a->npreferred != b->npreferred ||
+        a->naff_required != b->naff_required || a->naff_preferred != b->naff_preferred ||
+        a->nanti_required != b->nanti_required || a->nanti_preferred != b->nanti_preferred)
+        return false;
+    for (uint16_t i = 0; i < a->nrequired; i++)
+        if (!ebb_node_term_equal(&a->required[i], &b->required[i]))
+            return false;
+    for (uint16_t i = 0; i < a->npreferred; i++)
+        if (a->preferred[i].weight != b->preferred[i].weight ||
+            !ebb_node_term_equal(&a->preferred[i].term, &b->preferred[i].term))
+            return false;
+    return pod_terms_same(a->aff_required, b->aff_required, a->naff_required) &&
+           pod_terms_same(a->anti_required, b->anti_required, a->nanti_required) &&
+           weighted_same(a->aff_preferred, b->aff_preferred, a->naff_preferred) &&
+           weighted_same(a->anti_preferred, b->anti_preferred, a->nanti_preferred);
+}
+
+static uint32_t tsc_hash(const struct ebb_tsc *t, size_t n)
+{
+    uint64_t h = mix(0x75c, n);
+
+    for (size_t i = 0; i < n; i++) {
+        h = mix(mix(h, ((uint64_t)(uint32_t)t[i].max_skew << 32) | (uint32_t)t[i].min_domains),
+                (uintptr_t)t[i].topology_key);
+        h = mix(h, (uint64_t)t[i].when_unsatisfiable << 16 | (uint64_t)t[i].node_affinity_policy << 8 |
+                       t[i].node_taints_policy);
+        h = strs_hash(sel_hash(h, t[i].selector), t[i].match_keys, t[i].nmatch_keys);
+    }
+    return (uint32_t)(h ^ (h >> 29));
+}
+
+static bool tsc_same(const void *x, const void *y, size_t n)
+{
+    const struct ebb_tsc *a = x, *b = y;
+
+    for (size_t i = 0; i < n; i++)
+        if (a[i].max_skew != b[i].max_skew || a[i].min_domains != b[i].min_domains ||
+            a[i].topology_key != b[i].topology_key || a[i].when_unsatisfiable != b[i].when_unsatisfiable ||
+            a[i].node_affinity_policy != b[i].node_affinity_policy ||
+            a[i].node_taints_policy != b[i].node_taints_policy || !sel_same(a[i].selector, b[i].selector) ||
+            a[i].nmatch_keys != b[i].nmatch_keys || !strs_same(a[i].match_keys, b[i].match_keys, a[i].nmatch_keys))
+            return false;
+    return true;
+}
+
+static void drop_tsc(struct ebb_tsc *t, uint16_t n)
+{
+    if (t == NULL || (n > 0 && !ebb_share_release_deep(t, tsc_hash(t, n))))
+        return;
+    for (uint16_t i = 0; i < n; i++)
+        tsc_clear(&t[i]);
+    free(t);
+}
+
+static void drop_affinity(struct ebb_affinity *a)
+{
+    if (a != NULL && ebb_share_release_deep(a, affinity_hash(a)))
+        ebb_affinity_free(a);
+}
+
+/* Every flat array of a pod, once: freeing, copying and sharing a pod walk
+ * this list, so an array added to struct ebb_pod and here is handled by
+ * all three. (tsc and affinity hold arrays of their own: beside it.) */
+#define POD_FLAT(X)                                                              \
+    X(EBB_SHARE_KV, labels.kv, labels.n)                                         \
+    X(EBB_SHARE_KV, annotations.kv, annotations.n)                               \
+    X(EBB_SHARE_KV, node_selector.kv, node_selector.n)                           \
+    X(EBB_SHARE_OWNERS, owners, nowners)                                         \
+    X(EBB_SHARE_TOLERATIONS, tolerations, ntolerations)                          \
+    X(EBB_SHARE_CSTATUS, cstatus, ncstatus)                                      \
+    X(EBB_SHARE_CONDITIONS, conditions, nconditions)                             \
+    X(EBB_SHARE_STRS, images, nimages)                                           \
+    X(EBB_SHARE_STRS, pvcs, npvcs)                                               \
+    X(EBB_SHARE_STRS, init_images, ninit_images)                                 \
+    X(EBB_SHARE_HOST_PORTS, host_ports, nhost_ports)                             \
+    X(EBB_SHARE_RQ, requests.q, requests.n)
+
 void ebb_pod_free(struct ebb_pod *p)
 {
     if (p == NULL)
@@ -329,58 +604,26 @@ void ebb_pod_free(struct ebb_pod *p)
     ebb_str_release(p->priority_class);
     ebb_str_release(p->reason);
     ebb_str_release(p->scheduler);
-    ebb_labels_free(&p->labels);
-    ebb_labels_free(&p->annotations);
-    ebb_labels_free(&p->node_selector);
-    if (p->owners != NULL) {
-        for (uint16_t i = 0; i < p->nowners; i++) {
-            ebb_str_release(p->owners[i].kind);
-            ebb_str_release(p->owners[i].name);
-            ebb_str_release(p->owners[i].uid);
-        }
-        free(p->owners);
-    }
-    if (p->tolerations != NULL) {
-        for (uint16_t i = 0; i < p->ntolerations; i++) {
-            ebb_str_release(p->tolerations[i].key);
-            ebb_str_release(p->tolerations[i].value);
-        }
-        free(p->tolerations);
-    }
-    if (p->cstatus != NULL) {
-        for (uint16_t i = 0; i < p->ncstatus; i++) {
-            ebb_str_release(p->cstatus[i].name);
-            ebb_str_release(p->cstatus[i].reason);
-            ebb_str_release(p->cstatus[i].last_reason);
-        }
-        free(p->cstatus);
-    }
-    if (p->conditions != NULL) {
-        for (uint16_t i = 0; i < p->nconditions; i++) {
-            ebb_str_release(p->conditions[i].type);
-            ebb_str_release(p->conditions[i].status);
-            ebb_str_release(p->conditions[i].reason);
-        }
-        free(p->conditions);
-    }
-    release_strs(p->images, p->nimages);
-    release_strs(p->pvcs, p->npvcs);
-    release_strs(p->init_images, p->ninit_images);
-    if (p->host_ports != NULL) {
-        for (uint16_t i = 0; i < p->nhost_ports; i++) {
-            ebb_str_release(p->host_ports[i].ip);
-            ebb_str_release(p->host_ports[i].protocol);
-        }
-        free(p->host_ports);
-    }
-    if (p->tsc != NULL) {
-        for (uint16_t i = 0; i < p->ntsc; i++)
-            tsc_clear(&p->tsc[i]);
-        free(p->tsc);
-    }
-    ebb_affinity_free(p->affinity);
-    ebb_res_free(&p->requests);
+#define DROP(kind, arr, n) drop(kind, (void *)p->arr, p->n);
+    POD_FLAT(DROP)
+#undef DROP
+    drop_tsc(p->tsc, p->ntsc);
+    drop_affinity(p->affinity);
     free(p);
+}
+
+void ebb_pod_drop_conditions(struct ebb_pod *p)
+{
+    drop(EBB_SHARE_CONDITIONS, p->conditions, p->nconditions);
+    p->conditions = NULL;
+    p->nconditions = 0;
+}
+
+void ebb_pod_drop_cstatus(struct ebb_pod *p)
+{
+    drop(EBB_SHARE_CSTATUS, p->cstatus, p->ncstatus);
+    p->cstatus = NULL;
+    p->ncstatus = 0;
 }
 
 void ebb_node_free(struct ebb_node *n)
@@ -511,157 +754,11 @@ const char *ebb_pod_key(const struct ebb_pod *p, char *buf, size_t len)
     return buf;
 }
 
-/* ---- deep copies --------------------------------------------------------- */
+/* ---- copies ------------------------------------------------------------ */
 
-/* Copy n elements of `from` into a new array at *to (NULL when n is 0). */
-static bool dup_array(void **to, const void *from, size_t n, size_t size)
-{
-    *to = NULL;
-    if (n == 0 || from == NULL)
-        return true;
-    if ((*to = malloc(n * size)) == NULL)
-        return false;
-    memcpy(*to, from, n * size);
-    return true;
-}
-
-static bool ref_strs(ebb_str **to, ebb_str const *from, size_t n)
-{
-    if (!dup_array((void **)to, from, n, sizeof(*from)))
-        return false;
-    for (size_t i = 0; i < n && *to != NULL; i++)
-        ebb_str_ref((*to)[i]);
-    return true;
-}
-
-static bool labels_dup(struct ebb_labels *to, const struct ebb_labels *from)
-{
-    to->n = 0;
-    if (!dup_array((void **)&to->kv, from->kv, from->n, sizeof(*from->kv)))
-        return false;
-    to->n = to->kv != NULL ? from->n : 0;
-    for (uint32_t i = 0; i < to->n; i++) {
-        ebb_str_ref(to->kv[i].key);
-        ebb_str_ref(to->kv[i].value);
-    }
-    return true;
-}
-
-/* On failure *to and *nto still describe an array ebb_req_free can clear. */
-static bool reqs_dup(struct ebb_req **to, uint16_t *nto, const struct ebb_req *from, uint16_t n)
-{
-    *nto = 0;
-    if (!dup_array((void **)to, from, n, sizeof(*from)))
-        return false;
-    if (*to == NULL)
-        return true;
-    for (uint16_t i = 0; i < n; i++) {
-        (*to)[i].key = NULL;
-        (*to)[i].values = NULL;
-        (*to)[i].nvalues = 0;
-    }
-    *nto = n;
-    for (uint16_t i = 0; i < n; i++) {
-        struct ebb_req *r = &(*to)[i];
-        r->key = ebb_str_ref(from[i].key);
-        if (!ref_strs(&r->values, from[i].values, from[i].nvalues))
-            return false;
-        r->nvalues = r->values != NULL ? from[i].nvalues : 0;
-    }
-    return true;
-}
-
-static bool node_term_dup(struct ebb_node_term *to, const struct ebb_node_term *from)
-{
-    *to = *from;
-    to->exprs = to->fields = NULL;
-    to->nexprs = to->nfields = 0;
-    return reqs_dup(&to->exprs, &to->nexprs, from->exprs, from->nexprs) &&
-           reqs_dup(&to->fields, &to->nfields, from->fields, from->nfields);
-}
-
-static bool pod_term_dup(struct ebb_pod_term *to, const struct ebb_pod_term *from)
-{
-    memset(to, 0, sizeof(*to));
-    to->topology_key = ebb_str_ref(from->topology_key);
-    if ((from->selector && (to->selector = ebb_selector_dup(from->selector)) == NULL) ||
-        (from->ns_selector && (to->ns_selector = ebb_selector_dup(from->ns_selector)) == NULL))
-        return false;
-    if (!ref_strs(&to->namespaces, from->namespaces, from->nnamespaces))
-        return false;
-    to->nnamespaces = from->nnamespaces;
-    if (!ref_strs(&to->match_keys, from->match_keys, from->nmatch_keys))
-        return false;
-    to->nmatch_keys = from->nmatch_keys;
-    if (!ref_strs(&to->mismatch_keys, from->mismatch_keys, from->nmismatch_keys))
-        return false;
-    to->nmismatch_keys = from->nmismatch_keys;
-    return true;
-}
-
-static struct ebb_affinity *affinity_dup(const struct ebb_affinity *a)
-{
-    struct ebb_affinity *d = calloc(1, sizeof(*d));
-
-    if (d == NULL)
-        return NULL;
-    d->has_required = a->has_required;
-    if ((a->nrequired && (d->required = calloc(a->nrequired, sizeof(*d->required))) == NULL) ||
-        (a->npreferred && (d->preferred = calloc(a->npreferred, sizeof(*d->preferred))) == NULL) ||
-        (a->naff_required &&
-         (d->aff_required = calloc(a->naff_required, sizeof(*d->aff_required))) == NULL) ||
-        (a->naff_preferred &&
-         (d->aff_preferred = calloc(a->naff_preferred, sizeof(*d->aff_preferred))) == NULL) ||
-        (a->nanti_required &&
-         (d->anti_required = calloc(a->nanti_required, sizeof(*d->anti_required))) == NULL) ||
-        (a->nanti_preferred &&
-         (d->anti_preferred = calloc(a->nanti_preferred, sizeof(*d->anti_preferred))) == NULL))
-        goto fail;
-    for (; d->nrequired < a->nrequired; d->nrequired++)
-        if (!node_term_dup(&d->required[d->nrequired], &a->required[d->nrequired])) {
-            d->nrequired++;
-            goto fail;
-        }
-    for (; d->npreferred < a->npreferred; d->npreferred++) {
-        d->preferred[d->npreferred].weight = a->preferred[d->npreferred].weight;
-        if (!node_term_dup(&d->preferred[d->npreferred].term, &a->preferred[d->npreferred].term)) {
-            d->npreferred++;
-            goto fail;
-        }
-    }
-    for (; d->naff_required < a->naff_required; d->naff_required++)
-        if (!pod_term_dup(&d->aff_required[d->naff_required], &a->aff_required[d->naff_required])) {
-            d->naff_required++;
-            goto fail;
-        }
-    for (; d->nanti_required < a->nanti_required; d->nanti_required++)
-        if (!pod_term_dup(&d->anti_required[d->nanti_required],
-                          &a->anti_required[d->nanti_required])) {
-            d->nanti_required++;
-            goto fail;
-        }
-    for (; d->naff_preferred < a->naff_preferred; d->naff_preferred++) {
-        d->aff_preferred[d->naff_preferred].weight = a->aff_preferred[d->naff_preferred].weight;
-        if (!pod_term_dup(&d->aff_preferred[d->naff_preferred].term,
-                          &a->aff_preferred[d->naff_preferred].term)) {
-            d->naff_preferred++;
-            goto fail;
-        }
-    }
-    for (; d->nanti_preferred < a->nanti_preferred; d->nanti_preferred++) {
-        d->anti_preferred[d->nanti_preferred].weight = a->anti_preferred[d->nanti_preferred].weight;
-        if (!pod_term_dup(&d->anti_preferred[d->nanti_preferred].term,
-                          &a->anti_preferred[d->nanti_preferred].term)) {
-            d->nanti_preferred++;
-            goto fail;
-        }
-    }
-    return d;
-fail:
-    ebb_affinity_free(d);
-    return NULL;
-}
-
+/* A copy holds the same arrays as its original (ebb/share.h): a replacement
+ * or a memo costs a reference per array, not a copy of each and of every
+ * string reference in it. */
 struct ebb_pod *ebb_pod_clone(const struct ebb_pod *p)
 {
     struct ebb_pod *c;
@@ -670,91 +767,63 @@ struct ebb_pod *ebb_pod_clone(const struct ebb_pod *p)
     if (p == NULL || (c = malloc(sizeof(*c))) == NULL)
         return NULL;
     *c = *p;
-    /* nothing below is owned yet: a failure frees what has been copied */
-    c->labels.kv = c->annotations.kv = c->node_selector.kv = NULL;
-    c->labels.n = c->annotations.n = c->node_selector.n = 0;
-    c->owners = NULL, c->tolerations = NULL, c->cstatus = NULL, c->conditions = NULL;
-    c->images = c->pvcs = c->init_images = NULL;
-    c->tsc = NULL, c->affinity = NULL, c->requests.q = NULL, c->host_ports = NULL;
-    c->nowners = c->ntolerations = c->ncstatus = c->nconditions = c->nimages = c->npvcs = 0;
-    c->ntsc = c->ninit_images = c->nhost_ports = c->requests.n = 0;
+    /* nothing below is held yet: a failure drops what has been taken */
+#define NONE(kind, arr, n) c->arr = NULL, c->n = 0;
+    POD_FLAT(NONE)
+#undef NONE
+    c->tsc = NULL, c->ntsc = 0, c->affinity = NULL;
     ebb_str_ref(c->ns), ebb_str_ref(c->name), ebb_str_ref(c->uid), ebb_str_ref(c->node);
     ebb_str_ref(c->priority_class), ebb_str_ref(c->reason), ebb_str_ref(c->scheduler);
-
-    ok = labels_dup(&c->labels, &p->labels) && labels_dup(&c->annotations, &p->annotations) &&
-         labels_dup(&c->node_selector, &p->node_selector);
-    if (ok && (ok = dup_array((void **)&c->owners, p->owners, p->nowners, sizeof(*p->owners)))) {
-        c->nowners = p->nowners;
-        for (uint16_t i = 0; i < c->nowners; i++) {
-            ebb_str_ref(c->owners[i].kind);
-            ebb_str_ref(c->owners[i].name);
-            ebb_str_ref(c->owners[i].uid);
-        }
-    }
-    if (ok && (ok = dup_array((void **)&c->tolerations, p->tolerations, p->ntolerations,
-                              sizeof(*p->tolerations)))) {
-        c->ntolerations = p->ntolerations;
-        for (uint16_t i = 0; i < c->ntolerations; i++) {
-            ebb_str_ref(c->tolerations[i].key);
-            ebb_str_ref(c->tolerations[i].value);
-        }
-    }
-    if (ok && (ok = dup_array((void **)&c->cstatus, p->cstatus, p->ncstatus, sizeof(*p->cstatus)))) {
-        c->ncstatus = p->ncstatus;
-        for (uint16_t i = 0; i < c->ncstatus; i++) {
-            ebb_str_ref(c->cstatus[i].name);
-            ebb_str_ref(c->cstatus[i].reason);
-            ebb_str_ref(c->cstatus[i].last_reason);
-        }
-    }
-    if (ok && (ok = dup_array((void **)&c->conditions, p->conditions, p->nconditions,
-                              sizeof(*p->conditions)))) {
-        c->nconditions = p->nconditions;
-        for (uint16_t i = 0; i < c->nconditions; i++) {
-            ebb_str_ref(c->conditions[i].type);
-            ebb_str_ref(c->conditions[i].status);
-            ebb_str_ref(c->conditions[i].reason);
-        }
-    }
-    if (ok && (ok = ref_strs(&c->images, p->images, p->nimages)))
-        c->nimages = p->nimages;
-    if (ok && (ok = ref_strs(&c->pvcs, p->pvcs, p->npvcs)))
-        c->npvcs = p->npvcs;
-    if (ok && (ok = ref_strs(&c->init_images, p->init_images, p->ninit_images)))
-        c->ninit_images = p->ninit_images;
-    if (ok && p->ntsc > 0 && (ok = (c->tsc = calloc(p->ntsc, sizeof(*c->tsc))) != NULL)) {
-        for (uint16_t i = 0; ok && i < p->ntsc; i++) {
-            struct ebb_tsc *t = &c->tsc[i];
-            *t = p->tsc[i];
-            t->selector = NULL;
-            t->match_keys = NULL;
-            t->nmatch_keys = 0;
-            ebb_str_ref(t->topology_key);
-            c->ntsc = (uint16_t)(i + 1);
-            if (p->tsc[i].selector && (t->selector = ebb_selector_dup(p->tsc[i].selector)) == NULL)
-                ok = false;
-            else if ((ok = ref_strs(&t->match_keys, p->tsc[i].match_keys, p->tsc[i].nmatch_keys)))
-                t->nmatch_keys = p->tsc[i].nmatch_keys;
-        }
-    }
-    if (ok && p->affinity != NULL)
-        ok = (c->affinity = affinity_dup(p->affinity)) != NULL;
-    if (ok && (ok = dup_array((void **)&c->requests.q, p->requests.q, p->requests.n,
-                              sizeof(*p->requests.q))))
-        c->requests.n = p->requests.n;
-    if (ok && (ok = dup_array((void **)&c->host_ports, p->host_ports, p->nhost_ports,
-                              sizeof(*p->host_ports)))) {
-        c->nhost_ports = p->nhost_ports;
-        for (uint16_t i = 0; i < c->nhost_ports; i++) {
-            ebb_str_ref(c->host_ports[i].ip);
-            ebb_str_ref(c->host_ports[i].protocol);
-        }
-    }
+#define TAKE(kind, arr, n)                                                       \
+    if (ok && p->arr != NULL && p->n > 0 &&                                      \
+        (ok = ebb_share_ref(kind, p->arr, p->n * sizeof(*p->arr))))              \
+        c->arr = p->arr, c->n = p->n;
+    POD_FLAT(TAKE)
+#undef TAKE
+    if (ok && p->tsc != NULL && p->ntsc > 0 &&
+        (ok = ebb_share_ref_deep(EBB_SHARE_TSC, p->tsc, p->ntsc, tsc_hash(p->tsc, p->ntsc))))
+        c->tsc = p->tsc, c->ntsc = p->ntsc;
+    if (ok && p->affinity != NULL &&
+        (ok = ebb_share_ref_deep(EBB_SHARE_AFFINITY, p->affinity, 1, affinity_hash(p->affinity))))
+        c->affinity = p->affinity;
     if (!ok) {
         ebb_pod_free(c);
         return NULL;
     }
     return c;
+}
+
+void ebb_pod_share(struct ebb_pod *p)
+{
+    void *s;
+
+    if (p == NULL)
+        return;
+    /* conditions are each pod's own (their times): not offered */
+#define SHARE(kind, arr, n)                                                      \
+    if (kind != EBB_SHARE_CONDITIONS &&                                          \
+        (s = ebb_share_intern(kind, (void *)p->arr, p->n * sizeof(*p->arr))) != p->arr) { \
+        drop(kind, (void *)p->arr, p->n);                                        \
+        p->arr = s;                                                              \
+    }
+    POD_FLAT(SHARE)
+#undef SHARE
+    if (p->tsc != NULL && p->ntsc > 0 &&
+        (s = ebb_share_intern_deep(EBB_SHARE_TSC, p->tsc, p->ntsc, tsc_hash(p->tsc, p->ntsc), tsc_same)) != p->tsc) {
+        drop_tsc(p->tsc, p->ntsc);
+        p->tsc = s;
+    }
+    if (p->affinity != NULL &&
+        (s = ebb_share_intern_deep(EBB_SHARE_AFFINITY, p->affinity, 1, affinity_hash(p->affinity), affinity_same)) !=
+            p->affinity) {
+        drop_affinity(p->affinity);
+        p->affinity = s;
+    }
+}
+
+int ebb_pod_own_cstatus(struct ebb_pod *p)
+{
+    return own(EBB_SHARE_CSTATUS, (void **)&p->cstatus, p->ncstatus);
 }
 
 void ebb_workload_free(struct ebb_workload *w)

@@ -121,31 +121,17 @@ static int set_conditions(struct ebb_pod *p, int64_t now, bool running, const ch
         c[i].reason = reason ? ebb_str_cstr(reason) : NULL;
         c[i].last_transition = now;
     }
-    for (uint16_t i = 0; i < p->nconditions; i++) {
-        ebb_str_release(p->conditions[i].type);
-        ebb_str_release(p->conditions[i].status);
-        ebb_str_release(p->conditions[i].reason);
-    }
-    free(p->conditions);
+    ebb_pod_drop_conditions(p);
     p->conditions = c;
     p->nconditions = (uint16_t)n;
     return 0;
 }
 
-static void cstatus_free(struct ebb_pod *p)
-{
-    for (uint16_t i = 0; i < p->ncstatus; i++) {
-        ebb_str_release(p->cstatus[i].name);
-        ebb_str_release(p->cstatus[i].reason);
-        ebb_str_release(p->cstatus[i].last_reason);
-    }
-    free(p->cstatus);
-    p->cstatus = NULL;
-    p->ncstatus = 0;
-}
-
 int ebb_whatif_mark_running(struct ebb_pod *p, int64_t now)
 {
+    /* the statuses are written below: a replacement holds its original's */
+    if (ebb_pod_own_cstatus(p) != 0)
+        return EBB_ENOMEM;
     if (p->ncstatus == 0 && p->nimages + p->ninit_images > 0) {
         /* a pod that never ran: one status per container */
         uint16_t n = (uint16_t)(p->nimages + p->ninit_images);
@@ -177,7 +163,7 @@ int ebb_whatif_mark_running(struct ebb_pod *p, int64_t now)
 
 int ebb_whatif_mark_pending(struct ebb_pod *p, int64_t now, bool gated)
 {
-    cstatus_free(p);   /* nothing ran */
+    ebb_pod_drop_cstatus(p);   /* nothing ran */
     p->phase = EBB_PHASE_PENDING;
     p->flags &= (uint16_t)~EBB_POD_READY;
     return set_conditions(p, now, false, gated ? "SchedulingGated" : "Unschedulable");

@@ -455,9 +455,22 @@ void ebb_affinity_free(struct ebb_affinity *a);
 void ebb_pod_term_clear(struct ebb_pod_term *t);
 void ebb_node_term_clear(struct ebb_node_term *t);
 
-/* A deep copy of p (new references to every string; src, slot and serial
- * copied as they are): NULL when out of memory. */
+/* A pod's arrays may be held by other pods too (ebb/share.h): they are
+ * read freely and never written in place.
+ *
+ * A copy of p holding the same arrays (src, slot and serial copied as they
+ * are): NULL when out of memory. The copy's own fields (name, node,
+ * phase...) are its to change; an array is replaced, or made its own first
+ * (ebb_pod_own_cstatus), never written. */
 struct ebb_pod *ebb_pod_clone(const struct ebb_pod *p);
+/* Trade each array of a decoded pod for an identical one other pods already
+ * hold, where there is one (the decoder's last step). */
+void ebb_pod_share(struct ebb_pod *p);
+/* Make p->cstatus p's own, to write: 0 or EBB_ENOMEM (p unchanged). */
+int ebb_pod_own_cstatus(struct ebb_pod *p);
+/* Let go of p's conditions / container statuses (NULL and 0 after). */
+void ebb_pod_drop_conditions(struct ebb_pod *p);
+void ebb_pod_drop_cstatus(struct ebb_pod *p);
 
 /* "ns/name" into buf; returns buf. */
 const char *ebb_pod_key(const struct ebb_pod *p, char *buf, size_t len);
