@@ -342,9 +342,89 @@ static struct tclass *class_for(struct ebb_sched *s, uint8_t kind, struct cterm 
     return c;
 }
 
+/* ---- classes remembered while the model is built -------------------------- */
+
+struct memo_ent {
+    const struct ebb_affinity *aff;  /* NULL: an empty slot */
+    const struct ebb_kv *kv;
+    ebb_str ns;
+    uint32_t n;
+    struct tclass **v;               /* the classes the first pod joined, in order */
+};
+
+struct termmemo {
+    size_t cap, n;
+    struct memo_ent *e;
+};
+
+int ebb__sched_memo_begin(struct ebb_sched *s)
+{
+    return (s->memo = calloc(1, sizeof(*s->memo))) == NULL ? EBB_ENOMEM : 0;
+}
+
+void ebb__sched_memo_end(struct ebb_sched *s)
+{
+    struct termmemo *m = s->memo;
+
+    if (m == NULL)
+        return;
+    for (size_t i = 0; i < m->cap; i++)
+        free(m->e[i].v);
+    free(m->e);
+    free(m);
+    s->memo = NULL;
+}
+
+static size_t memo_hash(const void *aff, const void *kv, ebb_str ns)
+{
+    uint64_t h = ((uintptr_t)aff * 0x9e3779b97f4a7c15ull) ^ ((uintptr_t)kv * 0xff51afd7ed558ccdull) ^ (uintptr_t)ns;
+    return (size_t)(h ^ (h >> 29));
+}
+
+static int memo_grow(struct termmemo *m)
+{
+    size_t cap = m->cap ? m->cap * 2 : 256;
+    struct memo_ent *e = calloc(cap, sizeof(*e));
+
+    if (e == NULL)
+        return EBB_ENOMEM;
+    for (size_t i = 0; i < m->cap; i++) {
+        if (m->e[i].aff == NULL)
+            continue;
+        size_t j = memo_hash(m->e[i].aff, m->e[i].kv, m->e[i].ns) & (cap - 1);
+        while (e[j].aff != NULL)
+            j = (j + 1) & (cap - 1);
+        e[j] = m->e[i];
+    }
+    free(m->e);
+    m->e = e;
+    m->cap = cap;
+    return 0;
+}
+
+/* p's entry (aff set), or the empty slot to fill for it; NULL when out of
+ * memory. */
+static struct memo_ent *memo_at(struct termmemo *m, const struct ebb_pod *p)
+{
+    size_t i;
+
+    if ((m->n + 1) * 2 > m->cap && memo_grow(m) != 0)
+        return NULL;
+    i = memo_hash(p->affinity, p->labels.kv, p->ns) & (m->cap - 1);
+    while (m->e[i].aff != NULL &&
+           (m->e[i].aff != p->affinity || m->e[i].kv != p->labels.kv || m->e[i].ns != p->ns))
+        i = (i + 1) & (m->cap - 1);
+    return &m->e[i];
+}
+
+struct joined {
+    struct tclass **v;
+    size_t n, cap;
+};
+
 static int add_terms(struct ebb_sched *s, const struct ebb_pod *p, uint32_t id, uint8_t kind,
                      const struct ebb_pod_term *terms, const struct ebb_weighted_pod_term *wterms,
-                     uint16_t n)
+                     uint16_t n, struct joined *joined)
 {
     for (uint16_t i = 0; i < n; i++) {
         const struct ebb_pod_term *t = terms ? &terms[i] : &wterms[i].term;
@@ -358,7 +438,7 @@ static int add_terms(struct ebb_sched *s, const struct ebb_pod *p, uint32_t id, 
             ebb__cterm_clear(&ct);
             return EBB_ENOMEM;
         }
-        if (ebb__vec_push(&c->members, id) != 0)
+        if (ebb__vec_push(&c->members, id) != 0 || (joined != NULL && ebb__vec_push(joined, c) != 0))
             return EBB_ENOMEM;
     }
     return 0;
@@ -409,11 +489,26 @@ int ebb__sched_index_add(struct ebb_sched *s, const struct ebb_pod *p, uint32_t 
     s->nspods++;   /* from here the lists refer to it */
     if (p->affinity != NULL) {
         const struct ebb_affinity *a = p->affinity;
-        if ((rc = add_terms(s, p, id, TC_REQ_AFF, a->aff_required, NULL, a->naff_required)) != 0 ||
-            (rc = add_terms(s, p, id, TC_REQ_ANTI, a->anti_required, NULL, a->nanti_required)) != 0 ||
-            (rc = add_terms(s, p, id, TC_PREF_AFF, NULL, a->aff_preferred, a->naff_preferred)) != 0 ||
-            (rc = add_terms(s, p, id, TC_PREF_ANTI, NULL, a->anti_preferred, a->nanti_preferred)) != 0)
+        struct memo_ent *me = s->memo != NULL ? memo_at(s->memo, p) : NULL;
+        struct joined j = { 0 };
+        if (me != NULL && me->aff != NULL) {
+            for (uint32_t k = 0; k < me->n; k++)
+                if (ebb__vec_push(&me->v[k]->members, id) != 0)
+                    return EBB_ENOMEM;
+            return 0;
+        }
+        if ((rc = add_terms(s, p, id, TC_REQ_AFF, a->aff_required, NULL, a->naff_required, me ? &j : NULL)) != 0 ||
+            (rc = add_terms(s, p, id, TC_REQ_ANTI, a->anti_required, NULL, a->nanti_required, me ? &j : NULL)) != 0 ||
+            (rc = add_terms(s, p, id, TC_PREF_AFF, NULL, a->aff_preferred, a->naff_preferred, me ? &j : NULL)) != 0 ||
+            (rc = add_terms(s, p, id, TC_PREF_ANTI, NULL, a->anti_preferred, a->nanti_preferred, me ? &j : NULL)) !=
+                0) {
+            free(j.v);
             return rc;
+        }
+        if (me != NULL) {
+            *me = (struct memo_ent){ a, p->labels.kv, p->ns, (uint32_t)j.n, j.v };
+            s->memo->n++;
+        }
     }
     return 0;
 }

@@ -82,6 +82,16 @@ struct snode {
     uint32_t order;                  /* position in s->order */
 };
 
+/* What the common filters ask of a node (sched.c fast_pass), packed two to
+ * a cache line apart from the rest of struct snode, by node index; kept
+ * with it by mirror(). */
+enum { HOT_UNSCHEDULABLE = 1, HOT_TAINTED = 2, HOT_FULL = 4 };
+
+struct shot {
+    int64_t free_cpu, free_mem, free_eph;   /* ebb_q_sub(allocatable, requested) */
+    uint8_t flags;                          /* HOT_*; FULL: one more pod is over the count */
+};
+
 struct image_state {
     int64_t size;
     uint32_t nnodes;
@@ -157,6 +167,7 @@ struct ebb_sched {
 
     uint32_t nnodes;
     struct snode *nodes;             /* node name order */
+    struct shot *hot;                /* the same order */
     uint32_t *order;                 /* kube-scheduler's list: zones round robin */
     uint32_t next_start;
     struct ebb_map node_idx;         /* (name, -) -> index + 1 */
@@ -180,6 +191,7 @@ struct ebb_sched {
 
     size_t nclasses, cap_classes;
     struct tclass **classes;
+    struct termmemo *memo;           /* while the model is built (sched_index.c) */
     struct ebb_map class_anchor;     /* (key, value) -> struct ebb_idlist * of class ids */
     struct ebb_idlist class_free;         /* classes whose selector has no In anchor */
     uint32_t class_bucket_n;
@@ -207,6 +219,12 @@ struct ebb_sched {
 int ebb__sched_index_init(struct ebb_sched *s);
 void ebb__sched_index_free(struct ebb_sched *s);
 /* A pod bound to node index `node` enters the indexes. */
+/* Pods whose affinity, namespace and labels are the same arrays compile
+ * to the same classes: between these two calls (the model's build, when no
+ * pod is freed, so an address names one array) the first such pod's
+ * classes are remembered and the others join them. */
+int ebb__sched_memo_begin(struct ebb_sched *s);
+void ebb__sched_memo_end(struct ebb_sched *s);
 int ebb__sched_index_add(struct ebb_sched *s, const struct ebb_pod *p, uint32_t node);
 /* spods[id] is gone: mark it (lists drop it as they are read). */
 void ebb__sched_index_remove(struct ebb_sched *s, uint32_t id);

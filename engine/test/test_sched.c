@@ -730,6 +730,37 @@ static void test_existing_anti_affinity_filter(void **state)
     assert_true(at("a")->feasible);
 }
 
+/* Existing pods of one template hold one affinity (ebb/share.h), and the
+ * model's build compiles it once per labels: with matchLabelKeys each
+ * ReplicaSet's term selects its own hash, and a pod joins its own pods'
+ * classes, never another ReplicaSet's. */
+static void test_existing_terms_per_template(void **state)
+{
+#define ANTI "\"affinity\":{\"podAntiAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":[{" \
+             "\"labelSelector\":{\"matchLabels\":{\"app\":\"web\"}},\"matchLabelKeys\":[\"pod-template-hash\"]," \
+             "\"topologyKey\":\"" ZONE "\"}]}}"
+    (void)state;
+    node("a", "4", "8Gi", "\"" ZONE "\":\"z1\"", "", "");
+    node("b", "4", "8Gi", "\"" ZONE "\":\"z1\"", "", "");
+    node("c", "4", "8Gi", "\"" ZONE "\":\"z2\"", "", "");
+    node("d", "4", "8Gi", "\"" ZONE "\":\"z3\"", "", "");
+    bound("web-h1-a", "a", "\"app\":\"web\",\"pod-template-hash\":\"h1\"", "100m", "", ANTI);
+    bound("web-h2-a", "c", "\"app\":\"web\",\"pod-template-hash\":\"h2\"", "100m", "", ANTI);
+    bound("web-h1-b", "b", "\"app\":\"web\",\"pod-template-hash\":\"h1\"", "100m", "", ANTI);
+    start();
+    explain(pending("\"app\":\"web\",\"pod-template-hash\":\"h1\"", "100m", "", "", ""));
+    assert_false(at("a")->feasible);
+    assert_false(at("b")->feasible);
+    assert_true(at("c")->feasible);
+    assert_true(at("d")->feasible);
+    explain(pending("\"app\":\"web\",\"pod-template-hash\":\"h2\"", "100m", "", "", ""));
+    assert_true(at("a")->feasible);
+    assert_true(at("b")->feasible);
+    assert_false(at("c")->feasible);
+    assert_true(at("d")->feasible);
+#undef ANTI
+}
+
 /* ---- NodeResourcesFit filter and the other filters: E21, E22 --------------------------------- */
 
 static void test_e21_requests(void **state)
@@ -1314,6 +1345,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_e19_min_domains, setup, teardown),
         cmocka_unit_test_setup_teardown(test_spread_inclusion_policies, setup, teardown),
         cmocka_unit_test_setup_teardown(test_e20_pod_affinity_filter, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_existing_terms_per_template, setup, teardown),
         cmocka_unit_test_setup_teardown(test_existing_anti_affinity_filter, setup, teardown),
         cmocka_unit_test_setup_teardown(test_e21_requests, setup, teardown),
         cmocka_unit_test_setup_teardown(test_e22_other_filters, setup, teardown),
