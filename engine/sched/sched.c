@@ -233,23 +233,32 @@ const struct sport *ebb__sched_ports(struct ebb_sched *s, uint32_t node, uint32_
     return sn->ports;
 }
 
-/* Node i's sums as the cache keeps them (after a bind or a sync), and what
- * the filters' fast path reads of them. */
+/* struct shot from node i's record. */
+static void hot_sync(struct ebb_sched *s, uint32_t i)
+{
+    const struct snode *n = &s->nodes[i];
+
+    s->hot[i] = (struct shot){
+        .alloc_cpu = n->alloc_cpu, .alloc_mem = n->alloc_mem,
+        .req_cpu = n->req_cpu, .req_mem = n->req_mem,
+        .nz_cpu = n->nz_cpu, .nz_mem = n->nz_mem,
+        .free_eph = ebb_q_sub(n->alloc_eph, n->req_eph),
+        .flags = (uint8_t)((n->unschedulable ? HOT_UNSCHEDULABLE : 0) | (n->ntaints ? HOT_TAINTED : 0) |
+                           ((int64_t)n->npods + 1 > n->alloc_pods ? HOT_FULL : 0)),
+    };
+}
+
+/* Node i's sums as the cache keeps them (after a bind or a sync). */
 static void mirror(struct ebb_sched *s, uint32_t i)
 {
     struct snode *n = &s->nodes[i];
-    struct shot *h = &s->hot[i];
     const struct ebb_podvec *pv = n->pv;
 
     n->req_cpu = pv ? pv->req[EBB_RES_CPU] : 0;
     n->req_mem = pv ? pv->req[EBB_RES_MEMORY] : 0;
     n->req_eph = pv ? pv->req[EBB_RES_EPHEMERAL] : 0;
     n->npods = pv ? pv->nactive : 0;
-    h->free_cpu = ebb_q_sub(n->alloc_cpu, n->req_cpu);
-    h->free_mem = ebb_q_sub(n->alloc_mem, n->req_mem);
-    h->free_eph = ebb_q_sub(n->alloc_eph, n->req_eph);
-    h->flags = (uint8_t)((n->unschedulable ? HOT_UNSCHEDULABLE : 0) | (n->ntaints ? HOT_TAINTED : 0) |
-                         ((int64_t)n->npods + 1 > n->alloc_pods ? HOT_FULL : 0));
+    hot_sync(s, i);
 }
 
 /* A pod starts occupying node i. */
@@ -261,6 +270,7 @@ static int account(struct ebb_sched *s, const struct ebb_pod *p, uint32_t i)
     /* quantities saturate (ebb/quantity.h); removal sums afresh */
     n->nz_cpu = ebb_q_add(n->nz_cpu, p->nz_cpu);
     n->nz_mem = ebb_q_add(n->nz_mem, p->nz_mem);
+    hot_sync(s, i);
     for (uint16_t k = 0; k < p->nhost_ports; k++)
         if (!n->ports_dirty && (rc = port_add(s, n, &p->host_ports[k])) != 0)
             return rc;
@@ -321,7 +331,7 @@ static int nodes_build(struct ebb_sched *s)
     int rc = EBB_ENOMEM;
 
     if ((s->nodes = calloc(n + 1, sizeof(*s->nodes))) == NULL ||
-        (s->hot = calloc(n + 1, sizeof(*s->hot))) == NULL ||
+        (s->hot = aligned_alloc(64, (n + 1) * sizeof(*s->hot))) == NULL ||
         (s->order = calloc(n + 1, sizeof(*s->order))) == NULL ||
         (zone_of = calloc(n + 1, sizeof(*zone_of))) == NULL ||
         (zone_count = calloc(n + 1, sizeof(*zone_count))) == NULL ||
@@ -548,6 +558,7 @@ static void forget(struct ebb_sched *s, uint32_t id)
             n->nz_mem = ebb_q_add(n->nz_mem, p->nz_mem);
         }
     }
+    hot_sync(s, sp->node);
     ebb__sched_index_remove(s, id);
 }
 
@@ -759,7 +770,8 @@ static inline bool fast_pass(const struct pstate *ps, int plugin, uint32_t node)
             return false;
         if (ps->req_zero && ps->s->version != EBB_SCHED_V1_25)
             return true;
-        return ps->req[0] <= h->free_cpu && ps->req[1] <= h->free_mem && ps->req[2] <= h->free_eph;
+        return ps->req[0] <= ebb_q_sub(h->alloc_cpu, h->req_cpu) &&
+               ps->req[1] <= ebb_q_sub(h->alloc_mem, h->req_mem) && ps->req[2] <= h->free_eph;
     default:
         return false;
     }

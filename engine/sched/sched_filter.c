@@ -942,7 +942,9 @@ static int filter_ipa(struct pstate *ps, uint32_t node, char *buf, size_t len)
 int ebb__sched_filter(struct pstate *ps, int plugin, uint32_t node, char *buf, size_t len)
 {
     const struct ebb_pod *p = ps->pod;
-    const struct ebb_node *n = ps->s->nodes[node].node;
+    /* the node's object is read only by the filters that need it: a cache
+     * line the others skip */
+    const struct ebb_node *n;
 
     switch (plugin) {
     case EBB_SP_NODE_UNSCHEDULABLE:
@@ -952,7 +954,7 @@ int ebb__sched_filter(struct pstate *ps, int plugin, uint32_t node, char *buf, s
         }
         return OK;
     case EBB_SP_NODE_NAME:
-        if (p->node != NULL && p->node != n->name) {
+        if (p->node != NULL && p->node != (n = ps->s->nodes[node].node)->name) {
             say(buf, len, "%s", r_node_name);
             return UNRESOLVABLE;
         }
@@ -960,6 +962,7 @@ int ebb__sched_filter(struct pstate *ps, int plugin, uint32_t node, char *buf, s
     case EBB_SP_TAINT_TOLERATION:
         if (ps->s->nodes[node].ntaints == 0)
             return OK;
+        n = ps->s->nodes[node].node;
         for (uint16_t i = 0; i < n->ntaints; i++) {
             const struct ebb_taint *t = &n->taints[i];
             if (!(t->effect & (EBB_EFFECT_NO_SCHEDULE | EBB_EFFECT_NO_EXECUTE)))
@@ -974,7 +977,8 @@ int ebb__sched_filter(struct pstate *ps, int plugin, uint32_t node, char *buf, s
     case EBB_SP_NODE_AFFINITY:
         if (!ps->na_active)
             return OK;
-        if (!ebb_affinity_required_matches(ps->prof->added_affinity, n)) {
+        if (ps->prof->added_affinity != NULL &&
+            !ebb_affinity_required_matches(ps->prof->added_affinity, ps->s->nodes[node].node)) {
             say(buf, len, "%s", r_enforced);
             return UNRESOLVABLE;
         }

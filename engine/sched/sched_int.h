@@ -82,14 +82,18 @@ struct snode {
     uint32_t order;                  /* position in s->order */
 };
 
-/* What the common filters ask of a node (sched.c fast_pass), packed two to
- * a cache line apart from the rest of struct snode, by node index; kept
- * with it by mirror(). */
+/* What the common filters and scores ask of a node (sched.c fast_pass,
+ * sched_score.c's cpu/memory loops), one cache line apart from the rest
+ * of struct snode, by node index; a copy of snode's fields, made by
+ * hot_sync() after each change of them. */
 enum { HOT_UNSCHEDULABLE = 1, HOT_TAINTED = 2, HOT_FULL = 4 };
 
 struct shot {
-    int64_t free_cpu, free_mem, free_eph;   /* ebb_q_sub(allocatable, requested) */
-    uint8_t flags;                          /* HOT_*; FULL: one more pod is over the count */
+    int64_t alloc_cpu, alloc_mem;
+    int64_t req_cpu, req_mem;
+    int64_t nz_cpu, nz_mem;
+    int64_t free_eph;                /* ebb_q_sub(alloc_eph, req_eph) */
+    uint8_t flags;                   /* HOT_*; FULL: one more pod is over the count */
 };
 
 struct image_state {

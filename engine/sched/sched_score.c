@@ -590,7 +590,7 @@ int64_t ebb__sched_score(struct pstate *ps, int plugin, uint32_t node)
 }
 
 /* LeastAllocated / MostAllocated over cpu and memory, from the node's record. */
-static int64_t fit_cpu_mem(const struct pstate *ps, const struct snode *n)
+static int64_t fit_cpu_mem(const struct pstate *ps, const struct shot *n)
 {
     int64_t alloc[2] = { n->alloc_cpu, n->alloc_mem };
     int64_t req[2] = { ebb_q_add(n->nz_cpu, ps->fit_req[0]), ebb_q_add(n->nz_mem, ps->fit_req[1]) };
@@ -608,7 +608,7 @@ static int64_t fit_cpu_mem(const struct pstate *ps, const struct snode *n)
     return wsum ? sum / wsum : 0;
 }
 
-static int64_t balanced_cpu_mem(const struct pstate *ps, const struct snode *n)
+static int64_t balanced_cpu_mem(const struct pstate *ps, const struct shot *n)
 {
     double f[2];
     int k = 0;
@@ -629,24 +629,24 @@ static int64_t balanced_cpu_mem(const struct pstate *ps, const struct snode *n)
 void ebb__sched_score_all(struct pstate *ps, int plugin, const uint32_t *feasible, uint32_t n,
                           int64_t *out)
 {
-    const struct snode *nodes = ps->s->nodes;
+    const struct shot *hot = ps->s->hot;
 
     switch (plugin) {
     case EBB_SP_TAINT_TOLERATION:
         for (uint32_t i = 0; i < n; i++)
-            out[i] = nodes[feasible[i]].ntaints ? taint_score(ps, feasible[i]) : 0;
+            out[i] = (hot[feasible[i]].flags & HOT_TAINTED) ? taint_score(ps, feasible[i]) : 0;
         return;
     case EBB_SP_NODE_RESOURCES_FIT:
         if (ps->fit_cpu_mem) {
             for (uint32_t i = 0; i < n; i++)
-                out[i] = fit_cpu_mem(ps, &nodes[feasible[i]]);
+                out[i] = fit_cpu_mem(ps, &hot[feasible[i]]);
             return;
         }
         break;
     case EBB_SP_BALANCED_ALLOCATION:
         if (ps->ba_cpu_mem) {
             for (uint32_t i = 0; i < n; i++)
-                out[i] = balanced_cpu_mem(ps, &nodes[feasible[i]]);
+                out[i] = balanced_cpu_mem(ps, &hot[feasible[i]]);
             return;
         }
         break;

@@ -1027,6 +1027,28 @@ static void test_seeded_ties(void **state)
     assert_string_equal(first, r.node->name);
 }
 
+/* A bound pod's NonZeroRequested (100m, 200Mi for a container that asks
+ * for nothing) counts in the next pod's scores at once. */
+static void test_bind_counts_nonzero_requests(void **state)
+{
+    struct ebb_sched_result r;
+
+    (void)state;
+    node("a", "2", "4Gi", "", "", "");
+    node("b", "2", "4Gi", "", "", "");
+    start();
+    struct ebb_pod *p = pending("\"app\":\"be\"", "", "", "", "");
+    assert_int_equal(ebb_sched_schedule(sched, p, &r), 0);
+    assert_string_equal(r.node->name, "a");   /* a tie: the first node */
+    struct ebb_pod *copy = ebb_pod_clone(p);
+    assert_non_null(copy);
+    assert_int_equal(ebb_sched_bind(sched, copy, r.node), 0);
+    explain(pending("\"app\":\"be\"", "", "", "", ""));
+    assert_true(at("a")->total < at("b")->total);
+    assert_int_equal(ebb_sched_schedule(sched, p, &r), 0);
+    assert_string_equal(r.node->name, "b");
+}
+
 static void test_bind_and_sync(void **state)
 {
     struct ebb_sched_result r;
@@ -1355,6 +1377,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_e25_totals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rotation_and_percentage, setup, teardown),
         cmocka_unit_test_setup_teardown(test_seeded_ties, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bind_counts_nonzero_requests, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bind_and_sync, setup, teardown),
         cmocka_unit_test_setup_teardown(test_profiles_and_gates, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pending_on_demo_cluster, setup, teardown),
