@@ -87,7 +87,7 @@ void ebb__sched_arena_reset(struct ebb_sched *s)
     }
 }
 
-void *ebb__sched_alloc(struct ebb_sched *s, size_t n)
+void *ebb__sched_alloc_list(struct ebb_sched *s, size_t n)
 {
     struct chunk *c = (struct chunk *)s->arena;
     void *p;
@@ -106,7 +106,15 @@ void *ebb__sched_alloc(struct ebb_sched *s, size_t n)
     }
     p = (char *)c->data + c->len;
     c->len += n;
-    memset(p, 0, n);
+    return p;
+}
+
+void *ebb__sched_alloc(struct ebb_sched *s, size_t n)
+{
+    void *p = ebb__sched_alloc_list(s, n);
+
+    if (p != NULL)
+        memset(p, 0, n);
     return p;
 }
 
@@ -786,8 +794,21 @@ static int run_filters(struct pstate *ps, uint32_t node, char *buf, size_t len)
     size_t off = 0;
     int worst = 0;
 
-    if (buf != NULL)
+    if (buf == NULL) {
+        /* the search asks only feasible or not: the shortcut, when the
+         * node's record settles the common filters (else each is asked) */
+        const struct shot *h = &ps->s->hot[node];
+        if (!(h->flags & ps->hot_mask) &&
+            (!ps->fit_cmp || (ps->req[0] <= ebb_q_sub(h->alloc_cpu, h->req_cpu) &&
+                              ps->req[1] <= ebb_q_sub(h->alloc_mem, h->req_mem) && ps->req[2] <= h->free_eph))) {
+            for (uint8_t f = 0; f < ps->nslow; f++)
+                if ((worst = ebb__sched_filter(ps, ps->slow[f], node, NULL, 0)) != 0)
+                    return worst;
+            return 0;
+        }
+    } else {
         buf[0] = '\0';
+    }
     for (uint8_t f = 0; f < ps->nactive; f++) {
         char one[512];
         size_t n;

@@ -623,7 +623,7 @@ static int ipa_prefilter(struct pstate *ps)
     bool any = false;
     int rc;
 
-    if ((ps->existing = ebb__sched_alloc(s, (s->ncols + s->nclasses + 1) * sizeof(*ps->existing))) == NULL)
+    if ((ps->existing = ebb__sched_alloc_list(s, (s->ncols + s->nclasses + 1) * sizeof(*ps->existing))) == NULL)
         return EBB_ENOMEM;
     ebb__sched_classes_for(s, &ps->pod->labels, existing_class, &ex);
     if (ex.rc != 0)
@@ -777,6 +777,23 @@ int ebb__sched_prefilter(struct pstate *ps)
             (f == EBB_SP_INTER_POD_AFFINITY && ps->naff == 0 && ps->nanti == 0 && ps->nexisting == 0))
             continue;
         ps->active[ps->nactive++] = (uint8_t)f;
+    }
+    /* what sched.c's fast_pass decides from the node's record alone */
+    ps->hot_mask = 0;
+    ps->fit_cmp = false;
+    ps->nslow = 0;
+    for (uint8_t i = 0; i < ps->nactive; i++) {
+        int f = ps->active[i];
+        if (f == EBB_SP_NODE_UNSCHEDULABLE) {
+            ps->hot_mask |= ps->tolerates_unschedulable ? 0 : HOT_UNSCHEDULABLE;
+        } else if (f == EBB_SP_TAINT_TOLERATION) {
+            ps->hot_mask |= HOT_TAINTED;
+        } else if (f == EBB_SP_NODE_RESOURCES_FIT && !ps->req_scalars) {
+            ps->hot_mask |= HOT_FULL;
+            ps->fit_cmp = !(ps->req_zero && ps->s->version != EBB_SCHED_V1_25);
+        } else {
+            ps->slow[ps->nslow++] = (uint8_t)f;
+        }
     }
     return 0;
 }

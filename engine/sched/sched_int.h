@@ -270,6 +270,9 @@ void ebb__class_members(struct ebb_sched *s, struct tclass *c, ebb__spod_fn fn, 
 
 /* Zeroed scratch memory for the call (ebb__sched_arena_reset at its start). */
 void *ebb__sched_alloc(struct ebb_sched *s, size_t n);
+/* The same, not zeroed: for a list read only below its count (a placement
+ * must not clear what it will not read). */
+void *ebb__sched_alloc_list(struct ebb_sched *s, size_t n);
 void ebb__sched_arena_reset(struct ebb_sched *s);
 struct counts *ebb__counts_new(struct ebb_sched *s, struct keycol *col);
 /* An array over nnodes + 2 slots (nodes, or a column's domains and the
@@ -301,6 +304,14 @@ struct pstate {
     uint32_t stamp;
     uint8_t nactive;
     uint8_t active[EBB_SP_MAX];          /* the filters that may fail this pod */
+    /* The search's shortcut (sched.c run_filters): a node whose record has
+     * none of hot_mask's flags, and room for the requests when fit_cmp,
+     * passes NodeUnschedulable, TaintToleration and NodeResourcesFit; only
+     * the `slow` filters are then asked. */
+    uint8_t hot_mask;
+    bool fit_cmp;
+    uint8_t nslow;
+    uint8_t slow[EBB_SP_MAX];
     /* NodeUnschedulable */
     bool tolerates_unschedulable;
     /* NodeResourcesFit */

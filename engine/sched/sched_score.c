@@ -441,7 +441,7 @@ static int ipa_prescore(struct pstate *ps)
         ps->skip[EBB_SP_INTER_POD_AFFINITY] = true;
         return 0;
     }
-    if ((ps->topo = ebb__sched_alloc(s, (s->ncols + s->nclasses + np + 1) * sizeof(*ps->topo))) == NULL)
+    if ((ps->topo = ebb__sched_alloc_list(s, (s->ncols + s->nclasses + np + 1) * sizeof(*ps->topo))) == NULL)
         return EBB_ENOMEM;
     if (np > 0) {
         if ((ps->paff = ebb__sched_alloc(s, np * sizeof(*ps->paff))) == NULL)
