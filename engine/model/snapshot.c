@@ -300,7 +300,7 @@ static int scan_block(struct ebb_json_scan *st, const char *p, int n)
     ins = prefix_xor(b.quote & ~esc) ^ (st->in_string ? ~(uint64_t)0 : 0);
     /* a backslash outside a string is not JSON, and the rules followed
      * byte by byte leave it alone: they decide that block */
-    if ((b.bslash & valid & ~ins) != 0 || (st->escaped && !st->in_string))
+    if ((b.bslash & valid & ~ins) != 0)
         return scan_bytes(st, p, n);
     open = b.open & ~ins & valid;
     close = b.close & ~ins & valid;
