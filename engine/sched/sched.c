@@ -762,6 +762,13 @@ static void fit_error(struct reasons *h, uint32_t nall, char *out, size_t len)
     free(items);
 }
 
+/* The pod's cpu, memory and ephemeral requests fit what the node has free. */
+static inline bool hot_room(const struct pstate *ps, const struct shot *h)
+{
+    return ps->req[0] <= ebb_q_sub(h->alloc_cpu, h->req_cpu) &&
+           ps->req[1] <= ebb_q_sub(h->alloc_mem, h->req_mem) && ps->req[2] <= h->free_eph;
+}
+
 /* The common filters that pass, decided from the node's record alone
  * (false: ask the filter itself). */
 static inline bool fast_pass(const struct pstate *ps, int plugin, uint32_t node)
@@ -778,8 +785,7 @@ static inline bool fast_pass(const struct pstate *ps, int plugin, uint32_t node)
             return false;
         if (ps->req_zero && ps->s->version != EBB_SCHED_V1_25)
             return true;
-        return ps->req[0] <= ebb_q_sub(h->alloc_cpu, h->req_cpu) &&
-               ps->req[1] <= ebb_q_sub(h->alloc_mem, h->req_mem) && ps->req[2] <= h->free_eph;
+        return hot_room(ps, h);
     default:
         return false;
     }
@@ -799,8 +805,7 @@ static int run_filters(struct pstate *ps, uint32_t node, char *buf, size_t len)
          * node's record settles the common filters (else each is asked) */
         const struct shot *h = &ps->s->hot[node];
         if (!(h->flags & ps->hot_mask) &&
-            (!ps->fit_cmp || (ps->req[0] <= ebb_q_sub(h->alloc_cpu, h->req_cpu) &&
-                              ps->req[1] <= ebb_q_sub(h->alloc_mem, h->req_mem) && ps->req[2] <= h->free_eph))) {
+            (!ps->fit_cmp || hot_room(ps, h))) {
             for (uint8_t f = 0; f < ps->nslow; f++)
                 if ((worst = ebb__sched_filter(ps, ps->slow[f], node, NULL, 0)) != 0)
                     return worst;
