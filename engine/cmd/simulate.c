@@ -67,8 +67,9 @@ struct qent {
     ebb_str ns, name;                /* references */
     struct ebb_pod *pod;             /* a replacement (owned) */
     char *replaces;                  /* "ns/name" of the evicted pod */
+    ebb_str rns, rname;              /* the same, apart (references) */
     ebb_str from;                    /* its node (reference) */
-    char *owner;                     /* "Kind ns/name" of the recreating controller */
+    ebb_str owner;                   /* "Kind ns/name" of the recreating controller (reference) */
     char *message;                   /* the last FailedScheduling message */
     int status;
 };
@@ -84,8 +85,10 @@ static void qent_clear(struct qent *q)
     ebb_str_release(q->name);
     ebb_pod_free(q->pod);
     free(q->replaces);
+    ebb_str_release(q->rns);
+    ebb_str_release(q->rname);
     ebb_str_release(q->from);
-    free(q->owner);
+    ebb_str_release(q->owner);
     free(q->message);
     memset(q, 0, sizeof(*q));
 }
@@ -126,7 +129,7 @@ static int32_t priority_of(const struct ebb_cache *c, const struct ebb_pod *p)
     return pc ? pc->value : 0;
 }
 
-static char *owner_text(const struct ebb_pod *p, const struct ebb_owner *o)
+static ebb_str owner_text(const struct ebb_pod *p, const struct ebb_owner *o)
 {
     char buf[600];
 
@@ -138,7 +141,7 @@ static char *owner_text(const struct ebb_pod *p, const struct ebb_owner *o)
     if (o == NULL)
         return NULL;
     snprintf(buf, sizeof(buf), "%s %s/%s", o->kind ? o->kind : "?", p->ns, o->name ? o->name : "?");
-    return strdup(buf);
+    return ebb_str_cstr(buf);
 }
 
 static int cmp_created(const void *a, const void *b)
@@ -209,20 +212,6 @@ static void progress(struct resched *r, const char *fmt, ...)
     fflush(stderr);
 }
 
-/* The memory learns where the replacement of `replaces` ("ns/name") went:
- * LoopGuard's cooldown reads a bounce from it. */
-static void remember_landed(struct resched *r, const char *replaces, ebb_str name, ebb_str node)
-{
-    const char *slash = strchr(replaces, '/');
-    ebb_str ns, pod;
-
-    if (slash == NULL)
-        return;
-    ns = ebb_str_find(replaces, (size_t)(slash - replaces));
-    pod = ebb_str_find(slash + 1, strlen(slash + 1));
-    if (ns != NULL && pod != NULL)
-        ebb_evmem_landed(&r->o->memory, ns, pod, name, node);
-}
 
 /* Schedule every waiting pod in queue order. A pod placed is bound (and
  * leaves the queue); one that is not stays, as a pending pod of the cache. */
@@ -268,8 +257,10 @@ static int place_all(struct resched *r, int cycle, size_t *placed, size_t *unpla
                 goto out;
             if ((rc = ebb_whatif_landed(r->w, q->owner, res.node->name)) != 0)
                 goto out;
-            if (q->replaces != NULL)
-                remember_landed(r, q->replaces, q->name, res.node->name);
+            /* the memory learns where the replacement went: LoopGuard's
+             * cooldown reads a bounce from it */
+            if (q->rns != NULL)
+                ebb_evmem_landed(&r->o->memory, q->rns, q->rname, q->name, res.node->name);
             qent_clear(q);
             continue;
         }
@@ -315,7 +306,7 @@ static int replace_evicted(struct resched *r, size_t from, int cycle, size_t *re
         const char *slash = ev->pod ? strchr(ev->pod, '/') : NULL;
         struct ebb_pod *p;
         const struct ebb_owner *o;
-        char *owner;
+        ebb_str owner;
         if (slash == NULL)
             continue;
         p = ebb_cache_pod(r->cache, ebb_str_find(ev->pod, (size_t)(slash - ev->pod)),
@@ -326,7 +317,7 @@ static int replace_evicted(struct resched *r, size_t from, int cycle, size_t *re
         owner = owner_text(p, o);
         rc = ebb_whatif_add_eviction(r->w, cycle, ev->plugin, owner, ev->pod, ev->node);
         if (rc != 0 || o == NULL) {
-            free(owner);
+            ebb_str_release(owner);
             if (rc != 0)
                 return rc;
             (*gone)++;
@@ -334,7 +325,7 @@ static int replace_evicted(struct resched *r, size_t from, int cycle, size_t *re
         }
         struct qent *q = queue_push(&r->q);
         if (q == NULL || (q->pod = ebb_whatif_replacement(r->cache, p, r->now, &r->rng)) == NULL) {
-            free(owner);
+            ebb_str_release(owner);
             return EBB_ENOMEM;
         }
         q->owner = owner;
@@ -344,6 +335,8 @@ static int replace_evicted(struct resched *r, size_t from, int cycle, size_t *re
         q->ns = ebb_str_ref(q->pod->ns);
         q->name = ebb_str_ref(q->pod->name);
         q->replaces = strdup(ev->pod);
+        q->rns = ebb_str_ref(p->ns);
+        q->rname = ebb_str_ref(p->name);
         q->from = ebb_str_ref(p->node);
         (*replaced)++;
     }

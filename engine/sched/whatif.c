@@ -179,6 +179,7 @@ struct ebb_whatif_owned {
     struct { int cycle; char *pod; ebb_str node; } *ev;
     size_t nnodes, cap_nodes;
     ebb_str *nodes;                  /* evicted from, and where replacements landed */
+    struct ebb_map seen;             /* (node, -): in nodes[] (an owner's list is long) */
 };
 
 int ebb_whatif_create(struct ebb_cache *c, struct ebb_whatif **out)
@@ -261,6 +262,7 @@ void ebb_whatif_destroy(struct ebb_whatif *w)
         for (size_t k = 0; k < o->nnodes; k++)
             ebb_str_release(o->nodes[k]);
         free(o->nodes);
+        ebb__map_free(&o->seen);
     }
     free(w->owned);
     if (w->owned_at != NULL)
@@ -396,20 +398,15 @@ int ebb_whatif_add_placement(struct ebb_whatif *w, int cycle, const char *pod, c
     return 0;
 }
 
-static int add_node(struct ebb_whatif_owned *o, const char *node)
+/* `node` (interned; NULL: none) joins the owner's nodes once. */
+static int add_node(struct ebb_whatif_owned *o, ebb_str node)
 {
-    ebb_str s = node ? ebb_str_find(node, strlen(node)) : NULL;
-
-    if (node == NULL)
+    if (node == NULL || ebb__map_get(&o->seen, node, NULL) != NULL)
         return 0;
-    for (size_t i = 0; s != NULL && i < o->nnodes; i++)
-        if (o->nodes[i] == s)
-            return 0;
-    if (ebb__grow((void **)&o->nodes, &o->cap_nodes, o->nnodes + 1, sizeof(*o->nodes)) != 0)
+    if (ebb__grow((void **)&o->nodes, &o->cap_nodes, o->nnodes + 1, sizeof(*o->nodes)) != 0 ||
+        ebb__map_put(&o->seen, node, NULL, (void *)1, NULL) != 0)
         return EBB_ENOMEM;
-    if ((o->nodes[o->nnodes] = ebb_str_cstr(node)) == NULL)
-        return EBB_ENOMEM;
-    o->nnodes++;
+    o->nodes[o->nnodes++] = ebb_str_ref(node);
     return 0;
 }
 
@@ -497,16 +494,16 @@ int ebb_whatif_add_eviction(struct ebb_whatif *w, int cycle, const char *plugin,
     o->ev[o->n].pod = dup_or_null(pod);
     o->ev[o->n].node = node ? ebb_str_cstr(node) : NULL;
     o->n++;
-    return add_node(o, node);
+    if ((pod != NULL && o->ev[o->n - 1].pod == NULL) || (node != NULL && o->ev[o->n - 1].node == NULL))
+        return EBB_ENOMEM;
+    return add_node(o, o->ev[o->n - 1].node);
 }
 
-int ebb_whatif_landed(struct ebb_whatif *w, const char *owner, const char *node)
+int ebb_whatif_landed(struct ebb_whatif *w, ebb_str owner, ebb_str node)
 {
-    ebb_str so = owner ? ebb_str_find(owner, strlen(owner)) : NULL;
-
     /* the owner's records, one per plugin that evicted its pods */
-    for (size_t p = 0; so != NULL && p < w->nplugins; p++) {
-        void *at = ebb__map_get(w->owned_at, so, w->plugins[p]);
+    for (size_t p = 0; owner != NULL && p < w->nplugins; p++) {
+        void *at = ebb__map_get(w->owned_at, owner, w->plugins[p]);
         int rc;
         if (at != NULL && (rc = add_node(&w->owned[(uintptr_t)at - 1], node)) != 0)
             return rc;

@@ -135,8 +135,9 @@ int ebb_whatif_add_placement(struct ebb_whatif *w, int cycle, const char *pod, c
  * counts. */
 int ebb_whatif_add_eviction(struct ebb_whatif *w, int cycle, const char *plugin, const char *owner,
                             const char *pod, const char *node);
-/* The replacement of `pod` (an evicted pod of `owner`) landed on `node`. */
-int ebb_whatif_landed(struct ebb_whatif *w, const char *owner, const char *node);
+/* A replacement of a pod of `owner` landed on `node`: both interned (an
+ * owner never evicted from, or NULL, has no record to add to). */
+int ebb_whatif_landed(struct ebb_whatif *w, ebb_str owner, ebb_str node);
 int ebb_whatif_set_pending(struct ebb_whatif *w, const struct ebb_whatif_pending *p, size_t n);
 /* The last step's LoopGuard refusals, counted from the plan's refusals of
  * that cycle (why futile, cooldown, unavailable). Shown in the JSON (per
