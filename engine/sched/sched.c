@@ -448,17 +448,24 @@ out:
 
 /* ---- life ------------------------------------------------------------------- */
 
+#define BUILD_AHEAD 4
+
 static int pods_build(struct ebb_sched *s)
 {
     int rc;
 
     if ((rc = ebb__sched_memo_begin(s)) != 0)
         return rc;
+    /* a node's pods are anywhere in memory: the one some places ahead is
+     * fetched while this one is counted */
     for (uint32_t i = 0; i < s->nnodes && rc == 0; i++) {
         const struct ebb_podvec *pv = s->nodes[i].pv;
-        for (uint32_t k = 0; pv != NULL && k < pv->n && rc == 0; k++)
+        for (uint32_t k = 0; pv != NULL && k < pv->n && rc == 0; k++) {
+            if (k + BUILD_AHEAD < pv->n)
+                __builtin_prefetch(pv->v[k + BUILD_AHEAD]);
             if (ebb_pod_occupies(pv->v[k]))
                 rc = account(s, pv->v[k], i);
+        }
     }
     ebb__sched_memo_end(s);
     return rc;
@@ -570,13 +577,20 @@ static void forget(struct ebb_sched *s, uint32_t id)
     ebb__sched_index_remove(s, id);
 }
 
+#define SYNC_AHEAD 16
+
 int ebb_sched_sync(struct ebb_sched *s)
 {
     if (s == NULL)
         return EBB_EINVAL;
-    for (uint32_t id = 0; id < s->nspods; id++)
+    /* every counted pod is read, in no order the cache keeps: the pod
+     * some places ahead is fetched while this one is checked */
+    for (uint32_t id = 0; id < s->nspods; id++) {
+        if (id + SYNC_AHEAD < s->nspods && s->spods[id + SYNC_AHEAD].pod != NULL)
+            __builtin_prefetch(s->spods[id + SYNC_AHEAD].pod);
         if (s->spods[id].pod != NULL && spod_gone(s, &s->spods[id]))
             forget(s, id);
+    }
     return 0;
 }
 
@@ -763,6 +777,9 @@ static void fit_error(struct reasons *h, uint32_t nall, char *out, size_t len)
 }
 
 /* The pod's cpu, memory and ephemeral requests fit what the node has free. */
+/* How far ahead the search fetches node records. */
+#define SEARCH_AHEAD 8
+
 static inline bool hot_room(const struct pstate *ps, const struct shot *h)
 {
     return ps->req[0] <= ebb_q_sub(h->alloc_cpu, h->req_cpu) &&
@@ -806,6 +823,8 @@ static int run_filters(struct pstate *ps, uint32_t node, char *buf, size_t len)
         const struct shot *h = &ps->s->hot[node];
         if (!(h->flags & ps->hot_mask) &&
             (!ps->fit_cmp || hot_room(ps, h))) {
+            if (ps->na_memo && !ebb__sched_node_affinity_ok(ps, node))
+                return 2;   /* UnschedulableAndUnresolvable */
             for (uint8_t f = 0; f < ps->nslow; f++)
                 if ((worst = ebb__sched_filter(ps, ps->slow[f], node, NULL, 0)) != 0)
                     return worst;
@@ -897,7 +916,7 @@ static int score_nodes(struct pstate *ps, const uint32_t *feasible, uint32_t n, 
                        int64_t **raw, int64_t **norm)
 {
     struct ebb_sched *s = ps->s;
-    int64_t *sc = ebb__sched_alloc(s, (n + 1) * sizeof(*sc));
+    int64_t *sc = ebb__sched_alloc_list(s, (n + 1) * sizeof(*sc));
     int rc;
 
     if (sc == NULL)
@@ -909,16 +928,22 @@ static int score_nodes(struct pstate *ps, const uint32_t *feasible, uint32_t n, 
         if (w <= 0)
             continue;
         if (ps->skip[p]) {
-            memset(sc, 0, n * sizeof(*sc));
-        } else {
-            ebb__sched_score_all(ps, p, feasible, n, sc);
-            if (raw)
-                memcpy(raw[p], sc, n * sizeof(*sc));
-            ebb__sched_normalize(ps, p, feasible, sc, n);
+            /* 0 everywhere: the totals stay */
+            if (norm)
+                memset(norm[p], 0, n * sizeof(*sc));
+            continue;
         }
+        /* the search asks only the totals: the plugins that can add to
+         * them directly do */
+        if (raw == NULL && norm == NULL && ebb__sched_score_add(ps, p, feasible, n, w, totals))
+            continue;
+        ebb__sched_score_all(ps, p, feasible, n, sc);
+        if (raw)
+            memcpy(raw[p], sc, n * sizeof(*sc));
+        ebb__sched_normalize(ps, p, feasible, sc, n);
         if (norm)
             memcpy(norm[p], sc, n * sizeof(*sc));
-        for (uint32_t i = 0; i < n && w > 0; i++)
+        for (uint32_t i = 0; i < n; i++)
             totals[i] += sc[i] * w;
     }
     s->stats.nodes_scored += n;
@@ -960,12 +985,16 @@ static int schedule(struct ebb_sched *s, const struct ebb_pod *pod, struct pstat
                                                           : s->config->percentage, nlist);
     if (!has_scoring(ps->prof))
         k = 1;
-    if ((feasible = ebb__sched_alloc(s, (k + 1) * sizeof(*feasible))) == NULL)
+    if ((feasible = ebb__sched_alloc_list(s, (k + 1) * sizeof(*feasible))) == NULL)
         return EBB_ENOMEM;
     /* from next_start round the list; the position wraps without a division
-     * per node (a quarter of this loop's own time when it had one) */
+     * per node (a quarter of this loop's own time when it had one). The
+     * list is in zone order, not memory order: the record of the node a
+     * few places ahead is fetched while this one is filtered. */
+    uint32_t dist = nlist > SEARCH_AHEAD ? SEARCH_AHEAD : 0;
     for (uint32_t i = 0, at = s->next_start % nlist; i < nlist && nfeasible < k; i++) {
-        uint32_t node = list[at];
+        uint32_t node = list[at], ahead = at + dist;
+        __builtin_prefetch(&s->hot[list[ahead >= nlist ? ahead - nlist : ahead]]);
         if (++at == nlist)
             at = 0;
         processed++;

@@ -28,14 +28,17 @@ static const char *const r_pod_aff = "node(s) didn't match pod affinity rules";
 static const char *const r_pod_anti = "node(s) didn't match pod anti-affinity rules";
 static const char *const r_existing_anti = "node(s) didn't satisfy existing pods anti-affinity rules";
 
-/* Append a reason ("\x1f" between two). */
-static void say(char *buf, size_t len, const char *fmt, ...)
+/* Append a reason ("\x1f" between two). Only when reasons are asked for:
+ * the search asks the status alone, millions of times, and a variadic
+ * call costs it even when it returns at once. */
+#define say(buf, ...) do { if ((buf) != NULL) say_at((buf), __VA_ARGS__); } while (0)
+
+static void say_at(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void say_at(char *buf, size_t len, const char *fmt, ...)
 {
     size_t off;
     va_list ap;
 
-    if (buf == NULL)
-        return;   /* only the status is asked for */
     off = strlen(buf);
     if (off > 0 && off + 1 < len) {
         buf[off++] = '\x1f';
@@ -343,12 +346,11 @@ void ebb__sched_affmemo_free(struct ebb_sched *s)
     s->naffmemo = 0;
 }
 
-bool ebb__sched_node_affinity_ok(struct pstate *ps, uint32_t node)
+bool ebb__sched_node_affinity_fill(struct pstate *ps, uint32_t node)
 {
     uint8_t *m = &ps->memo->match[node];
 
-    if (*m == 0)
-        *m = ebb_pod_matches_node_selector(ps->pod, ps->s->nodes[node].node) ? 1 : 2;
+    *m = ebb_pod_matches_node_selector(ps->pod, ps->s->nodes[node].node) ? 1 : 2;
     return *m == 1;
 }
 
@@ -781,6 +783,7 @@ int ebb__sched_prefilter(struct pstate *ps)
     /* what sched.c's fast_pass decides from the node's record alone */
     ps->hot_mask = 0;
     ps->fit_cmp = false;
+    ps->na_memo = false;
     ps->nslow = 0;
     for (uint8_t i = 0; i < ps->nactive; i++) {
         int f = ps->active[i];
@@ -791,6 +794,8 @@ int ebb__sched_prefilter(struct pstate *ps)
         } else if (f == EBB_SP_NODE_RESOURCES_FIT && !ps->req_scalars) {
             ps->hot_mask |= HOT_FULL;
             ps->fit_cmp = !(ps->req_zero && ps->s->version != EBB_SCHED_V1_25);
+        } else if (f == EBB_SP_NODE_AFFINITY && ps->prof->added_affinity == NULL) {
+            ps->na_memo = true;
         } else {
             ps->slow[ps->nslow++] = (uint8_t)f;
         }

@@ -281,6 +281,31 @@ struct sarr *ebb__sarr_take(struct ebb_sched *s);
 
 /* ---- plugins (sched_filter.c, sched_score.c) ------------------------------ */
 
+/* Scores run 0..MAX_SCORE (framework.MaxNodeScore). */
+#define EBB_SCHED_MAX_SCORE 100
+
+/* a * MAX_SCORE / b, exactly: allocatable and requests go up to 2^63 - 1
+ * (quantities saturate, ebb/quantity.h), where upstream's int64 product
+ * would wrap. Callers keep |a| <= |b|, so the result is a score. */
+__extension__ typedef __int128 ebb__i128;
+
+static inline int64_t ebb__sched_scaled(int64_t a, int64_t b)
+{
+    /* The usual case in a double division, which the core pipelines and a
+     * 64-bit integer division it does not: for 0 <= a <= b < 2^46 both
+     * a * MAX_SCORE and b are exact doubles, and a quotient that is not a
+     * whole number is at least 1/b away from one, more than the
+     * division's rounding error (MAX_SCORE * 2^-53), so truncating it
+     * gives the integer quotient (test_sched: test_scaled_exact). */
+    if (a >= 0 && a <= b && b < ((int64_t)1 << 46))
+        return (int64_t)((double)(a * EBB_SCHED_MAX_SCORE) / (double)b);
+    /* 128 bits only where a * MAX_SCORE would not fit in 64: the division
+     * of 128-bit numbers is a call into libgcc */
+    if (a >= 0 && a <= INT64_MAX / EBB_SCHED_MAX_SCORE)
+        return a * EBB_SCHED_MAX_SCORE / b;
+    return (int64_t)((ebb__i128)a * EBB_SCHED_MAX_SCORE / b);
+}
+
 /* What PreFilter and PreScore computed for one pod, shared by the plugins. */
 struct pts_c {
     struct keycol *col;
@@ -307,9 +332,11 @@ struct pstate {
     /* The search's shortcut (sched.c run_filters): a node whose record has
      * none of hot_mask's flags, and room for the requests when fit_cmp,
      * passes NodeUnschedulable, TaintToleration and NodeResourcesFit; only
-     * the `slow` filters are then asked. */
+     * the `slow` filters are then asked; NodeAffinity, when na_memo, is
+     * the memo's answer read there. */
     uint8_t hot_mask;
     bool fit_cmp;
+    bool na_memo;
     uint8_t nslow;
     uint8_t slow[EBB_SP_MAX];
     /* NodeUnschedulable */
@@ -365,8 +392,14 @@ struct ebb_selector *ebb__sched_default_selector(struct ebb_sched *s, const stru
 /* The pod's spread constraints for `when` (EBB_TSC_*): its own, or when it
  * has none the profile's defaults with the default selector. */
 int ebb__sched_spread_constraints(struct pstate *ps, int when, struct pts_c **out, uint16_t *n);
-/* The pod's node selector and required node affinity hold on the node. */
-bool ebb__sched_node_affinity_ok(struct pstate *ps, uint32_t node);
+/* The pod's node selector and required node affinity hold on the node:
+ * the memo's answer, worked out by fill the first time it is asked. */
+bool ebb__sched_node_affinity_fill(struct pstate *ps, uint32_t node);
+static inline bool ebb__sched_node_affinity_ok(struct pstate *ps, uint32_t node)
+{
+    uint8_t m = ps->memo->match[node];
+    return m == 0 ? ebb__sched_node_affinity_fill(ps, node) : m == 1;
+}
 /* The weight of the pod's preferred node affinity terms that match it. */
 int64_t ebb__sched_node_preferred(struct pstate *ps, uint32_t node);
 /* The memo of the pod's node affinity (ps->memo), found or made. */
@@ -386,5 +419,12 @@ void ebb__sched_score_all(struct pstate *ps, int plugin, const uint32_t *feasibl
                           int64_t *out);
 void ebb__sched_normalize(struct pstate *ps, int plugin, const uint32_t *feasible, int64_t *scores,
                           uint32_t n);
+/* For the search, which needs only the totals: when `plugin`'s normalized
+ * scores can be had without the steps above (a plugin without
+ * normalization over the node records, or one that scores every node
+ * alike), add w times them to totals[] and return true; false: take the
+ * steps above. */
+bool ebb__sched_score_add(struct pstate *ps, int plugin, const uint32_t *feasible, uint32_t n, int64_t w,
+                          int64_t *totals);
 
 #endif

@@ -13,26 +13,11 @@
 #include "ebb/taints.h"
 #include "sched/sched_int.h"
 
-#define MAX_SCORE 100
+#define MAX_SCORE EBB_SCHED_MAX_SCORE
 #define MIN_IMAGE (23ll * 1024 * 1024)
 #define MAX_IMAGE (1000ll * 1024 * 1024)
 
 /* ---- NodeResourcesFit and BalancedAllocation --------------------------------- */
-
-/* a * MAX_SCORE / b, exactly: allocatable and requests go up to 2^63 - 1
- * (quantities saturate, ebb/quantity.h), where upstream's int64 product
- * would wrap. Callers keep |a| <= |b|, so the result is a score. */
-__extension__ typedef __int128 i128;
-
-static int64_t scaled(int64_t a, int64_t b)
-{
-    /* 128 bits only where a * MAX_SCORE would not fit in 64: the division
-     * of 128-bit numbers is a call into libgcc, and this runs for every
-     * node scored */
-    if (a >= 0 && a <= INT64_MAX / MAX_SCORE)
-        return a * MAX_SCORE / b;
-    return (int64_t)((i128)a * MAX_SCORE / b);
-}
 
 /* The pod's request of a resource: cpu and memory with the non-zero
  * defaults for Fit's score (nonzero), real ones for BalancedAllocation. */
@@ -105,15 +90,15 @@ static int64_t fit_score(struct pstate *ps, uint32_t node)
             continue;
         switch (pr->fit_strategy) {
         case EBB_SCHED_MOST_ALLOCATED:
-            s = scaled(req > alloc ? alloc : req, alloc);
+            s = ebb__sched_scaled(req > alloc ? alloc : req, alloc);
             break;
         case EBB_SCHED_RTCR:
-            s = broken_linear(pr, req > alloc ? 100 : scaled(req, alloc));
+            s = broken_linear(pr, req > alloc ? 100 : ebb__sched_scaled(req, alloc));
             if (s <= 0)
                 continue;   /* only resources scoring above 0 count */
             break;
         default:
-            s = req > alloc ? 0 : scaled(ebb_q_sub(alloc, req), alloc);
+            s = req > alloc ? 0 : ebb__sched_scaled(ebb_q_sub(alloc, req), alloc);
             break;
         }
         sum += s * w;
@@ -565,12 +550,12 @@ static int64_t taint_score(struct pstate *ps, uint32_t node)
 
 static int64_t affinity_score(struct pstate *ps, uint32_t node)
 {
-    const struct ebb_node *n = ps->s->nodes[node].node;
     const struct ebb_affinity *added = ps->prof->added_affinity;
     int64_t sum = ebb__sched_node_preferred(ps, node);
 
+    /* the node object only for the profile's own terms */
     for (uint16_t i = 0; added != NULL && i < added->npreferred; i++)
-        if (ebb_node_term_matches(&added->preferred[i].term, n))
+        if (ebb_node_term_matches(&added->preferred[i].term, ps->s->nodes[node].node))
             sum += added->preferred[i].weight;
     return sum;
 }
@@ -600,8 +585,8 @@ static int64_t fit_cpu_mem(const struct pstate *ps, const struct shot *n)
     for (int r = 0; r < 2; r++) {
         if (alloc[r] == 0)
             continue;
-        int64_t s = most ? scaled(req[r] > alloc[r] ? alloc[r] : req[r], alloc[r])
-                         : req[r] > alloc[r] ? 0 : scaled(ebb_q_sub(alloc[r], req[r]), alloc[r]);
+        int64_t s = most ? ebb__sched_scaled(req[r] > alloc[r] ? alloc[r] : req[r], alloc[r])
+                         : req[r] > alloc[r] ? 0 : ebb__sched_scaled(ebb_q_sub(alloc[r], req[r]), alloc[r]);
         sum += s * ps->fit_w[r];
         wsum += ps->fit_w[r];
     }
@@ -664,6 +649,51 @@ void ebb__sched_score_all(struct pstate *ps, int plugin, const uint32_t *feasibl
     }
     for (uint32_t i = 0; i < n; i++)
         out[i] = ebb__sched_score(ps, plugin, feasible[i]);
+}
+
+bool ebb__sched_score_add(struct pstate *ps, int plugin, const uint32_t *feasible, uint32_t n, int64_t w,
+                          int64_t *totals)
+{
+    const struct shot *hot = ps->s->hot;
+    int64_t all;
+
+    switch (plugin) {
+    case EBB_SP_TAINT_TOLERATION:
+        /* no node tainted: 0 everywhere, reversed to MAX_SCORE */
+        for (uint32_t i = 0; i < n; i++)
+            if (hot[feasible[i]].flags & HOT_TAINTED)
+                return false;
+        all = MAX_SCORE;
+        break;
+    case EBB_SP_NODE_RESOURCES_FIT:
+        if (!ps->fit_cpu_mem)
+            return false;
+        for (uint32_t i = 0; i < n; i++)
+            totals[i] += fit_cpu_mem(ps, &hot[feasible[i]]) * w;
+        return true;
+    case EBB_SP_BALANCED_ALLOCATION:
+        if (!ps->ba_cpu_mem)
+            return false;
+        for (uint32_t i = 0; i < n; i++)
+            totals[i] += balanced_cpu_mem(ps, &hot[feasible[i]]) * w;
+        return true;
+    case EBB_SP_IMAGE_LOCALITY:
+        /* no known image: 0 everywhere, not normalized */
+        return ps->nimg_known == 0;
+    case EBB_SP_INTER_POD_AFFINITY:
+        /* no term counts anywhere: 0 everywhere, and normalized 0 */
+        return ps->ntopo == 0;
+    case EBB_SP_POD_TOPOLOGY_SPREAD:
+        if (!ps->pts_uniform)
+            return false;
+        all = MAX_SCORE;
+        break;
+    default:
+        return false;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        totals[i] += all * w;
+    return true;
 }
 
 /* helper.DefaultNormalizeScore */

@@ -8,6 +8,7 @@
 
 #include "ebb/decode.h"
 #include "ebb/sched.h"
+#include "sched/sched_int.h"
 
 #define Gi "Gi"
 #define ZONE "topology.kubernetes.io/zone"
@@ -1345,6 +1346,147 @@ static void test_predict_leaves_no_trace(void **state)
     assert_string_equal(r.node->name, "c");
 }
 
+/* ---- the search's arithmetic and shortcuts ---------------------------------------- */
+
+static uint64_t test_rng = 0x2545f4914f6cdd1dull;
+
+static uint64_t next_rand(void)
+{
+    test_rng ^= test_rng << 13;
+    test_rng ^= test_rng >> 7;
+    test_rng ^= test_rng << 17;
+    return test_rng;
+}
+
+static int64_t scaled_ref(int64_t a, int64_t b)
+{
+    return (int64_t)((ebb__i128)a * EBB_SCHED_MAX_SCORE / b);
+}
+
+/* a * 100 / b through a double division where it is exact: the same
+ * quotient as 128-bit integers, at the edges of that range, just below a
+ * whole quotient, and over random pairs of every magnitude. */
+static void test_scaled_exact(void **state)
+{
+    static const int64_t edge[][2] = {
+        { 0, 1 }, { 1, 1 }, { 1, 3 }, { 2, 3 }, { 99, 100 }, { 1, 100 }, { 1, 101 },
+        { (1LL << 46) - 2, (1LL << 46) - 1 }, { (1LL << 46) - 1, (1LL << 46) - 1 },
+        { (1LL << 46) - 1, 1LL << 46 }, { 1LL << 46, 1LL << 46 }, { 1, (1LL << 46) - 1 },
+        { INT64_MAX / 100, INT64_MAX / 100 + 1 }, { INT64_MAX / 100 + 1, INT64_MAX },
+        { INT64_MAX - 1, INT64_MAX }, { INT64_MAX, INT64_MAX },
+        { 64LL << 30, 64LL << 30 }, { (64LL << 30) - 1, 64LL << 30 }, { 1500, 4000 },
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof(edge) / sizeof(edge[0]); i++)
+        assert_int_equal(ebb__sched_scaled(edge[i][0], edge[i][1]), scaled_ref(edge[i][0], edge[i][1]));
+    /* b = 100m + 1, a = km: a * 100 / b = k - k / b, a hair below k */
+    for (int i = 0; i < 200000; i++) {
+        int64_t m = (int64_t)(next_rand() % (((1LL << 46) - 1) / 100)), k = 1 + (int64_t)(next_rand() % 100);
+        int64_t a = k * m, b = 100 * m + 1;
+        if (a > b)
+            continue;
+        assert_int_equal(ebb__sched_scaled(a, b), scaled_ref(a, b));
+        assert_int_equal(ebb__sched_scaled(a, b), m == 0 ? 0 : k - 1);
+    }
+    for (int i = 0; i < 1000000; i++) {
+        int bits = 1 + (int)(next_rand() % 63);
+        int64_t b = (int64_t)(next_rand() >> (64 - bits)) | 1;
+        int64_t a = (int64_t)(next_rand() % (uint64_t)b);
+        if (next_rand() % 8 == 0)
+            a = b - (int64_t)(next_rand() % 4 < (uint64_t)b ? next_rand() % 4 : 0);
+        assert_int_equal(ebb__sched_scaled(a, b), scaled_ref(a, b));
+    }
+}
+
+/* The search adds some plugins' scores to the totals directly (no node
+ * tainted, cpu and memory from the node's record, a plugin that scores
+ * nothing); explain always takes the general path. On a cluster small
+ * enough that the search scores every feasible node, both must agree on
+ * the winner's total for every kind of pod, in both versions. */
+static void test_search_totals_match_explain(void **state)
+{
+    static const char *pods[][3] = {   /* labels, extra spec, requests ("cpu mem") */
+        { "", "", "" },
+        { "", "", "500m 1Gi" },
+        { "", "", "3 6Gi" },
+        { "", "\"nodeSelector\":{\"disk\":\"ssd\"}", "100m 64Mi" },   /* no tainted node feasible */
+        { "\"app\":\"web\"", "", "100m 128Mi" },
+        { "", "\"tolerations\":[{\"key\":\"soft\",\"operator\":\"Exists\"}]", "200m 256Mi" },
+        { "", "\"tolerations\":[{\"key\":\"hard\",\"operator\":\"Exists\"}]", "200m 256Mi" },
+        { "", "\"affinity\":{\"nodeAffinity\":{\"preferredDuringSchedulingIgnoredDuringExecution\":["
+              "{\"weight\":40,\"preference\":{\"matchExpressions\":[{\"key\":\"disk\",\"operator\":\"In\","
+              "\"values\":[\"ssd\"]}]}}]}}", "300m 512Mi" },
+        { "\"app\":\"web\"", "\"topologySpreadConstraints\":[{\"maxSkew\":1,\"topologyKey\":\"" ZONE "\","
+              "\"whenUnsatisfiable\":\"ScheduleAnyway\",\"labelSelector\":{\"matchLabels\":{\"app\":\"web\"}}}]",
+          "100m 64Mi" },
+        { "\"app\":\"api\"", "\"affinity\":{\"podAffinity\":{\"preferredDuringSchedulingIgnoredDuringExecution\":"
+              "[{\"weight\":50,\"podAffinityTerm\":{\"labelSelector\":{\"matchLabels\":{\"app\":\"db\"}},"
+              "\"topologyKey\":\"kubernetes.io/hostname\"}}]}}", "100m 64Mi" },
+        { "", "\"containers\":[{\"name\":\"c\",\"image\":\"repo/big:2\"}]", "" },
+    };
+    static const int versions[] = { EBB_SCHED_LATEST, EBB_SCHED_V1_25 };
+    char name[16], labels[256], spec[128], status[256];
+    (void)state;
+    for (int i = 0; i < 12; i++) {
+        snprintf(name, sizeof(name), "n%02d", i);
+        snprintf(labels, sizeof(labels), "\"" ZONE "\":\"z%d\"%s", i % 3, i % 4 == 0 ? ",\"disk\":\"ssd\"" : "");
+        snprintf(spec, sizeof(spec), "%s",
+                 i == 5 ? "\"taints\":[{\"key\":\"soft\",\"effect\":\"PreferNoSchedule\"}]"
+                 : i == 7 ? "\"taints\":[{\"key\":\"hard\",\"effect\":\"NoSchedule\"}]" : "");
+        snprintf(status, sizeof(status), "%s",
+                 i % 5 == 1 ? "\"images\":[{\"names\":[\"repo/big:2\"],\"sizeBytes\":600000000}]" : "");
+        node(name, i % 2 ? "8" : "4", i % 3 ? "16Gi" : "8Gi", labels, spec, status);
+    }
+    bound("db1", "n02", "\"app\":\"db\"", "1", "2Gi", "");
+    bound("web1", "n03", "\"app\":\"web\"", "2", "1Gi", "");
+    bound("web2", "n04", "\"app\":\"web\"", "500m", "3Gi", "");
+    bound("x1", "n09", "", "3", "10Gi", "");
+    for (size_t v = 0; v < 2; v++) {
+        restart(versions[v]);
+        for (size_t k = 0; k < sizeof(pods) / sizeof(pods[0]); k++) {
+            char cpu[16] = "", mem[16] = "";
+            struct ebb_sched_result r;
+            struct ebb_pod *p;
+            int64_t best = INT64_MIN;
+            size_t feasible = 0;
+            sscanf(pods[k][2], "%15s %15s", cpu, mem);
+            if (strncmp(pods[k][1], "\"containers\"", 12) == 0) {
+                char buf[2048];
+                snprintf(buf, sizeof(buf),
+                         "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"img-%zu\","
+                         "\"namespace\":\"default\",\"uid\":\"u-img-%zu\"},\"spec\":{%s},\"status\":{\"phase\":"
+                         "\"Pending\"}}", v, v, pods[k][1]);
+                p = decode(buf);
+            } else {
+                p = pending(pods[k][0], cpu, mem, pods[k][1], "");
+            }
+            explain(p);
+            for (size_t i = 0; i < nev; i++) {
+                if (!ev[i].feasible)
+                    continue;
+                feasible++;
+                if (ev[i].total > best)
+                    best = ev[i].total;
+            }
+            assert_int_equal(ebb_sched_schedule(sched, p, &r), 0);
+            if (feasible == 0) {
+                assert_int_equal(r.status, EBB_SCHED_UNSCHEDULABLE);
+                continue;
+            }
+            assert_int_equal(r.status, EBB_SCHED_PLACED);
+            assert_int_equal(r.feasible, feasible);
+            if (feasible > 1) {
+                if (r.score != best)
+                    fail_msg("version %zu pod %zu: search total %lld, explain's best %lld", v, k,
+                             (long long)r.score, (long long)best);
+                assert_int_equal(at(r.node->name)->total, best);
+            }
+            /* keep the incoming list short: the pods are done with */
+            ebb_pod_free(incoming[--nincoming]);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1385,6 +1527,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_config_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_config_args, setup, teardown),
         cmocka_unit_test_setup_teardown(test_predict_leaves_no_trace, setup, teardown),
+        cmocka_unit_test(test_scaled_exact),
+        cmocka_unit_test_setup_teardown(test_search_totals_match_explain, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
