@@ -382,7 +382,7 @@ static bool count_one(struct ebb_sched *s, uint32_t id, void *ud)
     const struct spod *sp = &s->spods[id];
     int32_t dom;
 
-    if (sp->pod->flags & EBB_POD_TERMINATING)
+    if (sp->terminating)
         return true;
     if (!cx->node_ok[sp->node])
         return true;
@@ -542,7 +542,7 @@ static bool aff_one(struct ebb_sched *s, uint32_t id, void *ud)
 
     if (cx->all) {
         for (uint16_t t = 1; t < cx->nterms; t++)   /* term 0 chose it */
-            if (!ebb__cterm_matches(&cx->terms[t], sp->pod, nsl))
+            if (!ebb__cterm_matches(&cx->terms[t], sp->ns, &sp->labels, nsl))
                 return true;
         for (uint16_t t = 0; t < cx->nterms; t++) {
             int32_t dom = cx->cnt[t]->col->dom[sp->node];
@@ -584,7 +584,7 @@ static void existing_class(struct ebb_sched *s, struct tclass *c, void *ud)
     struct pstate *ps = cx->ps;
 
     if (cx->rc != 0 || c->kind != TC_REQ_ANTI || c->col == NULL ||
-        !ebb__cterm_matches(&c->t, ps->pod, ps->ns_labels))
+        !ebb__cterm_matches(&c->t, ps->pod->ns, &ps->pod->labels, ps->ns_labels))
         return;
     if ((cx->cnt = counts_for(s, ps->existing, &ps->nexisting, c->col)) == NULL) {
         cx->rc = EBB_ENOMEM;
@@ -653,7 +653,7 @@ static int ipa_prefilter(struct pstate *ps)
         ebb__sched_candidates(s, ps->aff[0].sel, ps->pod->ns, &ps->aff[0], aff_one, &cx);
         ps->aff_self = true;
         for (uint16_t t = 0; t < ps->naff && ps->aff_self; t++)
-            ps->aff_self = ebb__cterm_matches(&ps->aff[t], ps->pod, ps->ns_labels);
+            ps->aff_self = ebb__cterm_matches(&ps->aff[t], ps->pod->ns, &ps->pod->labels, ps->ns_labels);
     }
     for (uint16_t t = 0; t < ps->nanti; t++) {
         struct aff_ctx cx = { ps, &ps->anti[t], 1, &ps->anti_cnt[t], false, &any };

@@ -134,19 +134,20 @@ bool ebb__cterm_has_ns(const struct ebb_sched *s, const struct cterm *t, ebb_str
     return t->ns_sel != NULL && ebb_selector_matches(t->ns_sel, ebb__sched_ns_labels(s, ns));
 }
 
-bool ebb__cterm_matches(const struct cterm *t, const struct ebb_pod *p, const struct ebb_labels *nsl)
+bool ebb__cterm_matches(const struct cterm *t, ebb_str ns, const struct ebb_labels *labels,
+                        const struct ebb_labels *nsl)
 {
     bool in = false;
 
     if (t->own_ns != NULL) {
-        in = p->ns == t->own_ns;
+        in = ns == t->own_ns;
     } else {
         for (uint16_t i = 0; i < t->nns && !in; i++)
-            in = t->ns[i] == p->ns;
+            in = t->ns[i] == ns;
         if (!in && t->ns_sel != NULL)
             in = ebb_selector_matches(t->ns_sel, nsl ? nsl : &no_labels);
     }
-    return in && ebb_selector_matches(t->sel, &p->labels);
+    return in && ebb_selector_matches(t->sel, labels);
 }
 
 /* ---- columns --------------------------------------------------------------- */
@@ -476,7 +477,8 @@ int ebb__sched_index_add(struct ebb_sched *s, const struct ebb_pod *p, uint32_t 
         s->cap_spods = (uint32_t)cap;
     }
     id = s->nspods;
-    s->spods[id] = (struct spod){ p, p->ns, node, p->slot, p->serial };
+    s->spods[id] = (struct spod){ p, p->ns, p->labels, node, p->slot, p->serial,
+                                  (p->flags & EBB_POD_TERMINATING) != 0 };
     for (uint32_t i = 0; i < p->labels.n; i++) {
         if (ebb__map_get(&s->indexed, p->labels.kv[i].key, NULL) == NULL)
             continue;   /* no selector asked for this key yet */
@@ -529,10 +531,10 @@ static int index_key(struct ebb_sched *s, ebb_str key)
     if (ebb__map_put(&s->indexed, key, NULL, (void *)1, NULL) != 0)
         return EBB_ENOMEM;
     for (uint32_t id = 0; id < s->nspods; id++) {
-        const struct ebb_pod *p = s->spods[id].pod;
+        const struct spod *sp = &s->spods[id];
         ebb_str v;
         struct ebb_idlist *l;
-        if (p == NULL || !ebb_labels_lookup(&p->labels, key, &v))
+        if (sp->pod == NULL || !ebb_labels_lookup(&sp->labels, key, &v))
             continue;
         if ((l = ebb__idlist_at(&s->postings, key, v, NULL)) == NULL || ebb__vec_push(l, id) != 0) {
             ebb__map_del(&s->indexed, key, NULL);
@@ -560,7 +562,7 @@ static bool cand_one(struct ebb_sched *s, uint32_t id, void *ud)
     if (cx->ns_term ? !ebb__cterm_has_ns(s, cx->ns_term, sp->ns) : sp->ns != cx->ns)
         return true;
     for (uint16_t i = 0; i < cx->sel->nreqs; i++)
-        if (&cx->sel->reqs[i] != cx->known && !ebb_req_matches(&cx->sel->reqs[i], &sp->pod->labels))
+        if (&cx->sel->reqs[i] != cx->known && !ebb_req_matches(&cx->sel->reqs[i], &sp->labels))
             return true;
     if (!cx->fn(s, id, cx->ud))
         cx->stop = true;

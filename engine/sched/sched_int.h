@@ -17,9 +17,11 @@
 /* A bound pod the scheduler counts. */
 struct spod {
     const struct ebb_pod *pod;       /* NULL once gone */
-    ebb_str ns;                      /* the pod's, read without touching it */
+    ebb_str ns;                      /* the pod's, read without touching it: */
+    struct ebb_labels labels;        /* its labels (their array is the pod's) */
     uint32_t node;                   /* index in s->nodes */
     uint32_t slot, serial;           /* to check the cache still has it */
+    bool terminating;                /* EBB_POD_TERMINATING (set only by decoding) */
 };
 
 /* A PodAffinityTerm compiled for matching: the label selector with
@@ -177,6 +179,7 @@ struct ebb_sched {
     struct ebb_map node_idx;         /* (name, -) -> index + 1 */
 
     struct ebb_map images;           /* (image name, -) -> id + 1 */
+    struct ebb_map image_of;         /* (image as a pod writes it, -) -> id + 1, keys held */
     uint32_t nimages, cap_images;
     struct image_state *image;
 
@@ -244,7 +247,8 @@ int ebb__cterm_compile(struct ebb_sched *s, const struct ebb_pod *owner,
                        const struct ebb_pod_term *t, int32_t weight, struct cterm *out);
 void ebb__cterm_clear(struct cterm *t);
 /* The term selects pod p (its namespace labels nsl; NULL reads as none). */
-bool ebb__cterm_matches(const struct cterm *t, const struct ebb_pod *p, const struct ebb_labels *nsl);
+bool ebb__cterm_matches(const struct cterm *t, ebb_str ns, const struct ebb_labels *labels,
+                        const struct ebb_labels *nsl);
 /* Namespace ns is in the term's set. */
 bool ebb__cterm_has_ns(const struct ebb_sched *s, const struct cterm *t, ebb_str ns);
 
@@ -367,6 +371,8 @@ struct pstate {
     uint32_t nimg, nimg_known;
     uint32_t *img;                       /* image ids of the containers (-1: none) */
     bool fit_cpu_mem, ba_cpu_mem;        /* the resources are cpu and memory (the defaults) */
+    bool fit_most;                       /* MostAllocated (else LeastAllocated) */
+    bool ba_added;                       /* the search added BalancedAllocation with Fit */
     int64_t fit_w[2];                    /* their weights (Fit) */
     uint32_t ncontainers;
     uint16_t nsc;

@@ -144,7 +144,7 @@ static int64_t balanced_score(struct pstate *ps, uint32_t node)
 /* The image state id of a container image, normalized as the scheduler
  * does (":latest" when no tag follows the last '/'); UINT32_MAX: no node
  * has it. */
-static uint32_t image_lookup(const struct ebb_sched *s, ebb_str image)
+static uint32_t image_find(const struct ebb_sched *s, ebb_str image)
 {
     char buf[1024];
     const char *colon, *slash;
@@ -169,6 +169,23 @@ static uint32_t image_lookup(const struct ebb_sched *s, ebb_str image)
     if (name == NULL || (v = ebb__map_get(&s->images, name, NULL)) == NULL)
         return UINT32_MAX;
     return (uint32_t)((uintptr_t)v - 1);
+}
+
+/* The same, remembered per image string as pods write it: the pods of a
+ * template name the same images placement after placement. */
+static uint32_t image_lookup(struct ebb_sched *s, ebb_str image)
+{
+    void *v = image ? ebb__map_get(&s->image_of, image, NULL) : NULL;
+    uint32_t id;
+
+    if (v != NULL)
+        return (uint32_t)((uintptr_t)v - 1);
+    id = image_find(s, image);
+    /* out of memory only forgets it */
+    if (image != NULL &&
+        ebb__map_put(&s->image_of, ebb_str_ref(image), NULL, (void *)((uintptr_t)id + 1), NULL) != 0)
+        ebb_str_release(image);
+    return id;
 }
 
 static bool node_has_image(const struct snode *n, uint32_t id)
@@ -221,7 +238,7 @@ static bool host_one(struct ebb_sched *s, uint32_t id, void *ud)
     struct host_ctx *cx = ud;
     const struct spod *sp = &s->spods[id];
 
-    if (!(sp->pod->flags & EBB_POD_TERMINATING))
+    if (!sp->terminating)
         sarr_add(cx->cnt, sp->node, 1);
     return true;
 }
@@ -258,7 +275,7 @@ static bool zone_one(struct ebb_sched *s, uint32_t id, void *ud)
     int32_t dom = cx->c->col->dom[sp->node];
     uint32_t d = dom < 0 ? cx->c->col->ndom : (uint32_t)dom;   /* ndom: the "" value */
 
-    if (sp->pod->flags & EBB_POD_TERMINATING || !sarr_get(cx->reg, d))
+    if (sp->terminating || !sarr_get(cx->reg, d))
         return true;
     if (prescore_node_counts(cx->ps, cx->c, sp->node))
         sarr_add(cx->cnt->a, d, 1);
@@ -405,7 +422,7 @@ static void topo_class(struct ebb_sched *s, struct tclass *c, void *ud)
     case TC_PREF_ANTI: w = -(int64_t)c->t.weight; break;
     default: return;
     }
-    if (w == 0 || !ebb__cterm_matches(&c->t, ps->pod, ps->ns_labels))
+    if (w == 0 || !ebb__cterm_matches(&c->t, ps->pod->ns, &ps->pod->labels, ps->ns_labels))
         return;
     if ((cx->cnt = topo_for(ps, c->col)) == NULL) {
         cx->rc = EBB_ENOMEM;
@@ -486,6 +503,7 @@ int ebb__sched_prescore(struct pstate *ps, const uint32_t *feasible, uint32_t n)
         ps->fit_cpu_mem = pr->nfit_resources == 2 && pr->fit_strategy != EBB_SCHED_RTCR &&
                           pr->fit_resources[0].id == EBB_RES_CPU && pr->fit_resources[1].id == EBB_RES_MEMORY;
         if (ps->fit_cpu_mem) {
+            ps->fit_most = pr->fit_strategy == EBB_SCHED_MOST_ALLOCATED;
             ps->fit_w[0] = pr->fit_resources[0].weight;
             ps->fit_w[1] = pr->fit_resources[1].weight;
         }
@@ -575,25 +593,29 @@ int64_t ebb__sched_score(struct pstate *ps, int plugin, uint32_t node)
 }
 
 /* LeastAllocated / MostAllocated over cpu and memory, from the node's record. */
-static int64_t fit_cpu_mem(const struct pstate *ps, const struct shot *n)
+static inline int64_t fit_cpu_mem(const struct pstate *ps, const struct shot *n)
 {
     int64_t alloc[2] = { n->alloc_cpu, n->alloc_mem };
     int64_t req[2] = { ebb_q_add(n->nz_cpu, ps->fit_req[0]), ebb_q_add(n->nz_mem, ps->fit_req[1]) };
-    int64_t sum = 0, wsum = 0;
-    bool most = ps->prof->fit_strategy == EBB_SCHED_MOST_ALLOCATED;
+    int64_t sum = 0, wsum = 0, s[2];
+    bool most = ps->fit_most;
 
     for (int r = 0; r < 2; r++) {
         if (alloc[r] == 0)
             continue;
-        int64_t s = most ? ebb__sched_scaled(req[r] > alloc[r] ? alloc[r] : req[r], alloc[r])
-                         : req[r] > alloc[r] ? 0 : ebb__sched_scaled(ebb_q_sub(alloc[r], req[r]), alloc[r]);
-        sum += s * ps->fit_w[r];
+        s[r] = most ? ebb__sched_scaled(req[r] > alloc[r] ? alloc[r] : req[r], alloc[r])
+                    : req[r] > alloc[r] ? 0 : ebb__sched_scaled(ebb_q_sub(alloc[r], req[r]), alloc[r]);
+        sum += s[r] * ps->fit_w[r];
         wsum += ps->fit_w[r];
     }
+    /* equal positive weights (the defaults): w(s0 + s1) / 2w is the
+     * halved sum of two scores of 0..100, without a 64-bit division */
+    if (alloc[0] != 0 && alloc[1] != 0 && ps->fit_w[0] == ps->fit_w[1] && ps->fit_w[0] > 0)
+        return (s[0] + s[1]) >> 1;
     return wsum ? sum / wsum : 0;
 }
 
-static int64_t balanced_cpu_mem(const struct pstate *ps, const struct shot *n)
+static inline int64_t balanced_cpu_mem(const struct pstate *ps, const struct shot *n)
 {
     double f[2];
     int k = 0;
@@ -668,10 +690,23 @@ bool ebb__sched_score_add(struct pstate *ps, int plugin, const uint32_t *feasibl
     case EBB_SP_NODE_RESOURCES_FIT:
         if (!ps->fit_cpu_mem)
             return false;
+        if (ps->ba_cpu_mem && !ps->skip[EBB_SP_BALANCED_ALLOCATION] &&
+            ps->prof->weight[EBB_SP_BALANCED_ALLOCATION] > 0) {
+            /* both from one read of each node's record */
+            int64_t wb = ps->prof->weight[EBB_SP_BALANCED_ALLOCATION];
+            for (uint32_t i = 0; i < n; i++) {
+                const struct shot *h = &hot[feasible[i]];
+                totals[i] += fit_cpu_mem(ps, h) * w + balanced_cpu_mem(ps, h) * wb;
+            }
+            ps->ba_added = true;
+            return true;
+        }
         for (uint32_t i = 0; i < n; i++)
             totals[i] += fit_cpu_mem(ps, &hot[feasible[i]]) * w;
         return true;
     case EBB_SP_BALANCED_ALLOCATION:
+        if (ps->ba_added)
+            return true;
         if (!ps->ba_cpu_mem)
             return false;
         for (uint32_t i = 0; i < n; i++)
