@@ -247,6 +247,10 @@ static void account(struct ebb_podvec *pv, const struct ebb_pod *p, int sign)
         __int128 x = pv->exact[id] += (__int128)sign * p->requests.q[i].v;
         pv->req[id] = x > INT64_MAX ? INT64_MAX : x < INT64_MIN ? INT64_MIN : (int64_t)x;
     }
+    for (int k = 0; k < 2; k++) {
+        __int128 x = pv->nz_exact[k] += (__int128)sign * (k == 0 ? p->nz_cpu : p->nz_mem);
+        pv->nz[k] = x > INT64_MAX ? INT64_MAX : x < INT64_MIN ? INT64_MIN : (int64_t)x;
+    }
 }
 
 static struct ebb_podvec *node_vec(struct ebb_cache *c, ebb_str node, bool create)

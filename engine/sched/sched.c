@@ -265,6 +265,8 @@ static void mirror(struct ebb_sched *s, uint32_t i)
     n->req_cpu = pv ? pv->req[EBB_RES_CPU] : 0;
     n->req_mem = pv ? pv->req[EBB_RES_MEMORY] : 0;
     n->req_eph = pv ? pv->req[EBB_RES_EPHEMERAL] : 0;
+    n->nz_cpu = pv ? pv->nz[0] : 0;
+    n->nz_mem = pv ? pv->nz[1] : 0;
     n->npods = pv ? pv->nactive : 0;
     hot_sync(s, i);
 }
@@ -275,10 +277,7 @@ static int account(struct ebb_sched *s, const struct ebb_pod *p, uint32_t i)
     struct snode *n = &s->nodes[i];
     int rc;
 
-    /* quantities saturate (ebb/quantity.h); removal sums afresh */
-    n->nz_cpu = ebb_q_add(n->nz_cpu, p->nz_cpu);
-    n->nz_mem = ebb_q_add(n->nz_mem, p->nz_mem);
-    hot_sync(s, i);
+    /* its sums are the cache's (mirror) */
     for (uint16_t k = 0; k < p->nhost_ports; k++)
         if (!n->ports_dirty && (rc = port_add(s, n, &p->host_ports[k])) != 0)
             return rc;
@@ -584,16 +583,7 @@ static void forget(struct ebb_sched *s, uint32_t id)
     if (sp->slot < s->nby_slot && s->by_slot[sp->slot] == id + 1)
         s->by_slot[sp->slot] = 0;
     sp->pod = NULL;
-    n->nz_cpu = n->nz_mem = 0;
     mirror(s, sp->node);
-    for (uint32_t k = 0; n->pv != NULL && k < n->pv->n; k++) {
-        const struct ebb_pod *p = n->pv->v[k];
-        if (ebb_pod_occupies(p)) {
-            n->nz_cpu = ebb_q_add(n->nz_cpu, p->nz_cpu);
-            n->nz_mem = ebb_q_add(n->nz_mem, p->nz_mem);
-        }
-    }
-    hot_sync(s, sp->node);
     ebb__sched_index_remove(s, id);
 }
 

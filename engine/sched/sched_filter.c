@@ -354,14 +354,12 @@ bool ebb__sched_node_affinity_fill(struct pstate *ps, uint32_t node)
     return *m == 1;
 }
 
-int64_t ebb__sched_node_preferred(struct pstate *ps, uint32_t node)
+int64_t ebb__sched_node_preferred_fill(struct pstate *ps, uint32_t node)
 {
     int32_t *w = &ps->memo->pref[node];
+    int64_t v = ebb_pod_preferred_weight(ps->pod, ps->s->nodes[node].node);
 
-    if (*w == INT32_MIN) {
-        int64_t v = ebb_pod_preferred_weight(ps->pod, ps->s->nodes[node].node);
-        *w = v > INT32_MAX ? INT32_MAX : v < INT32_MIN + 1 ? INT32_MIN + 1 : (int32_t)v;
-    }
+    *w = v > INT32_MAX ? INT32_MAX : v < INT32_MIN + 1 ? INT32_MIN + 1 : (int32_t)v;
     return *w;
 }
 

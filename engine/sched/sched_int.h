@@ -406,8 +406,14 @@ static inline bool ebb__sched_node_affinity_ok(struct pstate *ps, uint32_t node)
     uint8_t m = ps->memo->match[node];
     return m == 0 ? ebb__sched_node_affinity_fill(ps, node) : m == 1;
 }
-/* The weight of the pod's preferred node affinity terms that match it. */
-int64_t ebb__sched_node_preferred(struct pstate *ps, uint32_t node);
+/* The weight of the pod's preferred node affinity terms that match it:
+ * the memo's, worked out by fill the first time. */
+int64_t ebb__sched_node_preferred_fill(struct pstate *ps, uint32_t node);
+static inline int64_t ebb__sched_node_preferred(struct pstate *ps, uint32_t node)
+{
+    int32_t w = ps->memo->pref[node];
+    return w == INT32_MIN ? ebb__sched_node_preferred_fill(ps, node) : w;
+}
 /* The memo of the pod's node affinity (ps->memo), found or made. */
 int ebb__sched_affmemo(struct pstate *ps);
 void ebb__sched_affmemo_free(struct ebb_sched *s);

@@ -643,6 +643,13 @@ void ebb__sched_score_all(struct pstate *ps, int plugin, const uint32_t *feasibl
         for (uint32_t i = 0; i < n; i++)
             out[i] = (hot[feasible[i]].flags & HOT_TAINTED) ? taint_score(ps, feasible[i]) : 0;
         return;
+    case EBB_SP_NODE_AFFINITY:
+        if (ps->prof->added_affinity == NULL) {   /* the pod's own terms: the memo */
+            for (uint32_t i = 0; i < n; i++)
+                out[i] = ebb__sched_node_preferred(ps, feasible[i]);
+            return;
+        }
+        break;
     case EBB_SP_NODE_RESOURCES_FIT:
         if (ps->fit_cpu_mem) {
             for (uint32_t i = 0; i < n; i++)

@@ -143,6 +143,59 @@ static void loaded_view_keeps_indexes(void **state)
     ebb_cache_destroy(c);
 }
 
+/* A node's sums of non-zero requests (the scheduler's NonZeroRequested):
+ * a best-effort pod counts 100m and 200Mi, a pod with requests its own;
+ * hiding, showing, finishing and deleting move them, and a sum past
+ * int64 saturates and comes back exactly. */
+static void nonzero_sums_follow_pods(void **state)
+{
+    static const char be[] =
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"be\",\"namespace\":\"a\","
+        "\"uid\":\"u-be\"},\"spec\":{\"nodeName\":\"n1\",\"containers\":[{\"name\":\"c\","
+        "\"image\":\"x:1\"}]},\"status\":{\"phase\":\"%s\"}}";
+    static const char huge[] =
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"a\","
+        "\"uid\":\"u-%s\"},\"spec\":{\"nodeName\":\"n1\",\"containers\":[{\"name\":\"c\","
+        "\"image\":\"x:1\",\"resources\":{\"requests\":{\"cpu\":\"9000P\",\"memory\":\"9E\"}}}]},"
+        "\"status\":{\"phase\":\"Running\"}}";
+    char buf[1024];
+    struct ebb_cache *c;
+    const struct ebb_podvec *pv;
+    (void)state;
+
+    begin();
+    node("n1");
+    pod("a", "p1", "n1", "web", "front");   /* 100m, 64Mi */
+    snprintf(buf, sizeof(buf), be, "Running");
+    fx_add("%s", buf);
+    c = load();
+    pv = ebb_cache_pods_on_node(c, S("n1"));
+    assert_int_equal(pv->nz[0], 200);
+    assert_int_equal(pv->nz[1], (64 + 200) * 1024LL * 1024);
+    ebb_cache_hide_pod(c, P(c, "a", "be"));
+    assert_int_equal(pv->nz[0], 100);
+    assert_int_equal(pv->nz[1], 64 * 1024LL * 1024);
+    ebb_cache_unhide_all(c);
+    assert_int_equal(pv->nz[0], 200);
+    snprintf(buf, sizeof(buf), be, "Succeeded");
+    assert_int_equal(put_text(c, buf), 0);
+    assert_int_equal(pv->nz[0], 100);
+    snprintf(buf, sizeof(buf), huge, "h1", "h1");
+    assert_int_equal(put_text(c, buf), 0);
+    snprintf(buf, sizeof(buf), huge, "h2", "h2");
+    assert_int_equal(put_text(c, buf), 0);
+    assert_int_equal(pv->nz[0], INT64_MAX);
+    assert_int_equal(pv->nz[1], INT64_MAX);
+    assert_int_equal(ebb_cache_delete(c, EBB_KIND_POD, S("a"), S("h1")), 0);
+    assert_int_equal(ebb_cache_delete(c, EBB_KIND_POD, S("a"), S("h2")), 0);
+    assert_int_equal(pv->nz[0], 100);
+    assert_int_equal(pv->nz[1], 64 * 1024LL * 1024);
+    assert_int_equal(ebb_cache_delete(c, EBB_KIND_POD, S("a"), S("p1")), 0);
+    assert_int_equal(pv->nz[0], 0);
+    assert_int_equal(pv->nz[1], 0);
+    ebb_cache_destroy(c);
+}
+
 /* Pods replaced, deleted, hidden and purged: freed once, indexes right,
  * a freed slot taken again. */
 static void pods_leave_cleanly(void **state)
@@ -376,6 +429,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(loaded_view_keeps_indexes),
         cmocka_unit_test(pods_leave_cleanly),
+        cmocka_unit_test(nonzero_sums_follow_pods),
         cmocka_unit_test(content_version_ignores_hiding),
         cmocka_unit_test(pdbs_by_the_labels_they_select),
         cmocka_unit_test(move_source_keeps_what_is_read),

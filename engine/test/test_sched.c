@@ -1050,6 +1050,30 @@ static void test_bind_counts_nonzero_requests(void **state)
     assert_string_equal(r.node->name, "b");
 }
 
+/* A best-effort pod that leaves (evicted, then the model synced) no longer
+ * counts its non-zero defaults on its node: the node scores as an empty
+ * one again. */
+static void test_sync_forgets_nonzero_requests(void **state)
+{
+    (void)state;
+    node("a", "2", "4Gi", "", "", "");
+    node("b", "2", "4Gi", "", "", "");
+    bound("be1", "a", "", "", "", "");
+    bound("be2", "a", "", "", "", "");
+    start();
+    explain(pending("", "100m", "64Mi", "", ""));
+    assert_true(RAW("a", NODE_RESOURCES_FIT) < RAW("b", NODE_RESOURCES_FIT));
+    ebb_cache_hide_pod(cache, ebb_cache_pod(cache, ebb_str_find("default", 7), ebb_str_find("be1", 3)));
+    assert_int_equal(ebb_sched_sync(sched), 0);
+    explain(pending("", "100m", "64Mi", "", ""));
+    assert_true(RAW("a", NODE_RESOURCES_FIT) < RAW("b", NODE_RESOURCES_FIT));
+    ebb_cache_hide_pod(cache, ebb_cache_pod(cache, ebb_str_find("default", 7), ebb_str_find("be2", 3)));
+    assert_int_equal(ebb_sched_sync(sched), 0);
+    explain(pending("", "100m", "64Mi", "", ""));
+    assert_int_equal(RAW("a", NODE_RESOURCES_FIT), RAW("b", NODE_RESOURCES_FIT));
+    assert_int_equal(RAW("a", BALANCED_ALLOCATION), RAW("b", BALANCED_ALLOCATION));
+}
+
 static void test_bind_and_sync(void **state)
 {
     struct ebb_sched_result r;
@@ -1520,6 +1544,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rotation_and_percentage, setup, teardown),
         cmocka_unit_test_setup_teardown(test_seeded_ties, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bind_counts_nonzero_requests, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sync_forgets_nonzero_requests, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bind_and_sync, setup, teardown),
         cmocka_unit_test_setup_teardown(test_profiles_and_gates, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pending_on_demo_cluster, setup, teardown),

@@ -33,6 +33,10 @@ struct ebb_podvec {
     /* the exact sums, of which req[] is the saturated value: pods of huge
      * quantities come and go without the sum wrapping or drifting */
     __int128 exact[EBB_RES_MAX];
+    /* the same over the pods' non-zero cpu and memory requests (ebb_pod's
+     * nz_cpu, nz_mem: the scheduler's NonZeroRequested) */
+    int64_t nz[2];
+    __int128 nz_exact[2];
 };
 
 int ebb_cache_create(struct ebb_cache **out);
