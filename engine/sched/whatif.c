@@ -179,7 +179,7 @@ struct ebb_whatif_owned {
     struct { int cycle; char *pod; ebb_str node; } *ev;
     size_t nnodes, cap_nodes;
     ebb_str *nodes;                  /* evicted from, and where replacements landed */
-    struct ebb_map seen;             /* (node, -): in nodes[] (an owner's list is long) */
+    struct ebb_map seen;             /* (node, -): in nodes[], once there are SEEN_MAP of them */
 };
 
 int ebb_whatif_create(struct ebb_cache *c, struct ebb_whatif **out)
@@ -398,13 +398,30 @@ int ebb_whatif_add_placement(struct ebb_whatif *w, int cycle, const char *pod, c
     return 0;
 }
 
+/* Past this many nodes an owner's list is looked up in a map: most owners
+ * land on a few nodes, and a map each would cost them more memory than a
+ * scan costs time. */
+#define SEEN_MAP 16
+
 /* `node` (interned; NULL: none) joins the owner's nodes once. */
 static int add_node(struct ebb_whatif_owned *o, ebb_str node)
 {
-    if (node == NULL || ebb__map_get(&o->seen, node, NULL) != NULL)
+    if (node == NULL)
         return 0;
-    if (ebb__grow((void **)&o->nodes, &o->cap_nodes, o->nnodes + 1, sizeof(*o->nodes)) != 0 ||
-        ebb__map_put(&o->seen, node, NULL, (void *)1, NULL) != 0)
+    if (o->nnodes < SEEN_MAP) {
+        for (size_t i = 0; i < o->nnodes; i++)
+            if (o->nodes[i] == node)
+                return 0;
+    } else if (ebb__map_get(&o->seen, node, NULL) != NULL) {
+        return 0;
+    }
+    if (ebb__grow((void **)&o->nodes, &o->cap_nodes, o->nnodes + 1, sizeof(*o->nodes)) != 0)
+        return EBB_ENOMEM;
+    /* the map holds every node of the list from the time it is long */
+    for (size_t i = 0; o->nnodes + 1 == SEEN_MAP && i < o->nnodes; i++)
+        if (ebb__map_put(&o->seen, o->nodes[i], NULL, (void *)1, NULL) != 0)
+            return EBB_ENOMEM;
+    if (o->nnodes + 1 >= SEEN_MAP && ebb__map_put(&o->seen, node, NULL, (void *)1, NULL) != 0)
         return EBB_ENOMEM;
     o->nodes[o->nnodes++] = ebb_str_ref(node);
     return 0;
