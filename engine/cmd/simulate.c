@@ -212,7 +212,6 @@ static void progress(struct resched *r, const char *fmt, ...)
     fflush(stderr);
 }
 
-
 /* Schedule every waiting pod in queue order. A pod placed is bound (and
  * leaves the queue); one that is not stays, as a pending pod of the cache. */
 static int place_all(struct resched *r, int cycle, size_t *placed, size_t *unplaced)

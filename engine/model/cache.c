@@ -237,6 +237,11 @@ bool ebb_pod_occupies(const struct ebb_pod *p)
            !(p->flags & EBB_POD_GONE);
 }
 
+static int64_t saturated(__int128 x)
+{
+    return x > INT64_MAX ? INT64_MAX : x < INT64_MIN ? INT64_MIN : (int64_t)x;
+}
+
 static void account(struct ebb_podvec *pv, const struct ebb_pod *p, int sign)
 {
     if (pv == NULL || !ebb_pod_occupies(p))
@@ -244,13 +249,10 @@ static void account(struct ebb_podvec *pv, const struct ebb_pod *p, int sign)
     pv->nactive += sign;
     for (uint16_t i = 0; i < p->requests.n; i++) {
         int id = p->requests.q[i].id;
-        __int128 x = pv->exact[id] += (__int128)sign * p->requests.q[i].v;
-        pv->req[id] = x > INT64_MAX ? INT64_MAX : x < INT64_MIN ? INT64_MIN : (int64_t)x;
+        pv->req[id] = saturated(pv->exact[id] += (__int128)sign * p->requests.q[i].v);
     }
-    for (int k = 0; k < 2; k++) {
-        __int128 x = pv->nz_exact[k] += (__int128)sign * (k == 0 ? p->nz_cpu : p->nz_mem);
-        pv->nz[k] = x > INT64_MAX ? INT64_MAX : x < INT64_MIN ? INT64_MIN : (int64_t)x;
-    }
+    pv->nz[0] = saturated(pv->nz_exact[0] += (__int128)sign * p->nz_cpu);
+    pv->nz[1] = saturated(pv->nz_exact[1] += (__int128)sign * p->nz_mem);
 }
 
 static struct ebb_podvec *node_vec(struct ebb_cache *c, ebb_str node, bool create)

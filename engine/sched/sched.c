@@ -786,10 +786,10 @@ static void fit_error(struct reasons *h, uint32_t nall, char *out, size_t len)
     free(items);
 }
 
-/* The pod's cpu, memory and ephemeral requests fit what the node has free. */
 /* How far ahead the search fetches node records. */
 #define SEARCH_AHEAD 8
 
+/* The pod's cpu, memory and ephemeral requests fit what the node has free. */
 static inline bool hot_room(const struct pstate *ps, const struct shot *h)
 {
     return ps->req[0] <= ebb_q_sub(h->alloc_cpu, h->req_cpu) &&

@@ -131,6 +131,15 @@ static struct ebb_pod *decode(const char *json)
     return p;
 }
 
+/* The cache's pod default/name. */
+static struct ebb_pod *cached(const char *name)
+{
+    struct ebb_pod *p = ebb_cache_pod(cache, ebb_str_find("default", 7), ebb_str_find(name, strlen(name)));
+
+    assert_non_null(p);
+    return p;
+}
+
 static struct ebb_pod *pending(const char *labels, const char *cpu, const char *mem,
                                const char *extra, const char *meta)
 {
@@ -1063,11 +1072,11 @@ static void test_sync_forgets_nonzero_requests(void **state)
     start();
     explain(pending("", "100m", "64Mi", "", ""));
     assert_true(RAW("a", NODE_RESOURCES_FIT) < RAW("b", NODE_RESOURCES_FIT));
-    ebb_cache_hide_pod(cache, ebb_cache_pod(cache, ebb_str_find("default", 7), ebb_str_find("be1", 3)));
+    ebb_cache_hide_pod(cache, cached("be1"));
     assert_int_equal(ebb_sched_sync(sched), 0);
     explain(pending("", "100m", "64Mi", "", ""));
     assert_true(RAW("a", NODE_RESOURCES_FIT) < RAW("b", NODE_RESOURCES_FIT));
-    ebb_cache_hide_pod(cache, ebb_cache_pod(cache, ebb_str_find("default", 7), ebb_str_find("be2", 3)));
+    ebb_cache_hide_pod(cache, cached("be2"));
     assert_int_equal(ebb_sched_sync(sched), 0);
     explain(pending("", "100m", "64Mi", "", ""));
     assert_int_equal(RAW("a", NODE_RESOURCES_FIT), RAW("b", NODE_RESOURCES_FIT));
@@ -1111,7 +1120,7 @@ static void test_bind_and_sync(void **state)
     explain(anti);
     assert_false(at("b")->feasible);
     /* x leaves a (a cycle evicted it): after sync, a has room again */
-    ebb_cache_hide_pod(cache, ebb_cache_pod(cache, ebb_str_find("default", 7), ebb_str_find("x", 1)));
+    ebb_cache_hide_pod(cache, cached("x"));
     assert_int_equal(ebb_sched_sync(sched), 0);
     assert_int_equal(ebb_sched_schedule(sched, q, &r), 0);
     assert_string_equal(r.node->name, "a");
@@ -1340,8 +1349,8 @@ static void test_predict_leaves_no_trace(void **state)
     bound("b-fill", "b", "", "2500m", "1Gi", "");
     bound("c-fill", "c", "", "3500m", "1Gi", "");
     start();
-    leaving = ebb_cache_pod(cache, ebb_str_find("default", 7), ebb_str_find("a-fill", 6));
-    gone = ebb_cache_pod(cache, ebb_str_find("default", 7), ebb_str_find("c-fill", 6));
+    leaving = cached("a-fill");
+    gone = cached("c-fill");
     assert_non_null(leaving);
     /* 3 cpu fits nowhere while a-fill is there: with it gone, back on a */
     big = pending("", "3", "1Gi", "", "");
