@@ -77,6 +77,15 @@ static int64_t broken_linear(const struct ebb_sched_profile *pr, int64_t u)
     return pr->nshape ? pr->shape[pr->nshape - 1].score * 10 : 0;
 }
 
+/* One resource's LeastAllocated (free share) or MostAllocated (used
+ * share, capped at allocatable) score, 0..100; alloc > 0. */
+static inline int64_t fit_one(bool most, int64_t req, int64_t alloc)
+{
+    if (most)
+        return ebb__sched_scaled(req > alloc ? alloc : req, alloc);
+    return req > alloc ? 0 : ebb__sched_scaled(ebb_q_sub(alloc, req), alloc);
+}
+
 static int64_t fit_score(struct pstate *ps, uint32_t node)
 {
     const struct ebb_sched_profile *pr = ps->prof;
@@ -88,18 +97,12 @@ static int64_t fit_score(struct pstate *ps, uint32_t node)
         alloc_req(n, pr->fit_resources[i].id, ps->fit_req[i], true, &alloc, &req);
         if (alloc == 0)
             continue;
-        switch (pr->fit_strategy) {
-        case EBB_SCHED_MOST_ALLOCATED:
-            s = ebb__sched_scaled(req > alloc ? alloc : req, alloc);
-            break;
-        case EBB_SCHED_RTCR:
+        if (pr->fit_strategy == EBB_SCHED_RTCR) {
             s = broken_linear(pr, req > alloc ? 100 : ebb__sched_scaled(req, alloc));
             if (s <= 0)
                 continue;   /* only resources scoring above 0 count */
-            break;
-        default:
-            s = req > alloc ? 0 : ebb__sched_scaled(ebb_q_sub(alloc, req), alloc);
-            break;
+        } else {
+            s = fit_one(pr->fit_strategy == EBB_SCHED_MOST_ALLOCATED, req, alloc);
         }
         sum += s * w;
         wsum += w;
@@ -603,8 +606,7 @@ static inline int64_t fit_cpu_mem(const struct pstate *ps, const struct shot *n)
     for (int r = 0; r < 2; r++) {
         if (alloc[r] == 0)
             continue;
-        s[r] = most ? ebb__sched_scaled(req[r] > alloc[r] ? alloc[r] : req[r], alloc[r])
-                    : req[r] > alloc[r] ? 0 : ebb__sched_scaled(ebb_q_sub(alloc[r], req[r]), alloc[r]);
+        s[r] = fit_one(most, req[r], alloc[r]);
         sum += s[r] * ps->fit_w[r];
         wsum += ps->fit_w[r];
     }
@@ -631,6 +633,14 @@ static inline int64_t balanced_cpu_mem(const struct pstate *ps, const struct sho
         k++;
     }
     return (int64_t)((1 - (k == 2 ? fabs((f[0] - f[1]) / 2) : 0)) * (double)MAX_SCORE);
+}
+
+/* ImageLocality with no image known on any node, InterPodAffinity with no
+ * term that counts anywhere: the plugin scores 0 on every node. */
+static inline bool nothing_counts(const struct pstate *ps, int plugin)
+{
+    return (plugin == EBB_SP_IMAGE_LOCALITY && ps->nimg_known == 0) ||
+           (plugin == EBB_SP_INTER_POD_AFFINITY && ps->ntopo == 0);
 }
 
 void ebb__sched_score_all(struct pstate *ps, int plugin, const uint32_t *feasible, uint32_t n,
@@ -666,9 +676,7 @@ void ebb__sched_score_all(struct pstate *ps, int plugin, const uint32_t *feasibl
         break;
     case EBB_SP_IMAGE_LOCALITY:
     case EBB_SP_INTER_POD_AFFINITY:
-        /* no known image, no term that counts anywhere: 0 everywhere */
-        if ((plugin == EBB_SP_IMAGE_LOCALITY && ps->nimg_known == 0) ||
-            (plugin == EBB_SP_INTER_POD_AFFINITY && ps->ntopo == 0)) {
+        if (nothing_counts(ps, plugin)) {
             memset(out, 0, n * sizeof(*out));
             return;
         }
@@ -720,11 +728,10 @@ bool ebb__sched_score_add(struct pstate *ps, int plugin, const uint32_t *feasibl
             totals[i] += balanced_cpu_mem(ps, &hot[feasible[i]]) * w;
         return true;
     case EBB_SP_IMAGE_LOCALITY:
-        /* no known image: 0 everywhere, not normalized */
-        return ps->nimg_known == 0;
     case EBB_SP_INTER_POD_AFFINITY:
-        /* no term counts anywhere: 0 everywhere, and normalized 0 */
-        return ps->ntopo == 0;
+        /* 0 everywhere: ImageLocality is not normalized, InterPodAffinity
+         * normalizes all zeros to 0 */
+        return nothing_counts(ps, plugin);
     case EBB_SP_POD_TOPOLOGY_SPREAD:
         if (!ps->pts_uniform)
             return false;
