@@ -63,6 +63,7 @@ enum req_state {
     RS_READY,     /* in k->readyq: start at the next wake */
     RS_RATE,      /* in k->rateq: a write waiting for a token */
     RS_RETRY,     /* in k->retryq: waiting for its backoff */
+    RS_CRED,      /* in k->credq: waiting for the exec plugin's run */
     RS_ACTIVE,    /* added to the multi handle */
     RS_DONE,      /* inside on_done */
     RS_ZOMBIE,    /* in k->zombies: on_done was called, curl still has it */
@@ -96,6 +97,7 @@ struct ebb_kube_req {
     size_t len, cap;
     char errbuf[CURL_ERROR_SIZE];
     bool reauthed;               /* a 401 made it run the exec plugin again (once) */
+    bool cred_given;             /* a run of the plugin it waited for just ended */
     unsigned cred_gen;           /* of the plugin's credential it was sent with */
     bool paused;                 /* a stream that had its share of a loop turn */
     uint64_t turn;               /* the turn turn_bytes counts */
@@ -120,7 +122,7 @@ struct ebb_kube {
     void (*close_cb)(void *ud);
     void *close_ud;
 
-    struct qnode reqs, readyq, rateq, retryq, zombies, socks;
+    struct qnode reqs, readyq, rateq, retryq, credq, zombies, socks;
     size_t nreqs;                /* requests whose on_done has not run */
 
     char *server, *user_agent;
@@ -138,6 +140,17 @@ struct ebb_kube {
     bool have_cred;
     unsigned cred_gen;
     char *cred_error;            /* the last run's failure, NULL once one succeeds */
+    /* The plugin runs on libuv's thread pool (it may take seconds: a cloud
+     * CLI fetching a token), never on the loop thread: the requests that
+     * need its credential wait in credq, and one run serves them all.
+     * While it runs the work holds a reference (k->handles), so k outlives
+     * it; the worker writes only run_rc, run_cred and run_msg, which the
+     * loop thread reads in cred_after once the run has ended. */
+    uv_work_t run;
+    bool running;
+    int run_rc;
+    struct ebb_kube_cred run_cred;
+    char run_msg[sizeof(((struct ebb_error *)0)->msg) + 600];
 
     uint64_t turn;               /* bumped by every callback from the loop */
     bool any_paused;
@@ -578,35 +591,92 @@ int ebb_kube_set_token(struct ebb_kube *k, const char *token)
     return 0;
 }
 
-/* The exec plugin's credential for a request about to start: the cached
- * one until its expirationTimestamp, else a fresh run. client-go does the
- * same (getCreds); a run that fails fails the request with its message. */
-static int exec_cred(struct ebb_kube *k, char *msg, size_t msglen)
+/* Whether a request about to start must wait for a run of the exec plugin:
+ * a plugin is configured, the kubeconfig gives no token (which wins, as in
+ * client-go), and there is no credential or it is past its
+ * expirationTimestamp (client-go's getCreds). */
+static bool needs_cred(const struct ebb_kube *k)
 {
-    struct ebb_error err = { 0 };
-    struct ebb_kube_cred c;
-    int rc;
-
-    /* a token the kubeconfig gives wins (build_headers): no need to run */
     if (k->exec == NULL || k->token != NULL || k->token_file != NULL)
-        return 0;
-    if (k->have_cred && (k->cred.expires == EBB_TIME_NONE || (int64_t)time(NULL) < k->cred.expires))
-        return 0;
-    if ((rc = ebb_kube_exec_run(k->exec, &c, &err)) != 0) {
-        ebb_error_format(&err, msg, msglen);
-        free(k->cred_error);
-        k->cred_error = strdup(msg);
-        return rc;
+        return false;
+    return !(k->have_cred && (k->cred.expires == EBB_TIME_NONE || (int64_t)time(NULL) < k->cred.expires));
+}
+
+/* Thread pool: the plugin's run. Reads k->exec (not changed while k
+ * lives), writes only the run_ fields. */
+static void cred_work(uv_work_t *w)
+{
+    struct ebb_kube *k = w->data;
+    struct ebb_error err = { 0 };
+
+    k->run_rc = ebb_kube_exec_run(k->exec, &k->run_cred, &err);
+    if (k->run_rc != 0)
+        ebb_error_format(&err, k->run_msg, sizeof(k->run_msg));
+}
+
+/* Loop thread, once the run has ended: keep its credential (or its
+ * failure, for ebb_kube_cred_error), then send every request that waited
+ * for it, or fail each with the plugin's message. A closed client only
+ * drops what the run gave: its requests were answered by ebb_kube_close. */
+static void cred_after(uv_work_t *w, int status)
+{
+    struct ebb_kube *k = w->data;
+    int rc = status < 0 ? EBB_EIO : k->run_rc;
+
+    k->running = false;
+    if (k->closing) {
+        if (status == 0 && rc == 0)
+            ebb_kube_cred_clear(&k->run_cred);
+        unref(k);
+        return;
     }
     free(k->cred_error);
     k->cred_error = NULL;
-    ebb_kube_cred_clear(&k->cred);
-    k->cred = c;
-    k->have_cred = true;
-    k->cred_gen++;
-    ebb_log(EBB_LOG_DEBUG, "kube: exec plugin %s gave a %s", k->exec->argv[0],
-            c.token ? "token" : "client certificate");
-    return 0;
+    if (rc == 0) {
+        ebb_kube_cred_clear(&k->cred);
+        k->cred = k->run_cred;
+        memset(&k->run_cred, 0, sizeof(k->run_cred));
+        k->have_cred = true;
+        k->cred_gen++;
+        ebb_log(EBB_LOG_DEBUG, "kube: exec plugin %s gave a %s", k->exec->argv[0],
+                k->cred.token ? "token" : "client certificate");
+    } else {
+        if (status < 0)
+            snprintf(k->run_msg, sizeof(k->run_msg), "%s%sexec plugin %s: %s",
+                     k->exec->where ? k->exec->where : "", k->exec->where ? ": " : "",
+                     k->exec->argv[0], uv_strerror(status));
+        k->cred_error = strdup(k->run_msg);
+    }
+    /* on_done may cancel, queue or close: take the head each time */
+    while (!k->closing && !q_empty(&k->credq)) {
+        struct ebb_kube_req *r = q_data(k->credq.next, struct ebb_kube_req, q);
+        if (rc != 0) {
+            finish_msg(r, rc, k->run_msg);
+            continue;
+        }
+        q_remove(&r->q);
+        r->state = RS_READY;
+        r->cred_given = true;
+        q_push(&k->readyq, &r->q);
+    }
+    arm(k, 0);
+    unref(k);
+}
+
+/* Park r until the plugin has run; start a run unless one is under way. */
+static void await_cred(struct ebb_kube_req *r)
+{
+    struct ebb_kube *k = r->k;
+
+    r->state = RS_CRED;
+    q_push(&k->credq, &r->q);
+    if (k->running)
+        return;
+    k->running = true;
+    k->handles++;
+    k->run.data = k;
+    if (uv_queue_work(k->loop, &k->run, cred_work, cred_after) != 0)
+        cred_after(&k->run, UV_EINVAL);   /* only for a NULL callback: not reached */
 }
 
 static int build_headers(struct ebb_kube_req *r)
@@ -753,14 +823,13 @@ static void attempt(struct ebb_kube_req *r)
         finish_msg(r, rc, "cannot set up the request");
         return;
     }
-    {
-        char msg[sizeof(((struct ebb_error *)0)->msg) + 600];
-
-        if ((rc = exec_cred(k, msg, sizeof(msg))) != 0) {
-            finish_msg(r, rc, msg);
-            return;
-        }
+    /* a request a run was made for is sent with what it gave, even a
+     * credential already past its expirationTimestamp (as client-go) */
+    if (!r->cred_given && needs_cred(k)) {
+        await_cred(r);
+        return;
     }
+    r->cred_given = false;
     if ((rc = build_headers(r)) != 0) {
         finish_msg(r, rc, "out of memory");
         return;
@@ -1070,6 +1139,7 @@ int ebb_kube_create(uv_loop_t *loop, const struct ebb_kube_config *cfg,
     q_init(&k->readyq);
     q_init(&k->rateq);
     q_init(&k->retryq);
+    q_init(&k->credq);
     q_init(&k->zombies);
     q_init(&k->socks);
     k->qps = opts && opts->qps > 0 ? opts->qps : 50;

@@ -1686,6 +1686,84 @@ static void test_exec_expiry_and_failure(void **state)
     plugin_done(dir, argv);
 }
 
+/* Make the plugin in dir take `secs` seconds before it does anything. */
+static void slow_plugin(const char *dir, int secs)
+{
+    char cmd[256];
+
+    snprintf(cmd, sizeof(cmd), "sed -i '1a sleep %d' %s/plugin", secs, dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+struct ticks {
+    struct env *e;
+    int n;                 /* ticks while request 0 waited */
+};
+
+static void tick_cb(uv_timer_t *t)
+{
+    struct ticks *tk = t->data;
+
+    if (tk->e->d[0].calls == 0)
+        tk->n++;
+}
+
+/* The plugin runs off the loop thread: while it takes a second, the loop
+ * keeps turning (timers fire: /healthz, leases and watches are served),
+ * and the two requests that need its credential wait for one run. A
+ * client closed while the plugin runs answers its request at once and
+ * ends once the run is over. Fails when the plugin runs on the loop. */
+static void test_exec_off_the_loop(void **state)
+{
+    struct ebb_kube_exec x;
+    char dir[64], *argv[2];
+    struct env e;
+    struct ticks tk = { &e, 0 };
+    uv_timer_t tick;
+
+    exec_plugin(dir, sizeof(dir), "good", NULL, &x, argv);
+    slow_plugin(dir, 1);
+    env_init(&e, h_auth);
+    e.cfg.exec = &x;
+    env_client(&e, NULL);
+    assert_int_equal(uv_timer_init(&e.loop, &tick), 0);
+    tick.data = &tk;
+    assert_int_equal(uv_timer_start(&tick, tick_cb, 20, 20), 0);
+    start(&e, 0, "GET", "/api/v1/pods", NULL, false);
+    start(&e, 1, "GET", "/api/v1/nodes", NULL, false);
+    RUN_UNTIL(&e, e.d[0].calls == 1 && e.d[1].calls == 1);
+    assert_int_equal(e.d[0].status, 200);
+    assert_int_equal(e.d[1].status, 200);
+    assert_int_equal(plugin_runs(dir), 1);
+    assert_int_equal(e.srv.nreq, 2);
+    assert_true(tk.n >= 20);   /* about 50 in the plugin's second; 1 when it blocks the loop */
+    assert_null(ebb_kube_cred_error(e.k));
+    uv_close((uv_handle_t *)&tick, NULL);
+    env_finish(&e);
+    plugin_done(dir, argv);
+
+    /* closed while the plugin runs */
+    exec_plugin(dir, sizeof(dir), "good", NULL, &x, argv);
+    slow_plugin(dir, 1);
+    env_init(&e, h_auth);
+    e.cfg.exec = &x;
+    env_client(&e, NULL);
+    start(&e, 0, "GET", "/api/v1/pods", NULL, false);
+    {
+        uint64_t until = uv_hrtime() + 200 * (uint64_t)1000000;
+        RUN_UNTIL(&e, uv_hrtime() >= until);
+    }
+    assert_int_equal(e.d[0].calls, 0);
+    ebb_kube_close(e.k, closed_cb, &e);
+    assert_int_equal(e.d[0].calls, 1);
+    assert_int_equal(e.d[0].status, EBB_ESTATE);
+    RUN_UNTIL(&e, e.closed == 1);
+    assert_int_equal(plugin_runs(dir), 1);   /* the client outlived the run */
+    assert_int_equal(e.srv.nreq, 0);
+    env_finish(&e);
+    plugin_done(dir, argv);
+}
+
 /* How an answer is told: an internal code is never shown as an HTTP
  * status, a Status's message is kept whole. */
 static void test_answer_text(void **state)
@@ -1746,6 +1824,7 @@ int main(void)
         cmocka_unit_test(test_connection_refused),
         cmocka_unit_test(test_exec_reauth_on_401),
         cmocka_unit_test(test_exec_expiry_and_failure),
+        cmocka_unit_test(test_exec_off_the_loop),
         cmocka_unit_test(test_answer_text),
         cmocka_unit_test(test_cancel_waiting_retry),
         cmocka_unit_test(test_timeout),

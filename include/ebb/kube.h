@@ -64,9 +64,11 @@ int ebb_kube_config_load(const char *kubeconfig, const char *context,
                          struct ebb_kube_config **out, struct ebb_error *err);
 void ebb_kube_config_free(struct ebb_kube_config *c);
 
-/* The plugins (kube_exec.c). Loop thread, blocking: the plugin runs at
- * most EBB_KUBE_EXEC_TIMEOUT_MS and its stdout is read up to
- * EBB_KUBE_EXEC_OUT_MAX bytes; past either it is killed. */
+/* The plugins (kube_exec.c). ebb_kube_exec_run blocks while the plugin
+ * runs (the client runs it on libuv's thread pool, never on the loop
+ * thread): at most EBB_KUBE_EXEC_TIMEOUT_MS, its stdout read up to
+ * EBB_KUBE_EXEC_OUT_MAX bytes; past either it is killed. It touches
+ * nothing but its arguments. */
 #define EBB_KUBE_EXEC_TIMEOUT_MS 30000
 #define EBB_KUBE_EXEC_OUT_MAX ((size_t)1 << 20)
 void ebb_kube_exec_free(struct ebb_kube_exec *x);                       /* NULL-safe */

@@ -143,6 +143,27 @@ describe("ebb and credentials a managed cluster gives", function()
     S.rmdir(dir2)
   end)
 
+  it("a plugin that takes seconds runs off the loop: /healthz is answered meanwhile, one run serves the whole sync", function()
+    local ns = cp:namespace("execslow")
+    local dir = S.tmpdir()
+    local path = plugin(dir, cp, { admin_sa(ns) })
+    -- 4 s before it counts its run and answers, as a cloud CLI fetching a token
+    os.execute(string.format("sed -i '2a sleep 4' %s", K.shq(path)))
+    local kc = exec_kubeconfig(cp, dir .. "/kubeconfig", path)
+    local run = start{ policy = K.taints_policy(ns), kubeconfig = kc, "--interval", "1s" }
+    local code = run:http("/healthz")
+    assert.equal(200, code, run:stderr())
+    local ready, body = run:ready()
+    assert.is_false(ready)
+    assert.matches("not current", body)
+    -- answered while the plugin still slept (on the loop thread the answer
+    -- waits for the plugin, which has counted its run by then)
+    assert.equal(0, runs(dir))
+    cp:wait(function() return run:ready() end, 60, "ebb ready once the plugin answered")
+    assert.equal(1, runs(dir))   -- every LIST and WATCH of the sync waited for the same run
+    S.rmdir(dir)
+  end)
+
   it("an expired credential (expirationTimestamp past) is not used again: the plugin runs per request", function()
     local ns = cp:namespace("execexp")
     local dir = S.tmpdir()
