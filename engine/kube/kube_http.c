@@ -621,11 +621,12 @@ static void cred_work(uv_work_t *w)
 static void cred_after(uv_work_t *w, int status)
 {
     struct ebb_kube *k = w->data;
-    int rc = status < 0 ? EBB_EIO : k->run_rc;
+    int rc = k->run_rc;
 
+    (void)status;   /* UV_ECANCELED only after uv_cancel, which nothing calls */
     k->running = false;
     if (k->closing) {
-        if (status == 0 && rc == 0)
+        if (rc == 0)
             ebb_kube_cred_clear(&k->run_cred);
         unref(k);
         return;
@@ -641,10 +642,6 @@ static void cred_after(uv_work_t *w, int status)
         ebb_log(EBB_LOG_DEBUG, "kube: exec plugin %s gave a %s", k->exec->argv[0],
                 k->cred.token ? "token" : "client certificate");
     } else {
-        if (status < 0)
-            snprintf(k->run_msg, sizeof(k->run_msg), "%s%sexec plugin %s: %s",
-                     k->exec->where ? k->exec->where : "", k->exec->where ? ": " : "",
-                     k->exec->argv[0], uv_strerror(status));
         k->cred_error = strdup(k->run_msg);
     }
     /* on_done may cancel, queue or close: take the head each time */
@@ -675,8 +672,7 @@ static void await_cred(struct ebb_kube_req *r)
     k->running = true;
     k->handles++;
     k->run.data = k;
-    if (uv_queue_work(k->loop, &k->run, cred_work, cred_after) != 0)
-        cred_after(&k->run, UV_EINVAL);   /* only for a NULL callback: not reached */
+    (void)uv_queue_work(k->loop, &k->run, cred_work, cred_after);   /* fails only without cred_work */
 }
 
 static int build_headers(struct ebb_kube_req *r)
