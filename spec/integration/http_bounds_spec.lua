@@ -161,10 +161,7 @@ describe("ebb serve's watches under clients that do not read", function()
     -- memory (the change history, a tick's events, the watcher's lag)
     -- has peaked: up to 130 MiB at 20,000 events a second, the generator's
     -- and not the HTTP server's, so the peak is measured from there.
-    local dir = S.tmpdir()
-    os.execute(string.format("(curl -sN %s >/dev/null 2>&1 & echo $! >%s/pid) >/dev/null 2>&1",
-                             S.shq(srv.url .. "/api/v1/pods?watch=1"), dir))
-    local reader = S.eventually(function() return tonumber((S.read(dir .. "/pid") or ""):match("%d+")) end, 5)
+    local reader = srv:watch("/api/v1/pods?watch=1", 120, true)
     local last, still = -1, 0
     S.eventually(function()   -- the peak unchanged for a second
       local now = status_kb(srv.pid, "VmHWM")
@@ -178,8 +175,7 @@ describe("ebb serve's watches under clients that do not read", function()
     -- fill (measured 172-260 MiB on 2 cores; before the bounds, 1.6 GB).
     local ok, err = pcall(holds, srv.pid, srv.port, srv.url .. "/healthz", 320 * MiB, "noread", 100,
                           "/api/v1/pods?watch=1")
-    os.execute("kill " .. reader .. " 2>/dev/null")
-    S.rmdir(dir)
+    reader:stop()
     assert(ok, err)
   end)
 

@@ -149,13 +149,15 @@ local Watch = {}
 Watch.__index = Watch
 
 -- Start a streaming GET of `path` (curl in the background, at most
--- `max_secs`, default 30). Events accumulate in a file.
-function Server:watch(path, max_secs)
+-- `max_secs`, default 30). Events accumulate in a file, or with `discard`
+-- are read and dropped (a watch that only keeps a stream going).
+function Server:watch(path, max_secs, discard)
   local n = #self.watches + 1
   local w = setmetatable({ file = self.dir .. "/watch" .. n, code = self.dir .. "/watch" .. n .. ".rc" }, Watch)
   os.execute(string.format(
     "(curl -sN --max-time %d %s >%s 2>/dev/null & echo $! >%s.pid; wait $!; echo $? >%s) " ..
-    ">/dev/null 2>&1 &", max_secs or 30, shq(self.url .. path), w.file, w.file, w.code))
+    ">/dev/null 2>&1 &", max_secs or 30, shq(self.url .. path), discard and "/dev/null" or w.file,
+    w.file, w.code))
   w.pid = S.eventually(function()
     return tonumber((read(w.file .. ".pid") or ""):match("%d+"))
   end, 5)
