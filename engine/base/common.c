@@ -66,8 +66,11 @@ int ebb_error_set(struct ebb_error *err, int code, const char *file, int line,
 
 void ebb_error_clear(struct ebb_error *err)
 {
-    if (err != NULL)
-        memset(err, 0, sizeof(*err));
+    if (err == NULL)
+        return;
+    err->code = 0;
+    err->line = 0;
+    err->file[0] = err->field[0] = err->msg[0] = '\0';
 }
 
 void ebb_error_format(const struct ebb_error *err, char *buf, size_t len)

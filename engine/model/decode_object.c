@@ -188,6 +188,14 @@ static void meta_text(const cJSON *meta, const char *key, char *buf, size_t len)
     memcpy(buf, j->valuestring, n + 1);
 }
 
+void ebb_skip_clear(struct ebb_skip *why)
+{
+    why->kind = 0;
+    why->reason = 0;
+    why->ns[0] = why->name[0] = why->uid[0] = '\0';
+    ebb_error_clear(&why->err);
+}
+
 void ebb_skip_key(const cJSON *obj, int kind, struct ebb_skip *why)
 {
     const cJSON *meta = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
@@ -220,7 +228,7 @@ int ebb_decode_from_server(const cJSON *obj, int kind, struct ebb_object *out, s
 
     if (obj == NULL || out == NULL || why == NULL)
         return EBB_EINVAL;
-    memset(why, 0, sizeof(*why));
+    ebb_skip_clear(why);
     d.err = &why->err;
     d.kept_max = EBB_OBJECT_KEPT_MAX;
     rc = object_as(&d, obj, kind, out);

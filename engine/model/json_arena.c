@@ -376,7 +376,7 @@ int ebb_object_from_text(struct ebb_json_arena *a, char *text, size_t len, int k
 
     if (a == NULL || out == NULL || why == NULL)
         return EBB_EINVAL;
-    memset(why, 0, sizeof(*why));
+    ebb_skip_clear(why);
     out->kind = EBB_KIND_UNKNOWN;
     out->u.any = NULL;
     if (text == NULL)

@@ -306,6 +306,21 @@ static void test_error_texts(void **state)
     ebb_error_set(&err, EBB_ESCHEMA, NULL, 0, NULL, "short");
     ebb_error_set(&err, EBB_ESCHEMA, err.file, 0, err.field, "again: %s", err.msg);
     assert_string_equal(err.msg, "again: short");
+
+    /* cleared after a long error (only first bytes are written): nothing
+     * of it shows, and a shorter error set after shows alone */
+    ebb_error_set(&err, EBB_ESCHEMA, "policy.yaml", 9, field, "%s", whole);
+    ebb_error_clear(&err);
+    assert_int_equal(err.code, 0);
+    assert_int_equal(err.line, 0);
+    assert_string_equal(err.file, "");
+    assert_string_equal(err.field, "");
+    assert_string_equal(err.msg, "");
+    ebb_error_format(&err, buf, sizeof(buf));
+    assert_string_equal(buf, "ok");
+    ebb_error_set(&err, EBB_ESCHEMA, NULL, 0, "spec", "bad");
+    ebb_error_format(&err, buf, sizeof(buf));
+    assert_string_equal(buf, "spec: bad");
 }
 
 /* The logger: one record per line, escaped, NUL bytes kept, cut with an

@@ -120,6 +120,9 @@ struct ebb_skip {
  * is skipped alone (never failing its page or stream); EBB_ENOMEM. */
 int ebb_decode_from_server(const struct cJSON *obj, int kind, struct ebb_object *out,
                            struct ebb_skip *why);
+/* Nothing skipped: kind and reason 0, the texts empty (their first bytes:
+ * ebb_error_clear). */
+void ebb_skip_clear(struct ebb_skip *why);
 /* Fill why->kind, ns, name and uid from what `obj` says (as far as it can
  * be read: "" otherwise). */
 void ebb_skip_key(const struct cJSON *obj, int kind, struct ebb_skip *why);
