@@ -1,5 +1,6 @@
 /* Interned strings: an open-addressing table of pointers to blocks that
  * carry a header (count, hash, length) in front of the characters. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,14 +27,28 @@ struct slot {
 static struct slot *slots;
 static size_t nslots, nused, nlive, nbytes;   /* nused counts tombstones */
 
-static uint32_t fnv1a(const char *s, size_t len)
+/* Eight bytes a step, each step a multiply and a shift, the last bytes
+ * loaded as one word and the whole mixed down to 32 bits (the table's mask
+ * reads the low ones). Byte at a time (FNV-1a), hashing was most of a
+ * 150k-pod load's interning: four cycles a byte of every string a decoder
+ * keeps. In-process only: nothing stores a hash. */
+static uint32_t str_hash(const char *s, size_t len)
 {
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < len; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 16777619u;
+    uint64_t h = 0x9e3779b97f4a7c15u ^ ((uint64_t)len * 0xff51afd7ed558ccdu), w;
+
+    for (; len >= 8; s += 8, len -= 8) {
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0xbf58476d1ce4e5b9u;
+        h ^= h >> 31;
     }
-    return h;
+    w = 0;
+    if (len > 0)
+        memcpy(&w, s, len);
+    h = (h ^ w) * 0x94d049bb133111ebu;
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9u;
+    h ^= h >> 32;
+    return (uint32_t)h;
 }
 
 static int grow(void)
@@ -98,7 +113,7 @@ ebb_str ebb_str_intern(const char *s, size_t len)
         return NULL;
     if ((nused + 1) * 2 > nslots && grow() != 0)
         return NULL;
-    hash = fnv1a(s, len);
+    hash = str_hash(s, len);
     if ((h = lookup(s, len, hash, &at)) != NULL) {
         h->refs++;
         return h->s;
@@ -130,7 +145,7 @@ ebb_str ebb_str_find(const char *s, size_t len)
 
     if (s == NULL || nslots == 0)
         return NULL;
-    h = lookup(s, len, fnv1a(s, len), &at);
+    h = lookup(s, len, str_hash(s, len), &at);
     return h ? h->s : NULL;
 }
 
