@@ -61,14 +61,16 @@ static int grow(void)
         n = nslots;
     if ((ns = calloc(n, sizeof(*ns))) == NULL)
         return EBB_ENOMEM;
+    /* the hash from the slot, not the string's header: a rehash of a
+     * million strings reads no string */
     for (size_t i = 0; i < nslots; i++) {
         struct strhdr *h = slots[i].h;
         if (h == NULL || h == TOMB)
             continue;
-        size_t j = h->hash & (n - 1);
+        size_t j = slots[i].hash & (n - 1);
         while (ns[j].h != NULL)
             j = (j + 1) & (n - 1);
-        ns[j] = (struct slot){ h, h->hash };
+        ns[j] = slots[i];
     }
     free(slots);
     nbytes -= nslots * sizeof(*slots);
