@@ -81,28 +81,40 @@ void *ebb__map_get(const struct ebb_map *m, ebb_str a, ebb_str b)
 
 int ebb__map_put(struct ebb_map *m, ebb_str a, ebb_str b, void *v, void **old)
 {
-    struct ebb_map_slot *s;
-    size_t mask, i, tomb = (size_t)-1;
+    size_t mask, i = 0, tomb = (size_t)-1, h;
 
     if (old)
         *old = NULL;
     if (a == NULL)
         return EBB_EINVAL;
-    if ((s = find(m, a, b)) != NULL) {
-        if (old)
-            *old = s->v;
-        s->v = v;
-        return 0;
+    h = hash(a, b);
+    /* one walk: the key's slot, or where it goes (the first tombstone on
+     * the way, else the empty slot that ends it) */
+    if (m->cap > 0) {
+        mask = m->cap - 1;
+        for (i = h & mask; m->s[i].a != NULL; i = (i + 1) & mask) {
+            if (m->s[i].a == a && m->s[i].b == b) {
+                if (old)
+                    *old = m->s[i].v;
+                m->s[i].v = v;
+                return 0;
+            }
+            if (m->s[i].a == MAP_TOMB && tomb == (size_t)-1)
+                tomb = i;
+        }
+        if (tomb != (size_t)-1)
+            i = tomb;
     }
-    if ((m->used + 1) * 4 >= m->cap * 3 && grow(m) != 0)
-        return EBB_ENOMEM;
-    mask = m->cap - 1;
-    for (i = hash(a, b) & mask; m->s[i].a != NULL; i = (i + 1) & mask)
-        if (m->s[i].a == MAP_TOMB && tomb == (size_t)-1)
-            tomb = i;
-    if (tomb != (size_t)-1)
-        i = tomb;
-    else
+    if ((m->used + 1) * 4 >= m->cap * 3) {
+        if (grow(m) != 0)
+            return EBB_ENOMEM;
+        /* a new table: no tombstones, the first empty slot */
+        mask = m->cap - 1;
+        for (i = h & mask; m->s[i].a != NULL; i = (i + 1) & mask)
+            ;
+        tomb = (size_t)-1;
+    }
+    if (tomb == (size_t)-1)
         m->used++;
     m->s[i].a = a;
     m->s[i].b = b;

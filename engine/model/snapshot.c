@@ -457,15 +457,17 @@ static int give(struct loader *l, const cJSON *j, int kind, const struct origin 
                  ebb_strerror(rc));
 }
 
+/* One probe: the put says what was there (the load fails on a duplicate,
+ * so the item index it replaces is not needed after). */
 static int dup_key(struct loader *l, const struct origin *o, ebb_str a, ebb_str b, const char *what)
 {
-    void *first = ebb__map_get(&l->seen, a, b);
+    void *first = NULL;
 
+    if (ebb__map_put(&l->seen, a, b, (void *)(uintptr_t)(o->idx + 1), &first) != 0)
+        return lfail(l, EBB_ENOMEM, o->line, o->prefix, o->idx, NULL, "out of memory");
     if (first != NULL)
         return lfail(l, EBB_ESCHEMA, o->line, o->prefix, o->idx, NULL, "%s %s%s%s is already items[%d]",
                      what, a, b != a ? "/" : "", b != a ? b : "", (int)(uintptr_t)first - 1);
-    if (ebb__map_put(&l->seen, a, b, (void *)(uintptr_t)(o->idx + 1), NULL) != 0)
-        return lfail(l, EBB_ENOMEM, o->line, o->prefix, o->idx, NULL, "out of memory");
     return 0;
 }
 

@@ -220,6 +220,69 @@ static void idlists_count_what_they_hold(void **state)
     ebb_str_release(c);
 }
 
+/* ---- the map against a model ------------------------------------------------- */
+
+/* Random puts, replaces and deletes over 600 keys (pairs of interned
+ * strings, b NULL or a second string), through growth and tombstones,
+ * checked at each step against an array: get, put's *old, del's value,
+ * live count; at the end, iteration sees each live key once. */
+static void map_follows_a_model(void **state)
+{
+    enum { K = 600, OPS = 60000 };
+    ebb_str ka[K], kb[K];
+    void *model[K] = { 0 };
+    struct ebb_map m;
+    uint32_t seed = 12345;
+    size_t live = 0;
+    (void)state;
+
+    for (int i = 0; i < K; i++) {
+        char buf[32];
+        snprintf(buf, sizeof(buf), "pod-%d", i / 2);
+        assert_non_null(ka[i] = ebb_str_cstr(buf));
+        snprintf(buf, sizeof(buf), "ns-%d", i % 7);
+        kb[i] = i % 3 == 0 ? NULL : ebb_str_cstr(buf);
+    }
+    ebb__map_init(&m);
+    for (int op = 0; op < OPS; op++) {
+        seed = seed * 1103515245u + 12345u;
+        int k = (int)((seed >> 8) % K), what = (int)((seed >> 20) % 10);
+        void *v = (void *)(uintptr_t)(op + 1), *old = (void *)1;
+        if (what < 6) {
+            assert_int_equal(ebb__map_put(&m, ka[k], kb[k], v, &old), 0);
+            assert_ptr_equal(old, model[k]);
+            live += model[k] == NULL;
+            model[k] = v;
+        } else if (what < 9) {
+            assert_ptr_equal(ebb__map_del(&m, ka[k], kb[k]), model[k]);
+            live -= model[k] != NULL;
+            model[k] = NULL;
+        }
+        assert_ptr_equal(ebb__map_get(&m, ka[k], kb[k]), model[k]);
+        assert_int_equal(m.live, live);
+        assert_true(m.cap == 0 || m.used * 4 < m.cap * 3);
+    }
+    for (int k = 0; k < K; k++)
+        assert_ptr_equal(ebb__map_get(&m, ka[k], kb[k]), model[k]);
+    size_t seen = 0;
+    for (size_t i = 0; i < m.cap; i++) {
+        if (!ebb__map_live(&m, i))
+            continue;
+        int k;
+        for (k = 0; k < K && !(ka[k] == m.s[i].a && kb[k] == m.s[i].b); k++)
+            ;
+        assert_true(k < K);
+        assert_ptr_equal(m.s[i].v, model[k]);
+        seen++;
+    }
+    assert_int_equal(seen, live);
+    ebb__map_free(&m);
+    for (int i = 0; i < K; i++) {
+        ebb_str_release(ka[i]);
+        ebb_str_release(kb[i]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -228,6 +291,7 @@ int main(void)
         cmocka_unit_test(grow_every_small_request),
         cmocka_unit_test(vec_push_reserve_free),
         cmocka_unit_test(idlists_count_what_they_hold),
+        cmocka_unit_test(map_follows_a_model),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
