@@ -121,6 +121,53 @@ static int64_t apply_sign(u128 mag, bool neg)
     return -(int64_t)mag;
 }
 
+/* The forms nearly every object holds ("250m", "64Mi", "2", "1G"): a
+ * positive integer of at most 15 digits without a leading zero, alone or
+ * with one of the suffixes below ("m" only in milli-units, where it is
+ * exact). Its value is the product, as the full path below computes it
+ * (test_quantity's test_plain_forms checks the two agree over every such
+ * form); anything else, or a product past int64, goes the full path. A
+ * 150k-pod load parses a million quantities. */
+static bool parse_plain(const char *s, size_t len, bool milli, int64_t *out)
+{
+    int64_t v = 0, mult;
+    size_t i = 0;
+
+    if (s[0] < '1' || s[0] > '9')
+        return false;
+    while (i < len && i < 15 && is_digit(s[i]))
+        v = v * 10 + (s[i++] - '0');
+    if (i == len) {
+        mult = 1;
+    } else if (len - i == 1) {
+        switch (s[i]) {
+        case 'm': mult = 1; break;
+        case 'k': mult = 1000; break;
+        case 'M': mult = 1000000; break;
+        case 'G': mult = 1000000000; break;
+        default: return false;
+        }
+        if (s[i] == 'm') {
+            if (!milli)
+                return false;
+            milli = false;   /* already milli-units */
+        }
+    } else if (len - i == 2 && s[i + 1] == 'i') {
+        switch (s[i]) {
+        case 'K': mult = (int64_t)1 << 10; break;
+        case 'M': mult = (int64_t)1 << 20; break;
+        case 'G': mult = (int64_t)1 << 30; break;
+        case 'T': mult = (int64_t)1 << 40; break;
+        default: return false;
+        }
+    } else {
+        return false;
+    }
+    if (milli && __builtin_mul_overflow(mult, (int64_t)1000, &mult))
+        return false;
+    return !__builtin_mul_overflow(v, mult, out);
+}
+
 int ebb_quantity_parse(const char *s, size_t len, bool milli, int64_t *out)
 {
     size_t pos = 0, num_b, num_e, den_b = 0, den_e = 0, suf_b, nd, cap, n = 0;
@@ -136,6 +183,8 @@ int ebb_quantity_parse(const char *s, size_t len, bool milli, int64_t *out)
         return EBB_EINVAL;
     if (len == 0)
         return EBB_EPARSE;
+    if (parse_plain(s, len, milli, out))
+        return 0;
 
     /* <sign>? 0* <digits> ( . <digits>? )? <suffix letters> <sign>? <digits> */
     if (s[0] == '-' || s[0] == '+')

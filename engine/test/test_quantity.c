@@ -570,6 +570,43 @@ static void test_extremes_every_path(void **state)
     free(b.s);
 }
 
+/* The plain forms (quantity.c's parse_plain) against the full parser: the
+ * same text behind a '+' goes the full way. Every suffix (those the plain
+ * path takes and those it leaves), every digit count to 17, values at the
+ * edges of each count, in units and in milli-units, products past int64
+ * (saturated by the full path) included. */
+static void test_plain_forms(void **state)
+{
+    static const char *suffixes[] = { "", "m", "k", "M", "G", "T", "P", "E", "n", "u",
+                                      "Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "e3", "i", "KI" };
+    size_t checked = 0;
+    (void)state;
+
+    for (int nd = 1; nd <= 17; nd++)
+        for (int form = 0; form < 4; form++) {
+            char digits[32], text[48], plus[56];
+            /* 1, 10..0, 99..9, 12..; */
+            for (int i = 0; i < nd; i++)
+                digits[i] = form == 0 ? (i == 0 ? '1' : '0') : form == 1 ? '9'
+                          : form == 2 ? (char)('1' + i % 9) : (i == nd - 1 ? '7' : '5');
+            digits[nd] = '\0';
+            for (size_t k = 0; k < EBB_ARRAY_LEN(suffixes); k++)
+                for (int milli = 0; milli < 2; milli++) {
+                    int64_t a = 11, b = 13;
+                    int rca, rcb;
+                    snprintf(text, sizeof(text), "%s%s", digits, suffixes[k]);
+                    snprintf(plus, sizeof(plus), "+%s", text);
+                    rca = ebb_quantity_parse(text, strlen(text), milli, &a);
+                    rcb = ebb_quantity_parse(plus, strlen(plus), milli, &b);
+                    if (rca != rcb || (rca == 0 && a != b))
+                        fail_msg("\"%s\" (milli %d): %d %lld, the full parser %d %lld", text, milli, rca,
+                                 (long long)a, rcb, (long long)b);
+                    checked++;
+                }
+        }
+    assert_int_equal(checked, 17 * 4 * EBB_ARRAY_LEN(suffixes) * 2);
+}
+
 static void test_arithmetic_saturates(void **state)
 {
     static const int64_t v[] = { 0, 1, -1, 2, -2, 1000, INT64_MAX, INT64_MIN, INT64_MAX - 1, INT64_MIN + 1,
@@ -603,6 +640,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_common_forms),
+        cmocka_unit_test(test_plain_forms),
         cmocka_unit_test(test_decimal_suffixes_and_exponents),
         cmocka_unit_test(test_rounding_up),
         cmocka_unit_test(test_saturation),
