@@ -9,6 +9,8 @@
  *   the same value, but for -2^63 bytes: the API prints it "-8Ei" and reads
  *   "-8Ei" as -(2^63-1), binary quantities being capped at 2^63-1 units
  *   (fuzz/corpus/quantity/min-int64-round-trip).
+ * - The short path: a text without a sign parses as it does behind a '+'
+ *   (which only the full path reads).
  * - Arithmetic: sums, differences and products of the values parsed (and
  *   of the bounds) equal the exact 128-bit result clamped to the bound;
  *   a percentage is finite; a double turned back into a quantity is within
@@ -131,11 +133,32 @@ static void arithmetic(int64_t a, int64_t b)
         abort();
 }
 
+/* The plain forms' short path (quantity.c, parse_plain) against the full
+ * one: a text without a sign parses as it does behind a '+', which never
+ * takes the short path. */
+static void plain_same(const uint8_t *data, size_t size, bool milli)
+{
+    char buf[64];
+    int64_t a = 0, b = 0;
+    int rca, rcb;
+
+    if (size == 0 || size >= sizeof(buf) - 1 || data[0] == '+' || data[0] == '-')
+        return;
+    buf[0] = '+';
+    memcpy(buf + 1, data, size);
+    rca = ebb_quantity_parse((const char *)data, size, milli, &a);
+    rcb = ebb_quantity_parse(buf, size + 1, milli, &b);
+    if (rca != rcb || (rca == 0 && a != b))
+        abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static const int64_t edges[] = { 0, 1, -1, INT64_MAX, INT64_MIN, INT64_MAX - 1, INT64_MIN + 1 };
     int64_t whole, milli;
 
+    plain_same(data, size, false);
+    plain_same(data, size, true);
     round_trip(data, size, false, &whole);
     round_trip(data, size, true, &milli);
     arithmetic(whole, milli);
