@@ -27,23 +27,49 @@ struct slot {
 static struct slot *slots;
 static size_t nslots, nused, nlive, nbytes;   /* nused counts tombstones */
 
+/* The last 1 to 7 bytes of a string as one word, in at most two loads
+ * (they may overlap: every byte is in the word, and the length is hashed
+ * too); 0 for none. */
+static inline uint64_t tail_word(const char *s, size_t len)
+{
+    uint32_t a, b;
+    uint16_t c;
+
+    if (len >= 4) {
+        memcpy(&a, s, 4);
+        memcpy(&b, s + len - 4, 4);
+        return a | (uint64_t)b << 32;
+    }
+    if (len >= 2) {
+        memcpy(&c, s, 2);
+        return c | (uint64_t)(unsigned char)s[len - 1] << 16;
+    }
+    return len == 1 ? (unsigned char)s[0] : 0;
+}
+
 /* Eight bytes a step, each step a multiply and a shift, the last bytes
  * loaded as one word and the whole mixed down to 32 bits (the table's mask
- * reads the low ones). Byte at a time (FNV-1a), hashing was most of a
- * 150k-pod load's interning: four cycles a byte of every string a decoder
- * keeps. In-process only: nothing stores a hash. */
-static uint32_t str_hash(const char *s, size_t len)
+ * reads the low ones). Byte at a time (FNV-1a, a multiply a byte), hashing
+ * was most of interning's own time in a 150k-pod load. In-process only:
+ * nothing stores a hash. */
+static inline uint32_t str_hash(const char *s, size_t len)
 {
     uint64_t h = 0x9e3779b97f4a7c15u ^ ((uint64_t)len * 0xff51afd7ed558ccdu), w;
+    size_t n = len;
 
-    for (; len >= 8; s += 8, len -= 8) {
+    for (; n >= 8; s += 8, n -= 8) {
         memcpy(&w, s, 8);
         h = (h ^ w) * 0xbf58476d1ce4e5b9u;
         h ^= h >> 31;
     }
-    w = 0;
-    if (len > 0)
-        memcpy(&w, s, len);
+    /* what is left: the string's last 8 bytes when it had 8 or more (some
+     * hashed already), else a word of what there is */
+    if (n == 0)
+        w = 0;
+    else if (len >= 8)
+        memcpy(&w, s + n - 8, 8);
+    else
+        w = tail_word(s, n);
     h = (h ^ w) * 0x94d049bb133111ebu;
     h ^= h >> 29;
     h *= 0xbf58476d1ce4e5b9u;

@@ -66,8 +66,8 @@ void ebb_error_format(const struct ebb_error *err, char *buf, size_t len);
 
 /* No error: code and line 0, the three texts empty. Only their first bytes
  * are written (every writer ends what it writes): an error is cleared for
- * each object a load or a sync reads, and zeroing 1.3 KB each time was 2%
- * of a 150k-pod load. */
+ * each object a load or a sync reads, and zeroing 1.3 KB each time was
+ * about 1% of a 150k-pod load. */
 void ebb_error_clear(struct ebb_error *err);
 
 /* Logging: one record per line to stderr, the message escaped for a line
