@@ -31,10 +31,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     ebb_json_arena_reset(&a);
     if (size > 0 && (data[0] == '{' || data[0] == '[')) {
-        int nl_a = -1, nl_b = -1;
-        long ea = ebb__json_extent(text, text + size, &nl_a);
+        int nl_a = -1, nl_b = -1, nl_c = -1, avx2 = ebb__json_scan_avx2;
+        long ea = ebb__json_extent(text, text + size, &nl_a), ec;
         long eb = json_extent_bytes(text, text + size, &nl_b);
         if (ea != eb || (ea > 0 && nl_a != nl_b))
+            abort();
+        /* the 16-byte path too, where 32 bytes a step is the default */
+        ebb__json_scan_avx2 = 0;
+        ec = ebb__json_extent(text, text + size, &nl_c);
+        ebb__json_scan_avx2 = avx2;
+        if (ec != eb || (ec > 0 && nl_c != nl_b))
             abort();
     }
     return 0;

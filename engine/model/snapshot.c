@@ -219,6 +219,32 @@ static inline void block_bits(const char *p, struct block_bits *b)
 }
 #endif
 
+/* The same 64 bytes in two 32-byte steps, where the processor has AVX2
+ * (chosen once, at run time: the build targets every x86-64). */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define HAVE_AVX2_SCAN 1
+
+__attribute__((target("avx2"))) static inline void block_bits_avx2(const char *p,
+                                                                      struct block_bits *b)
+{
+    const __m256i dq = _mm256_set1_epi8('"'), bs = _mm256_set1_epi8('\\'),
+                  nl = _mm256_set1_epi8('\n'), fold = _mm256_set1_epi8((char)~0x20),
+                  op = _mm256_set1_epi8('['), cl = _mm256_set1_epi8(']');
+
+    memset(b, 0, sizeof(*b));
+    for (int i = 0; i < 2; i++) {
+        __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32 * i));
+        __m256i f = _mm256_and_si256(x, fold);
+        b->quote |= (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(x, dq)) << (32 * i);
+        b->bslash |= (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(x, bs)) << (32 * i);
+        b->nl |= (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(x, nl)) << (32 * i);
+        b->open |= (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(f, op)) << (32 * i);
+        b->close |= (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(f, cl)) << (32 * i);
+    }
+}
+#endif
+
 /* __builtin_popcountll is a call into libgcc where the target has no
  * popcount instruction (x86-64's baseline): the same, inline. */
 static inline int popcount64(uint64_t x)
@@ -285,14 +311,19 @@ static inline uint64_t escaped_bits(uint64_t bs, bool prev, bool *carry)
     return (even ^ (seq_even << 1)) & follows;
 }
 
-/* The 64 bytes at p, of which the first n count: as scan_bytes. */
-static int scan_block(struct ebb_json_scan *st, const char *p, int n)
+typedef void block_bits_fn(const char *p, struct block_bits *b);
+
+/* The 64 bytes at p, of which the first n count: as scan_bytes. `bits` is
+ * block_bits or block_bits_avx2, a constant where this is inlined. */
+static inline __attribute__((always_inline)) int scan_block_with(block_bits_fn *bits,
+                                                                 struct ebb_json_scan *st,
+                                                                 const char *p, int n)
 {
     struct block_bits b;
     uint64_t ins, open, close, esc, valid = n == 64 ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1;
     bool carry = false;
 
-    block_bits(p, &b);
+    bits(p, &b);
     /* bits of the bytes inside strings, opening quotes included; escaped
      * quotes (a Kubernetes object's managedFields are full of them) do
      * not count */
@@ -325,24 +356,60 @@ static int scan_block(struct ebb_json_scan *st, const char *p, int n)
     return -1;
 }
 
-/* See snapshot_int.h. */
-long ebb__json_scan(struct ebb_json_scan *st, const char *p, size_t n)
+/* ebb__json_scan's body, with the bits of a block from `bits`. */
+static inline __attribute__((always_inline)) long json_scan_with(block_bits_fn *bits,
+                                                                 struct ebb_json_scan *st,
+                                                                 const char *p, size_t n)
 {
     size_t off = 0;
     int k;
 
     for (; n - off >= 64; off += 64)
-        if ((k = scan_block(st, p + off, 64)) >= 0)
+        if ((k = scan_block_with(bits, st, p + off, 64)) >= 0)
             return (long)(off + (size_t)k);
     if (n > off) {
         /* the last bytes, padded with spaces: they change no state */
         char tail[64];
         memset(tail, ' ', sizeof(tail));
         memcpy(tail, p + off, n - off);
-        if ((k = scan_block(st, tail, (int)(n - off))) >= 0)
+        if ((k = scan_block_with(bits, st, tail, (int)(n - off))) >= 0)
             return (long)(off + (size_t)k);
     }
     return -1;
+}
+
+static long json_scan_sse2(struct ebb_json_scan *st, const char *p, size_t n)
+{
+    return json_scan_with(block_bits, st, p, n);
+}
+
+#ifdef HAVE_AVX2_SCAN
+__attribute__((target("avx2"))) static long json_scan_avx2(struct ebb_json_scan *st, const char *p,
+                                                           size_t n)
+{
+    return json_scan_with(block_bits_avx2, st, p, n);
+}
+#endif
+
+int ebb__json_scan_avx2;
+
+#ifdef HAVE_AVX2_SCAN
+/* decided once, before main: no thread reads it while it is written */
+__attribute__((constructor)) static void pick_scan(void)
+{
+    __builtin_cpu_init();
+    ebb__json_scan_avx2 = __builtin_cpu_supports("avx2") ? 1 : 0;
+}
+#endif
+
+/* See snapshot_int.h. */
+long ebb__json_scan(struct ebb_json_scan *st, const char *p, size_t n)
+{
+#ifdef HAVE_AVX2_SCAN
+    if (ebb__json_scan_avx2 > 0)
+        return json_scan_avx2(st, p, n);
+#endif
+    return json_scan_sse2(st, p, n);
 }
 
 /* See snapshot_int.h. */

@@ -52,6 +52,9 @@ struct ebb_json_scan {
 /* The offset in p[0, n) just past the bracket that closes the value, or
  * -1 when it goes on past n (st keeps where it is). */
 long ebb__json_scan(struct ebb_json_scan *st, const char *p, size_t n);
+/* Whether ebb__json_scan reads 32 bytes a step (AVX2): set before main by
+ * what the processor has; a test sets 0 to try the 16-byte path. */
+extern int ebb__json_scan_avx2;
 /* The extent of the JSON object or array at p (p[0] is '{' or '['): its
  * length, or 0 when [p, end) ends inside it; *nl gets the newlines inside
  * it (in strings too). Brackets are only counted: the parser checks the
