@@ -29,20 +29,29 @@ bool ebb__map_live(const struct ebb_map *m, size_t i)
     return m->s[i].a != NULL && m->s[i].a != MAP_TOMB;
 }
 
+/* The walk every lookup makes: the slot holding (a, b), or NULL with *at
+ * where it would go (the first tombstone on the way, else the empty slot
+ * that ends the walk). The table is never full (put grows it at 3/4). */
+static struct ebb_map_slot *probe(const struct ebb_map *m, ebb_str a, ebb_str b, size_t h,
+                                  size_t *at)
+{
+    size_t mask = m->cap - 1, i, tomb = (size_t)-1;
+
+    for (i = h & mask; m->s[i].a != NULL; i = (i + 1) & mask) {
+        if (m->s[i].a == a && m->s[i].b == b)
+            return &m->s[i];
+        if (m->s[i].a == MAP_TOMB && tomb == (size_t)-1)
+            tomb = i;
+    }
+    *at = tomb != (size_t)-1 ? tomb : i;
+    return NULL;
+}
+
 static struct ebb_map_slot *find(const struct ebb_map *m, ebb_str a, ebb_str b)
 {
-    size_t mask, i;
+    size_t at;
 
-    if (m->cap == 0)
-        return NULL;
-    mask = m->cap - 1;
-    for (i = hash(a, b) & mask;; i = (i + 1) & mask) {
-        struct ebb_map_slot *s = &m->s[i];
-        if (s->a == NULL)
-            return NULL;
-        if (s->a == a && s->b == b)
-            return s;
-    }
+    return m->cap == 0 ? NULL : probe(m, a, b, hash(a, b), &at);
 }
 
 static int grow(struct ebb_map *m)
@@ -81,44 +90,32 @@ void *ebb__map_get(const struct ebb_map *m, ebb_str a, ebb_str b)
 
 int ebb__map_put(struct ebb_map *m, ebb_str a, ebb_str b, void *v, void **old)
 {
-    size_t mask, i = 0, tomb = (size_t)-1, h;
+    struct ebb_map_slot *s = NULL;
+    size_t at = 0, h;
 
     if (old)
         *old = NULL;
     if (a == NULL)
         return EBB_EINVAL;
     h = hash(a, b);
-    /* one walk: the key's slot, or where it goes (the first tombstone on
-     * the way, else the empty slot that ends it) */
-    if (m->cap > 0) {
-        mask = m->cap - 1;
-        for (i = h & mask; m->s[i].a != NULL; i = (i + 1) & mask) {
-            if (m->s[i].a == a && m->s[i].b == b) {
-                if (old)
-                    *old = m->s[i].v;
-                m->s[i].v = v;
-                return 0;
-            }
-            if (m->s[i].a == MAP_TOMB && tomb == (size_t)-1)
-                tomb = i;
-        }
-        if (tomb != (size_t)-1)
-            i = tomb;
+    /* one walk finds the key or where it goes; only a table that must grow
+     * is walked again */
+    if (m->cap > 0 && (s = probe(m, a, b, h, &at)) != NULL) {
+        if (old)
+            *old = s->v;
+        s->v = v;
+        return 0;
     }
     if ((m->used + 1) * 4 >= m->cap * 3) {
         if (grow(m) != 0)
             return EBB_ENOMEM;
-        /* a new table: no tombstones, the first empty slot */
-        mask = m->cap - 1;
-        for (i = h & mask; m->s[i].a != NULL; i = (i + 1) & mask)
-            ;
-        tomb = (size_t)-1;
+        (void)probe(m, a, b, h, &at);
     }
-    if (tomb == (size_t)-1)
-        m->used++;
-    m->s[i].a = a;
-    m->s[i].b = b;
-    m->s[i].v = v;
+    if (m->s[at].a == NULL)
+        m->used++;   /* not a tombstone taken again */
+    m->s[at].a = a;
+    m->s[at].b = b;
+    m->s[at].v = v;
     m->live++;
     return 0;
 }
