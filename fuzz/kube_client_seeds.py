@@ -173,3 +173,24 @@ seed("stream-refused", 4,
                                      "message": "the required storage feature RequestWatchProgress is disabled"})])),
      answer(5, chunked([ev("ADDED", p) for p in pods[:2]])),
      answer(5, http(200, lst("Pod", pods[:3]))))
+
+
+# gzip-encoded answers (ebb asks for gzip as client-go does): a LIST, a
+# LIST decoding to about 1000 times its size past every bound, a broken
+# deflate stream, a gzip stream cut short, and a watch stream encoded
+def gz(b):
+    import gzip
+    return gzip.compress(b if isinstance(b, bytes) else b.encode(), 6, mtime=0)
+
+
+gz_list = gz(lst("Pod", pods))
+bomb = gz(b'{"kind":"PodList","metadata":{"resourceVersion":"1"},"items":[' + b" " * (48 << 20))
+seed("gzip", 0, answer(0, http(200, gz(lst("Node", items("Node"))), ["Content-Encoding: gzip"])),
+     answer(5, http(200, gz_list, ["Content-Encoding: gzip"])),
+     answer(5, http(200, bomb, ["Content-Encoding: gzip"])),
+     answer(5, http(200, gz_list[:10] + b"\xff" * 64, ["Content-Encoding: gzip"])),
+     answer(5, http(200, gz_list[:len(gz_list) // 2], ["Content-Encoding: gzip"])),
+     answer(5, http(200, gz_list, ["Content-Encoding: gzip"])),
+     answer(5, b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n"
+               b"Transfer-Encoding: chunked\r\n\r\n" + b"".join(
+                   b"%x\r\n" % len(c) + c + b"\r\n" for c in [gz(ev("ADDED", pods[1]))]), keep_open=True))

@@ -204,8 +204,12 @@ static int load_cluster(struct kc *kc, const struct ebb_val *cl, size_t idx, int
         if ((rc = take_path(kc, ca, field, &kc->c->ca_file)) != 0)
             return rc;
     }
-    return ebb__args_in_file(ebb__args_bool(cl, "insecure-skip-tls-verify", prefix, &kc->c->insecure,
-                                            NULL, kc->err),
+    if ((rc = ebb__args_in_file(ebb__args_bool(cl, "insecure-skip-tls-verify", prefix,
+                                               &kc->c->insecure, NULL, kc->err),
+                                kc->file, kc->err)) != 0)
+        return rc;
+    return ebb__args_in_file(ebb__args_bool(cl, "disable-compression", prefix, &kc->c->no_gzip, NULL,
+                                            kc->err),
                              kc->file, kc->err);
 }
 
@@ -232,7 +236,8 @@ static char *b64(const char *in, size_t len)
 /* KUBERNETES_EXEC_INFO as client-go sets it: an ExecCredential whose spec
  * says ebb is not interactive and, with provideClusterInfo, carries the
  * cluster (server, certificate-authority-data as base64 of the PEM, read
- * from the file when the kubeconfig names one, insecure-skip-tls-verify). */
+ * from the file when the kubeconfig names one, insecure-skip-tls-verify,
+ * disable-compression). */
 static int exec_info(struct kc *kc, struct ebb_kube_exec *e, bool with_cluster)
 {
     cJSON *j = cJSON_CreateObject(), *spec, *cl;
@@ -258,7 +263,8 @@ static int exec_info(struct kc *kc, struct ebb_kube_exec *e, bool with_cluster)
             !cJSON_AddStringToObject(cl, "server", kc->c->server) ||
             (ca != NULL && ((ca64 = b64(ca, calen)) == NULL ||
                             !cJSON_AddStringToObject(cl, "certificate-authority-data", ca64))) ||
-            (kc->c->insecure && !cJSON_AddBoolToObject(cl, "insecure-skip-tls-verify", true)))
+            (kc->c->insecure && !cJSON_AddBoolToObject(cl, "insecure-skip-tls-verify", true)) ||
+            (kc->c->no_gzip && !cJSON_AddBoolToObject(cl, "disable-compression", true)))
             goto oom;
     }
     if ((e->exec_info = cJSON_PrintUnformatted(j)) == NULL)

@@ -99,7 +99,9 @@ struct ebb_kube_req {
     bool reauthed;               /* a 401 made it run the exec plugin again (once) */
     bool cred_given;             /* a run of the plugin it waited for just ended */
     unsigned cred_gen;           /* of the plugin's credential it was sent with */
+    curl_off_t wire;             /* body bytes of this attempt counted in k->received */
     bool paused;                 /* a stream that had its share of a loop turn */
+    bool resuming;               /* inside unpause_all's curl_easy_pause */
     uint64_t turn;               /* the turn turn_bytes counts */
     size_t turn_bytes;
 };
@@ -132,6 +134,8 @@ struct ebb_kube {
     bool token_read;
     char *ca_file, *ca_data, *cert_file, *cert_data, *key_file, *key_data;
     bool insecure;
+    bool gzip;                   /* answers asked for gzip (Accept-Encoding) */
+    uint64_t received, decoded;  /* see ebb_kube_answer_bytes */
     /* An exec credential plugin: its answer is cached until its
      * expirationTimestamp, and dropped on a 401 to the credential it is
      * (cred_gen tells a 401 to an older one, already replaced, apart). */
@@ -428,6 +432,19 @@ static void finish_msg(struct ebb_kube_req *r, int status, const char *msg)
  * it is handed on, a stream's chunks handed on as they come (its owner
  * bounds what it keeps of them), and the error body of a stream or a sink
  * up to EBB_KUBE_ERROR_MAX (its start says what went wrong). */
+/* Count n decoded body bytes and what came over the connection for
+ * them (curl counts the body as received, before gzip is undone). */
+static void tally(struct ebb_kube_req *r, size_t n)
+{
+    curl_off_t wire = 0;
+
+    r->k->decoded += n;
+    if (curl_easy_getinfo(r->easy, CURLINFO_SIZE_DOWNLOAD_T, &wire) == CURLE_OK && wire > r->wire) {
+        r->k->received += (uint64_t)(wire - r->wire);
+        r->wire = wire;
+    }
+}
+
 static size_t on_write(char *ptr, size_t size, size_t nmemb, void *ud)
 {
     struct ebb_kube_req *r = ud;
@@ -447,11 +464,12 @@ static size_t on_write(char *ptr, size_t size, size_t nmemb, void *ud)
             r->turn = r->k->turn;
             r->turn_bytes = 0;
         }
-        if (r->turn_bytes >= STREAM_TURN_BYTES) {
+        if (r->turn_bytes >= STREAM_TURN_BYTES && !r->resuming) {
             r->paused = r->k->any_paused = true;
             uv_idle_start(&r->k->soon, soon_cb);
             return CURL_WRITEFUNC_PAUSE;
         }
+        tally(r, n);
         if (r->sink && (r->got += n) > r->max_bytes) {
             r->too_big = true;
             return 0;
@@ -462,6 +480,7 @@ static size_t on_write(char *ptr, size_t size, size_t nmemb, void *ud)
         /* on_data may have cancelled it or closed the client */
         return r->state == RS_ACTIVE ? n : 0;
     }
+    tally(r, n);
     limit = r->stream || r->sink ? EBB_KUBE_ERROR_MAX : r->max_bytes;
     if (r->len + n > limit) {
         if (!r->stream && !r->sink) {
@@ -749,6 +768,13 @@ static int setup_easy(struct ebb_kube_req *r)
     }
     SET(CURLOPT_USERAGENT, k->user_agent);
     SET(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+    /* Answers gzip-encoded where the server will, as client-go asks
+     * (kubeconfig disable-compression turns it off, as there): the API
+     * server encodes answers over 128 KB (LISTs, not watch streams), about
+     * a tenth of the bytes. Every bound below counts the decoded body, so
+     * a small answer that decodes to a huge one ends at max_bytes. */
+    if (k->gzip)
+        SET(CURLOPT_ACCEPT_ENCODING, "gzip");
     SET(CURLOPT_PROTOCOLS_STR, "http,https");
     SET(CURLOPT_TCP_KEEPALIVE, 1L);
     SET(CURLOPT_TCP_KEEPIDLE, 30L);
@@ -846,6 +872,7 @@ static void attempt(struct ebb_kube_req *r)
     }
     r->len = 0;
     r->got = 0;
+    r->wire = 0;
     r->errbuf[0] = '\0';
     r->oom = false;
     r->too_big = false;
@@ -1037,9 +1064,13 @@ static void shutdown_all(struct ebb_kube *k)
     uv_close((uv_handle_t *)&k->soon, handle_closed);
 }
 
-/* Resume the streams that paused (see on_write). Resuming hands the held
- * chunk to on_write at once, which may end or cancel requests: the list
- * is searched again after each. */
+/* Resume the streams that paused (see on_write). Resuming hands what
+ * curl held to on_write at once, which may end or cancel requests: the
+ * list is searched again after each. What curl held is taken whole,
+ * never paused again: of a gzip answer curl holds all that one read
+ * decoded to (up to about 1000 times the read), and each pause inside it
+ * would copy the rest again (and, resumed in the same turn, pause again
+ * at once: a loop). So a turn takes at most its share plus one read. */
 static void unpause_all(struct ebb_kube *k)
 {
     bool again = true;
@@ -1053,7 +1084,9 @@ static void unpause_all(struct ebb_kube *k)
             if (r->paused) {
                 r->paused = false;
                 if (r->state == RS_ACTIVE) {
+                    r->resuming = true;
                     curl_easy_pause(r->easy, CURLPAUSE_CONT);
+                    r->resuming = false;   /* r is not freed inside a curl call */
                     again = true;
                     break;
                 }
@@ -1148,6 +1181,7 @@ int ebb_kube_create(uv_loop_t *loop, const struct ebb_kube_config *cfg,
     k->refilled = uv_hrtime();
     k->rng = k->refilled | 1;
     k->insecure = cfg->insecure;
+    k->gzip = !cfg->no_gzip;
     if ((k->server = strdup(cfg->server)) == NULL ||
         (k->user_agent = strdup(opts && opts->user_agent ? opts->user_agent
                                                          : "ebb/" EBB_VERSION)) == NULL ||
@@ -1336,4 +1370,10 @@ const char *ebb_kube_cred_error(const struct ebb_kube *k)
 size_t ebb_kube_inflight(const struct ebb_kube *k)
 {
     return k == NULL ? 0 : k->nreqs;
+}
+
+void ebb_kube_answer_bytes(const struct ebb_kube *k, uint64_t *received, uint64_t *decoded)
+{
+    *received = k->received;
+    *decoded = k->decoded;
 }

@@ -302,6 +302,7 @@ void ebb__watch_first_sync(struct ebb_informers *s)
         return;
     char streamed[512] = "", paged[512] = "";
     size_t ns = 0, np = 0;
+    uint64_t received, decoded;
 
     s->first_synced = true;
     /* how each resource was listed: what the specs and operators check */
@@ -312,10 +313,13 @@ void ebb__watch_first_sync(struct ebb_informers *s)
         if (w > 0)
             *n = *n + (size_t)w < sizeof(streamed) ? *n + (size_t)w : sizeof(streamed) - 1;
     }
+    /* the answers' size as read and as received: gzip at work, or not */
+    ebb_kube_answer_bytes(s->kube, &received, &decoded);
     ebb_log(EBB_LOG_INFO, "watch: caches synced in %.2f s: %zu nodes, %zu pods (streaming list: %s; "
-            "paged LIST: %s)", (double)(uv_hrtime() - s->started_at) / 1e9,
-            ebb_cache_count(s->cache, EBB_KIND_NODE), ebb_cache_count(s->cache, EBB_KIND_POD),
-            ns ? streamed : "none", np ? paged : "none");
+            "paged LIST: %s); answers %.1f MB, %.1f MB received",
+            (double)(uv_hrtime() - s->started_at) / 1e9, ebb_cache_count(s->cache, EBB_KIND_NODE),
+            ebb_cache_count(s->cache, EBB_KIND_POD), ns ? streamed : "none", np ? paged : "none",
+            (double)decoded / 1e6, (double)received / 1e6);
     ebb_cache_build_indexes(s->cache);
 }
 

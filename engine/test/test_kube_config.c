@@ -131,6 +131,7 @@ static void test_current_context_token(void **state)
     assert_string_equal(c->token, "abc.def");
     assert_null(c->token_file);
     assert_true(c->insecure);
+    assert_false(c->no_gzip);   /* answers gzip-encoded unless disable-compression */
     assert_null(c->ca_file);
     assert_null(c->ca_data);
     assert_null(c->cert_data);
@@ -302,7 +303,8 @@ static void test_missing_cluster_and_user(void **state)
 
 #define EXEC_HEAD                                                                          \
     "current-context: x\n"                                   /* 1 */                       \
-    "clusters: [{name: c, cluster: {server: 'https://h:6443', insecure-skip-tls-verify: true}}]\n" \
+    "clusters: [{name: c, cluster: {server: 'https://h:6443', insecure-skip-tls-verify: true, " \
+    "disable-compression: true}}]\n"                         /* 2 */                       \
     "contexts: [{name: x, context: {cluster: c, user: u}}]\n" /* 3 */                      \
     "users:\n"                                               /* 4 */                       \
     "- name: u\n"                                            /* 5 */                       \
@@ -336,7 +338,8 @@ static void test_exec_read(void **state)
     assert_string_equal(c->exec->exec_info,
                         "{\"kind\":\"ExecCredential\",\"apiVersion\":\"client.authentication.k8s.io/v1beta1\","
                         "\"spec\":{\"interactive\":false,\"cluster\":{\"server\":\"https://h:6443\","
-                        "\"insecure-skip-tls-verify\":true}}}");
+                        "\"insecure-skip-tls-verify\":true,\"disable-compression\":true}}}");
+    assert_true(c->no_gzip);
     ebb_kube_config_free(c);
     free(path);
 
@@ -487,6 +490,17 @@ static void test_bad_values(void **state)
                "contexts: [{name: x, context: {cluster: c}}]\n");
     load_bad(path, NULL, EBB_ESCHEMA, 6, "clusters[0].cluster.insecure-skip-tls-verify",
              "expected a boolean, got a string", &err);
+    free(path);
+    path = put("config",
+               "current-context: x\n"
+               "clusters:\n"
+               "- name: c\n"
+               "  cluster:\n"
+               "    server: https://h\n"
+               "    disable-compression: 1\n"                   /* 6 */
+               "contexts: [{name: x, context: {cluster: c}}]\n");
+    load_bad(path, NULL, EBB_ESCHEMA, 6, "clusters[0].cluster.disable-compression",
+             "expected a boolean, got an integer", &err);
     free(path);
 
     path = put("config",

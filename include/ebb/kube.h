@@ -49,6 +49,7 @@ struct ebb_kube_config {
     char *cert_file, *key_file;   /* client certificate, or */
     char *cert_data, *key_data;   /* as PEM bytes */
     bool insecure;         /* insecure-skip-tls-verify */
+    bool no_gzip;          /* disable-compression: answers are not asked for gzip */
     char *namespace;       /* in-cluster namespace file, or the context's namespace */
     char *source;          /* for messages: "in-cluster" or "PATH (context NAME)" */
     struct ebb_kube_exec *exec;   /* a credential plugin, or NULL */
@@ -154,6 +155,10 @@ void ebb_kube_cancel(struct ebb_kube_req *req);
 /* Cancel everything (every on_done runs before this returns), close the
  * handles; `cb` runs when memory is freed. Safe from any callback. */
 void ebb_kube_close(struct ebb_kube *k, void (*cb)(void *ud), void *ud);
+/* The bytes of every answer's body so far: as they came over the
+ * connection (*received: gzip-encoded where the server encoded them,
+ * chunk framing included) and as ebb read them (*decoded). */
+void ebb_kube_answer_bytes(const struct ebb_kube *k, uint64_t *received, uint64_t *decoded);
 
 /* A bearer token ebb sends: 1 to EBB_KUBE_TOKEN_MAX bytes of visible ASCII
  * (0x21-0x7e): anything else (a newline, a NUL, a space) would break the

@@ -44,6 +44,38 @@ describe("ebb run against kube-apiserver", function()
     assert.equal(2, #cp:pods(ns, "app=web", "live"))
   end)
 
+  -- As client-go, ebb asks for gzip: the real server encodes a LIST answer
+  -- over 128 KB (here: a pod with a 200 KB annotation in the pods LIST);
+  -- disable-compression in the kubeconfig turns it off, as there. The
+  -- sync line says what the answers were and what came over the wire.
+  it("asks for gzip-encoded answers unless the kubeconfig says disable-compression", function()
+    local ns = cp:namespace("gzip")
+    cp:pod(ns, "notes", { annotations = { ["example.com/notes"] = string.rep("gzip me ", 25000) } })
+    local function answers(kubeconfig)
+      local run = start{ policy = K.taints_policy(ns), kubeconfig = kubeconfig, "--once", "--dry-run" }
+      assert.equal(0, run:wait(60), run:stderr())
+      local decoded, received = run:stderr():match("answers ([%d.]+) MB, ([%d.]+) MB received")
+      assert.is_not_nil(decoded, run:stderr())
+      return tonumber(decoded), tonumber(received)
+    end
+    local decoded, received = answers(nil)
+    assert.is_true(decoded >= 0.2, tostring(decoded))
+    assert.is_true(received < decoded / 2, received .. " MB received for " .. decoded .. " MB")
+    local f = assert(io.open(cp.kubeconfig))
+    local text = f:read("a")
+    f:close()
+    local off, n = text:gsub("cluster: {", "cluster: {disable-compression: true, ")
+    assert.equal(1, n, text)
+    local path = os.tmpname()
+    f = assert(io.open(path, "w"))
+    f:write(off)
+    f:close()
+    local decoded2, received2 = answers(path)
+    os.remove(path)
+    assert.is_true(decoded2 >= 0.2, tostring(decoded2))
+    assert.is_true(received2 >= decoded2, received2 .. " MB received for " .. decoded2 .. " MB")
+  end)
+
   it("evicts through the real Eviction API: the pods terminate and Events are recorded", function()
     local ns, _, keys = tainted_cluster("evict")
     local run = start{ policy = K.taints_policy(ns), "--once" }
