@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <zlib.h>
 
 #include "ebb/kube.h"
 
@@ -99,7 +100,11 @@ struct ebb_kube_req {
     bool reauthed;               /* a 401 made it run the exec plugin again (once) */
     bool cred_given;             /* a run of the plugin it waited for just ended */
     unsigned cred_gen;           /* of the plugin's credential it was sent with */
-    curl_off_t wire;             /* body bytes of this attempt counted in k->received */
+    /* A gzip-encoded answer (Content-Encoding: gzip), inflated as it comes
+     * (see inflate_body); enc_err says why an encoding was refused. */
+    bool gz, gz_end;
+    z_stream *z;
+    char enc_err[160];
     bool paused;                 /* a stream that had its share of a loop turn */
     bool resuming;               /* inside unpause_all's curl_easy_pause */
     uint64_t turn;               /* the turn turn_bytes counts */
@@ -136,6 +141,7 @@ struct ebb_kube {
     bool insecure;
     bool gzip;                   /* answers asked for gzip (Accept-Encoding) */
     uint64_t received, decoded;  /* see ebb_kube_answer_bytes */
+    unsigned char inflated[64 * 1024];   /* inflate_body's output, handed on at once */
     /* An exec credential plugin: its answer is cached until its
      * expirationTimestamp, and dropped on a 401 to the credential it is
      * (cred_gen tells a 401 to an older one, already replaced, apart). */
@@ -360,12 +366,24 @@ static int timer_fn(CURLM *multi, long ms, void *userp)
 
 /* ---- requests --------------------------------------------------------------- */
 
+/* No encoding: before each answer, and when r is freed. */
+static void gz_reset(struct ebb_kube_req *r)
+{
+    if (r->z != NULL) {
+        inflateEnd(r->z);
+        free(r->z);
+        r->z = NULL;
+    }
+    r->gz = r->gz_end = false;
+}
+
 static void req_free(struct ebb_kube_req *r)
 {
     if (r == NULL)
         return;
     if (r->easy != NULL)
         curl_easy_cleanup(r->easy);
+    gz_reset(r);
     curl_slist_free_all(r->headers);
     free(r->url);
     free(r->method);
@@ -432,63 +450,33 @@ static void finish_msg(struct ebb_kube_req *r, int status, const char *msg)
  * it is handed on, a stream's chunks handed on as they come (its owner
  * bounds what it keeps of them), and the error body of a stream or a sink
  * up to EBB_KUBE_ERROR_MAX (its start says what went wrong). */
-/* Count n decoded body bytes and what came over the connection for
- * them (curl counts the body as received, before gzip is undone). */
-static void tally(struct ebb_kube_req *r, size_t n)
+/* The decoded body bytes p[0, n) of an answer with status `code`: a 2xx
+ * body of a stream or a sink handed on, any other kept (bounded). false:
+ * stop the transfer (r says why). */
+static bool take(struct ebb_kube_req *r, long code, const char *p, size_t n)
 {
-    curl_off_t wire = 0;
+    size_t limit;
 
     r->k->decoded += n;
-    if (curl_easy_getinfo(r->easy, CURLINFO_SIZE_DOWNLOAD_T, &wire) == CURLE_OK && wire > r->wire) {
-        r->k->received += (uint64_t)(wire - r->wire);
-        r->wire = wire;
-    }
-}
-
-static size_t on_write(char *ptr, size_t size, size_t nmemb, void *ud)
-{
-    struct ebb_kube_req *r = ud;
-    size_t n = size * nmemb, limit;
-    long code = 0;
-
-    if (r->state != RS_ACTIVE)
-        return 0;   /* cancelled: stop the transfer */
-    curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &code);
     if ((r->stream || r->sink) && code >= 200 && code < 300) {
-        /* A stream that never runs dry (a watch under heavy churn, a
-         * large LIST) would keep libcurl reading in one callback: past its
-         * share of a loop turn it pauses, and soon_cb resumes it once the
-         * loop has served everything else (/healthz, other requests,
-         * cycles). */
-        if (r->turn != r->k->turn) {
-            r->turn = r->k->turn;
-            r->turn_bytes = 0;
-        }
-        if (r->turn_bytes >= STREAM_TURN_BYTES && !r->resuming) {
-            r->paused = r->k->any_paused = true;
-            uv_idle_start(&r->k->soon, soon_cb);
-            return CURL_WRITEFUNC_PAUSE;
-        }
-        tally(r, n);
         if (r->sink && (r->got += n) > r->max_bytes) {
             r->too_big = true;
-            return 0;
+            return false;
         }
         r->turn_bytes += n;
         r->delivered = true;
-        r->on_data(r, ptr, n, r->ud);
+        r->on_data(r, p, n, r->ud);
         /* on_data may have cancelled it or closed the client */
-        return r->state == RS_ACTIVE ? n : 0;
+        return r->state == RS_ACTIVE;
     }
-    tally(r, n);
     limit = r->stream || r->sink ? EBB_KUBE_ERROR_MAX : r->max_bytes;
     if (r->len + n > limit) {
         if (!r->stream && !r->sink) {
             r->too_big = true;
-            return 0;
+            return false;
         }
         if (r->len >= limit)
-            return n;   /* the rest of an error body: its start is enough */
+            return true;   /* the rest of an error body: its start is enough */
         n = limit - r->len;
     }
     if (r->len + n + 1 > r->cap) {
@@ -499,28 +487,135 @@ static size_t on_write(char *ptr, size_t size, size_t nmemb, void *ud)
             cap *= 2;
         if ((nb = realloc(r->buf, cap)) == NULL) {
             r->oom = true;
-            return 0;
+            return false;
         }
         r->buf = nb;
         r->cap = cap;
     }
-    memcpy(r->buf + r->len, ptr, n);
+    memcpy(r->buf + r->len, p, n);
     r->len += n;
     r->buf[r->len] = '\0';
-    return size * nmemb;
+    return true;
 }
 
-/* The end of a response's headers (the blank line) of a stream that
- * answered 2xx: the stream is open, whether or not data follows (a watch
- * of a quiet resource may send nothing for minutes). Interim answers
- * (1xx) and redirects have headers of their own and are not it. */
-static size_t on_header(char *ptr, size_t size, size_t nmemb, void *ud)
+/* A gzip-encoded body's bytes p[0, n), inflated into k->inflated and
+ * handed to take piece by piece: nothing of it is held, and every bound
+ * counts what it decodes to (an answer of 64 KiB that decodes to 64 MiB
+ * ends at max_bytes as a 64 MiB one). The gzip trailer's CRC is not
+ * computed: TLS checks the bytes, the JSON readers what they say, and
+ * the CRC cost 5% of a sync's CPU. A stream that ends before its gzip
+ * end is refused in complete(); members one after another are read as
+ * one body (RFC 1952). */
+static bool inflate_body(struct ebb_kube_req *r, long code, const char *p, size_t n)
+{
+    struct ebb_kube *k = r->k;
+    z_stream *z = r->z;
+    int zr;
+
+    if (z == NULL) {
+        if ((z = calloc(1, sizeof(*z))) == NULL || inflateInit2(z, 16 + MAX_WBITS) != Z_OK) {
+            free(z);
+            r->oom = true;
+            return false;
+        }
+        inflateValidate(z, 0);
+        r->z = z;
+    }
+    z->next_in = (Bytef *)p;
+    z->avail_in = (uInt)n;   /* curl hands on at most CURLOPT_BUFFERSIZE bytes */
+    for (;;) {
+        if (r->gz_end) {
+            if (z->avail_in == 0)
+                return true;
+            inflateReset(z);   /* the next member */
+            r->gz_end = false;
+        }
+        z->next_out = k->inflated;
+        z->avail_out = sizeof(k->inflated);
+        zr = inflate(z, Z_NO_FLUSH);
+        if (zr == Z_STREAM_END) {
+            r->gz_end = true;
+        } else if (zr != Z_OK && zr != Z_BUF_ERROR) {
+            snprintf(r->enc_err, sizeof(r->enc_err), "the answer's gzip encoding is broken: %s",
+                     z->msg ? z->msg : "inflate failed");
+            return false;
+        }
+        if (z->avail_out < sizeof(k->inflated) &&
+            !take(r, code, (const char *)k->inflated, sizeof(k->inflated) - z->avail_out))
+            return false;
+        if (!r->gz_end && z->avail_out != 0)
+            return true;   /* all of p read, all it gave handed on */
+    }
+}
+
+static size_t on_write(char *ptr, size_t size, size_t nmemb, void *ud)
 {
     struct ebb_kube_req *r = ud;
     size_t n = size * nmemb;
     long code = 0;
 
     if (r->state != RS_ACTIVE)
+        return 0;   /* cancelled: stop the transfer */
+    curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &code);
+    if ((r->stream || r->sink) && code >= 200 && code < 300) {
+        /* A stream that never runs dry (a watch under heavy churn, a
+         * large LIST) would keep libcurl reading in one callback: past its
+         * share of a loop turn it pauses (curl holds these n bytes, not
+         * what they decode to), and soon_cb resumes it once the loop has
+         * served everything else (/healthz, other requests, cycles). */
+        if (r->turn != r->k->turn) {
+            r->turn = r->k->turn;
+            r->turn_bytes = 0;
+        }
+        if (r->turn_bytes >= STREAM_TURN_BYTES && !r->resuming) {
+            r->paused = r->k->any_paused = true;
+            uv_idle_start(&r->k->soon, soon_cb);
+            return CURL_WRITEFUNC_PAUSE;
+        }
+    }
+    r->k->received += n;
+    if (r->gz)
+        return inflate_body(r, code, ptr, n) ? n : 0;
+    return take(r, code, ptr, n) ? n : 0;
+}
+
+/* A Content-Encoding header's value: gzip is inflated (inflate_body),
+ * identity is none; anything else ebb did not ask for and cannot read. */
+static bool content_encoding(struct ebb_kube_req *r, const char *v, size_t n)
+{
+    while (n > 0 && (*v == ' ' || *v == '\t'))
+        v++, n--;
+    while (n > 0 && (v[n - 1] == ' ' || v[n - 1] == '\t' || v[n - 1] == '\r' || v[n - 1] == '\n'))
+        n--;
+    if (n == 4 && strncasecmp(v, "gzip", 4) == 0) {
+        r->gz = true;
+        return true;
+    }
+    if (n == 8 && strncasecmp(v, "identity", 8) == 0)
+        return true;
+    snprintf(r->enc_err, sizeof(r->enc_err), "the answer is encoded as \"%.*s\", which ebb did not ask for",
+             (int)(n < 60 ? n : 60), v);
+    return false;
+}
+
+/* Each header line of an answer: a status line starts an answer (an
+ * interim one, 1xx, has headers of its own), Content-Encoding says how
+ * its body is encoded. The end of the headers (the blank line) of a
+ * stream that answered 2xx: the stream is open, whether or not data
+ * follows (a watch of a quiet resource may send nothing for minutes). */
+static size_t on_header(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+    static const char ce[] = "content-encoding:";
+    struct ebb_kube_req *r = ud;
+    size_t n = size * nmemb;
+    long code = 0;
+
+    if (r->state != RS_ACTIVE)
+        return 0;
+    if (n >= 5 && memcmp(ptr, "HTTP/", 5) == 0)
+        gz_reset(r);
+    else if (n > sizeof(ce) - 1 && strncasecmp(ptr, ce, sizeof(ce) - 1) == 0 &&
+             !content_encoding(r, ptr + sizeof(ce) - 1, n - (sizeof(ce) - 1)))
         return 0;
     if (r->on_open == NULL || r->opened || n > 2 || (n == 2 && ptr[0] != '\r') ||
         (n == 1 && ptr[0] != '\n'))
@@ -708,6 +803,12 @@ static int build_headers(struct ebb_kube_req *r)
         h = t;                                                                                   \
     } while (0)
     ADD("Accept: application/json");
+    /* Answers gzip-encoded where the server will, as client-go asks
+     * (kubeconfig disable-compression turns it off, as there): the API
+     * server encodes answers over 128 KB (LISTs, not watch streams), about
+     * a tenth of the bytes; on_write inflates them. */
+    if (k->gzip)
+        ADD("Accept-Encoding: gzip");
     ADD("Expect:");   /* no 100-continue round trip for large bodies */
     if (r->body != NULL) {
         if (asprintf(&line, "Content-Type: %s",
@@ -762,19 +863,13 @@ static int setup_easy(struct ebb_kube_req *r)
     SET(CURLOPT_ERRORBUFFER, r->errbuf);
     SET(CURLOPT_WRITEFUNCTION, on_write);
     SET(CURLOPT_WRITEDATA, r);
-    if (r->on_open != NULL) {
-        SET(CURLOPT_HEADERFUNCTION, on_header);
-        SET(CURLOPT_HEADERDATA, r);
-    }
+    SET(CURLOPT_HEADERFUNCTION, on_header);
+    SET(CURLOPT_HEADERDATA, r);
     SET(CURLOPT_USERAGENT, k->user_agent);
     SET(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
-    /* Answers gzip-encoded where the server will, as client-go asks
-     * (kubeconfig disable-compression turns it off, as there): the API
-     * server encodes answers over 128 KB (LISTs, not watch streams), about
-     * a tenth of the bytes. Every bound below counts the decoded body, so
-     * a small answer that decodes to a huge one ends at max_bytes. */
-    if (k->gzip)
-        SET(CURLOPT_ACCEPT_ENCODING, "gzip");
+    /* curl hands bodies on as they came: on_write inflates a gzip one
+     * (see build_headers) */
+    SET(CURLOPT_HTTP_CONTENT_DECODING, 0L);
     SET(CURLOPT_PROTOCOLS_STR, "http,https");
     SET(CURLOPT_TCP_KEEPALIVE, 1L);
     SET(CURLOPT_TCP_KEEPIDLE, 30L);
@@ -872,7 +967,8 @@ static void attempt(struct ebb_kube_req *r)
     }
     r->len = 0;
     r->got = 0;
-    r->wire = 0;
+    gz_reset(r);
+    r->enc_err[0] = '\0';
     r->errbuf[0] = '\0';
     r->oom = false;
     r->too_big = false;
@@ -1000,6 +1096,16 @@ static void complete(struct ebb_kube_req *r, CURLcode res)
         finish_msg(r, EBB_ENOMEM, "out of memory");
         return;
     }
+    if (r->enc_err[0] != '\0') {
+        finish_msg(r, EBB_EIO, r->enc_err);   /* not retried: the server answered so */
+        return;
+    }
+    if (res == CURLE_OK && r->z != NULL && !r->gz_end) {
+        /* the body ended inside its gzip stream: a cut document (an empty
+         * body said to be gzip is none) */
+        finish_msg(r, EBB_EIO, "the answer ends inside its gzip stream");
+        return;
+    }
     if (res != CURLE_OK) {
         if (retryable_curl(res) && can_retry(r)) {
             schedule_retry(r, -1);
@@ -1067,10 +1173,9 @@ static void shutdown_all(struct ebb_kube *k)
 /* Resume the streams that paused (see on_write). Resuming hands what
  * curl held to on_write at once, which may end or cancel requests: the
  * list is searched again after each. What curl held is taken whole,
- * never paused again: of a gzip answer curl holds all that one read
- * decoded to (up to about 1000 times the read), and each pause inside it
- * would copy the rest again (and, resumed in the same turn, pause again
- * at once: a loop). So a turn takes at most its share plus one read. */
+ * never paused again: a pause inside it would have curl hold the rest,
+ * and, resumed in the same turn, pause again at once (a loop). So a turn
+ * takes at most its share plus what curl held. */
 static void unpause_all(struct ebb_kube *k)
 {
     bool again = true;

@@ -155,9 +155,9 @@ void ebb_kube_cancel(struct ebb_kube_req *req);
 /* Cancel everything (every on_done runs before this returns), close the
  * handles; `cb` runs when memory is freed. Safe from any callback. */
 void ebb_kube_close(struct ebb_kube *k, void (*cb)(void *ud), void *ud);
-/* The bytes of every answer's body so far: as they came over the
- * connection (*received: gzip-encoded where the server encoded them,
- * chunk framing included) and as ebb read them (*decoded). */
+/* The bytes of every answer's body so far: as they came (*received:
+ * gzip-encoded where the server encoded them) and as ebb read them
+ * (*decoded). */
 void ebb_kube_answer_bytes(const struct ebb_kube *k, uint64_t *received, uint64_t *decoded);
 
 /* A bearer token ebb sends: 1 to EBB_KUBE_TOKEN_MAX bytes of visible ASCII
