@@ -443,16 +443,15 @@ static void finish_msg(struct ebb_kube_req *r, int status, const char *msg)
     finish(r, status, msg, strlen(msg));
 }
 
-/* Every byte of an answer comes through here, and none is kept past a
+/* The decoded body bytes p[0, n) of an answer with status `code`: every
+ * byte of an answer comes through here (decoded), and none is kept past a
  * bound: a plain request's body up to max_bytes (over it the request ends
  * with EBB_ELIMIT; a Content-Length over it is refused before reading,
  * CURLOPT_MAXFILESIZE_LARGE), a sink's body up to max_bytes in all while
  * it is handed on, a stream's chunks handed on as they come (its owner
  * bounds what it keeps of them), and the error body of a stream or a sink
- * up to EBB_KUBE_ERROR_MAX (its start says what went wrong). */
-/* The decoded body bytes p[0, n) of an answer with status `code`: a 2xx
- * body of a stream or a sink handed on, any other kept (bounded). false:
- * stop the transfer (r says why). */
+ * up to EBB_KUBE_ERROR_MAX (its start says what went wrong). false: stop
+ * the transfer (r says why). */
 static bool take(struct ebb_kube_req *r, long code, const char *p, size_t n)
 {
     size_t limit;
