@@ -1173,8 +1173,10 @@ static void shutdown_all(struct ebb_kube *k)
  * curl held to on_write at once, which may end or cancel requests: the
  * list is searched again after each. What curl held is taken whole,
  * never paused again: a pause inside it would have curl hold the rest,
- * and, resumed in the same turn, pause again at once (a loop). So a turn
- * takes at most its share plus what curl held. */
+ * and, resumed in the same turn, pause again at once (a loop at 100% CPU,
+ * as when curl inflated gzip answers and held all one read decoded to).
+ * Today curl holds at most one read (CURLOPT_BUFFERSIZE, 16 KiB), handed
+ * on in one call; `resuming` keeps a larger hold from looping. */
 static void unpause_all(struct ebb_kube *k)
 {
     bool again = true;
