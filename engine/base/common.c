@@ -1,4 +1,5 @@
 /* Errors, logging and RFC 3339 times shared by every unit. */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -647,6 +648,14 @@ static size_t utf8_char(const unsigned char *p, size_t n, uint32_t *cp)
         return 0;
     *cp = v;
     return k + 1;
+}
+
+void ebb_trim(const char **s, size_t *n)
+{
+    while (*n > 0 && isspace((unsigned char)**s))
+        (*s)++, (*n)--;
+    while (*n > 0 && isspace((unsigned char)(*s)[*n - 1]))
+        (*n)--;
 }
 
 bool ebb_utf8_valid(const char *s, size_t n)

@@ -98,14 +98,6 @@ bool ebb_flag_int(const char *flag, const char *v, long min, long max, long *out
     return true;
 }
 
-static void trim(const char **s, size_t *n)
-{
-    while (*n > 0 && isspace((unsigned char)**s))
-        (*s)++, (*n)--;
-    while (*n > 0 && isspace((unsigned char)(*s)[*n - 1]))
-        (*n)--;
-}
-
 bool ebb_flag_feature_gates(const char *flag, const char *v, unsigned *gates)
 {
     unsigned g = *gates;
@@ -128,8 +120,8 @@ bool ebb_flag_feature_gates(const char *flag, const char *v, unsigned *gates)
         kn = (size_t)(eq - p);
         val = eq + 1;
         vn = (size_t)(end - val);
-        trim(&k, &kn);
-        trim(&val, &vn);
+        ebb_trim(&k, &kn);
+        ebb_trim(&val, &vn);
         if ((b = parse_bool(val, vn)) < 0) {
             fprintf(stderr, "ebb: error: %s: invalid value of %.*s: %.*s (expected true or false)\n",
                     flag, (int)kn, k, (int)vn, val);

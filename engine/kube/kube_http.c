@@ -582,10 +582,7 @@ static size_t on_write(char *ptr, size_t size, size_t nmemb, void *ud)
  * identity is none; anything else ebb did not ask for and cannot read. */
 static bool content_encoding(struct ebb_kube_req *r, const char *v, size_t n)
 {
-    while (n > 0 && (*v == ' ' || *v == '\t'))
-        v++, n--;
-    while (n > 0 && (v[n - 1] == ' ' || v[n - 1] == '\t' || v[n - 1] == '\r' || v[n - 1] == '\n'))
-        n--;
+    ebb_trim(&v, &n);   /* the header line's spaces and CRLF */
     if (n == 4 && strncasecmp(v, "gzip", 4) == 0) {
         r->gz = true;
         return true;

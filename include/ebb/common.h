@@ -152,6 +152,8 @@ int ebb_file_read(const char *path, size_t max, char **out, size_t *len, struct 
 /* Valid UTF-8 (RFC 3629: no overlong forms, no surrogates, at most
  * U+10FFFF) and no NUL byte. */
 bool ebb_utf8_valid(const char *s, size_t n);
+/* [*s, *s + *n) without the white space (isspace) at either end. */
+void ebb_trim(const char **s, size_t *n);
 
 /* ---- writing text that came from outside --------------------------------------
  *
