@@ -466,42 +466,31 @@ static void test_bad_values(void **state)
     load_bad(path, NULL, EBB_ESCHEMA, 5, "clusters[0].cluster.server", "required", &err);
     free(path);
 
-    /* bad base64 */
-    path = put("config",
-               "current-context: x\n"
-               "clusters:\n"
-               "- name: c\n"
-               "  cluster:\n"
-               "    server: https://h\n"
-               "    certificate-authority-data: 'not*base64'\n"   /* 6 */
-               "contexts: [{name: x, context: {cluster: c}}]\n");
-    load_bad(path, NULL, EBB_ESCHEMA, 6, "clusters[0].cluster.certificate-authority-data",
-             "base64", &err);
-    free(path);
+    /* a cluster field of a bad value (bad base64) or of the wrong type, on line 6 */
+    static const struct {
+        const char *key, *value, *msg;
+    } cluster_bad[] = {
+        { "certificate-authority-data", "'not*base64'", "base64" },
+        { "insecure-skip-tls-verify", "'yes please'", "expected a boolean, got a string" },
+        { "disable-compression", "1", "expected a boolean, got an integer" },
+    };
+    for (size_t i = 0; i < EBB_ARRAY_LEN(cluster_bad); i++) {
+        char text[300], field[100];
 
-    /* wrong types */
-    path = put("config",
-               "current-context: x\n"
-               "clusters:\n"
-               "- name: c\n"
-               "  cluster:\n"
-               "    server: https://h\n"
-               "    insecure-skip-tls-verify: 'yes please'\n"     /* 6 */
-               "contexts: [{name: x, context: {cluster: c}}]\n");
-    load_bad(path, NULL, EBB_ESCHEMA, 6, "clusters[0].cluster.insecure-skip-tls-verify",
-             "expected a boolean, got a string", &err);
-    free(path);
-    path = put("config",
-               "current-context: x\n"
-               "clusters:\n"
-               "- name: c\n"
-               "  cluster:\n"
-               "    server: https://h\n"
-               "    disable-compression: 1\n"                   /* 6 */
-               "contexts: [{name: x, context: {cluster: c}}]\n");
-    load_bad(path, NULL, EBB_ESCHEMA, 6, "clusters[0].cluster.disable-compression",
-             "expected a boolean, got an integer", &err);
-    free(path);
+        snprintf(text, sizeof(text),
+                 "current-context: x\n"
+                 "clusters:\n"
+                 "- name: c\n"
+                 "  cluster:\n"
+                 "    server: https://h\n"
+                 "    %s: %s\n"                                 /* 6 */
+                 "contexts: [{name: x, context: {cluster: c}}]\n",
+                 cluster_bad[i].key, cluster_bad[i].value);
+        snprintf(field, sizeof(field), "clusters[0].cluster.%s", cluster_bad[i].key);
+        path = put("config", text);
+        load_bad(path, NULL, EBB_ESCHEMA, 6, field, cluster_bad[i].msg, &err);
+        free(path);
+    }
 
     path = put("config",
                "current-context: x\n"
