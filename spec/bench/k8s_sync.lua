@@ -102,13 +102,9 @@ local function apiserver_spent()
     tonumber(text:match("\nprocess_cpu_seconds_total ([%d%.e%+]+)") or 0)
 end
 
--- The admin kubeconfig with disable-compression: answers not gzip-encoded.
-local plain_kc = dir .. "/kubeconfig-identity"
-do
-  local text, n = shell.read(cp.kubeconfig):gsub("cluster: {", "cluster: {disable-compression: true, ")
-  assert(n == 1, "kubeconfig: " .. text)
-  shell.write(plain_kc, text)
-end
+-- An admin kubeconfig with disable-compression: answers not gzip-encoded.
+local plain_kc = cp:write_kubeconfig(dir .. "/kubeconfig-identity", { token = cp.env.TOKEN },
+  { ["disable-compression"] = true })
 
 -- best of three `ebb run --once` syncs in this mode (kubeconfig: the
 -- admin's, or plain_kc)

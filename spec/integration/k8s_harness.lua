@@ -53,7 +53,9 @@
 --                           from the TokenRequest API (opts.seconds, default
 --                           3600; opts.secret: bound to that Secret, so
 --                           deleting it revokes the token)
---   cp:write_kubeconfig(path, { token = ... } or { token_file = ... })
+--   cp:write_kubeconfig(path, { token = ... } or { token_file = ... }[, cluster])
+--                           cluster: more fields of its cluster, as
+--                           { ["disable-compression"] = true }
 --   cp:pods(ns[, selector[, which]]) -> Pod objects; which: "bound",
 --                           "pending", "terminating", "live" (not terminating)
 --   cp:run_pods(ns[, selector])   what a kubelet reports: bound pods Running,
@@ -481,15 +483,19 @@ function Cluster:token(ns, sa, opts)
   return must(code, obj, raw, "TokenRequest " .. ns .. "/" .. sa).status.token
 end
 
-function Cluster:write_kubeconfig(path, user)
+function Cluster:write_kubeconfig(path, user, cluster)
   local u = user.token_file and string.format("tokenFile: %s", json.encode(user.token_file))
             or string.format("token: %s", json.encode(user.token))
+  local extra, keys = {}, {}
+  for k in pairs(cluster or {}) do keys[#keys + 1] = k end
+  table.sort(keys)
+  for _, k in ipairs(keys) do extra[#extra + 1] = string.format(", %s: %s", k, json.encode(cluster[k])) end
   write(path, string.format([[
 apiVersion: v1
 kind: Config
 clusters:
 - name: spec
-  cluster: {server: %s, certificate-authority: %s}
+  cluster: {server: %s, certificate-authority: %s%s}
 users:
 - name: spec
   user: {%s}
@@ -497,7 +503,7 @@ contexts:
 - name: spec
   context: {cluster: spec, user: spec}
 current-context: spec
-]], json.encode(self.env.APISERVER), json.encode(self.env.CA), u))
+]], json.encode(self.env.APISERVER), json.encode(self.env.CA), table.concat(extra), u))
   return path
 end
 
