@@ -503,7 +503,7 @@ static const char *inflate_strerror(int rc)
     case ISAL_INVALID_LOOKBACK: return "a distance past the start of the data";
     case ISAL_INVALID_WRAPPER: return "not a gzip header";
     case ISAL_UNSUPPORTED_METHOD: return "a compression method other than deflate";
-    case ISAL_INCORRECT_CHECKSUM: return "the trailer's CRC does not match the data";
+    case ISAL_INCORRECT_CHECKSUM: return "the trailer's CRC or size does not match the data";
     default: return "inflate failed";
     }
 }

@@ -1749,7 +1749,7 @@ static void test_gzip_answers(void **state)
             break;
         case BAD_CRC:
             assert_string_equal(e.d[0].body, "the answer's gzip encoding is broken: "
-                                "the trailer's CRC does not match the data");
+                                "the trailer's CRC or size does not match the data");
             break;
         default:
             assert_non_null(strstr(e.d[0].body, "the answer's gzip encoding is broken: "));
