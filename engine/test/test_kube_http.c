@@ -1626,9 +1626,9 @@ static void test_gzip_answers(void **state)
     char *list = pod_list(&list_len);
     unsigned char *gz = gzip_of(list, list_len, &gz_len);
     char *zeros = calloc(64u << 20, 1);
-    unsigned char *bomb, *broken, *two, *half, *bad_crc;
+    unsigned char *bomb, *broken, *two, *half, *bad_crc, *bad_size;
     size_t two_len, half_len;
-    enum { GOOD, BOMB, BROKEN, CUT, TWO, BR, BAD_CRC };
+    enum { GOOD, BOMB, BROKEN, CUT, TWO, BR, BAD_CRC, BAD_SIZE };
     static const struct {
         const char *what;
         int answer;
@@ -1653,6 +1653,7 @@ static void test_gzip_answers(void **state)
         /* every byte of the List comes, then the trailer says it is not what was sent */
         { "a CRC that does not match", BAD_CRC, false, false, false, 0, EBB_EIO },
         { "a CRC that does not match to a sink", BAD_CRC, true, false, false, 0, EBB_EIO },
+        { "a size that does not match", BAD_SIZE, false, false, false, 0, EBB_EIO },
     };
     (void)state;
 
@@ -1670,6 +1671,10 @@ static void test_gzip_answers(void **state)
     bad_crc = malloc(gz_len);
     memcpy(bad_crc, gz, gz_len);
     bad_crc[gz_len - 8] ^= 1;
+    /* and with one bit of its trailer's size flipped */
+    bad_size = malloc(gz_len);
+    memcpy(bad_size, gz, gz_len);
+    bad_size[gz_len - 1] ^= 1;
     assert_non_null(sink_copy = malloc(700000));
     /* TWO: the list's two halves, each a gzip member */
     half = gzip_of(list, list_len / 2, &half_len);
@@ -1689,6 +1694,7 @@ static void test_gzip_answers(void **state)
                          : cases[i].answer == BROKEN ? broken
                          : cases[i].answer == TWO    ? two
                          : cases[i].answer == BAD_CRC ? bad_crc
+                         : cases[i].answer == BAD_SIZE ? bad_size
                                                      : gz;
         gz_answer.encoding = cases[i].answer == BR ? "br" : "gzip";
         /* CUT: the first half of the stream, Content-Length saying so */
@@ -1748,6 +1754,7 @@ static void test_gzip_answers(void **state)
             assert_string_equal(e.d[0].body, "the answer is encoded as \"br\", which ebb did not ask for");
             break;
         case BAD_CRC:
+        case BAD_SIZE:
             assert_string_equal(e.d[0].body, "the answer's gzip encoding is broken: "
                                 "the trailer's CRC or size does not match the data");
             break;
@@ -1761,6 +1768,7 @@ static void test_gzip_answers(void **state)
     free(two);
     free(sink_copy);
     free(bad_crc);
+    free(bad_size);
     free(broken);
     free(bomb);
     free(gz);
