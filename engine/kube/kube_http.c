@@ -13,7 +13,6 @@
  * curl stays behind as a "zombie" (no more callbacks) that the wake timer
  * removes from the multi handle and frees.
  */
-#include <cjson/cJSON.h>
 #include <curl/curl.h>
 #include <errno.h>
 #include <stdio.h>
@@ -21,9 +20,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
-#include <isa-l/igzip_lib.h>
 
 #include "ebb/kube.h"
+#include "kube/gunzip.h"
 
 #define BACKOFF_BASE_MS 100
 #define BACKOFF_CAP_MS 30000
@@ -101,9 +100,9 @@ struct ebb_kube_req {
     bool cred_given;             /* a run of the plugin it waited for just ended */
     unsigned cred_gen;           /* of the plugin's credential it was sent with */
     /* A gzip-encoded answer (Content-Encoding: gzip), inflated as it comes
-     * (see inflate_body); enc_err says why an encoding was refused. */
-    bool gz, gz_end;
-    struct inflate_state *z;
+     * (kube/gunzip.h); enc_err says why an encoding was refused. */
+    bool gz;
+    struct ebb__gunzip gunzip;
     char enc_err[160];
     bool paused;                 /* a stream that had its share of a loop turn */
     bool resuming;               /* inside unpause_all's curl_easy_pause */
@@ -369,9 +368,8 @@ static int timer_fn(CURLM *multi, long ms, void *userp)
 /* No encoding: before each answer, and when r is freed. */
 static void gz_reset(struct ebb_kube_req *r)
 {
-    free(r->z);
-    r->z = NULL;
-    r->gz = r->gz_end = false;
+    ebb__gunzip_reset(&r->gunzip);
+    r->gz = false;
 }
 
 static void req_free(struct ebb_kube_req *r)
@@ -494,82 +492,34 @@ static bool take(struct ebb_kube_req *r, long code, const char *p, size_t n)
     return true;
 }
 
-/* What ISA-L's inflate error `rc` says, for the log. */
-static const char *inflate_strerror(int rc)
+struct taking {
+    struct ebb_kube_req *r;
+    long code;
+};
+
+static bool take_piece(void *ud, const char *p, size_t n)
 {
-    switch (rc) {
-    case ISAL_INVALID_BLOCK: return "invalid deflate block";
-    case ISAL_INVALID_SYMBOL: return "invalid deflate symbol";
-    case ISAL_INVALID_LOOKBACK: return "a distance past the start of the data";
-    case ISAL_INVALID_WRAPPER: return "not a gzip header";
-    case ISAL_UNSUPPORTED_METHOD: return "a compression method other than deflate";
-    case ISAL_INCORRECT_CHECKSUM: return "the trailer's CRC or size does not match the data";
-    default: return "inflate failed";
-    }
+    struct taking *t = ud;
+
+    return take(t->r, t->code, p, n);
 }
 
-/* A gzip-encoded body's bytes p[0, n), inflated into k->inflated and
- * handed to take piece by piece: nothing of it is held, and every bound
- * counts what it decodes to (an answer of 64 KiB that decodes to 64 MiB
- * ends at max_bytes as a 64 MiB one). ISA-L's igzip inflates (1.8 times
- * zlib's speed on the API server's answers, a quarter of a sync's CPU
- * before) and checks each member's trailer (CRC and size). A stream that
- * ends before its gzip end is refused in complete(); members one after
- * another are read as one body (RFC 1952). Each call takes input or gives
- * output, or fails: a call that does neither is refused, not looped on. */
+/* A gzip-encoded body's bytes p[0, n), inflated (kube/gunzip.h) into
+ * k->inflated and handed to take piece by piece: every bound counts what
+ * they decode to. A body that ends inside its gzip stream is refused in
+ * complete(). */
 static bool inflate_body(struct ebb_kube_req *r, long code, const char *p, size_t n)
 {
-    struct ebb_kube *k = r->k;
-    struct inflate_state *z = r->z;
-    uint32_t in_before;
-    int rc;
+    struct taking t = { r, code };
+    const char *why = "";
+    int rc = ebb__gunzip_feed(&r->gunzip, p, n, r->k->inflated, sizeof(r->k->inflated), take_piece, &t,
+                              &why);
 
-    if (z == NULL) {
-        if ((z = malloc(sizeof(*z))) == NULL) {
-            r->oom = true;
-            return false;
-        }
-        isal_inflate_init(z);
-        z->crc_flag = ISAL_GZIP;
-        r->z = z;
-    }
-    z->next_in = (uint8_t *)p;
-    z->avail_in = (uint32_t)n;   /* curl hands on at most CURLOPT_BUFFERSIZE bytes */
-    for (;;) {
-        if (r->gz_end) {
-            uint8_t *next_in = z->next_in;
-            uint32_t avail_in = z->avail_in;
-
-            if (avail_in == 0)
-                return true;
-            isal_inflate_reset(z);   /* the next member */
-            z->crc_flag = ISAL_GZIP;
-            z->next_in = next_in;
-            z->avail_in = avail_in;
-            r->gz_end = false;
-        }
-        z->next_out = k->inflated;
-        z->avail_out = sizeof(k->inflated);
-        in_before = z->avail_in;
-        if ((rc = isal_inflate(z)) != ISAL_DECOMP_OK) {
-            snprintf(r->enc_err, sizeof(r->enc_err), "the answer's gzip encoding is broken: %s",
-                     inflate_strerror(rc));
-            return false;
-        }
-        r->gz_end = z->block_state == ISAL_BLOCK_FINISH;
-        if (z->avail_out < sizeof(k->inflated) &&
-            !take(r, code, (const char *)k->inflated, sizeof(k->inflated) - z->avail_out))
-            return false;
-        if (r->gz_end || z->avail_out == 0)
-            continue;
-        if (z->avail_in == 0)
-            return true;   /* all of p read, all it gave handed on */
-        if (z->avail_in == in_before && z->avail_out == sizeof(k->inflated)) {
-            snprintf(r->enc_err, sizeof(r->enc_err), "the answer's gzip encoding is broken: %s",
-                     "the inflater stopped inside it");
-            return false;
-        }
-    }
+    if (rc == EBB_ENOMEM)
+        r->oom = true;
+    else if (rc == EBB_EIO)
+        snprintf(r->enc_err, sizeof(r->enc_err), "the answer's gzip encoding is broken: %s", why);
+    return rc == 0;
 }
 
 static size_t on_write(char *ptr, size_t size, size_t nmemb, void *ud)
@@ -1121,7 +1071,7 @@ static void complete(struct ebb_kube_req *r, CURLcode res)
         finish_msg(r, EBB_EIO, r->enc_err);   /* not retried: the server answered so */
         return;
     }
-    if (res == CURLE_OK && r->z != NULL && !r->gz_end) {
+    if (res == CURLE_OK && ebb__gunzip_cut(&r->gunzip)) {
         /* the body ended inside its gzip stream: a cut document (an empty
          * body said to be gzip is none) */
         finish_msg(r, EBB_EIO, "the answer ends inside its gzip stream");
@@ -1426,68 +1376,6 @@ void ebb_kube_close(struct ebb_kube *k, void (*cb)(void *ud), void *ud)
     while (!q_empty(&k->reqs))
         abandon(q_data(k->reqs.next, struct ebb_kube_req, all), "cancelled: client closed");
     arm(k, 0);
-}
-
-void ebb_kube_status_message(int status, const char *body, size_t len, char *out, size_t outlen)
-{
-    cJSON *j;
-    const cJSON *m, *causes, *c;
-    size_t n;
-
-    if (status < 0) {
-        snprintf(out, outlen, "%s", body && body[0] ? body : ebb_strerror(status));
-        return;
-    }
-    j = cJSON_ParseWithLength(body ? body : "", body ? len : 0);
-    m = cJSON_GetObjectItemCaseSensitive(j, "message");
-    causes = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "details"), "causes");
-    if (cJSON_IsString(m)) {
-        n = (size_t)snprintf(out, outlen, "%s", m->valuestring);
-        cJSON_ArrayForEach(c, causes) {
-            const cJSON *cm = cJSON_GetObjectItemCaseSensitive(c, "message");
-            if (cJSON_IsString(cm) && n < outlen)
-                n += (size_t)snprintf(out + n, outlen - n, " %s", cm->valuestring);
-        }
-    } else {
-        snprintf(out, outlen, "%.*s", (int)(len < 200 ? len : 200), body ? body : "");
-    }
-    cJSON_Delete(j);
-}
-
-static const char *reason_phrase(int status)
-{
-    static const struct { int code; const char *text; } t[] = {
-        {400, "Bad Request"}, {401, "Unauthorized"}, {403, "Forbidden"}, {404, "Not Found"},
-        {405, "Method Not Allowed"}, {406, "Not Acceptable"}, {409, "Conflict"}, {410, "Gone"},
-        {413, "Request Entity Too Large"}, {415, "Unsupported Media Type"},
-        {422, "Unprocessable Entity"}, {429, "Too Many Requests"},
-        {500, "Internal Server Error"}, {502, "Bad Gateway"}, {503, "Service Unavailable"},
-        {504, "Gateway Timeout"},
-    };
-    for (size_t i = 0; i < EBB_ARRAY_LEN(t); i++)
-        if (t[i].code == status)
-            return t[i].text;
-    return "";
-}
-
-void ebb_kube_answer_text(const char *what, int status, const char *body, size_t len, char *out,
-                          size_t outlen)
-{
-    const char *sep = what != NULL && *what ? ": " : "";
-    char *msg;
-
-    if (out == NULL || outlen == 0)
-        return;
-    if ((msg = malloc(outlen)) == NULL) {
-        snprintf(out, outlen, "%s%s%s", what ? what : "", sep, status < 0 ? ebb_strerror(status) : "");
-        return;
-    }
-    ebb_kube_status_message(status, body, len, msg, outlen);
-    if (status < 0)
-        snprintf(out, outlen, "%s%s%s", what ? what : "", sep, msg);
-    else   /* as kubectl: the Status's message says what (a reason phrase when it is silent) */
-        snprintf(out, outlen, "%s%s%d %s", what ? what : "", sep, status, msg[0] ? msg : reason_phrase(status));
-    free(msg);
 }
 
 const char *ebb_kube_cred_error(const struct ebb_kube *k)
