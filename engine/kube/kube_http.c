@@ -27,6 +27,7 @@
 #define BACKOFF_BASE_MS 100
 #define BACKOFF_CAP_MS 30000
 #define RETRY_AFTER_MAX_S 600       /* a Retry-After beyond this is taken as this */
+#define READ_BATCH_MS 2             /* a socket that gave bytes is read again after this (poll_cb) */
 #define STREAM_IDLE_MS 300000       /* a stream silent this long is dead */
 #define CONNECT_TIMEOUT_MS 10000
 
@@ -112,6 +113,10 @@ struct ebb_kube_req {
 
 struct sock {
     uv_poll_t poll;
+    uv_timer_t batch;            /* read again after READ_BATCH_MS (see poll_cb) */
+    int events;                  /* what curl last asked to watch */
+    int nclosed;                 /* of the two handles */
+    bool closed, batching;
     struct ebb_kube *k;
     curl_socket_t fd;
     struct qnode link;           /* k->socks */
@@ -254,10 +259,36 @@ static void drive(struct ebb_kube *k, curl_socket_t fd, int flags)
     check_done(k);
 }
 
+static void poll_cb(uv_poll_t *h, int status, int events);
+
+/* A socket that gave bytes is read again READ_BATCH_MS later, not at
+ * its next packet: while a large answer streams in (a LIST page, a
+ * streaming list) ebb wakes once per READ_BATCH_MS and reads what came
+ * meanwhile in one go, instead of once per packet the server wrote. Once
+ * a read finds nothing new, the socket is polled again, so a lone answer
+ * is read as soon as it comes. */
+static void batch_cb(uv_timer_t *t)
+{
+    struct sock *s = t->data;
+    uint64_t before = s->k->received;
+
+    s->batching = false;
+    drive(s->k, s->fd, CURL_CSELECT_IN);
+    if (s->closed)
+        return;   /* curl let it go: freed once its handles are closed */
+    if (s->k->received > before && s->events == UV_READABLE) {
+        s->batching = true;
+        uv_timer_start(&s->batch, batch_cb, READ_BATCH_MS, 0);
+        return;
+    }
+    uv_poll_start(&s->poll, s->events, poll_cb);
+}
+
 static void poll_cb(uv_poll_t *h, int status, int events)
 {
     struct sock *s = h->data;
     int flags = 0;
+    uint64_t before = s->k->received;
 
     if (status < 0)
         flags = CURL_CSELECT_ERR;
@@ -266,6 +297,11 @@ static void poll_cb(uv_poll_t *h, int status, int events)
     if (events & UV_WRITABLE)
         flags |= CURL_CSELECT_OUT;
     drive(s->k, s->fd, flags);
+    if (!s->closed && s->k->received > before && s->events == UV_READABLE) {
+        uv_poll_stop(&s->poll);
+        s->batching = true;
+        uv_timer_start(&s->batch, batch_cb, READ_BATCH_MS, 0);
+    }
 }
 
 static void sock_closed(uv_handle_t *h)
@@ -273,6 +309,8 @@ static void sock_closed(uv_handle_t *h)
     struct sock *s = h->data;
     struct ebb_kube *k = s->k;
 
+    if (++s->nclosed < 2)
+        return;
     free(s);
     unref(k);
 }
@@ -280,7 +318,9 @@ static void sock_closed(uv_handle_t *h)
 static void sock_close(struct sock *s)
 {
     q_remove(&s->link);
+    s->closed = true;
     uv_close((uv_handle_t *)&s->poll, sock_closed);
+    uv_close((uv_handle_t *)&s->batch, sock_closed);
 }
 
 static int socket_fn(CURL *easy, curl_socket_t fd, int what, void *userp, void *socketp)
@@ -306,6 +346,8 @@ static int socket_fn(CURL *easy, curl_socket_t fd, int what, void *userp, void *
             return -1;
         }
         s->poll.data = s;
+        uv_timer_init(k->loop, &s->batch);
+        s->batch.data = s;
         s->k = k;
         s->fd = fd;
         q_push(&k->socks, &s->link);
@@ -316,6 +358,13 @@ static int socket_fn(CURL *easy, curl_socket_t fd, int what, void *userp, void *
         events |= UV_READABLE;
     if (what & CURL_POLL_OUT)
         events |= UV_WRITABLE;
+    s->events = events;
+    if (s->batching) {
+        if (events == UV_READABLE)
+            return 0;   /* batch_cb reads it, then polls */
+        uv_timer_stop(&s->batch);
+        s->batching = false;
+    }
     uv_poll_start(&s->poll, events, poll_cb);
     return 0;
 }

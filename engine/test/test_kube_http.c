@@ -6,7 +6,10 @@
 #include "fixtures.h"
 
 #include <errno.h>
+#include <arpa/inet.h>
 #include <http_parser.h>
+#include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -76,6 +79,17 @@ static void conn_closed(uv_handle_t *h)
     }
     c->s->nclosed++;
     free(c);
+}
+
+/* c is one of s's connections, not closing: a timer that writes to a
+ * connection asks before each write (the client may have closed it, and
+ * its memory gone, since the last). */
+static bool conn_alive(struct srv *s, struct conn *c)
+{
+    for (struct conn *k = s->conns; k != NULL; k = k->next)
+        if (k == c)
+            return !c->closing;
+    return false;
 }
 
 static void conn_close(struct conn *c)
@@ -1411,6 +1425,7 @@ static void test_tls(void **state)
  * connection every millisecond until the client goes. */
 static struct {
     uv_timer_t t;
+    struct srv *s;
     struct conn *c;
     bool chunked;
     uint64_t sent;
@@ -1423,7 +1438,7 @@ static void hose_cb(uv_timer_t *t)
     char head[32];
     int n;
 
-    if (hose.c == NULL || hose.c->closing) {
+    if (!conn_alive(hose.s, hose.c)) {
         uv_timer_stop(t);
         hose.c = NULL;
         return;
@@ -1455,6 +1470,7 @@ static void h_huge(struct srv *s, struct conn *c, int n)
     }
     case 1:
         stream_begin(c);
+        hose.s = s;
         hose.c = c;
         hose.chunked = true;
         uv_timer_start(&hose.t, hose_cb, 1, 1);
@@ -1537,6 +1553,115 @@ static void test_answer_bounds(void **state)
         uv_close((uv_handle_t *)&hose.t, NULL);
         env_finish(&e);
     }
+}
+
+/* ---- reading in batches ------------------------------------------------------- */
+
+/* A server on its own thread that writes its answer in small pieces, as
+ * the API server writes a large one: DRIP_WRITES writes of 4 KiB of the
+ * body (its Content-Length: curl hands on what each read gave, where it
+ * would hand on each chunk of a chunked body apart), 250 us apart. The
+ * loop's own test server cannot: it writes only between the client's
+ * reads. */
+#define DRIP_WRITES 300
+static struct {
+    int lfd;
+    pthread_t th;
+    uint64_t took_ns;     /* from the first write of the body to the last */
+} drip;
+
+static void *drip_main(void *arg)
+{
+    char req[4096], h[160], blk[4096];
+    size_t got = 0;
+    ssize_t n;
+    int fd = accept(drip.lfd, NULL, NULL), k;
+
+    (void)arg;
+    if (fd < 0)
+        return NULL;
+    while (got < sizeof(req) - 1 && (n = read(fd, req + got, sizeof(req) - 1 - got)) > 0) {
+        got += (size_t)n;
+        req[got] = '\0';
+        if (strstr(req, "\r\n\r\n") != NULL)
+            break;
+    }
+    k = snprintf(h, sizeof(h), "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                 "Content-Length: %d\r\n\r\n", DRIP_WRITES * (int)sizeof(blk));
+    memset(blk, 'd', sizeof(blk));
+    drip.took_ns = uv_hrtime();
+    if (write(fd, h, (size_t)k) == k)
+        for (int i = 0; i < DRIP_WRITES && write(fd, blk, sizeof(blk)) == (ssize_t)sizeof(blk); i++)
+            usleep(250);
+    drip.took_ns = uv_hrtime() - drip.took_ns;
+    usleep(100000);   /* the client reads the end before the connection goes */
+    close(fd);
+    return NULL;
+}
+
+static int drip_calls;
+static size_t drip_bytes;
+
+static void on_data_drip(struct ebb_kube_req *req, const char *data, size_t len, void *ud)
+{
+    (void)req;
+    (void)data;
+    (void)ud;
+    drip_calls++;
+    drip_bytes += len;
+}
+
+/* One answer from the drip: how many pieces reached the sink. */
+static int drip_once(void)
+{
+    struct env e;
+    struct ebb_kube_req_opts o = { .method = "GET", .path = "/api/v1/pods", .on_data = on_data_drip,
+                                   .on_done = on_done_env };
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t alen = sizeof(a);
+
+    assert_true((drip.lfd = socket(AF_INET, SOCK_STREAM, 0)) >= 0);
+    assert_int_equal(bind(drip.lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+    assert_int_equal(listen(drip.lfd, 1), 0);
+    assert_int_equal(getsockname(drip.lfd, (struct sockaddr *)&a, &alen), 0);
+    assert_int_equal(pthread_create(&drip.th, NULL, drip_main, NULL), 0);
+    env_init(&e, h_ok);
+    snprintf(e.server, sizeof(e.server), "http://127.0.0.1:%d", ntohs(a.sin_port));
+    drip_calls = 0;
+    drip_bytes = 0;
+    env_client(&e, &(struct ebb_kube_opts){ .timeout_ms = 20000 });
+    o.ud = &e;
+    assert_int_equal(ebb_kube_request(e.k, &o, &e.reqs[0]), 0);
+    RUN_UNTIL(&e, e.d[0].calls == 1);
+    assert_int_equal(e.d[0].status, 200);
+    assert_int_equal(drip_bytes, (size_t)DRIP_WRITES * 4096);
+    env_finish(&e);
+    assert_int_equal(pthread_join(drip.th, NULL), 0);
+    close(drip.lfd);
+    return drip_calls;
+}
+
+/* A socket that gave bytes is read again a few milliseconds later, not
+ * at each piece the server writes: an answer written 4 KiB every 250 us
+ * reaches its sink in fewer, larger pieces (read at each piece, it comes
+ * in one a write), every byte of it. Only a run whose writer kept to
+ * under a millisecond a write tells (a writer slower than the batches
+ * would be read a write at a time either way): up to three runs. */
+static void test_read_batches(void **state)
+{
+    (void)state;
+
+    for (int run = 0; run < 3; run++) {
+        int pieces = drip_once();
+
+        print_message("# %d writes of 4 KiB in %.0f ms reached the sink in %d pieces\n", DRIP_WRITES,
+                      (double)drip.took_ns / 1e6, pieces);
+        if (drip.took_ns < (uint64_t)DRIP_WRITES * 1000000) {
+            assert_true(pieces * 2 <= DRIP_WRITES);
+            return;
+        }
+    }
+    skip();   /* the writer never kept pace: this machine cannot tell */
 }
 
 /* ---- gzip-encoded answers ------------------------------------------------------ */
@@ -2079,6 +2204,7 @@ int main(void)
         cmocka_unit_test(test_bad_args),
         cmocka_unit_test(test_tls),
         cmocka_unit_test(test_answer_bounds),
+        cmocka_unit_test(test_read_batches),
         cmocka_unit_test(test_gzip_answers),
     };
 

@@ -236,18 +236,35 @@ static void got(struct ebb_prom_result *r, void *ud)
     w->got[w->ngot++] = r;
 }
 
+/* Waits are bounded in time, not in loop turns: the client reads a
+ * socket that just gave bytes again only after a few milliseconds (its
+ * read batches), however fast the loop turns. */
 static void run_until(struct world *w, bool (*done)(struct world *))
 {
-    for (int i = 0; i < 20000 && !done(w); i++)
+    uint64_t end = uv_hrtime() + 10 * (uint64_t)1000000000;
+
+    while (!done(w) && uv_hrtime() < end)
         uv_run(&w->loop, UV_RUN_NOWAIT);
     assert_true(done(w));
+}
+
+/* Everything due in the next `ms` milliseconds done. */
+static void run_for(struct world *w, unsigned ms)
+{
+    uint64_t end = uv_hrtime() + (uint64_t)ms * 1000000;
+
+    while (uv_hrtime() < end)
+        uv_run(&w->loop, UV_RUN_NOWAIT);
 }
 
 static bool secret_read(struct world *w) { return w->watches > 0 || w->secret_gets > 0; }
 static bool one_answer(struct world *w) { return w->ngot == 1; }
 static bool two_answers(struct world *w) { return w->ngot == 2; }
 static bool three_answers(struct world *w) { return w->ngot == 3; }
+static bool four_answers(struct world *w) { return w->ngot == 4; }
 static bool watching(struct world *w) { return w->watch != NULL; }
+static bool ready(struct world *w) { return ebb_prom_ready(w->prom); }
+static bool not_ready(struct world *w) { return !ebb_prom_ready(w->prom); }
 static bool all_closed(struct world *w) { return w->closed == 3; }
 
 static void closed_one(void *ud)
@@ -333,8 +350,7 @@ static void token_from_secret(void **state)
     send_event(w.watch, "{\"type\":\"MODIFIED\",\"object\":{\"kind\":\"Secret\",\"metadata\":"
                         "{\"name\":\"prom-token\",\"resourceVersion\":\"11\"},\"data\":"
                         "{\"prometheusAuthToken\":\"" TOKEN_B "\"}}}\n");
-    for (int i = 0; i < 2000; i++)
-        uv_run(&w.loop, UV_RUN_NOWAIT);
+    run_for(&w, 200);
     assert_int_equal(ebb_prom_query(w.prom, Q, 1, got, &w), 0);
     run_until(&w, three_answers);
     assert_string_equal(w.auth[1], "Bearer token-B");
@@ -344,26 +360,18 @@ static void token_from_secret(void **state)
     send_event(w.watch, "{\"type\":\"MODIFIED\",\"object\":{\"kind\":\"Secret\",\"metadata\":"
                         "{\"name\":\"prom-token\",\"resourceVersion\":\"11\"},\"data\":"
                         "{\"prometheusAuthToken\":\"dG9rDQpYLUZvcmdlZDogMQ==\"}}}\n");
-    for (int i = 0; i < 2000 && ebb_prom_ready(w.prom); i++)
-        uv_run(&w.loop, UV_RUN_NOWAIT);
-    assert_false(ebb_prom_ready(w.prom));
+    run_until(&w, not_ready);
     send_event(w.watch, "{\"type\":\"MODIFIED\",\"object\":{\"kind\":\"Secret\",\"metadata\":"
                         "{\"name\":\"prom-token\",\"resourceVersion\":\"11\"},\"data\":"
                         "{\"prometheusAuthToken\":\"" TOKEN_B "\"}}}\n");
-    for (int i = 0; i < 2000 && !ebb_prom_ready(w.prom); i++)
-        uv_run(&w.loop, UV_RUN_NOWAIT);
-    assert_true(ebb_prom_ready(w.prom));
+    run_until(&w, ready);
 
     /* deleted: no client any more */
     send_event(w.watch, "{\"type\":\"DELETED\",\"object\":{\"kind\":\"Secret\",\"metadata\":"
                         "{\"name\":\"prom-token\",\"resourceVersion\":\"12\"}}}\n");
-    for (int i = 0; i < 2000 && ebb_prom_ready(w.prom); i++)
-        uv_run(&w.loop, UV_RUN_NOWAIT);
-    assert_false(ebb_prom_ready(w.prom));
+    run_until(&w, not_ready);
     assert_int_equal(ebb_prom_query(w.prom, Q, 1, got, &w), 0);
-    for (int i = 0; i < 2000 && w.ngot < 4; i++)
-        uv_run(&w.loop, UV_RUN_NOWAIT);
-    assert_int_equal(w.ngot, 4);
+    run_until(&w, four_answers);
     assert_string_equal(w.got[3]->error, "prometheus client not initialized (unable to get "
                                          "monitoring/prom-token secret)");
     assert_int_equal(w.nqueries, 2);
@@ -377,8 +385,7 @@ static void secret_missing(void **state)
 
     world_open(&w, true);
     run_until(&w, secret_read);
-    for (int i = 0; i < 1000; i++)
-        uv_run(&w.loop, UV_RUN_NOWAIT);
+    run_for(&w, 200);
     assert_false(ebb_prom_ready(w.prom));
     assert_int_equal(ebb_prom_query(w.prom, Q, 1, got, &w), 0);
     run_until(&w, one_answer);
