@@ -20,7 +20,7 @@ DEBS    := liblua5.4-dev lua5.4 lua-busted libcurl4-openssl-dev libcjson-dev \
 # libssl-dev: HTTPS on the metrics port (engine/base/httpd_tls.c); libcurl
 # already links libssl3, and TLS is not something to hand-roll.
 # libisal-dev: gzip-encoded API answers are inflated by ISA-L's igzip
-# (engine/kube/kube_http.c), 1.8 times zlib's speed on them. zlib1g-dev:
+# (engine/kube/gunzip.c), 1.8 times zlib's speed on them. zlib1g-dev:
 # the C tests write their gzip answers with zlib (an encoder other than
 # the decoder under test); libcurl links zlib already.
 LUA     := lua5.4
