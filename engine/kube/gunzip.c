@@ -40,7 +40,6 @@ int ebb__gunzip_feed(struct ebb__gunzip *g, const char *in, size_t n, unsigned c
         isal_inflate_init(z);
         z->crc_flag = ISAL_GZIP;
         g->z = z;
-        g->end = false;
     }
     z->next_in = (uint8_t *)in;
     z->avail_in = (uint32_t)n;   /* curl hands on at most CURLOPT_BUFFERSIZE bytes */

@@ -113,10 +113,9 @@ struct ebb_kube_req {
 
 struct sock {
     uv_poll_t poll;
-    uv_timer_t batch;            /* read again after READ_BATCH_MS (see poll_cb) */
+    uv_timer_t batch;            /* active: read again after READ_BATCH_MS (read_later) */
     int events;                  /* what curl last asked to watch */
     int nclosed;                 /* of the two handles */
-    bool closed, batching;
     struct ebb_kube *k;
     curl_socket_t fd;
     struct qnode link;           /* k->socks */
@@ -260,28 +259,34 @@ static void drive(struct ebb_kube *k, curl_socket_t fd, int flags)
 }
 
 static void poll_cb(uv_poll_t *h, int status, int events);
+static void batch_cb(uv_timer_t *t);
 
-/* A socket that gave bytes is read again READ_BATCH_MS later, not at
- * its next packet: while a large answer streams in (a LIST page, a
- * streaming list) ebb wakes once per READ_BATCH_MS and reads what came
- * meanwhile in one go, instead of once per packet the server wrote. Once
- * a read finds nothing new, the socket is polled again, so a lone answer
- * is read as soon as it comes. */
+/* After s was read: when that gave bytes and curl only wants to read
+ * more, s is read again READ_BATCH_MS later, not at its next packet. While
+ * a large answer streams in (a LIST page, a streaming list) ebb wakes once
+ * per READ_BATCH_MS and reads what came meanwhile in one go, instead of
+ * once per packet the server wrote. Once a read finds nothing new, the
+ * socket is polled again, so a lone answer is read as soon as it comes.
+ * false: it is not (closed, or polled as curl asks). */
+static bool read_later(struct sock *s, uint64_t received_before)
+{
+    if (uv_is_closing((uv_handle_t *)&s->poll) || s->k->received == received_before ||
+        s->events != UV_READABLE)
+        return false;
+    uv_poll_stop(&s->poll);
+    uv_timer_start(&s->batch, batch_cb, READ_BATCH_MS, 0);
+    return true;
+}
+
 static void batch_cb(uv_timer_t *t)
 {
     struct sock *s = t->data;
     uint64_t before = s->k->received;
 
-    s->batching = false;
     drive(s->k, s->fd, CURL_CSELECT_IN);
-    if (s->closed)
-        return;   /* curl let it go: freed once its handles are closed */
-    if (s->k->received > before && s->events == UV_READABLE) {
-        s->batching = true;
-        uv_timer_start(&s->batch, batch_cb, READ_BATCH_MS, 0);
-        return;
-    }
-    uv_poll_start(&s->poll, s->events, poll_cb);
+    /* curl may have let it go: freed once its handles are closed */
+    if (!read_later(s, before) && !uv_is_closing((uv_handle_t *)&s->poll))
+        uv_poll_start(&s->poll, s->events, poll_cb);
 }
 
 static void poll_cb(uv_poll_t *h, int status, int events)
@@ -297,11 +302,7 @@ static void poll_cb(uv_poll_t *h, int status, int events)
     if (events & UV_WRITABLE)
         flags |= CURL_CSELECT_OUT;
     drive(s->k, s->fd, flags);
-    if (!s->closed && s->k->received > before && s->events == UV_READABLE) {
-        uv_poll_stop(&s->poll);
-        s->batching = true;
-        uv_timer_start(&s->batch, batch_cb, READ_BATCH_MS, 0);
-    }
+    read_later(s, before);
 }
 
 static void sock_closed(uv_handle_t *h)
@@ -318,7 +319,6 @@ static void sock_closed(uv_handle_t *h)
 static void sock_close(struct sock *s)
 {
     q_remove(&s->link);
-    s->closed = true;
     uv_close((uv_handle_t *)&s->poll, sock_closed);
     uv_close((uv_handle_t *)&s->batch, sock_closed);
 }
@@ -359,11 +359,10 @@ static int socket_fn(CURL *easy, curl_socket_t fd, int what, void *userp, void *
     if (what & CURL_POLL_OUT)
         events |= UV_WRITABLE;
     s->events = events;
-    if (s->batching) {
+    if (uv_is_active((uv_handle_t *)&s->batch)) {
         if (events == UV_READABLE)
             return 0;   /* batch_cb reads it, then polls */
         uv_timer_stop(&s->batch);
-        s->batching = false;
     }
     uv_poll_start(&s->poll, events, poll_cb);
     return 0;
